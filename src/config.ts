@@ -1,0 +1,153 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import { resolve, join } from "node:path";
+import { randomBytes } from "node:crypto";
+
+/** Raised when an environment variable holds a value Crier cannot use; main.ts prints it as one line. */
+export class ConfigError extends Error {}
+
+export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface S3Config {
+  endpoint?: string;
+  region: string;
+  bucket: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+  publicUrl?: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  dataDir: string;
+  databaseUrl?: string;
+  secretKey: Buffer;
+  logLevel: LogLevel;
+  uploadTicketTtlSeconds: number;
+  maxImageBytes: number;
+  maxGifBytes: number;
+  maxVideoBytes: number;
+  maxBodyBytes: number;
+  s3?: S3Config;
+  /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
+  env: Record<string, string | undefined>;
+}
+
+/** One row of the configuration table: the README's table is checked against this list by a test. */
+export const CONFIG_VARIABLES = [
+  "PORT", "HOST", "PUBLIC_URL", "DATA_DIR", "DATABASE_URL", "SECRET_KEY", "LOG_LEVEL",
+  "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
+  "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
+  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL",
+] as const;
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+/** Parses a duration like "2h", "30m", "90s" or a plain number of seconds. */
+export function parseDuration(raw: string): number | null {
+  const m = /^(\d+)\s*(s|m|h|d)?$/.exec(raw.trim());
+  if (!m) return null;
+  const unit = { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? "s") as "s"];
+  return Number(m[1]) * unit;
+}
+
+function secretKey(env: Env, dataDir: string): Buffer {
+  const raw = env.SECRET_KEY?.trim();
+  if (raw) {
+    if (raw.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");
+    return Buffer.from(raw, "utf8");
+  }
+  // Generated once and kept beside the data so encrypted credentials survive restarts.
+  const file = join(dataDir, "secret.key");
+  if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "utf8");
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32).toString("base64url");
+  writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
+  chmodSync(file, 0o600);
+  return Buffer.from(key, "utf8");
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, "PORT", 8080, 0, 65535);
+  const host = env.HOST?.trim() || "127.0.0.1";
+  const dataDir = resolve(env.DATA_DIR?.trim() || "./data");
+  const databaseUrl = url(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+  const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
+  }
+  const publicUrl = url(env, "PUBLIC_URL", ["http:", "https:"]) ??
+    `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`;
+  let ttl = 7200;
+  if (env.UPLOAD_TICKET_TTL?.trim()) {
+    const parsed = parseDuration(env.UPLOAD_TICKET_TTL);
+    if (parsed === null || parsed < 60) {
+      throw new ConfigError(`UPLOAD_TICKET_TTL must be a duration of at least 60s like 2h or 900s, got "${env.UPLOAD_TICKET_TTL}"`);
+    }
+    ttl = parsed;
+  }
+  const MB = 1024 * 1024;
+  const bucket = env.S3_BUCKET?.trim();
+  const s3: S3Config | undefined = bucket
+    ? {
+        bucket,
+        endpoint: url(env, "S3_ENDPOINT", ["http:", "https:"]),
+        region: env.S3_REGION?.trim() || "us-east-1",
+        accessKeyId: env.S3_ACCESS_KEY_ID?.trim() || undefined,
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY?.trim() || undefined,
+        forcePathStyle: bool(env, "S3_FORCE_PATH_STYLE", false),
+        publicUrl: url(env, "S3_PUBLIC_URL", ["http:", "https:"]),
+      }
+    : undefined;
+  return {
+    port,
+    host,
+    publicUrl,
+    dataDir,
+    databaseUrl,
+    secretKey: secretKey(env, dataDir),
+    logLevel,
+    uploadTicketTtlSeconds: ttl,
+    maxImageBytes: integer(env, "MAX_IMAGE_BYTES", 20 * MB, 1, 2 ** 40),
+    maxGifBytes: integer(env, "MAX_GIF_BYTES", 15 * MB, 1, 2 ** 40),
+    maxVideoBytes: integer(env, "MAX_VIDEO_BYTES", 1024 * MB, 1, 2 ** 40),
+    maxBodyBytes: integer(env, "MAX_BODY_BYTES", 1 * MB, 1024, 2 ** 30),
+    s3,
+    env: { ...env },
+  };
+}

@@ -1,0 +1,19 @@
+import type { Config } from "./config.ts";
+import type { Db } from "./db/client.ts";
+import type { Logger } from "./log.ts";
+import type { PlatformCatalog } from "./platform/catalog.ts";
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** Everything a route, service or the engine may use; built once at start (src/server.ts) or by a test. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  log: Logger;
+  platforms: PlatformCatalog;
+}

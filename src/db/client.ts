@@ -1,0 +1,70 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import postgres from "postgres";
+import { PGlite } from "@electric-sql/pglite";
+// Embedded so the compiled binary carries PGlite's runtime (see STACK-NOTES: the binary crashes otherwise).
+import pgliteWasmPath from "@electric-sql/pglite/pglite.wasm" with { type: "file" };
+import initdbWasmPath from "@electric-sql/pglite/initdb.wasm" with { type: "file" };
+import pgliteDataPath from "@electric-sql/pglite/pglite.data" with { type: "file" };
+import * as schema from "./schema.ts";
+
+export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
+export type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
+/** Anything that can run a query: the database or an open transaction. */
+export type Queryable = Database | Tx;
+
+export interface Db {
+  db: Database;
+  kind: "pglite" | "postgres";
+  /** Runs raw SQL and returns rows, whichever driver is underneath. */
+  rows<T = Record<string, unknown>>(query: ReturnType<typeof sql>, on?: Queryable): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export function rowsOf<T>(result: unknown): T[] {
+  // postgres.js returns an array; PGlite returns { rows }.
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+function wrap(db: Database, kind: Db["kind"], close: () => Promise<void>): Db {
+  return {
+    db,
+    kind,
+    rows: async (query, on = db) => rowsOf(await on.execute(query)),
+    close,
+  };
+}
+
+let pgliteAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | undefined;
+
+export function loadPgliteAssets() {
+  pgliteAssets ??= (async () => ({
+    pgliteWasmModule: await WebAssembly.compile(await Bun.file(pgliteWasmPath).arrayBuffer()),
+    initdbWasmModule: await WebAssembly.compile(await Bun.file(initdbWasmPath).arrayBuffer()),
+    fsBundle: Bun.file(pgliteDataPath),
+  }))();
+  return pgliteAssets;
+}
+
+/** Opens PGlite on a directory (or in memory with `dataDir` undefined, optionally from a dump). */
+export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob): Promise<Db> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create({ dataDir, loadDataDir, ...(await loadPgliteAssets()) });
+  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  return Object.assign(wrap(db, "pglite", () => client.close()), { pglite: client });
+}
+
+export function openPostgres(url: string, max = 10): Db {
+  const client = postgres(url, { max, onnotice: () => {}, connection: { TimeZone: "UTC" } });
+  const db = drizzlePostgres(client, { schema }) as unknown as Database;
+  return wrap(db, "postgres", () => client.end({ timeout: 5 }));
+}
+
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+  return openPglite(join(opts.dataDir, "pglite"));
+}

@@ -1,0 +1,142 @@
+import { sql } from "drizzle-orm";
+import {
+  pgTable, uuid, text, boolean, integer, bigint, jsonb, timestamp, primaryKey, index, uniqueIndex, doublePrecision,
+} from "drizzle-orm/pg-core";
+
+// Millisecond precision everywhere: API cursors and expected_updated_at travel as ISO strings with
+// milliseconds, so the stored value must round-trip exactly.
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+const createdAt = () => ts("created_at").notNull().default(sql`now()`);
+const updatedAt = () => ts("updated_at").notNull().default(sql`now()`);
+
+export const profiles = pgTable("profiles", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  sandbox: boolean("sandbox").notNull().default(false),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = pgTable("api_keys", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  /** Public, shown in lists: the token's first characters. */
+  prefix: text("prefix").notNull(),
+  /** SHA-256 of the whole token; the token itself is never stored. */
+  hash: text("hash").notNull(),
+  scopes: jsonb("scopes").$type<string[]>().notNull(),
+  expiresAt: ts("expires_at"),
+  revokedAt: ts("revoked_at"),
+  lastUsedAt: ts("last_used_at"),
+  createdAt: createdAt(),
+}, (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_profile_idx").on(t.profileId)]);
+
+export const accounts = pgTable("accounts", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  platform: text("platform").notNull(),
+  /** The platform's own id of the account (DID, chat id, user id): reconnecting matches on it. */
+  remoteId: text("remote_id").notNull(),
+  username: text("username").notNull(),
+  avatarUrl: text("avatar_url"),
+  status: text("status").$type<"active" | "auth_required" | "disconnected">().notNull().default("active"),
+  /** AES-256-GCM ciphertext of the provider credentials (src/db/crypto.ts); null once disconnected. */
+  credentials: text("credentials"),
+  metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  uniqueIndex("accounts_remote_idx").on(t.profileId, t.platform, t.remoteId),
+  index("accounts_profile_idx").on(t.profileId, t.createdAt),
+]);
+
+export const drafts = pgTable("drafts", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  content: text("content").notNull().default(""),
+  candidateAngle: text("candidate_angle").notNull().default(""),
+  media: jsonb("media").$type<unknown[]>().notNull().default([]),
+  selectedAccountIds: jsonb("selected_account_ids").$type<string[]>().notNull().default([]),
+  suggestedPlatforms: jsonb("suggested_platforms").$type<string[]>().notNull().default([]),
+  sourceType: text("source_type").notNull().default("api"),
+  status: text("status").$type<"inbox" | "ready" | "scheduled" | "archived">().notNull().default("inbox"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index("drafts_page_idx").on(t.profileId, t.updatedAt, t.id)]);
+
+/** One row per (profile, operation, Idempotency-Key): the body hash and the resource it created. */
+export const idempotencyKeys = pgTable("idempotency_keys", {
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  operation: text("operation").notNull(),
+  key: text("key").notNull(),
+  requestHash: text("request_hash").notNull(),
+  resourceId: uuid("resource_id").notNull(),
+  createdAt: createdAt(),
+}, (t) => [primaryKey({ columns: [t.profileId, t.operation, t.key] })]);
+
+export const media = pgTable("media", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  filename: text("filename").notNull(),
+  contentType: text("content_type").notNull(),
+  /** Storage key, also the spec's `path`. */
+  path: text("path").notNull(),
+  status: text("status").$type<"pending" | "uploaded" | "invalid">().notNull().default("pending"),
+  sizeBytes: bigint("size_bytes", { mode: "number" }),
+  maxBytes: bigint("max_bytes", { mode: "number" }).notNull(),
+  width: integer("width"),
+  height: integer("height"),
+  durationSeconds: doublePrecision("duration_seconds"),
+  expiresAt: ts("expires_at").notNull(),
+  uploadedAt: ts("uploaded_at"),
+  createdAt: createdAt(),
+}, (t) => [index("media_pending_idx").on(t.status, t.expiresAt)]);
+
+export const posts = pgTable("posts", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  content: text("content").notNull().default(""),
+  externalId: text("external_id"),
+  media: jsonb("media").$type<unknown[]>().notNull().default([]),
+  origin: text("origin").$type<"ui" | "api" | "workflow">().notNull().default("api"),
+  publishAt: ts("publish_at"),
+  draftId: uuid("draft_id"),
+  workflowId: uuid("workflow_id"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [index("posts_page_idx").on(t.profileId, t.updatedAt, t.id)]);
+
+export const postTargets = pgTable("post_targets", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  postId: uuid("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  accountId: uuid("account_id").references(() => accounts.id, { onDelete: "set null" }),
+  platform: text("platform").notNull(),
+  targetVariant: text("target_variant"),
+  /** Order inside the post: threads publish in this order. */
+  position: integer("position").notNull().default(0),
+  contentOverride: text("content_override"),
+  platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
+  status: text("status").$type<
+    "pending" | "scheduled" | "processing" | "submitted" | "published" | "failed" | "skipped" | "cancelled"
+  >().notNull(),
+  error: text("error"),
+  errorCode: text("error_code"),
+  platformPostId: text("platform_post_id"),
+  platformPostUrl: text("platform_post_url"),
+  scheduledTime: ts("scheduled_time"),
+  /** When the engine may next pick the target up (backoff moves it; scheduled_time stays what the user asked). */
+  dueAt: ts("due_at"),
+  attempts: integer("attempts").notNull().default(0),
+  leaseUntil: ts("lease_until"),
+  claimedBy: text("claimed_by"),
+  submittedHandle: text("submitted_handle"),
+  submitDeadline: ts("submit_deadline"),
+  publishedAt: ts("published_at"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  index("post_targets_post_idx").on(t.postId, t.position),
+  index("post_targets_due_idx").on(t.status, t.dueAt),
+  index("post_targets_account_idx").on(t.accountId, t.status),
+]);

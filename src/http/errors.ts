@@ -1,0 +1,73 @@
+/**
+ * Every failure a client can see is an ApiError: raised where the fact is known, turned into
+ * `{ error: { code, message, hint } }` in one place (src/http/envelope.ts).
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+    readonly hint?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  toBody() {
+    return { error: { code: this.errorCode, message: this.message, ...(this.hint ? { hint: this.hint } : {}) } };
+  }
+}
+
+export class BadRequest extends ApiError {
+  constructor(code: string, message: string, hint?: string) {
+    super(400, code, message, hint);
+  }
+}
+
+export class Unauthorized extends ApiError {
+  constructor(message = "The API key is missing, invalid, revoked or expired.") {
+    super(401, "invalid_api_key", message, "Send a valid key as 'Authorization: Bearer <API_KEY>'; create one with `crier keys create`.");
+  }
+}
+
+export class MissingScope extends ApiError {
+  constructor(scope: string) {
+    super(403, "missing_scope", `This API key lacks the '${scope}' scope.`, `Create a key that includes '${scope}' (crier keys create --scopes ${scope}).`);
+  }
+}
+
+export class Forbidden extends ApiError {
+  constructor(code: string, message: string, hint?: string) {
+    super(403, code, message, hint);
+  }
+}
+
+export class NotFound extends ApiError {
+  constructor(what: string, code = "not_found", hint?: string) {
+    super(404, code, `${what} not found.`, hint ?? "Check the id; records of other profiles are not visible to this key.");
+  }
+}
+
+export class Conflict extends ApiError {
+  constructor(code: string, message: string, hint?: string) {
+    super(409, code, message, hint);
+  }
+}
+
+export class Unprocessable extends ApiError {
+  constructor(code: string, message: string, hint?: string) {
+    super(422, code, message, hint);
+  }
+}
+
+export class PayloadTooLarge extends ApiError {
+  constructor(message = "The request body is too large.", hint?: string) {
+    super(413, "payload_too_large", message, hint ?? "Send a smaller body.");
+  }
+}
+
+export class InternalError extends ApiError {
+  constructor(requestId: string) {
+    super(500, "internal_error", "Something went wrong on our side.", `Quote request id ${requestId} when reporting this.`);
+  }
+}

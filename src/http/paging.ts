@@ -1,0 +1,37 @@
+import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+
+export interface PageRequest { limit?: number; after?: string; after_id?: string }
+
+/**
+ * Keyset paging over (updated_at, id), newest first. Rows sharing one updated_at are ordered by id, so
+ * a page boundary between them neither skips nor repeats a row.
+ */
+export function pageWhere(cols: { updatedAt: AnyPgColumn; id: AnyPgColumn }, page: PageRequest): SQL | undefined {
+  if (!page.after) return undefined;
+  const after = new Date(page.after);
+  if (!page.after_id) return lt(cols.updatedAt, after);
+  return or(lt(cols.updatedAt, after), and(eq(cols.updatedAt, after), lt(cols.id, page.after_id)));
+}
+
+export const pageOrder = (cols: { updatedAt: AnyPgColumn; id: AnyPgColumn }) => [desc(cols.updatedAt), desc(cols.id)];
+
+export const pageSize = (page: PageRequest) => page.limit ?? 20;
+
+/** Cuts the limit+1 rows fetched into a page and its meta. */
+export function toPage<R extends { updatedAt: Date; id: string }>(rows: R[], page: PageRequest) {
+  const limit = pageSize(page);
+  const has_more = rows.length > limit;
+  const items = has_more ? rows.slice(0, limit) : rows;
+  const last = items[items.length - 1];
+  return {
+    items,
+    meta: {
+      has_more,
+      next_after: has_more && last ? last.updatedAt.toISOString() : null,
+      next_after_id: has_more && last ? last.id : null,
+    },
+  };
+}
+
+export { sql };

@@ -1,0 +1,27 @@
+import type { LogLevel } from "./config.ts";
+
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+/** JSON lines on stdout (stderr for warn and error), one object per event. */
+export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, sink?: (line: string, level: LogLevel) => void): Logger {
+  const write = sink ?? ((line: string, lvl: LogLevel) => (ORDER[lvl] >= ORDER.warn ? process.stderr : process.stdout).write(line + "\n"));
+  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < ORDER[level]) return;
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }), lvl);
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+    child: (fields) => createLogger(level, { ...base, ...fields }, write),
+  };
+}

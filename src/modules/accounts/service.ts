@@ -1,0 +1,97 @@
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { accounts } from "../../db/schema.ts";
+import { encryptJson } from "../../db/crypto.ts";
+import { NotFound } from "../../http/errors.ts";
+import type { Account, DeleteResult } from "./model.ts";
+
+type Row = typeof accounts.$inferSelect;
+
+export function toAccount(ctx: AppContext, row: Row): Account {
+  const description = ctx.platforms.describe(row.platform);
+  return {
+    id: row.id,
+    platform: row.platform as Account["platform"],
+    username: row.username,
+    avatar_url: row.avatarUrl,
+    status: row.status,
+    capabilities: description?.capabilities ?? null,
+    media_requirements: description?.media_requirements ?? null,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export async function listAccounts(ctx: AppContext, profileId: string) {
+  const rows = await ctx.db.db.select().from(accounts).where(eq(accounts.profileId, profileId))
+    .orderBy(asc(accounts.createdAt), asc(accounts.id));
+  return rows.map((r) => toAccount(ctx, r));
+}
+
+export async function getAccountRow(ctx: AppContext, profileId: string, id: string): Promise<Row> {
+  const [row] = await ctx.db.db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.profileId, profileId)));
+  if (!row) throw new NotFound("Account");
+  return row;
+}
+
+export interface ConnectedAccount {
+  profileId: string;
+  platform: string;
+  remoteId: string;
+  username: string;
+  avatarUrl?: string | null;
+  credentials: unknown;
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * Stores a freshly connected account. Connecting the same remote account again (same profile,
+ * platform and remote id) reactivates and updates the existing record instead of duplicating it.
+ */
+export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAccount) {
+  const now = ctx.clock.now();
+  const credentials = encryptJson(ctx.config.secretKey, input.credentials);
+  const [row] = await ctx.db.db.insert(accounts).values({
+    profileId: input.profileId,
+    platform: input.platform,
+    remoteId: input.remoteId,
+    username: input.username,
+    avatarUrl: input.avatarUrl ?? null,
+    status: "active",
+    credentials,
+    metadata: input.metadata ?? {},
+    createdAt: now,
+    updatedAt: now,
+  }).onConflictDoUpdate({
+    target: [accounts.profileId, accounts.platform, accounts.remoteId],
+    set: {
+      username: input.username,
+      avatarUrl: input.avatarUrl ?? null,
+      status: "active",
+      credentials,
+      metadata: input.metadata ?? {},
+      updatedAt: now,
+    },
+  }).returning();
+  return row;
+}
+
+export async function disconnectAccount(ctx: AppContext, profileId: string, id: string): Promise<DeleteResult> {
+  const row = await getAccountRow(ctx, profileId, id);
+  const rules = ctx.platforms.describe(row.platform)?.disconnect;
+  await ctx.db.db.update(accounts).set({
+    status: "disconnected",
+    credentials: null,
+    updatedAt: ctx.clock.now(),
+    ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
+  }).where(eq(accounts.id, row.id));
+  return {
+    deleted: false,
+    disconnected: true,
+    id: row.id,
+    provider_revocation_required: rules?.providerRevocationRequired ?? false,
+    provider_revocation_url: rules?.providerRevocationUrl ?? null,
+    message: rules?.message ??
+      "Account disconnected: Crier's access and stored credentials are removed; published content and post history are kept. Connect the same account again to restore posting.",
+  };
+}
