@@ -1,0 +1,206 @@
+/**
+ * The plugin contract. A platform is a folder under plugins/ whose index.ts default-exports
+ * `definePlugin({...})`, and whose emulator.ts default-exports `defineEmulator({...})`.
+ * A plugin never touches the database: it gets a PluginContext and returns an Outcome.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { Logger } from "../log.ts";
+import type { Capabilities, MediaRequirements, Platform } from "../modules/accounts/model.ts";
+
+export type { Platform };
+
+export type ConnectionMode = "oauth_authorization_url" | "credential_form_url" | "managed_signer" | "remote_signer";
+
+/** What the engine decided a publish attempt came to. */
+export type Outcome =
+  | { kind: "published"; platformPostId: string; url: string | null }
+  /** The platform accepted the work and is still processing it: checkStatus(handle) later. */
+  | { kind: "submitted"; handle: string }
+  /** Nothing was created (connection refused, 429, 5xx before the creating call): safe to try again. */
+  | { kind: "retryable"; reason: string; retryAfterMs?: number }
+  /** The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect. */
+  | { kind: "auth_expired"; reason: string }
+  /** The platform refused the content or the request for good. */
+  | { kind: "permanent"; reason: string; code?: string }
+  /** The creating call may have gone through (timeout after sending it): never retried automatically. */
+  | { kind: "unknown"; reason: string };
+
+/** A post's media item as the engine hands it over (MediaInput of the spec, url already trimmed). */
+export interface MediaItem {
+  url: string;
+  type: "image" | "video";
+  width?: number;
+  height?: number;
+  size?: number;
+  duration?: number;
+  thumbnail_url?: string;
+  mime_type?: string;
+}
+
+export interface MediaBody {
+  contentType: string;
+  size: number | null;
+  stream(): ReadableStream<Uint8Array>;
+  bytes(): Promise<Uint8Array>;
+}
+
+export interface MediaAccess {
+  /** Opens a media item: the server's own storage directly, anything else through the fetch guard. */
+  open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody>;
+}
+
+export interface PublishJob {
+  content: string;
+  media: MediaItem[];
+  /** Already validated against the plugin's optionsSchema; unknown keys removed. */
+  options: Record<string, unknown>;
+  /** For the second and later items of a thread: what to reply to. */
+  replyTo?: { platformPostId: string; rootPlatformPostId?: string };
+  /** Placement for platforms that fan one account into several publications (Snapchat). */
+  variant?: string | null;
+  /** Stable across attempts of one target: send it where the platform supports idempotency keys. */
+  idempotencyToken: string;
+}
+
+export type Credentials = Record<string, unknown>;
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  headers?: Record<string, string>;
+  json?: unknown;
+  form?: Record<string, string>;
+  multipart?: FormData;
+  body?: BodyInit;
+  timeoutMs?: number;
+  /**
+   * Marks the call that creates the post. A timeout or a dropped connection after it was sent is then
+   * `unknown` (it may have been created) instead of `retryable`.
+   */
+  creates?: boolean;
+}
+
+export type ProviderResult<T = unknown> =
+  | { ok: true; status: number; body: T; headers: Headers }
+  | { ok: false; outcome: Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>; status?: number; body?: unknown };
+
+/** The HTTP client every plugin uses: base URL, timeouts and classification of failures built in. */
+export interface ProviderHttp {
+  readonly baseUrl: string;
+  request<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<ProviderResult<T>>;
+}
+
+export interface AccountRef {
+  id: string;
+  remoteId: string;
+  username: string;
+  metadata: Record<string, unknown>;
+}
+
+export interface PluginContext {
+  http: ProviderHttp;
+  account: AccountRef;
+  credentials: Credentials;
+  /** Persists refreshed credentials (encrypted) for the account. */
+  saveCredentials(c: Credentials): Promise<void>;
+  media: MediaAccess;
+  /** Platform settings from the environment: app ids and secrets, bot tokens (CRIER_<PLATFORM>_*). */
+  settings: Record<string, string | undefined>;
+  log: Logger;
+  now(): Date;
+}
+
+/** What a successful connect produces: the engine stores it as an account. */
+export interface ConnectedIdentity {
+  remoteId: string;
+  username: string;
+  avatarUrl?: string | null;
+  credentials: Credentials;
+  metadata?: Record<string, unknown>;
+}
+
+/** Context of a connect flow (no account exists yet). */
+export interface ConnectContext {
+  http: ProviderHttp;
+  settings: Record<string, string | undefined>;
+  log: Logger;
+  now(): Date;
+}
+
+export interface FormField {
+  name: string;
+  label: string;
+  type: "text" | "password" | "url";
+  placeholder?: string;
+  help?: string;
+}
+
+export type ConnectFlow =
+  | {
+      mode: "oauth_authorization_url";
+      /** Environment variables that must be set for this platform's OAuth app. */
+      requiredSettings: string[];
+      authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string }): string;
+      exchange(c: ConnectContext, p: { code: string; redirectUri: string }): Promise<ConnectedIdentity>;
+    }
+  | {
+      mode: "credential_form_url" | "managed_signer" | "remote_signer";
+      requiredSettings?: string[];
+      /** Text and fields of the hosted page under /connect/. */
+      title: string;
+      instructions: string;
+      fields: FormField[];
+      /** Checks what the user entered against the platform; throws ConnectError with a message to show. */
+      verify(c: ConnectContext, values: Record<string, string>): Promise<ConnectedIdentity>;
+    };
+
+/** Raised by a connect flow with a message fit to show the user on the hosted page. */
+export class ConnectError extends Error {}
+
+export interface RecentPost {
+  platformPostId: string;
+  url: string | null;
+  content: string;
+  media: MediaItem[];
+  createdAt: Date;
+  kind: "text" | "image" | "video" | "quote";
+}
+
+export interface PostMetrics {
+  views: number | null;
+  likes: number | null;
+  comments: number | null;
+  shares: number | null;
+  saves: number | null;
+  quotes?: number | null;
+}
+
+export interface PluginDefinition<O extends TSchema = TSchema> {
+  platform: Platform;
+  displayName: string;
+  capabilities: Omit<Capabilities, "connection_mode">;
+  mediaRequirements: MediaRequirements;
+  /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
+  optionsSchema: O;
+  /** Text limit after content_override, and how it is counted. */
+  textLimit: { max: number; unit: "characters" | "graphemes" | "bytes" };
+  /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
+  defaultApiUrl: string;
+  /** At most this many publishes at once to this platform, per running copy. */
+  concurrency?: number;
+  /** Platforms that fan one account target into several publications return the variants here. */
+  variants?(options: Static<O>): string[] | null;
+  connect: ConnectFlow;
+  disconnect?: { disableRecord?: boolean; providerRevocationRequired?: boolean; providerRevocationUrl?: string | null; message?: string };
+  publish(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;
+  /** Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused. */
+  refresh?(ctx: PluginContext): Promise<Credentials>;
+  fetchRecent?(ctx: PluginContext, since: Date | null): Promise<RecentPost[]>;
+  metrics?(ctx: PluginContext, platformPostIds: string[]): Promise<Record<string, PostMetrics>>;
+}
+
+export type Plugin = PluginDefinition<TSchema>;
+
+export function definePlugin<O extends TSchema>(def: PluginDefinition<O>): PluginDefinition<O> {
+  return def;
+}
