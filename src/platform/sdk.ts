@@ -204,3 +204,43 @@ export type Plugin = PluginDefinition<TSchema>;
 export function definePlugin<O extends TSchema>(def: PluginDefinition<O>): PluginDefinition<O> {
   return def;
 }
+
+/** A failure an emulator is told to produce, for tests of each outcome class. */
+export interface FailureSpec {
+  kind: "rate_limit" | "server_error" | "timeout" | "auth_expired";
+  /** Which operation fails: a path fragment or method name the emulator recognises (default: the next call). */
+  on?: string;
+  /** With kind "timeout": hold the response this long after doing the work (default 30 s). */
+  delayMs?: number;
+  retryAfterSeconds?: number;
+  /** How many consecutive matching calls fail (default 1). */
+  times?: number;
+}
+
+/** What an emulator recorded as published, so tests can count posts on the "platform". */
+export interface EmulatedPost {
+  id: string;
+  text: string;
+  media: { type: string; contentType?: string; size?: number }[];
+  replyTo?: string | null;
+  options?: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/**
+ * A faithful stand-in for the part of a platform's API that its plugin calls. Served under
+ * /sandbox/<platform>/ for sandbox profiles and on a loopback port in tests.
+ */
+export interface Emulator {
+  platform: Platform;
+  /** `path` is the request path with the emulator's mount prefix removed, starting with "/". */
+  handle(req: Request, path: string): Promise<Response>;
+  failNext(spec: FailureSpec): void;
+  posts(): EmulatedPost[];
+  reset(): void;
+}
+
+/** emulator.ts default-exports `defineEmulator(() => ...)`: a factory, so each test gets fresh state. */
+export function defineEmulator(factory: () => Emulator): () => Emulator {
+  return factory;
+}
