@@ -1,0 +1,63 @@
+export const HELP = {
+  main: `crier — self-hosted social publishing API
+
+Usage: crier <command> [options]
+
+Commands:
+  serve [--no-scheduler]          serve the API (and the publishing engine unless --no-scheduler)
+  migrate                         apply database migrations and exit
+  profiles create --name NAME [--sandbox]
+  profiles list
+  keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
+  keys list [--profile ID]
+  keys revoke ID
+
+Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
+SECRET_KEY, LOG_LEVEL, ...); see the README. Run 'crier <command> --help' for details.`,
+  serve: `Usage: crier serve [--no-scheduler]
+
+Serves the HTTP API on HOST:PORT (default 127.0.0.1:8080). Without DATABASE_URL the embedded database
+lives in DATA_DIR (default ./data) and only one 'crier serve' may use it at a time.
+
+Options:
+  --no-scheduler   API only: this copy does not publish due posts (run at least one copy without it)
+  -h, --help       show this help`,
+  migrate: `Usage: crier migrate
+
+Applies pending database migrations and exits ('crier serve' also applies them at start).`,
+  profiles: `Usage: crier profiles <create|list>
+
+  profiles create --name NAME [--sandbox]   create a profile; prints its id as the last line
+  profiles list                             list profiles`,
+  "profiles create": `Usage: crier profiles create --name NAME [--sandbox]
+
+Creates a profile and prints its id as the last line of stdout.
+
+Options:
+  --name NAME   a name for the profile (required)
+  --sandbox     route every platform of this profile to Crier's built-in emulators (no real posts)`,
+  "profiles list": `Usage: crier profiles list
+
+Lists every profile: id, name, whether it is a sandbox, creation time.`,
+  keys: `Usage: crier keys <create|list|revoke>
+
+  keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
+  keys list [--profile ID]
+  keys revoke ID`,
+  "keys create": `Usage: crier keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in DURATION]
+
+Creates an API key and prints its token, alone, as the last line of stdout. The token is shown once.
+
+Options:
+  --name NAME            a name to recognise the key by (required)
+  --profile ID           the profile the key acts for (default: the profile named "default", created if missing)
+  --scopes LIST|all      comma-separated scopes (default all): accounts:read, accounts:write, media:read,
+                         media:write, posts:read, posts:write, workflows:read, workflows:write
+  --expires-in DURATION  e.g. 30d, 12h, 90m; default: never expires`,
+  "keys list": `Usage: crier keys list [--profile ID]
+
+Lists keys (never their tokens): id, name, public prefix, profile, scopes, expiry, revocation.`,
+  "keys revoke": `Usage: crier keys revoke ID
+
+Revokes a key at once; requests with it get 401 invalid_api_key.`,
+} as const;

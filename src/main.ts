@@ -1,0 +1,170 @@
+#!/usr/bin/env bun
+import { parseArgs } from "node:util";
+import { ConfigError, loadConfig, parseDuration, type Config } from "./config.ts";
+import { openDatabase, type Db } from "./db/client.ts";
+import { migrate } from "./db/migrate.ts";
+import { startServer } from "./server.ts";
+import { callAdminSocket } from "./cli/admin.ts";
+import { adminCommands, type AdminCommand } from "./cli/commands.ts";
+import { acquireLock, DataDirLocked } from "./cli/lock.ts";
+import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
+import { HELP } from "./cli/help.ts";
+
+/** A mistake on the command line: one line on stderr, exit 2. */
+class UsageError extends Error {}
+
+type Flags = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+function parse(args: string[], options: Flags, help: string): { values: Record<string, any>; positionals: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: true });
+  } catch (e) {
+    throw new UsageError(`${(e as Error).message.split("\n")[0]} (see --help)`);
+  }
+  if (parsed.values.help) {
+    console.log(help);
+    process.exit(0);
+  }
+  return parsed;
+}
+
+/** Runs an admin command: through the running server's socket, or on the database directly. */
+async function admin(config: Config, command: AdminCommand, args: object): Promise<any> {
+  if (!config.databaseUrl) {
+    const viaSocket = await callAdminSocket(config.dataDir, command, args);
+    if (viaSocket) {
+      if (viaSocket.error) throw new UsageError(viaSocket.error);
+      return viaSocket.result;
+    }
+  }
+  return withDatabase(config, (db) => (adminCommands[command] as (db: Db, a: object) => Promise<unknown>)(db, args));
+}
+
+async function withDatabase<T>(config: Config, run: (db: Db) => Promise<T>): Promise<T> {
+  const release = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
+  const db = await openDatabase(config);
+  try {
+    await migrate(db);
+    return await run(db);
+  } catch (e) {
+    if (e instanceof KeyInputError) throw new UsageError(e.message);
+    throw e;
+  } finally {
+    await db.close();
+    release();
+  }
+}
+
+function table(rows: Record<string, unknown>[], columns: string[]) {
+  if (rows.length === 0) return "(none)";
+  const cell = (v: unknown) => (v === null || v === undefined ? "-" : Array.isArray(v) ? v.join(",") : String(v));
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join("\n");
+}
+
+async function serve(args: string[]) {
+  const { values } = parse(args, { "no-scheduler": { type: "boolean" } }, HELP.serve);
+  const config = loadConfig();
+  const server = await startServer(config, { scheduler: !values["no-scheduler"] });
+  console.error(`Crier is listening on ${server.url} (database: ${server.ctx.db.kind}${config.databaseUrl ? "" : `, data in ${config.dataDir}`}). Docs: ${config.publicUrl}/docs`);
+  const shutdown = async (signal: string) => {
+    console.error(`${signal} received: finishing in-flight work and stopping…`);
+    await server.stop();
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void shutdown("SIGTERM"));
+  process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function migrateCommand(args: string[]) {
+  parse(args, {}, HELP.migrate);
+  const config = loadConfig();
+  await withDatabase(config, async () => {});
+  console.log(`migrations applied (${config.databaseUrl ? "PostgreSQL" : `embedded database in ${config.dataDir}`})`);
+}
+
+async function profiles(args: string[]) {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const { values } = parse(rest, { name: { type: "string" }, sandbox: { type: "boolean" } }, HELP["profiles create"]);
+    if (!values.name?.trim()) throw new UsageError("--name is required (see --help)");
+    const p = await admin(loadConfig(), "profiles.create", { name: values.name.trim(), sandbox: !!values.sandbox });
+    console.error(`created ${p.sandbox ? "sandbox " : ""}profile "${p.name}"`);
+    console.log(p.id);
+  } else if (sub === "list") {
+    parse(rest, {}, HELP["profiles list"]);
+    console.log(table(await admin(loadConfig(), "profiles.list", {}), ["id", "name", "sandbox", "created_at"]));
+  } else if (sub === undefined || sub === "--help" || sub === "-h") {
+    console.log(HELP.profiles);
+  } else throw new UsageError(`unknown command 'profiles ${sub}' (see crier profiles --help)`);
+}
+
+async function keys(args: string[]) {
+  const [sub, ...rest] = args;
+  if (sub === "create") {
+    const { values } = parse(rest, {
+      name: { type: "string" }, profile: { type: "string" }, scopes: { type: "string" }, "expires-in": { type: "string" },
+    }, HELP["keys create"]);
+    if (!values.name?.trim()) throw new UsageError("--name is required (see --help)");
+    let scopes;
+    try {
+      scopes = parseScopes(values.scopes ?? "all");
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    let expiresAt: string | null = null;
+    if (values["expires-in"] !== undefined) {
+      const seconds = parseDuration(values["expires-in"]);
+      if (seconds === null || seconds <= 0) throw new UsageError(`--expires-in must be a duration like 30d, 12h or 90m, got "${values["expires-in"]}"`);
+      expiresAt = new Date(Date.now() + seconds * 1000).toISOString();
+    }
+    const { key, token } = await admin(loadConfig(), "keys.create", { name: values.name.trim(), profileId: values.profile, scopes, expiresAt });
+    console.error(`created key ${key.id} "${key.name}" for profile ${key.profile_id}`);
+    console.error(`scopes: ${key.scopes.join(", ")}; expires: ${key.expires_at ?? "never"}`);
+    console.error("The token is shown only this once; store it now:");
+    console.log(token);
+  } else if (sub === "list") {
+    const { values } = parse(rest, { profile: { type: "string" } }, HELP["keys list"]);
+    const rows = await admin(loadConfig(), "keys.list", { profileId: values.profile });
+    console.log(table(rows, ["id", "name", "prefix", "profile_id", "scopes", "expires_at", "revoked_at"]));
+  } else if (sub === "revoke") {
+    const { positionals } = parse(rest, {}, HELP["keys revoke"]);
+    if (positionals.length !== 1) throw new UsageError("keys revoke takes exactly one key id (see --help)");
+    const key = await admin(loadConfig(), "keys.revoke", { id: positionals[0] });
+    console.log(`revoked key ${key.id} "${key.name}" at ${key.revoked_at}`);
+  } else if (sub === undefined || sub === "--help" || sub === "-h") {
+    console.log(HELP.keys);
+  } else throw new UsageError(`unknown command 'keys ${sub}' (see crier keys --help)`);
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, migrate: migrateCommand, profiles, keys };
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "--help" || command === "-h" || command === "help") {
+    console.log(HELP.main);
+    return;
+  }
+  if (command === "--version" || command === "-v") {
+    console.log((await import("../package.json", { with: { type: "json" } })).default.version);
+    return;
+  }
+  const run = COMMANDS[command];
+  if (!run) throw new UsageError(`unknown command '${command}' (see crier --help)`);
+  await run(rest);
+}
+
+main(process.argv.slice(2)).catch((e) => {
+  if (e instanceof UsageError) {
+    console.error(`crier: ${e.message}`);
+    process.exit(2);
+  }
+  if (e instanceof ConfigError || e instanceof DataDirLocked) {
+    console.error(`crier: ${e.message}`);
+    process.exit(1);
+  }
+  console.error(`crier: ${(e as Error)?.message ?? e}`);
+  process.exit(1);
+});
