@@ -18,6 +18,9 @@ const authResponses = {
  * route's OpenAPI entry (x-scope and the description), so docs and enforcement share one source.
  */
 export function auth(ctx: AppContext) {
+  // Authentication runs at the transform stage, before schema validation, so a request without a
+  // valid key is a 401 whatever its body; resolve then hands the principal to the handler, typed.
+  const principals = new WeakMap<Request, Principal>();
   return new Elysia({ name: "auth" }).macro({
     scope: (scope: Scope) => ({
       detail: {
@@ -25,13 +28,18 @@ export function auth(ctx: AppContext) {
         "x-scope": scope,
         responses: authResponses,
       } as Record<string, unknown>,
-      async resolve({ headers }) {
+      async transform({ request, headers }) {
         const header = headers.authorization ?? "";
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (!match) throw new Unauthorized(header ? "The Authorization header is not 'Bearer <API_KEY>'." : "No API key was sent.");
         const principal = await authenticate(ctx.db, match[1], ctx.clock.now());
         if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);
+        principals.set(request, principal);
+      },
+      resolve({ request }) {
+        const principal = principals.get(request);
+        if (!principal) throw new Unauthorized();
         return { principal };
       },
     }),
