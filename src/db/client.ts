@@ -20,6 +20,8 @@ export type Queryable = Database | Tx;
 export interface Db {
   db: Database;
   kind: "pglite" | "postgres";
+  /** The connection URL (PostgreSQL only). */
+  url?: string;
   /** Runs raw SQL and returns rows, whichever driver is underneath. */
   rows<T = Record<string, unknown>>(query: ReturnType<typeof sql>, on?: Queryable): Promise<T[]>;
   close(): Promise<void>;
@@ -61,7 +63,7 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
 export function openPostgres(url: string, max = 10): Db {
   const client = postgres(url, { max, onnotice: () => {}, connection: { TimeZone: "UTC" } });
   const db = drizzlePostgres(client, { schema }) as unknown as Database;
-  return wrap(db, "postgres", () => client.end({ timeout: 5 }));
+  return { ...wrap(db, "postgres", () => client.end({ timeout: 5 })), url };
 }
 
 export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {

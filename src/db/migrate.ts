@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { sql } from "drizzle-orm";
-import type { Db } from "./client.ts";
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import type { Database, Db } from "./client.ts";
 import { journal, migrationSql } from "../../migrations/index.ts";
 
 interface MigrationMeta { sql: string[]; bps: boolean; folderMillis: number; hash: string }
@@ -24,13 +25,19 @@ const MIGRATION_LOCK = 7_242_031;
 
 /** Applies every pending migration; safe to call from several copies at once on PostgreSQL. */
 export async function migrate(db: Db): Promise<void> {
-  const internal = db.db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): Promise<void> }; session: unknown };
-  const run = () => internal.dialect.migrate(embeddedMigrations(), internal.session, {});
-  if (db.kind === "pglite") return run();
-  // postgres.js pools connections: the lock must be taken and released on one reserved connection.
-  await db.db.transaction(async (tx) => {
-    await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    const txInternal = tx as unknown as { dialect: typeof internal.dialect; session: unknown };
-    await internal.dialect.migrate(embeddedMigrations(), txInternal.session, {});
-  });
+  if (db.kind === "pglite") return runMigrations(db.db);
+  // Copies starting together wait for each other: the session lock and the migration run share one
+  // dedicated connection, since the pool would spread them over several.
+  const client = postgres(db.url!, { max: 1, onnotice: () => {} });
+  try {
+    await client`select pg_advisory_lock(${MIGRATION_LOCK})`;
+    await runMigrations(drizzle(client) as unknown as Database);
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}
+
+function runMigrations(db: Database) {
+  const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): Promise<void> }; session: unknown };
+  return internal.dialect.migrate(embeddedMigrations(), internal.session, {});
 }
