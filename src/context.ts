@@ -1,7 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log.ts";
-import type { PlatformCatalog } from "./platform/catalog.ts";
+import type { PlatformRegistry } from "./platform/catalog.ts";
 
 export interface Clock {
   now(): Date;
@@ -15,5 +15,6 @@ export interface AppContext {
   db: Db;
   clock: Clock;
   log: Logger;
-  platforms: PlatformCatalog;
+  /** The plugin registry: createRegistry() from src/platform/registry.ts. */
+  platforms: PlatformRegistry;
 }

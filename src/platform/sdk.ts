@@ -44,6 +44,17 @@ export interface MediaBody {
   bytes(): Promise<Uint8Array>;
 }
 
+/**
+ * Raised by MediaAccess (and by its streams) when a media item cannot be read: `retryable` when trying
+ * later may work (network, timeout), otherwise the URL or the file itself is refused (private address,
+ * too large, not found).
+ */
+export class MediaError extends Error {
+  constructor(message: string, readonly retryable: boolean) {
+    super(message);
+  }
+}
+
 export interface MediaAccess {
   /** Opens a media item: the server's own storage directly, anything else through the fetch guard. */
   open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody>;
@@ -83,6 +94,17 @@ export type ProviderResult<T = unknown> =
   | { ok: true; status: number; body: T; headers: Headers }
   | { ok: false; outcome: Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>; status?: number; body?: unknown };
 
+export type FailureOutcome = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+
+/** What a plugin's classifier sees of a provider answer that was not 2xx. */
+export interface ProviderResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+  /** True when the request was marked `creates: true`. */
+  creates: boolean;
+}
+
 /** The HTTP client every plugin uses: base URL, timeouts and classification of failures built in. */
 export interface ProviderHttp {
   readonly baseUrl: string;
@@ -103,7 +125,10 @@ export interface PluginContext {
   /** Persists refreshed credentials (encrypted) for the account. */
   saveCredentials(c: Credentials): Promise<void>;
   media: MediaAccess;
-  /** Platform settings from the environment: app ids and secrets, bot tokens (CRIER_<PLATFORM>_*). */
+  /**
+   * Platform settings from the environment: app ids and secrets, bot tokens. CRIER_TELEGRAM_BOT_TOKEN is
+   * present both under its full name and under its suffix (`BOT_TOKEN`).
+   */
   settings: Record<string, string | undefined>;
   log: Logger;
   now(): Date;
@@ -174,9 +199,21 @@ export interface PostMetrics {
   quotes?: number | null;
 }
 
+/**
+ * implemented: publish works end to end. declared_only: the declaration (capabilities, limits, options,
+ * connect) is true, but publishing is not written yet; the engine refuses targets on such platforms.
+ */
+export type PluginStatus = "implemented" | "declared_only";
+
 export interface PluginDefinition<O extends TSchema = TSchema> {
   platform: Platform;
   displayName: string;
+  /** Defaults to "implemented" when publish is present, else "declared_only". */
+  status?: PluginStatus;
+  /** For declared_only plugins: what is still missing, in a few words each (shown in the README). */
+  missing?: string[];
+  /** The connection mode when `connect` is absent (a flow not written yet); otherwise connect.mode wins. */
+  connectionMode?: ConnectionMode;
   capabilities: Omit<Capabilities, "connection_mode">;
   mediaRequirements: MediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
@@ -189,9 +226,16 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   concurrency?: number;
   /** Platforms that fan one account target into several publications return the variants here. */
   variants?(options: Static<O>): string[] | null;
-  connect: ConnectFlow;
+  /** Absent while the platform's connect flow is not written: connecting then answers 409. */
+  connect?: ConnectFlow;
+  /**
+   * Recognises the platform's own way of saying "expired token" or "slow down" in a non-2xx answer
+   * (Bluesky: 400 ExpiredToken; Telegram: retry_after in the body). Undefined keeps the default mapping.
+   */
+  classifyResponse?(res: ProviderResponse): FailureOutcome | undefined;
   disconnect?: { disableRecord?: boolean; providerRevocationRequired?: boolean; providerRevocationUrl?: string | null; message?: string };
-  publish(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  /** Absent on declared_only plugins. */
+  publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
   checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;
   /** Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused. */
   refresh?(ctx: PluginContext): Promise<Credentials>;

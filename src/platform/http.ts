@@ -1,0 +1,183 @@
+/**
+ * The provider HTTP client every plugin uses. It knows nothing of any platform: base URL, timeouts and
+ * the classification of failures into Outcome kinds live here so that every plugin gets them right.
+ */
+import type { Logger } from "../log.ts";
+import type { FailureOutcome, ProviderHttp, ProviderResponse, ProviderResult, RequestOptions } from "./sdk.ts";
+
+export type { FailureOutcome, ProviderResponse };
+
+/**
+ * A plugin may recognise its platform's way of saying "expired token" or "slow down" (Bluesky answers
+ * 400 ExpiredToken, Telegram puts retry_after in the body). Returning undefined keeps the default.
+ */
+export type ResponseClassifier = (res: ProviderResponse) => FailureOutcome | undefined;
+
+export interface ProviderHttpOptions {
+  baseUrl: string;
+  timeoutMs: number;
+  fetch?: typeof fetch;
+  log: Logger;
+  /** Headers sent on every call (a User-Agent, an API version header); per-call headers win. */
+  headers?: Record<string, string>;
+  classify?: ResponseClassifier;
+  /** Clock for turning a Retry-After HTTP date into a delay. */
+  now?: () => Date;
+}
+
+const MAX_REASON = 500;
+
+/** Retry-After is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | null | undefined, now: Date): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now.getTime());
+}
+
+/** Pulls a human-readable reason out of the error bodies platforms send. */
+export function reasonOf(body: unknown, status: number): string {
+  const pick = (o: unknown): string | undefined => {
+    if (typeof o === "string") return o.trim() || undefined;
+    if (!o || typeof o !== "object") return undefined;
+    const r = o as Record<string, unknown>;
+    for (const k of ["message", "error_description", "description", "detail", "developer_message", "display_message", "title", "error_message"]) {
+      if (typeof r[k] === "string" && r[k]) return r[k] as string;
+    }
+    if (r.error && typeof r.error === "object") return pick(r.error);
+    if (typeof r.error === "string") return r.error;
+    if (Array.isArray(r.errors) && r.errors.length) return pick(r.errors[0]);
+    return undefined;
+  };
+  const text = pick(body) ?? `HTTP ${status}`;
+  return text.length > MAX_REASON ? text.slice(0, MAX_REASON) + "…" : text;
+}
+
+/** A machine code from the error body when the platform gives one (`error: "ExpiredToken"`, `code: 190`). */
+export function codeOf(body: unknown): string | undefined {
+  if (!body || typeof body !== "object") return undefined;
+  const r = body as Record<string, unknown>;
+  if (typeof r.error === "string") return r.error;
+  if (r.error && typeof r.error === "object") {
+    const e = r.error as Record<string, unknown>;
+    if (typeof e.code === "string" || typeof e.code === "number") return String(e.code);
+  }
+  if (typeof r.code === "string" || typeof r.code === "number") return String(r.code);
+  if (typeof r.error_code === "string" || typeof r.error_code === "number") return String(r.error_code);
+  return undefined;
+}
+
+/** The default mapping of a non-2xx answer; plugins refine it through `classify`. */
+export function classifyStatus(res: ProviderResponse, now: Date): FailureOutcome {
+  const reason = reasonOf(res.body, res.status);
+  if (res.status === 429) {
+    return { kind: "retryable", reason: `rate limited: ${reason}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now) };
+  }
+  if (res.status >= 500) {
+    // A gateway timeout on the creating call says the platform may still have done the work.
+    if (res.creates && res.status === 504) return { kind: "unknown", reason: `gateway timeout after sending: ${reason}` };
+    return { kind: "retryable", reason: `platform error ${res.status}: ${reason}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now) };
+  }
+  if (res.status === 401) return { kind: "auth_expired", reason };
+  const code = codeOf(res.body);
+  return { kind: "permanent", reason, ...(code !== undefined && { code }) };
+}
+
+// Bun and Node report a refused or unresolvable connection with these codes: nothing was sent.
+const NOT_SENT = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EAI_AGAIN", "FailedToOpenSocket", "EHOSTUNREACH", "ENETUNREACH"]);
+
+function errorCode(e: unknown): string | undefined {
+  const err = e as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof err?.code === "string") return err.code;
+  if (typeof err?.cause?.code === "string") return err.cause.code;
+  return undefined;
+}
+
+/** Bot tokens travel in Telegram's paths; keep them out of logs. */
+function redactPath(path: string): string {
+  return path.replace(/\/bot[^/]+/, "/bot***").replace(/\?.*$/, "");
+}
+
+function buildUrl(baseUrl: string, path: string, query?: RequestOptions["query"]): URL {
+  const url = /^https?:\/\//i.test(path) ? new URL(path) : new URL(baseUrl.replace(/\/+$/, "") + (path.startsWith("/") ? path : `/${path}`));
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v !== undefined) url.searchParams.append(k, String(v));
+  }
+  return url;
+}
+
+function buildBody(opts: RequestOptions, headers: Headers): BodyInit | undefined {
+  if (opts.json !== undefined) {
+    if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    return JSON.stringify(opts.json);
+  }
+  if (opts.form) {
+    if (!headers.has("content-type")) headers.set("content-type", "application/x-www-form-urlencoded");
+    return new URLSearchParams(opts.form).toString();
+  }
+  // fetch writes the multipart boundary itself; a content-type set here would lose it.
+  if (opts.multipart) return opts.multipart;
+  return opts.body;
+}
+
+async function readBody(res: Response): Promise<unknown> {
+  const text = await res.text();
+  if (!text) return null;
+  const type = res.headers.get("content-type") ?? "";
+  if (type.includes("json") || /^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+class TimeoutSignal extends Error {}
+
+export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
+  const doFetch = options.fetch ?? fetch;
+  const now = options.now ?? (() => new Date());
+  const log = options.log;
+  return {
+    baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ProviderResult<T>> {
+      const url = buildUrl(options.baseUrl, path, opts.query);
+      const headers = new Headers({ accept: "application/json", ...options.headers, ...opts.headers });
+      const body = buildBody(opts, headers);
+      const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
+      const controller = new AbortController();
+      // The timer covers reading the body too: a platform that sends headers and then stalls is a timeout.
+      const timer = setTimeout(() => controller.abort(new TimeoutSignal(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const creates = opts.creates === true;
+      const started = performance.now();
+      const logged = { method, path: redactPath(url.pathname), host: url.host };
+      try {
+        const res = await doFetch(url, { method, headers, body, signal: controller.signal, redirect: "manual" });
+        const parsed = await readBody(res);
+        log.debug("provider call", { ...logged, status: res.status, ms: Math.round(performance.now() - started) });
+        if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status, body: parsed as T, headers: res.headers };
+        const response: ProviderResponse = { status: res.status, body: parsed, headers: res.headers, creates };
+        const outcome = options.classify?.(response) ?? classifyStatus(response, now());
+        return { ok: false, outcome, status: res.status, body: parsed };
+      } catch (e) {
+        const timedOut = controller.signal.aborted && controller.signal.reason instanceof TimeoutSignal;
+        const code = errorCode(e);
+        log.debug("provider call failed", { ...logged, error: (e as Error)?.message, code, timed_out: timedOut });
+        if (timedOut) {
+          const reason = `${method} ${logged.path}: no answer within ${timeoutMs} ms`;
+          return { ok: false, outcome: creates ? { kind: "unknown", reason } : { kind: "retryable", reason } };
+        }
+        const reason = `${method} ${logged.path}: ${(e as Error)?.message ?? String(e)}`;
+        if (code && NOT_SENT.has(code)) return { ok: false, outcome: { kind: "retryable", reason: `connection failed: ${reason}` } };
+        // The connection broke after the request may have reached the platform.
+        return { ok: false, outcome: creates ? { kind: "unknown", reason: `connection lost: ${reason}` } : { kind: "retryable", reason: `connection lost: ${reason}` } };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Builds what a plugin runs with: the ProviderHttp pointed at the right base URL (real platform, an
+ * override from the environment, or the sandbox emulator), the platform's settings, and for an account
+ * its decrypted credentials and a way to save refreshed ones.
+ */
+import { eq } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import { accounts } from "../db/schema.ts";
+import { decryptJson, encryptJson } from "../db/crypto.ts";
+import { createProviderHttp } from "./http.ts";
+import { createMediaAccess, type OwnStorageOpener } from "./media.ts";
+import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, ProviderHttp } from "./sdk.ts";
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+export const envPrefix = (platform: string) => `CRIER_${platform.toUpperCase()}_`;
+
+/**
+ * CRIER_<PLATFORM>_* variables of the environment, each under its full name and under its suffix
+ * (CRIER_TWITTER_CLIENT_ID is also settings.CLIENT_ID).
+ */
+export function platformSettings(ctx: AppContext, platform: string): Record<string, string | undefined> {
+  const prefix = envPrefix(platform);
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(ctx.config.env)) {
+    if (!k.startsWith(prefix) || v === undefined || v.trim() === "") continue;
+    out[k] = v;
+    out[k.slice(prefix.length)] = v;
+  }
+  return out;
+}
+
+/** Where sandbox profiles reach the platform: the emulator this process serves. */
+export function sandboxBaseUrl(ctx: AppContext, platform: string): string {
+  return `${ctx.config.publicUrl.replace(/\/+$/, "")}/sandbox/${platform}`;
+}
+
+/** CRIER_<PLATFORM>_API_URL, else the plugin's real API; the emulator for sandbox profiles. */
+export function apiBaseUrl(ctx: AppContext, plugin: Plugin, opts: { sandbox: boolean }): string {
+  if (opts.sandbox) return sandboxBaseUrl(ctx, plugin.platform);
+  return (ctx.config.env[`${envPrefix(plugin.platform)}API_URL`]?.trim() || plugin.defaultApiUrl).replace(/\/+$/, "");
+}
+
+/**
+ * Sandbox calls go straight to the process's emulator instead of out through PUBLIC_URL, which may sit
+ * behind a proxy this process cannot reach. URLs outside the sandbox prefix use the network as usual.
+ */
+function sandboxFetch(ctx: AppContext, platform: string): typeof fetch {
+  const prefix = sandboxBaseUrl(ctx, platform);
+  const f = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const req = new Request(input, init);
+    const emulator = ctx.platforms.emulatorFor(platform);
+    if (!emulator || !(req.url === prefix || req.url.startsWith(prefix + "/") || req.url.startsWith(prefix + "?"))) return fetch(req);
+    const path = new URL(req.url).pathname.slice(new URL(prefix).pathname.length) || "/";
+    return emulator.handle(req, path);
+  };
+  return f as typeof fetch;
+}
+
+export function requirePlugin(ctx: AppContext, platform: string): Plugin {
+  const plugin = ctx.platforms.get(platform);
+  if (!plugin) throw new Error(`no plugin for platform "${platform}"`);
+  return plugin;
+}
+
+export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
+  const plugin = requirePlugin(ctx, platform);
+  const settings = platformSettings(ctx, platform);
+  const timeout = Number(settings.TIMEOUT_MS);
+  return createProviderHttp({
+    baseUrl: apiBaseUrl(ctx, plugin, opts),
+    timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+    log: ctx.log.child({ component: "provider", platform }),
+    classify: plugin.classifyResponse?.bind(plugin),
+    now: () => ctx.clock.now(),
+    ...(opts.sandbox && ctx.platforms.hasEmulator(platform) && { fetch: sandboxFetch(ctx, platform) }),
+  });
+}
+
+/** What a connect flow (no account yet) runs with. */
+export function connectContext(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ConnectContext {
+  return {
+    http: providerHttp(ctx, platform, opts),
+    settings: platformSettings(ctx, platform),
+    log: ctx.log.child({ component: "connect", platform }),
+    now: () => ctx.clock.now(),
+  };
+}
+
+type AccountRow = typeof accounts.$inferSelect;
+
+export interface ProviderForOptions {
+  /** The account's profile is a sandbox profile: every call goes to the emulator. */
+  sandbox: boolean;
+  /** How the plugin opens media; by default the fetch guard, with own-storage URLs opened directly. */
+  media?: MediaAccess;
+  ownStorage?: OwnStorageOpener;
+}
+
+/**
+ * The plugin and its context for one account. Throws when the platform has no plugin or the account has
+ * no credentials (disconnected): the engine checks the account's status before calling.
+ */
+export function providerFor(ctx: AppContext, account: AccountRow, opts: ProviderForOptions): { plugin: Plugin; context: PluginContext } {
+  const plugin = requirePlugin(ctx, account.platform);
+  if (!account.credentials) throw new Error(`account ${account.id} has no stored credentials`);
+  const context: PluginContext = {
+    http: providerHttp(ctx, account.platform, opts),
+    account: { id: account.id, remoteId: account.remoteId, username: account.username, metadata: account.metadata ?? {} },
+    credentials: decryptJson<Credentials>(ctx.config.secretKey, account.credentials),
+    async saveCredentials(c: Credentials) {
+      await ctx.db.db.update(accounts)
+        .set({ credentials: encryptJson(ctx.config.secretKey, c), updatedAt: ctx.clock.now() })
+        .where(eq(accounts.id, account.id));
+      context.credentials = c;
+    },
+    media: opts.media ?? createMediaAccess({ ownStorage: opts.ownStorage, maxBytes: maxMediaBytes(ctx), log: ctx.log.child({ component: "media-fetch" }) }),
+    settings: platformSettings(ctx, account.platform),
+    log: ctx.log.child({ component: "plugin", platform: account.platform, account_id: account.id }),
+    now: () => ctx.clock.now(),
+  };
+  return { plugin, context };
+}
+
+function maxMediaBytes(ctx: AppContext): number {
+  return Math.max(ctx.config.maxImageBytes, ctx.config.maxGifBytes, ctx.config.maxVideoBytes);
+}

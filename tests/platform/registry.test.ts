@@ -1,0 +1,29 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pluginFolders, renderPluginIndex } from "../../src/platform/plugin-index.ts";
+import { createRegistry } from "../../src/platform/registry.ts";
+
+const pluginsDir = join(import.meta.dir, "../../plugins");
+
+test("plugins/index.ts lists exactly the plugin folders on disk (run `bun scripts/gen-plugins.ts` after adding one)", () => {
+  const expected = renderPluginIndex(pluginFolders(pluginsDir));
+  expect(readFileSync(join(pluginsDir, "index.ts"), "utf8")).toBe(expected);
+});
+
+test("every folder's plugin declares the platform its folder is named after", () => {
+  const registry = createRegistry();
+  for (const f of pluginFolders(pluginsDir)) {
+    expect(registry.get(f.name)?.platform).toBe(f.name);
+    expect(registry.hasEmulator(f.name)).toBe(f.hasEmulator);
+  }
+});
+
+test("one emulator instance per platform per registry", () => {
+  const registry = createRegistry();
+  for (const p of registry.list()) {
+    if (!registry.hasEmulator(p.platform)) continue;
+    expect(registry.emulatorFor(p.platform)).toBe(registry.emulatorFor(p.platform)!);
+    expect(registry.newEmulator(p.platform)).not.toBe(registry.emulatorFor(p.platform)!);
+  }
+});
