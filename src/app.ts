@@ -3,8 +3,10 @@ import { openapi } from "@elysiajs/openapi";
 import type { AppContext } from "./context.ts";
 import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
+import { withAuthErrors } from "./http/openapi-auth.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
+import { mediaRoutes } from "./modules/media/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -24,6 +26,8 @@ Scopes: ${SCOPES.join(", ")}.`;
 export function createApp(ctx: AppContext) {
   return new Elysia({ normalize: false })
     .use(envelope(ctx))
+    // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
+    .onAfterHandle({ as: "global" }, ({ path, response }) => (path === "/openapi.json" ? withAuthErrors(response) : undefined))
     .use(openapi({
       path: "/docs",
       specPath: "/openapi.json",
@@ -40,7 +44,8 @@ export function createApp(ctx: AppContext) {
     .use(docsAssets())
     .use(healthRoutes(ctx))
     .use(accountsRoutes(ctx))
-    .use(draftsRoutes(ctx));
+    .use(draftsRoutes(ctx))
+    .use(mediaRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

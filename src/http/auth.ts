@@ -6,16 +6,10 @@ import type { Scope } from "./scopes.ts";
 
 export type { Principal };
 
-/** Error responses every authenticated route can give; merged into each route's OpenAPI entry. */
-const authResponses = {
-  401: { description: "invalid_api_key: the key is missing, malformed, unknown, revoked or expired" },
-  403: { description: "missing_scope: the key lacks the scope this route needs" },
-};
-
 /**
  * The `scope` macro: a route declares `{ scope: "posts:read" }` and gets `principal` (profile id and
  * scopes of the bearer key) or a 401/403 before its handler runs. The scope is also written into the
- * route's OpenAPI entry (x-scope and the description), so docs and enforcement share one source.
+ * route's OpenAPI entry (x-scope, with 401/403 added by openapi-auth.ts), so docs and enforcement share one source.
  */
 export function auth(ctx: AppContext) {
   // Authentication runs at the transform stage, before schema validation, so a request without a
@@ -26,7 +20,6 @@ export function auth(ctx: AppContext) {
       detail: {
         security: [{ bearer: [] }],
         "x-scope": scope,
-        responses: authResponses,
       } as Record<string, unknown>,
       async transform({ request, headers }) {
         const header = headers.authorization ?? "";

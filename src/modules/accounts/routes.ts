@@ -8,7 +8,7 @@ import * as service from "./service.ts";
 export function accountsRoutes(ctx: AppContext) {
   return new Elysia({ name: "accounts", prefix: "/v1/accounts", detail: { tags: ["Accounts"] } })
     .use(auth(ctx))
-    .get("/", async ({ principal }) => ({ data: await service.listAccounts(ctx, principal.profileId) }), {
+    .get("", async ({ principal }) => ({ data: await service.listAccounts(ctx, principal.profileId) }), {
       scope: "accounts:read",
       response: { 200: DataList(Account) },
       detail: { summary: "List connected accounts", description: "Every account of the profile, disconnected ones included." },

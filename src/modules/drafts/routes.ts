@@ -12,13 +12,13 @@ const IdParams = t.Object({ id: Uuid });
 export function draftsRoutes(ctx: AppContext) {
   return new Elysia({ name: "drafts", prefix: "/v1/drafts", detail: { tags: ["Drafts"] } })
     .use(auth(ctx))
-    .get("/", ({ principal, query }) => service.listDrafts(ctx, principal.profileId, query), {
+    .get("", ({ principal, query }) => service.listDrafts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: DraftListQuery,
       response: { 200: Paged(Draft), ...errors(400) },
       detail: { summary: "List unscheduled drafts", description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id." },
     })
-    .post("/", async ({ principal, body, headers, set }) => {
+    .post("", async ({ principal, body, headers, set }) => {
       const { value, replayed } = await service.createDraft(ctx, principal.profileId, body, headers["idempotency-key"]);
       // A replay answers exactly like the original (201) and says so in a header.
       set.status = 201;

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHarness, type Harness } from "../support/harness.ts";
+
+let h: Harness;
+beforeAll(async () => { h = await createHarness(); });
+afterAll(() => h.close());
+
+test("/openapi.json is OpenAPI 3.1 with every /v1 route, its scope and its error responses", async () => {
+  const res = await h.request("GET", "/openapi.json");
+  expect(res.status).toBe(200);
+  const spec = res.body;
+  expect(spec.openapi).toMatch(/^3\.1/);
+  const ops = Object.entries<any>(spec.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([m, op]) => ({ path, m, op })));
+  for (const want of ["get /v1/accounts", "delete /v1/accounts/{id}", "get /v1/drafts", "post /v1/drafts", "get /v1/drafts/{id}", "patch /v1/drafts/{id}", "delete /v1/drafts/{id}"]) {
+    expect(ops.map((o) => `${o.m} ${o.path}`)).toContain(want);
+  }
+  for (const { path, op } of ops.filter((o) => o.path.startsWith("/v1/") && !o.path.includes("/callback/"))) {
+    expect(op["x-scope"]).toBeString();
+    expect(op.security).toEqual([{ bearer: [] }]);
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["401", "403"]));
+    expect(op.summary ?? path).toBeString();
+  }
+  expect(spec.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+});
+
+test("/docs is served with its own assets, nothing from a CDN", async () => {
+  const page = await h.request("GET", "/docs");
+  expect(page.status).toBe(200);
+  const html = String(page.body);
+  const external = [...html.matchAll(/(?:src|href)="(https?:\/\/[^"]+)"/g)].map((m) => m[1]);
+  expect(external).toEqual([]);
+  const assets = [...html.matchAll(/(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]);
+  expect(assets.length).toBe(2);
+  for (const a of assets) {
+    const res = await h.app.handle(new Request(`http://localhost${a}`));
+    expect(res.status).toBe(200);
+    expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+  }
+});
+
+test("/healthz answers without a key; /readyz checks the database", async () => {
+  expect((await h.request("GET", "/healthz")).body).toEqual({ status: "ok" });
+  const ready = await h.request("GET", "/readyz");
+  expect(ready.status).toBe(200);
+  expect(ready.body.status).toBe("ok");
+});
+
+test("/readyz is 503 when the database does not answer", async () => {
+  const broken = await createHarness();
+  await broken.db.close();
+  const res = await broken.request("GET", "/readyz");
+  expect(res.status).toBe(503);
+  expect(res.body.status).toBe("unavailable");
+});
