@@ -7,6 +7,7 @@ import { withAuthErrors } from "./http/openapi-auth.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
+import { postsRoutes } from "./modules/posts/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -45,7 +46,8 @@ export function createApp(ctx: AppContext) {
     .use(healthRoutes(ctx))
     .use(accountsRoutes(ctx))
     .use(draftsRoutes(ctx))
-    .use(mediaRoutes(ctx));
+    .use(mediaRoutes(ctx))
+    .use(postsRoutes(ctx));
 }
 
 export type App = ReturnType<typeof createApp>;

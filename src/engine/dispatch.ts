@@ -1,0 +1,211 @@
+/**
+ * One claimed target: build the job, call the plugin outside any transaction, record what came of it.
+ * Publishing at most once is the rule; every path that cannot prove nothing was created ends
+ * failed/outcome_unknown rather than trying again.
+ */
+import { eq, sql } from "drizzle-orm";
+import type { AppContext } from "../context.ts";
+import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
+import { providerFor } from "../platform/provider.ts";
+import type { OwnStorageOpener } from "../platform/media.ts";
+import type { MediaItem, Outcome, Plugin, PluginContext, PublishJob } from "../platform/sdk.ts";
+import { optionsForPlugin } from "../modules/posts/validation.ts";
+import type { ClaimedTarget } from "./claim.ts";
+
+export interface DispatchSettings {
+  claimedBy: string;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  submitPollMs: number;
+  submitDeadlineMs: number;
+  random: () => number;
+  ownStorage?: OwnStorageOpener;
+}
+
+/** Exponential backoff with full jitter over the upper half: attempt 1 → 0.5..1 × base, doubling. */
+export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBaseMs" | "backoffMaxMs" | "random">): number {
+  const ceiling = Math.min(s.backoffMaxMs, s.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling / 2 + (ceiling / 2) * s.random());
+}
+
+/** Everything the plugin needs about one target, read in one query after the claim committed. */
+async function loadJob(ctx: AppContext, target: ClaimedTarget) {
+  const [row] = await ctx.db.db.select({
+    target: postTargets,
+    content: posts.content,
+    media: posts.media,
+    account: accounts,
+    sandbox: profiles.sandbox,
+    replyTo: sql<string | null>`(select e.platform_post_id from post_targets e
+      where e.post_id = ${postTargets.postId} and e.account_id = ${postTargets.accountId} and e.target_variant is null
+        and ${postTargets.targetVariant} is null and e.position < ${postTargets.position}
+      order by e.position desc limit 1)`,
+    root: sql<string | null>`(select e.platform_post_id from post_targets e
+      where e.post_id = ${postTargets.postId} and e.account_id = ${postTargets.accountId} and e.target_variant is null
+        and ${postTargets.targetVariant} is null and e.position < ${postTargets.position}
+      order by e.position asc limit 1)`,
+  }).from(postTargets)
+    .innerJoin(posts, eq(posts.id, postTargets.postId))
+    .innerJoin(accounts, eq(accounts.id, postTargets.accountId))
+    .innerJoin(profiles, eq(profiles.id, accounts.profileId))
+    .where(eq(postTargets.id, target.id));
+  return row;
+}
+
+type Record = { kind: "published"; id: string; url: string | null }
+  | { kind: "submitted"; handle: string }
+  | { kind: "retry"; at: Date; reason: string }
+  | { kind: "failed"; code: string; reason: string };
+
+/** Writes the result, fenced on our claim: a target someone else took over is not overwritten. */
+async function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Record): Promise<void> {
+  const now = ctx.clock.now();
+  const common = { leaseUntil: null, updatedAt: now };
+  const values = r.kind === "published"
+    ? { ...common, status: "published" as const, platformPostId: r.id, platformPostUrl: r.url, publishedAt: now, error: null, errorCode: null, dueAt: null }
+    : r.kind === "submitted"
+      ? { ...common, status: "submitted" as const, submittedHandle: r.handle, submitDeadline: new Date(now.getTime() + s.submitDeadlineMs), dueAt: new Date(now.getTime() + s.submitPollMs), error: null, errorCode: null }
+      : r.kind === "retry"
+        ? { ...common, status: "scheduled" as const, dueAt: r.at, error: `Will try again at ${r.at.toISOString()}: ${r.reason}`, errorCode: "retry_scheduled" }
+        : { ...common, status: "failed" as const, dueAt: null, error: r.reason, errorCode: r.code };
+  // Our lease may have been declared expired (failed/outcome_unknown) by another copy while we were slow;
+  // what actually happened is still the better record.
+  await ctx.db.db.update(postTargets).set(values).where(sql`${postTargets.id} = ${targetId} and ${postTargets.claimedBy} = ${s.claimedBy}
+    and (${postTargets.status} = 'processing' or (${postTargets.status} = 'failed' and ${postTargets.errorCode} = 'outcome_unknown'))`);
+}
+
+/** Calls a plugin function; an exception means we cannot know what reached the platform. */
+async function call(fn: () => Promise<Outcome>): Promise<Outcome> {
+  try {
+    return await fn();
+  } catch (e) {
+    return { kind: "unknown", reason: `The plugin failed unexpectedly: ${(e as Error)?.message ?? String(e)}` };
+  }
+}
+
+/**
+ * auth_expired: one refresh through the plugin, then one more try. The token was refused, so nothing
+ * was created and trying again is safe. Still refused → the account needs the user.
+ */
+async function withRefresh(ctx: AppContext, plugin: Plugin, pctx: PluginContext, accountId: string, run: () => Promise<Outcome>): Promise<Outcome | "reconnect"> {
+  const first = await call(run);
+  if (first.kind !== "auth_expired") return first;
+  if (plugin.refresh) {
+    const refreshed = await plugin.refresh(pctx).then(() => true, (e) => {
+      pctx.log.warn("token refresh refused", { error: (e as Error)?.message });
+      return false;
+    });
+    if (refreshed) {
+      const second = await call(run);
+      if (second.kind !== "auth_expired") return second;
+    }
+  }
+  await ctx.db.db.update(accounts).set({ status: "auth_required", updatedAt: ctx.clock.now() }).where(eq(accounts.id, accountId));
+  return "reconnect";
+}
+
+const RECONNECT = { kind: "failed" as const, code: "auth_required", reason: "The platform no longer accepts this account's authorization. Reconnect the account (POST /v1/accounts/connect/{platform}), then retry the target." };
+
+export async function publishTarget(ctx: AppContext, s: DispatchSettings, target: ClaimedTarget): Promise<Outcome["kind"] | "failed"> {
+  const log = ctx.log.child({ component: "engine", target_id: target.id, platform: target.platform });
+  const job = await loadJob(ctx, target);
+  if (!job) return "failed"; // deleted meanwhile (cannot happen while processing: delete refuses)
+  if (job.account.status !== "active" || !job.account.credentials) {
+    await record(ctx, s, target.id, job.account.status === "auth_required" ? RECONNECT
+      : { kind: "failed", code: "account_disconnected", reason: "The account was disconnected before this target was published. Connect it again, then retry the target." });
+    return "failed";
+  }
+  let provider: ReturnType<typeof providerFor>;
+  try {
+    provider = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+  } catch (e) {
+    // Nothing was sent: the failure is ours (no plugin, unreadable credentials), and it is reported as such.
+    await record(ctx, s, target.id, { kind: "failed", code: "internal_error", reason: `Crier could not prepare the publish: ${(e as Error)?.message}` });
+    return "failed";
+  }
+  const { plugin, context } = provider;
+  if (!plugin.publish) {
+    await record(ctx, s, target.id, { kind: "failed", code: "platform_not_supported", reason: `Publishing to ${plugin.displayName} is not available in this version of Crier.` });
+    return "failed";
+  }
+  const t = job.target;
+  const publishJob: PublishJob = {
+    content: t.contentOverride ?? job.content,
+    media: job.media as MediaItem[],
+    options: optionsForPlugin(plugin, t.platformOptions),
+    variant: t.targetVariant,
+    idempotencyToken: t.id,
+    ...(job.replyTo && { replyTo: { platformPostId: job.replyTo, rootPlatformPostId: job.root ?? job.replyTo } }),
+  };
+  const outcome = await withRefresh(ctx, plugin, context, job.account.id, () => plugin.publish!(context, publishJob));
+  const now = ctx.clock.now();
+  if (outcome === "reconnect") {
+    await record(ctx, s, target.id, RECONNECT);
+    return "auth_expired";
+  }
+  log.debug("publish outcome", { outcome: outcome.kind, attempt: target.attempts });
+  switch (outcome.kind) {
+    case "published":
+      await record(ctx, s, target.id, { kind: "published", id: outcome.platformPostId, url: outcome.url });
+      break;
+    case "submitted":
+      await record(ctx, s, target.id, { kind: "submitted", handle: outcome.handle });
+      break;
+    case "retryable":
+      if (target.attempts >= s.maxAttempts) {
+        await record(ctx, s, target.id, { kind: "failed", code: "retries_exhausted", reason: `Gave up after ${target.attempts} attempts: ${outcome.reason}` });
+      } else {
+        const wait = Math.max(outcome.retryAfterMs ?? 0, backoffMs(target.attempts, s));
+        await record(ctx, s, target.id, { kind: "retry", at: new Date(now.getTime() + wait), reason: outcome.reason });
+      }
+      break;
+    case "permanent":
+      await record(ctx, s, target.id, { kind: "failed", code: outcome.code ?? "platform_rejected", reason: outcome.reason });
+      break;
+    case "unknown":
+    case "auth_expired":
+      await record(ctx, s, target.id, { kind: "failed", code: "outcome_unknown", reason: `${outcome.reason} The post may or may not be on the platform; check there before retrying.` });
+      break;
+  }
+  return outcome.kind;
+}
+
+/** Submitted targets whose next poll is due, taken by pushing their due_at forward (no lease needed: polling is harmless). */
+export async function claimPolls(ctx: AppContext, s: DispatchSettings, limit: number): Promise<string[]> {
+  const now = ctx.clock.now();
+  const rows = await ctx.db.rows<{ id: string }>(sql`
+    update post_targets set due_at = ${new Date(now.getTime() + s.submitPollMs).toISOString()}::timestamptz
+    where id in (select id from post_targets where status = 'submitted' and due_at <= ${now.toISOString()}::timestamptz
+                 order by due_at limit ${limit} for update skip locked)
+    returning id`);
+  return rows.map((r) => r.id);
+}
+
+export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId: string): Promise<void> {
+  const job = await loadJob(ctx, { id: targetId } as ClaimedTarget);
+  if (!job || job.target.status !== "submitted") return;
+  const fence = sql`${postTargets.id} = ${targetId} and ${postTargets.status} = 'submitted'`;
+  const now = ctx.clock.now();
+  const fail = (code: string, reason: string) => ctx.db.db.update(postTargets)
+    .set({ status: "failed", errorCode: code, error: reason, dueAt: null, updatedAt: now }).where(fence);
+  if (job.account.status !== "active" || !job.account.credentials) {
+    await fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
+    return;
+  }
+  const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+  const outcome = plugin.checkStatus
+    ? await withRefresh(ctx, plugin, context, job.account.id, () => plugin.checkStatus!(context, job.target.submittedHandle ?? ""))
+    : { kind: "unknown" as const, reason: "The plugin cannot check on submitted work." };
+  if (outcome === "reconnect") return void (await fail("auth_required", RECONNECT.reason));
+  if (outcome.kind === "published") {
+    await ctx.db.db.update(postTargets).set({
+      status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, dueAt: null, updatedAt: now,
+    }).where(fence);
+  } else if (outcome.kind === "permanent") {
+    await fail(outcome.code ?? "platform_rejected", outcome.reason);
+  } else if (job.target.submitDeadline && job.target.submitDeadline.getTime() <= now.getTime()) {
+    await fail("outcome_unknown", `The platform was still processing the post at the deadline (${job.target.submitDeadline.toISOString()}); it may appear later.`);
+  }
+  // Otherwise still processing (or a passing error): the next poll was already scheduled by claimPolls.
+}

@@ -1,0 +1,67 @@
+/**
+ * The per-tick chores that keep targets moving without calling any platform: expired leases, targets of
+ * accounts that cannot publish, thread items whose parent will never be published, and our own leases.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+
+/**
+ * A target still processing after its lease ran out belongs to a copy that died (or hung) mid-publish:
+ * the platform may or may not have the post, so it becomes failed/outcome_unknown and is never published
+ * again by itself. The claimer stays recorded so that copy can still report a real outcome if it lives.
+ */
+export async function expireLeases(db: Db, now: Date): Promise<number> {
+  const rows = await db.rows(sql`
+    update post_targets set status = 'failed', error_code = 'outcome_unknown',
+      error = 'The copy of Crier publishing this target stopped before reporting the result; the post may or may not be on the platform.',
+      lease_until = null, due_at = null, updated_at = ${now.toISOString()}::timestamptz
+    where status = 'processing' and lease_until < ${now.toISOString()}::timestamptz
+    returning id`);
+  return rows.length;
+}
+
+/** Due targets of disconnected, auth_required or deleted accounts fail with a clear error instead of calling out. */
+export async function failUnpublishable(db: Db, now: Date): Promise<number> {
+  const at = now.toISOString();
+  const a = await db.rows(sql`
+    update post_targets t set status = 'failed', due_at = null, updated_at = ${at}::timestamptz,
+      error_code = case a.status when 'disconnected' then 'account_disconnected' else 'auth_required' end,
+      error = case a.status
+        when 'disconnected' then 'The account was disconnected before this target was published. Connect it again, then retry the target.'
+        else 'The platform no longer accepts this account''s authorization. Reconnect the account, then retry the target.' end
+    from accounts a
+    where t.account_id = a.id and a.status <> 'active'
+      and t.status in ('pending', 'scheduled') and t.due_at <= ${at}::timestamptz
+    returning t.id`);
+  const b = await db.rows(sql`
+    update post_targets set status = 'failed', due_at = null, updated_at = ${at}::timestamptz,
+      error_code = 'account_deleted', error = 'The account of this target no longer exists.'
+    where account_id is null and status in ('pending', 'scheduled') and due_at <= ${at}::timestamptz
+    returning id`);
+  return a.length + b.length;
+}
+
+/** A thread item cannot reply to an earlier item that failed, was skipped or cancelled: it is skipped. */
+export async function skipOrphanedThreadItems(db: Db, now: Date): Promise<number> {
+  const rows = await db.rows(sql`
+    update post_targets t set status = 'skipped', due_at = null, updated_at = ${now.toISOString()}::timestamptz,
+      error_code = 'thread_parent_not_published',
+      error = 'An earlier item of this thread was not published, so this reply was not sent.'
+    where t.status in ('pending', 'scheduled') and t.due_at <= ${now.toISOString()}::timestamptz
+      and t.target_variant is null
+      and exists (
+        select 1 from post_targets e
+        where e.post_id = t.post_id and e.account_id = t.account_id and e.position < t.position
+          and e.target_variant is null and e.status in ('failed', 'skipped', 'cancelled'))
+    returning t.id`);
+  return rows.length;
+}
+
+/** Keeps the leases of what this copy is still publishing from running out. */
+export async function renewLeases(db: Db, claimedBy: string, ids: string[], until: Date): Promise<void> {
+  if (!ids.length) return;
+  await db.rows(sql`
+    update post_targets set lease_until = ${until.toISOString()}::timestamptz
+    where claimed_by = ${claimedBy} and status = 'processing' and id = any(${`{${ids.join(",")}}`}::uuid[])
+    returning id`);
+}

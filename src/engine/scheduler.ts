@@ -1,0 +1,256 @@
+/**
+ * The engine of one copy: a croner tick every second (never overlapping itself) does the chores and
+ * starts a drain, which claims due targets while this copy has free slots and publishes them. Finished
+ * publishes free their account at once, so the drain claims again without waiting for the next tick.
+ */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { Cron } from "croner";
+import type { AppContext } from "../context.ts";
+import type { OwnStorageOpener } from "../platform/media.ts";
+import { claimDue, type ClaimedTarget } from "./claim.ts";
+import { claimPolls, pollTarget, publishTarget, type DispatchSettings } from "./dispatch.ts";
+import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
+import { setLocalEngine, type LocalEngine } from "./local.ts";
+
+export interface EngineOptions {
+  /** Recorded as claimed_by on the targets this copy takes. */
+  id?: string;
+  /** Publishes at once in this copy, over all platforms (a plugin's `concurrency` caps its own share). */
+  concurrency?: number;
+  /** How long a claim holds without renewal; renewed every tick while the publish runs. */
+  leaseMs?: number;
+  maxAttempts?: number;
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  submitPollMs?: number;
+  submitDeadlineMs?: number;
+  /** How long stop() waits for publishes in flight. */
+  shutdownTimeoutMs?: number;
+  random?: () => number;
+  ownStorage?: OwnStorageOpener;
+  /** Called at the end of every tick (the server hangs media cleanup here). */
+  onTick?: () => Promise<void> | void;
+}
+
+export interface Engine extends LocalEngine {
+  readonly id: string;
+  /** One tick: chores, then claim and publish until nothing is due or slots are full. */
+  tick(): Promise<void>;
+  /** Runs ticks until nothing is due now and nothing is in flight (tests: with the TestClock). */
+  runUntilIdle(): Promise<void>;
+  inFlight(): number;
+  stop(): Promise<void>;
+}
+
+export const ENGINE_DEFAULTS = {
+  concurrency: 32,
+  leaseMs: 120_000,
+  maxAttempts: 5,
+  backoffBaseMs: 5_000,
+  backoffMaxMs: 15 * 60_000,
+  submitPollMs: 10_000,
+  submitDeadlineMs: 2 * 3600_000,
+  shutdownTimeoutMs: 30_000,
+};
+
+export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine {
+  const o = { ...ENGINE_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as typeof ENGINE_DEFAULTS & EngineOptions;
+  const id = opts.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const log = ctx.log.child({ component: "engine", engine: id });
+  const settings: DispatchSettings = {
+    claimedBy: id,
+    maxAttempts: o.maxAttempts,
+    backoffBaseMs: o.backoffBaseMs,
+    backoffMaxMs: o.backoffMaxMs,
+    submitPollMs: o.submitPollMs,
+    submitDeadlineMs: o.submitDeadlineMs,
+    random: o.random ?? Math.random,
+    ownStorage: o.ownStorage,
+  };
+  const running = new Map<string, { promise: Promise<void>; platform: string; accountId: string }>();
+  const polling = new Set<string>();
+  let stopping = false;
+  let draining: Promise<void> | undefined;
+  let again = false;
+  let idleWaiters: (() => void)[] = [];
+
+  const caps = () => {
+    const free: Record<string, number> = {};
+    const used = new Map<string, number>();
+    for (const r of running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
+    for (const plugin of ctx.platforms.list()) {
+      if (!plugin.publish) continue;
+      free[plugin.platform] = Math.max(0, Math.min(plugin.concurrency ?? o.concurrency, o.concurrency) - (used.get(plugin.platform) ?? 0));
+    }
+    return free;
+  };
+
+  function start(target: ClaimedTarget) {
+    const promise = publishTarget(ctx, settings, target)
+      .then(() => undefined, (e) => {
+        // Our own failure before or after the plugin call: the lease runs out and the target ends
+        // outcome_unknown unless the record below lands; never silently requeued.
+        log.error("publish crashed", { target_id: target.id, error: (e as Error)?.message, stack: (e as Error)?.stack });
+      })
+      .finally(() => {
+        running.delete(target.id);
+        if (!stopping) kick();
+        if (running.size === 0 && !draining) for (const w of idleWaiters.splice(0)) w();
+      });
+    running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
+  }
+
+  async function claimRound(postId?: string): Promise<number> {
+    const now = ctx.clock.now();
+    const claimed = await claimDue(ctx.db, {
+      now,
+      leaseUntil: new Date(now.getTime() + o.leaseMs),
+      claimedBy: id,
+      caps: caps(),
+      limit: o.concurrency - running.size,
+      busyAccounts: [...new Set([...running.values()].map((r) => r.accountId))],
+      postId,
+    });
+    for (const t of claimed) start(t);
+    return claimed.length;
+  }
+
+  function drain(): Promise<void> {
+    if (draining) {
+      again = true;
+      return draining;
+    }
+    draining = (async () => {
+      do {
+        again = false;
+        while (!stopping && running.size < o.concurrency) {
+          if ((await claimRound()) === 0) break;
+        }
+      } while (again && !stopping);
+    })().catch((e) => log.error("claim failed", { error: (e as Error)?.message }))
+      .finally(() => {
+        draining = undefined;
+        if (running.size === 0) for (const w of idleWaiters.splice(0)) w();
+      });
+    return draining;
+  }
+
+  function kick() {
+    if (!stopping) void drain();
+  }
+
+  async function chores() {
+    const now = ctx.clock.now();
+    await renewLeases(ctx.db, id, [...running.keys()], new Date(now.getTime() + o.leaseMs));
+    const expired = await expireLeases(ctx.db, now);
+    if (expired) log.warn("leases expired: targets marked outcome_unknown", { count: expired });
+    await failUnpublishable(ctx.db, now);
+    await skipOrphanedThreadItems(ctx.db, now);
+    const polls = (await claimPolls(ctx, settings, 50)).filter((t) => !polling.has(t));
+    await Promise.all(polls.map(async (t) => {
+      polling.add(t);
+      try {
+        await pollTarget(ctx, settings, t);
+      } catch (e) {
+        log.error("status check failed", { target_id: t, error: (e as Error)?.message });
+      } finally {
+        polling.delete(t);
+      }
+    }));
+  }
+
+  async function tick() {
+    if (stopping) return;
+    try {
+      await chores();
+    } catch (e) {
+      log.error("engine chores failed", { error: (e as Error)?.message });
+    }
+    await drain();
+    if (o.onTick) {
+      try {
+        await o.onTick();
+      } catch (e) {
+        log.error("tick hook failed", { error: (e as Error)?.message });
+      }
+    }
+  }
+
+  const idle = () => new Promise<void>((resolve) => {
+    if (running.size === 0 && !draining) resolve();
+    else idleWaiters.push(resolve);
+  });
+
+  const engine: Engine = {
+    id,
+    tick,
+    kick,
+    async claimPost(postId) {
+      if (stopping || running.size >= o.concurrency) return kick();
+      try {
+        await claimRound(postId);
+      } catch (e) {
+        log.error("claim failed", { error: (e as Error)?.message });
+      }
+    },
+    async runUntilIdle() {
+      for (let i = 0; i < 10_000; i++) {
+        await tick();
+        await idle();
+        await drain();
+        if (running.size === 0) {
+          await chores();
+          if ((await claimRound()) === 0 && running.size === 0) return;
+        }
+      }
+    },
+    inFlight: () => running.size,
+    async stop() {
+      stopping = true;
+      setLocalEngine(ctx, undefined);
+      await draining;
+      const left = [...running.values()].map((r) => r.promise);
+      if (left.length) log.info("waiting for publishes in flight", { count: left.length });
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = await Promise.race([
+        Promise.allSettled(left).then(() => false),
+        new Promise<boolean>((r) => { timer = setTimeout(() => r(true), o.shutdownTimeoutMs); }),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        // They stay processing under our lease; when it runs out they end outcome_unknown, visibly.
+        log.warn("stopped with publishes still in flight", { targets: [...running.keys()] });
+      }
+    },
+  };
+  setLocalEngine(ctx, engine);
+  return engine;
+}
+
+/**
+ * Starts the engine of a `crier serve` copy: a tick every second, protected against overlap.
+ * stop() stops claiming, waits (bounded) for the publishes in flight, and returns.
+ */
+export function startEngine(ctx: AppContext, opts: EngineOptions = {}): { engine: Engine; stop(): Promise<void> } {
+  const engine = createEngine(ctx, opts);
+  const cron = new Cron("* * * * * *", { protect: true, name: `crier-engine-${engine.id}` }, () => engine.tick());
+  void engine.tick();
+  return {
+    engine,
+    async stop() {
+      cron.stop();
+      await engine.stop();
+    },
+  };
+}
+
+/** One tick of a throwaway engine, for tests and one-off runs; waits until what it started is done. */
+export async function runTick(ctx: AppContext, opts: EngineOptions = {}): Promise<void> {
+  const engine = createEngine(ctx, opts);
+  try {
+    await engine.runUntilIdle();
+  } finally {
+    await engine.stop();
+  }
+}

@@ -1,0 +1,364 @@
+import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import type { Queryable, Tx } from "../../db/client.ts";
+import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
+import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
+import { idempotent } from "../../http/idempotency.ts";
+import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
+import { postStatus, type TargetStatus } from "../../engine/status.ts";
+import { localEngine } from "../../engine/local.ts";
+import type { MediaItem } from "../../platform/sdk.ts";
+import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
+import { postStatusSql } from "./status-sql.ts";
+import { checkTarget, normalizeMedia, optionsForPlugin } from "./validation.ts";
+
+type PostRow = typeof posts.$inferSelect;
+type TargetRow = typeof postTargets.$inferSelect;
+type TargetWithName = TargetRow & { username: string | null };
+
+/** publish_at this far in the past is still "now" (clocks of callers drift); further back is refused. */
+export const PUBLISH_AT_TOLERANCE_MS = 60_000;
+
+export function toTarget(row: TargetWithName): PostTarget {
+  return {
+    target_post_id: row.id,
+    account_id: row.accountId,
+    platform: row.platform,
+    target_variant: (row.targetVariant as PostTarget["target_variant"]) ?? null,
+    username: row.username,
+    status: row.status,
+    error: row.error,
+    error_code: row.errorCode,
+    platform_post_id: row.platformPostId,
+    platform_post_url: row.platformPostUrl,
+    scheduled_time: row.scheduledTime ? row.scheduledTime.toISOString() : null,
+    published_at: row.publishedAt ? row.publishedAt.toISOString() : null,
+    attempts: row.attempts,
+    content_override: row.contentOverride,
+    platform_options: row.platformOptions ?? null,
+  };
+}
+
+export function toPost(row: PostRow, targets: TargetWithName[]): Post {
+  return {
+    id: row.id,
+    content: row.content,
+    external_id: row.externalId,
+    media: row.media as Post["media"],
+    origin: row.origin,
+    publish_at: row.publishAt ? row.publishAt.toISOString() : null,
+    status: postStatus(targets.map((t) => t.status as TargetStatus)),
+    draft_id: row.draftId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    targets: targets.map(toTarget),
+  };
+}
+
+async function targetsOf(db: Queryable, postIds: string[]): Promise<Map<string, TargetWithName[]>> {
+  const out = new Map<string, TargetWithName[]>(postIds.map((id) => [id, []]));
+  if (!postIds.length) return out;
+  const rows = await db.select({ t: postTargets, username: accounts.username }).from(postTargets)
+    .leftJoin(accounts, eq(accounts.id, postTargets.accountId))
+    .where(inArray(postTargets.postId, postIds))
+    .orderBy(asc(postTargets.position), asc(postTargets.createdAt), asc(postTargets.id));
+  for (const r of rows) out.get(r.t.postId)!.push({ ...r.t, username: r.username });
+  return out;
+}
+
+async function postRow(db: Queryable, profileId: string, id: string, lock = false): Promise<PostRow> {
+  const q = db.select().from(posts).where(and(eq(posts.id, id), eq(posts.profileId, profileId)));
+  const [row] = lock ? await q.for("update") : await q;
+  if (!row) throw new NotFound("Post");
+  return row;
+}
+
+export async function getPost(ctx: AppContext, profileId: string, id: string, db: Queryable = ctx.db.db): Promise<Post> {
+  const row = await postRow(db, profileId, id);
+  return toPost(row, (await targetsOf(db, [id])).get(id)!);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Building targets from PostTargetInput: every rule is checked here, before anything is written.
+
+interface NewTarget {
+  accountId: string;
+  platform: string;
+  targetVariant: string | null;
+  position: number;
+  contentOverride: string | null;
+  platformOptions: Record<string, unknown> | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, inputs: PostTargetInput[], content: string, media: MediaItem[]): Promise<NewTarget[]> {
+  const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
+  const rows = ids.length ? await db.select().from(accounts).where(and(inArray(accounts.id, ids), eq(accounts.profileId, profileId))) : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const seen = new Map<string, number>();
+  const out: NewTarget[] = [];
+  inputs.forEach((input, i) => {
+    const account = byId.get(input.account_id);
+    const where = `targets[${i}] (account ${input.account_id})`;
+    if (!account) {
+      throw new BadRequest("target_account_not_found", `${where}: no connected account with this id in this profile.`, "List your accounts with GET /v1/accounts and use one of their ids.");
+    }
+    if (account.status === "disconnected") {
+      throw new BadRequest("target_account_disconnected", `${where}: the ${account.platform} account @${account.username} is disconnected.`, "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.");
+    }
+    const plugin = ctx.platforms.get(account.platform);
+    if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented") {
+      throw new BadRequest("platform_not_supported", `${where}: publishing to ${account.platform} is not available in this version of Crier.`, "Remove this target; the README lists the platforms Crier publishes to.");
+    }
+    const label = `${where}, ${account.platform}`;
+    if (!plugin.capabilities.destination) {
+      throw new BadRequest("target_not_destination", `${label}: this account can only be a source, not a destination.`, "Remove this target.");
+    }
+    const repeat = seen.get(account.id) ?? 0;
+    seen.set(account.id, repeat + 1);
+    if (repeat > 0 && !plugin.capabilities.threads) {
+      throw new BadRequest("duplicate_target", `${label}: the account appears more than once and ${plugin.displayName} has no threads.`, "List each account once.");
+    }
+    const text = input.content_override ?? content;
+    const options = input.platform_options ?? {};
+    checkTarget({ label, accountId: account.id, plugin, content: text, media, options });
+    const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
+    if (variants && repeat > 0) {
+      throw new BadRequest("duplicate_target", `${label}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
+    }
+    for (const variant of variants ?? [null]) {
+      out.push({
+        accountId: account.id,
+        platform: account.platform,
+        targetVariant: variant,
+        position: out.length,
+        contentOverride: input.content_override ?? null,
+        platformOptions: input.platform_options ?? null,
+      });
+    }
+  });
+  return out;
+}
+
+/** When the targets become due: now (pending) or later (scheduled). */
+function timing(ctx: AppContext, publishAt: string | null | undefined) {
+  const now = ctx.clock.now();
+  if (publishAt == null) return { now, publishAt: null, due: now, status: "pending" as const };
+  const at = new Date(publishAt);
+  if (at.getTime() < now.getTime() - PUBLISH_AT_TOLERANCE_MS) {
+    throw new BadRequest("publish_at_in_past", `publish_at ${publishAt} is in the past (server time ${now.toISOString()}).`, "Leave publish_at out (or null) to publish now, or give a future time.");
+  }
+  return at.getTime() > now.getTime()
+    ? { now, publishAt: at, due: at, status: "scheduled" as const }
+    : { now, publishAt: at, due: now, status: "pending" as const };
+}
+
+function targetValues(postId: string, profileId: string, list: NewTarget[], when: ReturnType<typeof timing>) {
+  return list.map((t) => ({
+    postId,
+    profileId,
+    ...t,
+    status: when.status,
+    scheduledTime: when.due,
+    dueAt: when.due,
+    createdAt: when.now,
+    updatedAt: when.now,
+  }));
+}
+
+export async function createPost(ctx: AppContext, profileId: string, body: PostCreate, key?: string) {
+  const media = normalizeMedia(body.media);
+  const content = body.content ?? "";
+  const result = await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, async (tx, id) => {
+    const when = timing(ctx, body.publish_at);
+    const list = await buildTargets(ctx, tx, profileId, body.targets, content, media);
+    if (body.draft_id) {
+      const [draft] = await tx.update(drafts).set({ status: "scheduled", updatedAt: when.now })
+        .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId))).returning({ id: drafts.id });
+      if (!draft) throw new BadRequest("draft_not_found", `draft_id ${body.draft_id}: no draft with this id in this profile.`, "Leave draft_id out, or use an id from GET /v1/drafts.");
+    }
+    const [row] = await tx.insert(posts).values({
+      id, profileId, content, externalId: body.external_id ?? null, media, origin: "api",
+      publishAt: when.publishAt, draftId: body.draft_id ?? null, createdAt: when.now, updatedAt: when.now,
+    }).returning();
+    await tx.insert(postTargets).values(targetValues(id, profileId, list, when));
+    return toPost(row, (await targetsOf(tx, [id])).get(id)!);
+  }, (id) => getPost(ctx, profileId, id));
+  if (!result.replayed && result.value.status === "queued") localEngine(ctx)?.kick();
+  return result;
+}
+
+export async function listPosts(ctx: AppContext, profileId: string, q: PostListQuery) {
+  const rows = await ctx.db.db.select().from(posts)
+    .where(and(
+      eq(posts.profileId, profileId),
+      q.origin ? eq(posts.origin, q.origin) : undefined,
+      q.account_id ? exists(ctx.db.db.select({ one: sql`1` }).from(postTargets)
+        .where(and(eq(postTargets.postId, posts.id), eq(postTargets.accountId, q.account_id)))) : undefined,
+      q.status ? sql`${postStatusSql(posts.id)} = ${q.status}` : undefined,
+      pageWhere(posts, q),
+    ))
+    .orderBy(...pageOrder(posts))
+    .limit((q.limit ?? 20) + 1);
+  const page = toPage(rows, q);
+  const targets = await targetsOf(ctx.db.db, page.items.map((r) => r.id));
+  return { data: page.items.map((r) => toPost(r, targets.get(r.id)!)), meta: page.meta };
+}
+
+/** The post's targets, locked against the engine and other edits for the rest of the transaction. */
+async function lockTargets(tx: Tx, postId: string): Promise<TargetRow[]> {
+  return tx.select().from(postTargets).where(eq(postTargets.postId, postId))
+    .orderBy(asc(postTargets.position)).for("update");
+}
+
+/** updated_at moves forward on every edit, even two in one millisecond, so list paging stays exact. */
+const bump = (ctx: AppContext, row: PostRow) => new Date(Math.max(ctx.clock.now().getTime(), row.updatedAt.getTime() + 1));
+
+export async function updatePost(ctx: AppContext, profileId: string, id: string, patch: PostPatch): Promise<Post> {
+  const media = patch.media !== undefined ? normalizeMedia(patch.media) : undefined;
+  const post = await ctx.db.db.transaction(async (tx) => {
+    const row = await postRow(tx, profileId, id, true);
+    const current = await lockTargets(tx, id);
+    const status = postStatus(current.map((t) => t.status));
+    if (status !== "scheduled") {
+      throw new Conflict("post_not_editable", `The post is ${status}; only a scheduled post can be changed.`, "Cancel it and create a new post, or retry failed targets.");
+    }
+    const content = patch.content ?? row.content;
+    const nextMedia = media ?? (row.media as MediaItem[]);
+    const when = timing(ctx, patch.publish_at !== undefined ? patch.publish_at : row.publishAt?.toISOString() ?? null);
+    // Targets are checked again as on create: new content or media may break a platform's rules.
+    const inputs: PostTargetInput[] = patch.targets ?? dedupeVariants(current.filter((t) => t.status !== "cancelled"))
+      .map((t) => ({ account_id: t.accountId ?? "", content_override: t.contentOverride, platform_options: t.platformOptions }));
+    const list = await buildTargets(ctx, tx, profileId, inputs, content, nextMedia);
+    const now = bump(ctx, row);
+    const [updated] = await tx.update(posts).set({
+      content,
+      media: nextMedia,
+      ...(patch.external_id !== undefined && { externalId: patch.external_id }),
+      publishAt: when.publishAt,
+      updatedAt: now,
+    }).where(eq(posts.id, id)).returning();
+    await tx.delete(postTargets).where(eq(postTargets.postId, id));
+    await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
+    return toPost(updated, (await targetsOf(tx, [id])).get(id)!);
+  });
+  if (post.status === "queued") localEngine(ctx)?.kick();
+  return post;
+}
+
+/** Snapchat-style variants are one input target expanded; rebuild the input once per account run. */
+function dedupeVariants(rows: TargetRow[]): TargetRow[] {
+  return rows.filter((t, i) => !t.targetVariant || rows.findIndex((o) => o.accountId === t.accountId && o.targetVariant) === i);
+}
+
+export async function publishNow(ctx: AppContext, profileId: string, id: string): Promise<Post> {
+  await ctx.db.db.transaction(async (tx) => {
+    const row = await postRow(tx, profileId, id, true);
+    const current = await lockTargets(tx, id);
+    const status = postStatus(current.map((t) => t.status));
+    if (status !== "scheduled") {
+      throw new Conflict("post_not_scheduled", `The post is ${status}; only a scheduled post can be published early.`, status === "queued" ? "It is already due and will be published within seconds." : "Read the post to see what happened to each target.");
+    }
+    const now = ctx.clock.now();
+    await tx.update(postTargets).set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
+      .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+  });
+  // With the engine running in this copy the targets are claimed before answering, so the aggregate
+  // comes back processing as the spec shows; an API-only copy answers queued and another copy claims them.
+  await localEngine(ctx)?.claimPost(id);
+  return getPost(ctx, profileId, id);
+}
+
+export async function cancelPost(ctx: AppContext, profileId: string, id: string): Promise<Post> {
+  return ctx.db.db.transaction(async (tx) => {
+    const row = await postRow(tx, profileId, id, true);
+    const current = await lockTargets(tx, id);
+    const waiting = current.filter((t) => t.status === "pending" || t.status === "scheduled");
+    if (!waiting.length) {
+      throw new Conflict("post_not_cancellable", `No target of this post is waiting (the post is ${postStatus(current.map((t) => t.status))}).`, "Only pending and scheduled targets can be cancelled; published content stays on the platform.");
+    }
+    const now = ctx.clock.now();
+    await tx.update(postTargets).set({ status: "cancelled", dueAt: null, updatedAt: now })
+      .where(inArray(postTargets.id, waiting.map((t) => t.id)));
+    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+    return getPost(ctx, profileId, id, tx);
+  });
+}
+
+const retryReset = (now: Date) => ({
+  status: "pending" as const, dueAt: now, scheduledTime: now, attempts: 0, error: null, errorCode: null,
+  leaseUntil: null, claimedBy: null, submittedHandle: null, submitDeadline: null, updatedAt: now,
+});
+
+export async function retryPost(ctx: AppContext, profileId: string, id: string): Promise<Post> {
+  const post = await ctx.db.db.transaction(async (tx) => {
+    const row = await postRow(tx, profileId, id, true);
+    const current = await lockTargets(tx, id);
+    // Skipped thread items go again with the failed item they depended on.
+    const again = current.filter((t) => t.status === "failed" || (t.status === "skipped" && current.some((f) => f.status === "failed")));
+    if (!again.some((t) => t.status === "failed")) {
+      throw new Conflict("nothing_to_retry", "No target of this post has failed.", "Retry applies to failed targets only.");
+    }
+    const now = ctx.clock.now();
+    await tx.update(postTargets).set(retryReset(now)).where(inArray(postTargets.id, again.map((t) => t.id)));
+    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+    return getPost(ctx, profileId, id, tx);
+  });
+  localEngine(ctx)?.kick();
+  return post;
+}
+
+export async function deletePost(ctx: AppContext, profileId: string, id: string) {
+  await ctx.db.db.transaction(async (tx) => {
+    await postRow(tx, profileId, id, true);
+    const current = await lockTargets(tx, id);
+    const busy = current.filter((t) => t.status === "processing" || t.status === "submitted");
+    if (busy.length) {
+      throw new Conflict("post_processing", `${busy.length} target(s) of this post are being published right now.`, "Wait until they finish (GET /v1/posts/{id}), then delete.");
+    }
+    await tx.delete(posts).where(eq(posts.id, id));
+  });
+  return { deleted: true, id, provider_revocation_required: null, provider_revocation_url: null, message: "The post record is deleted; content already published stays on the platforms." };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One target
+
+async function targetRow(tx: Queryable, profileId: string, postId: string, targetId: string, lock: boolean) {
+  await postRow(tx, profileId, postId, lock);
+  const q = tx.select().from(postTargets).where(and(eq(postTargets.id, targetId), eq(postTargets.postId, postId)));
+  const [row] = lock ? await q.for("update") : await q;
+  if (!row) throw new NotFound("Target");
+  return row;
+}
+
+export async function getTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+  const row = await targetRow(ctx.db.db, profileId, postId, targetId, false);
+  const [account] = row.accountId ? await ctx.db.db.select({ username: accounts.username }).from(accounts).where(eq(accounts.id, row.accountId)) : [];
+  return toTarget({ ...row, username: account?.username ?? null });
+}
+
+export async function cancelTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+  await ctx.db.db.transaction(async (tx) => {
+    const row = await targetRow(tx, profileId, postId, targetId, true);
+    if (row.status !== "pending" && row.status !== "scheduled") {
+      throw new Conflict("target_not_cancellable", `The target is ${row.status}; only pending and scheduled targets can be cancelled.`, "Published content stays on the platform; delete it there if needed.");
+    }
+    await tx.update(postTargets).set({ status: "cancelled", dueAt: null, updatedAt: ctx.clock.now() }).where(eq(postTargets.id, targetId));
+  });
+  return getTarget(ctx, profileId, postId, targetId);
+}
+
+export async function retryTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+  await ctx.db.db.transaction(async (tx) => {
+    const row = await targetRow(tx, profileId, postId, targetId, true);
+    if (row.status !== "failed") {
+      throw new Conflict("target_not_retryable", `The target is ${row.status}; only failed targets can be retried.`, row.status === "published" ? "It is already published." : "Wait for the target to finish.");
+    }
+    await tx.update(postTargets).set(retryReset(ctx.clock.now())).where(eq(postTargets.id, targetId));
+  });
+  localEngine(ctx)?.kick();
+  return getTarget(ctx, profileId, postId, targetId);
+}
