@@ -164,8 +164,9 @@ export type ConnectFlow =
       mode: "oauth_authorization_url";
       /** Environment variables that must be set for this platform's OAuth app. */
       requiredSettings: string[];
-      authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string }): string;
-      exchange(c: ConnectContext, p: { code: string; redirectUri: string }): Promise<ConnectedIdentity>;
+      /** codeVerifier: a PKCE verifier derived from the state (send its S256 challenge where the platform wants PKCE). */
+      authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string; codeVerifier: string }): string;
+      exchange(c: ConnectContext, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<ConnectedIdentity>;
     }
   | {
       mode: "credential_form_url" | "managed_signer" | "remote_signer";
@@ -199,6 +200,11 @@ export interface PostMetrics {
   quotes?: number | null;
 }
 
+/** media_requirements as a plugin declares them: file_constraints is a free object in the spec. */
+export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints"> & {
+  file_constraints: MediaRequirements["file_constraints"] & Record<string, unknown>;
+};
+
 /**
  * implemented: publish works end to end. declared_only: the declaration (capabilities, limits, options,
  * connect) is true, but publishing is not written yet; the engine refuses targets on such platforms.
@@ -215,7 +221,7 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   /** The connection mode when `connect` is absent (a flow not written yet); otherwise connect.mode wins. */
   connectionMode?: ConnectionMode;
   capabilities: Omit<Capabilities, "connection_mode">;
-  mediaRequirements: MediaRequirements;
+  mediaRequirements: DeclaredMediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
   /** Text limit after content_override, and how it is counted. */

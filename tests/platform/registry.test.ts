@@ -14,7 +14,7 @@ test("plugins/index.ts lists exactly the plugin folders on disk (run `bun script
 test("every folder's plugin declares the platform its folder is named after", () => {
   const registry = createRegistry();
   for (const f of pluginFolders(pluginsDir)) {
-    expect(registry.get(f.name)?.platform).toBe(f.name);
+    expect(registry.get(f.name)?.platform as string).toBe(f.name);
     expect(registry.hasEmulator(f.name)).toBe(f.hasEmulator);
   }
 });
