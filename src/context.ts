@@ -1,6 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log.ts";
+import type { Storage } from "./storage/index.ts";
 import type { PlatformRegistry } from "./platform/catalog.ts";
 
 export interface Clock {
@@ -17,4 +18,6 @@ export interface AppContext {
   log: Logger;
   /** The plugin registry: createRegistry() from src/platform/registry.ts. */
   platforms: PlatformRegistry;
+  /** Media bytes: createStorage(config, clock) from src/storage/index.ts (fs or s3 by config). */
+  storage: Storage;
 }

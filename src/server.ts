@@ -4,6 +4,7 @@ import { systemClock, type AppContext } from "./context.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./log.ts";
+import { createStorage } from "./storage/index.ts";
 import { emptyCatalog } from "./platform/catalog.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
@@ -33,7 +34,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
-  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: emptyCatalog };
+  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: emptyCatalog, storage: createStorage(config) };
   const app = createApp(ctx);
   const server = Bun.serve({
     hostname: config.host,

@@ -82,6 +82,8 @@ export function envelope(ctx: AppContext) {
       return { requestId };
     })
     .onParse({ as: "global" }, async ({ request, contentType }) => {
+      // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
+      if (request.method === "PUT") return;
       if (contentType?.startsWith("application/json") || (contentType === "" && request.headers.get("content-length") !== "0" && request.body)) {
         return readJson(request, ctx.config.maxBodyBytes);
       }

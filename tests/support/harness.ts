@@ -3,6 +3,7 @@ import { createApp } from "../../src/app.ts";
 import type { AppContext, Clock } from "../../src/context.ts";
 import type { Db } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
+import { createStorage } from "../../src/storage/index.ts";
 import { createRegistry } from "../../src/platform/registry.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
 import { SCOPES, type Scope } from "../../src/http/scopes.ts";
@@ -36,7 +37,7 @@ export async function createHarness(overrides: Partial<Config> = {}, extra: Part
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
   const config = { ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }), ...overrides };
   const clock = new TestClock();
-  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), ...extra };
+  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config, clock), ...extra };
   const app = createApp(ctx);
   return {
     ctx, db, app, clock,

@@ -1,0 +1,57 @@
+import { and, eq, lt } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { media } from "../../db/schema.ts";
+import { ApiError } from "../../http/errors.ts";
+import type { FsStorage } from "../../storage/fs.ts";
+import { settleStoredUpload } from "./service.ts";
+import { unlink } from "node:fs/promises";
+
+export interface CleanupResult {
+  /** Expired tickets that never received bytes, now deleted. */
+  removedTickets: number;
+  /** Partial files of uploads that died (fs driver). */
+  removedPartials: number;
+  /** Expired S3 tickets whose object had arrived unnoticed: settled instead of deleted. */
+  settled: number;
+}
+
+/**
+ * Removes upload tickets that expired without bytes, and the partial files of uploads that died. Safe to
+ * run from every copy at once: each delete is conditional on the ticket still being pending.
+ */
+export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promise<CleanupResult> {
+  const now = ctx.clock.now();
+  const result: CleanupResult = { removedTickets: 0, removedPartials: 0, settled: 0 };
+  const expired = and(eq(media.status, "pending"), lt(media.expiresAt, now));
+
+  if (ctx.storage.driver === "fs") {
+    // With fs a pending ticket never has a final file: bytes are renamed into place as it turns uploaded.
+    const gone = await ctx.db.db.delete(media).where(expired).returning({ id: media.id });
+    result.removedTickets = gone.length;
+    // A partial still being written has a fresh mtime; one older than a ticket's lifetime is dead.
+    const stale = await (ctx.storage as FsStorage).stalePartials(new Date(now.getTime() - ctx.config.uploadTicketTtlSeconds * 1000));
+    for (const path of stale) {
+      await unlink(path).catch(() => {});
+      result.removedPartials++;
+    }
+    return result;
+  }
+
+  // With S3 the client PUTs straight to the store, so an expired pending ticket may hold an object.
+  const rows = await ctx.db.db.select().from(media).where(expired).limit(batch);
+  for (const row of rows) {
+    try {
+      const settled = await settleStoredUpload(ctx, row);
+      if (settled.status !== "pending") {
+        result.settled++;
+        continue;
+      }
+    } catch (e) {
+      // Over the limit: the object was deleted, so the ticket is as empty as one never used.
+      if (!(e instanceof ApiError)) throw e;
+    }
+    const gone = await ctx.db.db.delete(media).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning({ id: media.id });
+    result.removedTickets += gone.length;
+  }
+  return result;
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import type { Config } from "../../config.ts";
+import type { AppContext } from "../../context.ts";
+import { media } from "../../db/schema.ts";
+import { ApiError, BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
+import { contentTypeForExtension, MEDIA_TYPES, type MediaContentType } from "../../storage/keys.ts";
+import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
+import type { Media, UploadCreate, UploadTicket } from "./model.ts";
+import { probeVideo } from "./probe.ts";
+import { imageDimensions, matchesType, SNIFF_BYTES } from "./sniff.ts";
+
+export type MediaRow = typeof media.$inferSelect;
+
+/** The byte limit of one upload of this content type (MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES). */
+export function limitFor(config: Config, contentType: MediaContentType): number {
+  const kind = MEDIA_TYPES[contentType].kind;
+  return kind === "gif" ? config.maxGifBytes : kind === "video" ? config.maxVideoBytes : config.maxImageBytes;
+}
+
+function invalidFilename(message: string) {
+  return new BadRequest("invalid_filename", message, "Send the original file name with its extension, like photo.jpg.");
+}
+
+/** The file's extension, lower-cased, after checking the name is a bare file name whose extension fits the type. */
+export function checkFilename(filename: string, contentType: MediaContentType): string {
+  const name = filename.trim();
+  if (!name) throw invalidFilename("filename is required");
+  if (name.length > 255) throw invalidFilename("filename must be at most 255 characters");
+  if (/[/\\]/.test(name)) throw invalidFilename("filename must be a bare file name, without folders or path separators");
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) throw invalidFilename("filename must not contain control characters");
+  const dot = name.lastIndexOf(".");
+  if (dot <= 0 || dot === name.length - 1) throw invalidFilename("filename must have an extension, like photo.jpg");
+  const ext = name.slice(dot + 1).toLowerCase();
+  const allowed = MEDIA_TYPES[contentType].extensions as readonly string[];
+  if (!allowed.includes(ext)) {
+    const actual = contentTypeForExtension(ext);
+    throw invalidFilename(`filename extension .${ext} does not match content_type ${contentType}` +
+      (actual ? ` (.${ext} is ${actual})` : "") + `; expected ${allowed.map((e) => "." + e).join(", ")}`);
+  }
+  return ext;
+}
+
+export async function createTicket(ctx: AppContext, profileId: string, body: UploadCreate): Promise<UploadTicket> {
+  const contentType = body.content_type as MediaContentType;
+  const ext = checkFilename(body.filename, contentType);
+  const uuid = randomUUID();
+  const mediaId = encodeMediaId(uuid);
+  const key = mediaKey(mediaId, ext);
+  const maxBytes = limitFor(ctx.config, contentType);
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + ctx.config.uploadTicketTtlSeconds * 1000);
+  await ctx.db.db.insert(media).values({
+    id: uuid, profileId, filename: body.filename.trim(), contentType, path: key, status: "pending",
+    maxBytes, expiresAt, createdAt: now,
+  });
+  const grant = await ctx.storage.signUpload({ mediaId, key, contentType, maxBytes, expiresAt });
+  return {
+    content_type: contentType,
+    media_id: mediaId,
+    path: key,
+    upload: { path: key, token: grant.token, signedUrl: grant.signedUrl },
+    expires_at: expiresAt.toISOString(),
+    max_bytes: maxBytes,
+  };
+}
+
+const notUploaded = (row: MediaRow, now: Date) => row.expiresAt < now
+  ? new Conflict("media_not_uploaded", "No bytes were uploaded for this media and its upload ticket has expired.",
+    "Create a new ticket with POST /v1/media/uploads and PUT the file to its signedUrl.")
+  : new Conflict("media_not_uploaded", "No bytes have been uploaded for this media yet.",
+    `PUT the raw file to the ticket's upload.signedUrl (with its Content-Type) before ${row.expiresAt.toISOString()}, then ask again.`);
+
+export const typeMismatch = (row: Pick<MediaRow, "contentType">) => new Unprocessable("media_type_mismatch",
+  `The uploaded bytes are not ${row.contentType}; the media is unusable and its bytes were discarded.`,
+  "Create a new ticket whose content_type matches the file and upload it again.");
+
+export function tooLarge(maxBytes: number, size?: number) {
+  return new PayloadTooLarge(
+    size === undefined ? `The file is larger than this upload's limit of ${maxBytes} bytes.`
+      : `The file is ${size} bytes, over this upload's limit of ${maxBytes} bytes; it was not kept.`,
+    "Upload a smaller file; the limits per type are MAX_IMAGE_BYTES, MAX_GIF_BYTES and MAX_VIDEO_BYTES.",
+  );
+}
+
+/** Width, height and duration of stored bytes whose head is already known to match the type. */
+export async function describe(ctx: AppContext, key: string, contentType: MediaContentType, head: Uint8Array) {
+  if (MEDIA_TYPES[contentType].kind === "video") {
+    const facts = await probeVideo(await ctx.storage.probeLocation(key));
+    return { width: facts.width, height: facts.height, durationSeconds: facts.durationSeconds };
+  }
+  const dims = imageDimensions(head, contentType);
+  return { width: dims?.width ?? null, height: dims?.height ?? null, durationSeconds: null };
+}
+
+/**
+ * S3 uploads go straight to the store, so a pending ticket is settled when someone looks: the object's
+ * size is checked against the limit (too large: deleted, the ticket stays open, 413) and its first bytes
+ * against the type (mismatch: deleted, the media invalid). Used by GET /v1/media/{id} and by cleanup.
+ */
+export async function settleStoredUpload(ctx: AppContext, row: MediaRow): Promise<MediaRow> {
+  const info = await ctx.storage.stat(row.path);
+  if (!info) return row;
+  if (info.size > row.maxBytes) {
+    await ctx.storage.remove(row.path);
+    throw tooLarge(row.maxBytes, info.size);
+  }
+  const contentType = row.contentType as MediaContentType;
+  const head = await ctx.storage.readStart(row.path, SNIFF_BYTES);
+  const matches = info.size > 0 && matchesType(head, contentType);
+  if (!matches) await ctx.storage.remove(row.path);
+  const facts = matches ? await describe(ctx, row.path, contentType, head) : {};
+  const [updated] = await ctx.db.db.update(media).set({
+    status: matches ? "uploaded" : "invalid",
+    sizeBytes: info.size,
+    uploadedAt: ctx.clock.now(),
+    ...facts,
+  }).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning();
+  if (updated) return updated;
+  // Someone else settled it first: their answer stands.
+  const [current] = await ctx.db.db.select().from(media).where(eq(media.id, row.id));
+  return current ?? row;
+}
+
+export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
+  return {
+    id: encodeMediaId(row.id),
+    path: row.path,
+    public_url: await ctx.storage.publicUrl(row.path),
+    content_type: row.contentType,
+    size: row.sizeBytes ?? 0,
+    width: row.width,
+    height: row.height,
+    duration: row.durationSeconds,
+  };
+}
+
+export async function getMedia(ctx: AppContext, profileId: string, id: string): Promise<Media> {
+  const uuid = decodeMediaId(id);
+  if (!uuid) {
+    throw new BadRequest("invalid_media_id", `'${id.slice(0, 80)}' is not a media id.`,
+      "Use data.media_id from POST /v1/media/uploads (it starts with med_).");
+  }
+  let [row] = await ctx.db.db.select().from(media).where(and(eq(media.id, uuid), eq(media.profileId, profileId)));
+  if (!row) throw new NotFound("Media");
+  if (row.status === "pending" && ctx.storage.driver === "s3") row = await settleStoredUpload(ctx, row);
+  if (row.status === "invalid") throw typeMismatch(row);
+  if (row.status === "pending") throw notUploaded(row, ctx.clock.now());
+  // The bytes must really be there before we hand out a URL to them.
+  if (!(await ctx.storage.stat(row.path))) {
+    throw new Conflict("media_not_uploaded", "The stored file of this media is missing.",
+      "Upload the file again with a new ticket (POST /v1/media/uploads).");
+  }
+  return toMedia(ctx, row);
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

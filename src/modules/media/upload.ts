@@ -1,0 +1,79 @@
+import { eq } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { media } from "../../db/schema.ts";
+import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
+import { UploadTooLarge, type FsStorage } from "../../storage/fs.ts";
+import type { MediaContentType } from "../../storage/keys.ts";
+import { verifyUploadToken } from "../../storage/upload-token.ts";
+import { decodeMediaId } from "./ids.ts";
+import { describe, tooLarge, typeMismatch } from "./service.ts";
+import { matchesType, SNIFF_BYTES } from "./sniff.ts";
+
+const badToken = (message: string) => new Forbidden("invalid_upload_token", message,
+  "PUT to data.upload.signedUrl exactly as POST /v1/media/uploads returned it.");
+
+const alreadyUsed = () => new Conflict("upload_already_used", "This upload ticket has already received its file.",
+  "A ticket takes one upload; create a new ticket with POST /v1/media/uploads for another file.");
+
+/**
+ * The fs driver's PUT: checks the signed token (key, content type, limit, expiry) and that the ticket is
+ * still open, streams the body to a partial file, sniffs it, and renames it into place in the same
+ * transaction that marks the ticket uploaded, so two PUTs racing on one ticket cannot both win.
+ */
+export async function receiveUpload(ctx: AppContext, storage: FsStorage, key: string, token: string | undefined, request: Request) {
+  if (!token) throw badToken("The upload URL has no token.");
+  const claims = verifyUploadToken(ctx.config.secretKey, token);
+  if (!claims || claims.key !== key) throw badToken("The upload token is not valid for this URL.");
+  if (ctx.clock.now().getTime() >= claims.exp * 1000) {
+    throw new Forbidden("upload_expired", `This upload URL expired at ${new Date(claims.exp * 1000).toISOString()}.`,
+      "Create a new ticket with POST /v1/media/uploads and upload within UPLOAD_TICKET_TTL.");
+  }
+  const sent = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (sent !== claims.contentType) {
+    throw new ApiError(415, "content_type_mismatch",
+      sent ? `This upload URL takes Content-Type ${claims.contentType}, not ${sent}.` : `This upload URL needs the header Content-Type: ${claims.contentType}.`,
+      `Send the header 'Content-Type: ${claims.contentType}' with the PUT.`);
+  }
+  const declared = Number(request.headers.get("content-length") ?? "NaN");
+  if (declared > claims.maxBytes) throw tooLarge(claims.maxBytes, declared);
+
+  const uuid = decodeMediaId(claims.mediaId);
+  const [row] = uuid ? await ctx.db.db.select().from(media).where(eq(media.id, uuid)) : [];
+  if (!row) throw new NotFound("Upload ticket", "not_found", "The ticket expired and was removed; create a new one.");
+  if (row.status !== "pending") throw alreadyUsed();
+
+  let received;
+  try {
+    received = await storage.receive(key, request.body, claims.maxBytes, SNIFF_BYTES);
+  } catch (e) {
+    if (e instanceof UploadTooLarge) throw tooLarge(claims.maxBytes);
+    throw e;
+  }
+  const contentType = claims.contentType as MediaContentType;
+  const matches = received.size > 0 && matchesType(received.head, contentType);
+  if (!matches) await storage.discard(received.partialPath);
+
+  const outcome = await ctx.db.db.transaction(async (tx) => {
+    const [current] = await tx.select().from(media).where(eq(media.id, row.id)).for("update");
+    if (!current) return "gone" as const;
+    if (current.status !== "pending") return "used" as const;
+    if (matches) await storage.commit(received.partialPath, key);
+    await tx.update(media).set({
+      status: matches ? "uploaded" : "invalid",
+      sizeBytes: received.size,
+      uploadedAt: ctx.clock.now(),
+    }).where(eq(media.id, row.id));
+    return matches ? "stored" as const : "invalid" as const;
+  });
+  if (outcome === "gone" || outcome === "used") {
+    await storage.discard(received.partialPath);
+    if (outcome === "used") throw alreadyUsed();
+    throw new NotFound("Upload ticket", "not_found", "The ticket expired and was removed while uploading; create a new one.");
+  }
+  if (outcome === "invalid") throw typeMismatch(row);
+
+  // Sizes and duration are a bonus: failing to read them never fails the upload.
+  const facts = await describe(ctx, key, contentType, received.head).catch(() => null);
+  if (facts) await ctx.db.db.update(media).set(facts).where(eq(media.id, row.id));
+  return { id: claims.mediaId, path: key, size: received.size };
+}

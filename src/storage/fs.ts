@@ -1,0 +1,188 @@
+import { mkdirSync } from "node:fs";
+import { open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { Config } from "../config.ts";
+import type { ObjectInfo, OpenedObject, Storage } from "./index.ts";
+import { contentTypeForKey, isMediaKey } from "./keys.ts";
+import { signUploadToken } from "./upload-token.ts";
+
+/** The body went past the ticket's limit; the partial file is already gone. */
+export class UploadTooLarge extends Error {}
+
+export interface ReceivedUpload {
+  partialPath: string;
+  size: number;
+  /** The first bytes, for sniffing. */
+  head: Uint8Array;
+}
+
+export interface FsStorage extends Storage {
+  readonly driver: "fs";
+  readonly root: string;
+  filePath(key: string): string;
+  /**
+   * Streams a request body into a partial file beside the media folder (same disk, so the final
+   * rename is atomic), never holding more than one chunk plus `headBytes` in memory.
+   */
+  receive(key: string, body: ReadableStream<Uint8Array> | null, maxBytes: number, headBytes: number): Promise<ReceivedUpload>;
+  commit(partialPath: string, key: string): Promise<void>;
+  discard(partialPath: string): Promise<void>;
+  /** Partial files whose last write is older than `before`: uploads that died without cleaning up. */
+  stalePartials(before: Date): Promise<string[]>;
+}
+
+const etagOf = (size: number, mtimeMs: number) => `"${size.toString(16)}-${Math.floor(mtimeMs).toString(16)}"`;
+
+async function ignoreMissing(p: Promise<unknown>) {
+  try {
+    await p;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+}
+
+export function createFsStorage(config: Config): FsStorage {
+  const root = join(config.dataDir, "media");
+  const partialDir = join(root, ".partial");
+  mkdirSync(partialDir, { recursive: true });
+  // Read on every use: PUBLIC_URL is fixed in production, but a test learns its port after start.
+  const base = () => `${config.publicUrl}/media/`;
+
+  const filePath = (key: string) => {
+    if (!isMediaKey(key)) throw new Error(`not a media key: ${key}`);
+    return join(root, key);
+  };
+
+  const storage: FsStorage = {
+    driver: "fs",
+    root,
+    filePath,
+
+    async signUpload(req) {
+      const token = signUploadToken(config.secretKey, {
+        mediaId: req.mediaId, key: req.key, contentType: req.contentType, maxBytes: req.maxBytes,
+        exp: Math.floor(req.expiresAt.getTime() / 1000),
+      });
+      return { token, signedUrl: `${base()}${req.key}?token=${token}` };
+    },
+
+    async publicUrl(key) {
+      filePath(key);
+      return base() + key;
+    },
+
+    async stat(key): Promise<ObjectInfo | null> {
+      try {
+        const s = await stat(filePath(key));
+        return { size: s.size, etag: etagOf(s.size, s.mtimeMs), lastModified: s.mtime };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
+        throw e;
+      }
+    },
+
+    async readStart(key, bytes) {
+      let fh;
+      try {
+        fh = await open(filePath(key), "r");
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") return new Uint8Array(0);
+        throw e;
+      }
+      try {
+        const buf = Buffer.alloc(bytes);
+        const { bytesRead } = await fh.read(buf, 0, bytes, 0);
+        return new Uint8Array(buf.subarray(0, bytesRead));
+      } finally {
+        await fh.close();
+      }
+    },
+
+    async open(key): Promise<OpenedObject | null> {
+      const info = await storage.stat(key);
+      const contentType = contentTypeForKey(key);
+      if (!info || !contentType) return null;
+      const path = filePath(key);
+      return { key, contentType, size: info.size, stream: () => Bun.file(path).stream() };
+    },
+
+    async remove(key) {
+      await ignoreMissing(unlink(filePath(key)));
+    },
+
+    async keyForPublicUrl(url) {
+      const prefix = base();
+      if (!url.startsWith(prefix)) return null;
+      const rest = url.slice(prefix.length).split(/[?#]/)[0];
+      return isMediaKey(rest) ? rest : null;
+    },
+
+    async openByPublicUrl(url) {
+      const key = await storage.keyForPublicUrl(url);
+      return key ? storage.open(key) : null;
+    },
+
+    async probeLocation(key) {
+      return filePath(key);
+    },
+
+    async receive(key, body, maxBytes, headBytes) {
+      filePath(key);
+      const partialPath = join(partialDir, `${key}.${randomBytes(6).toString("hex")}.part`);
+      const fh = await open(partialPath, "wx", 0o644);
+      const head = new Uint8Array(headBytes);
+      let headLength = 0;
+      let size = 0;
+      let ok = false;
+      try {
+        const reader = body?.getReader();
+        while (reader) {
+          const { done, value: chunk } = await reader.read();
+          if (done) break;
+          size += chunk.byteLength;
+          if (size > maxBytes) {
+            await reader.cancel().catch(() => {});
+            throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
+          }
+          if (headLength < headBytes) {
+            const take = Math.min(headBytes - headLength, chunk.byteLength);
+            head.set(chunk.subarray(0, take), headLength);
+            headLength += take;
+          }
+          // Awaiting each write is the back-pressure: the socket is read no faster than the disk takes it.
+          let off = 0;
+          while (off < chunk.byteLength) {
+            const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
+            off += bytesWritten;
+          }
+        }
+        ok = true;
+      } finally {
+        await fh.close();
+        if (!ok) await ignoreMissing(unlink(partialPath));
+      }
+      return { partialPath, size, head: head.subarray(0, headLength) };
+    },
+
+    async commit(partialPath, key) {
+      await rename(partialPath, filePath(key));
+    },
+
+    async discard(partialPath) {
+      await ignoreMissing(unlink(partialPath));
+    },
+
+    async stalePartials(before) {
+      const names = await readdir(partialDir).catch(() => [] as string[]);
+      const stale: string[] = [];
+      for (const name of names) {
+        const path = join(partialDir, name);
+        const s = await stat(path).catch(() => null);
+        if (s && s.mtimeMs < before.getTime()) stale.push(path);
+      }
+      return stale;
+    },
+  };
+  return storage;
+}

@@ -1,0 +1,42 @@
+/**
+ * The content types Crier accepts and the file extensions each may carry. The spec's enum is the six
+ * jpeg/png/webp/mp4/quicktime/webm types; image/gif is accepted too because platforms take GIFs and
+ * report a separate GIF size limit (media_requirements.max_size_bytes.gif).
+ */
+export const MEDIA_TYPES = {
+  "image/jpeg": { kind: "image", extensions: ["jpg", "jpeg", "jpe", "jfif"] },
+  "image/png": { kind: "image", extensions: ["png"] },
+  "image/webp": { kind: "image", extensions: ["webp"] },
+  "image/gif": { kind: "gif", extensions: ["gif"] },
+  "video/mp4": { kind: "video", extensions: ["mp4", "m4v"] },
+  "video/quicktime": { kind: "video", extensions: ["mov", "qt"] },
+  "video/webm": { kind: "video", extensions: ["webm"] },
+} as const;
+
+export type MediaContentType = keyof typeof MEDIA_TYPES;
+export const MEDIA_CONTENT_TYPES = Object.keys(MEDIA_TYPES) as MediaContentType[];
+
+const BY_EXTENSION = new Map<string, MediaContentType>(
+  MEDIA_CONTENT_TYPES.flatMap((ct) => MEDIA_TYPES[ct].extensions.map((ext) => [ext, ct] as const)),
+);
+
+/**
+ * A storage key is `med_<22 base64url chars>.<ext>`: the encoded media id plus the file's extension.
+ * Nothing else is ever read or written, so a key can never name a path outside the media folder.
+ */
+export const KEY_PATTERN = /^med_[A-Za-z0-9_-]{22}\.([a-z0-9]{2,5})$/;
+
+export function isMediaKey(key: string): boolean {
+  const m = KEY_PATTERN.exec(key);
+  return !!m && BY_EXTENSION.has(m[1]);
+}
+
+/** The content type a key is served with (its extension was checked against it when the ticket was made). */
+export function contentTypeForKey(key: string): MediaContentType | null {
+  const m = KEY_PATTERN.exec(key);
+  return m ? BY_EXTENSION.get(m[1]) ?? null : null;
+}
+
+export function contentTypeForExtension(ext: string): MediaContentType | null {
+  return BY_EXTENSION.get(ext.toLowerCase()) ?? null;
+}
