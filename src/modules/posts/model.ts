@@ -42,8 +42,9 @@ export const PostPatch = t.Object({
   targets: t.Optional(t.Array(PostTargetInput, { minItems: 1, maxItems: 100 })),
 }, { additionalProperties: false, title: "PostPatch" });
 
-export const TargetStatus = t.UnionEnum(TARGET_STATUSES);
-export const PostStatus = t.UnionEnum(POST_STATUSES);
+// Unions of literals, not UnionEnum: an optional UnionEnum query parameter got its first value as a default.
+export const TargetStatus = t.Union(TARGET_STATUSES.map((s) => t.Literal(s)));
+export const PostStatus = t.Union(POST_STATUSES.map((s) => t.Literal(s)));
 
 export const PostTarget = t.Object({
   target_post_id: t.String(),

@@ -101,6 +101,7 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
   inputs.forEach((input, i) => {
     const account = byId.get(input.account_id);
     const where = `targets[${i}] (account ${input.account_id})`;
+    const label = () => `targets[${i}] (account ${input.account_id}, ${account!.platform})`;
     if (!account) {
       throw new BadRequest("target_account_not_found", `${where}: no connected account with this id in this profile.`, "List your accounts with GET /v1/accounts and use one of their ids.");
     }
@@ -111,21 +112,20 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented") {
       throw new BadRequest("platform_not_supported", `${where}: publishing to ${account.platform} is not available in this version of Crier.`, "Remove this target; the README lists the platforms Crier publishes to.");
     }
-    const label = `${where}, ${account.platform}`;
     if (!plugin.capabilities.destination) {
-      throw new BadRequest("target_not_destination", `${label}: this account can only be a source, not a destination.`, "Remove this target.");
+      throw new BadRequest("target_not_destination", `${label()}: this account can only be a source, not a destination.`, "Remove this target.");
     }
     const repeat = seen.get(account.id) ?? 0;
     seen.set(account.id, repeat + 1);
     if (repeat > 0 && !plugin.capabilities.threads) {
-      throw new BadRequest("duplicate_target", `${label}: the account appears more than once and ${plugin.displayName} has no threads.`, "List each account once.");
+      throw new BadRequest("duplicate_target", `${label()}: the account appears more than once and ${plugin.displayName} has no threads.`, "List each account once.");
     }
     const text = input.content_override ?? content;
     const options = input.platform_options ?? {};
-    checkTarget({ label, accountId: account.id, plugin, content: text, media, options });
+    checkTarget({ label: label(), accountId: account.id, plugin, content: text, media, options });
     const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
     if (variants && repeat > 0) {
-      throw new BadRequest("duplicate_target", `${label}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
+      throw new BadRequest("duplicate_target", `${label()}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
     }
     for (const variant of variants ?? [null]) {
       out.push({

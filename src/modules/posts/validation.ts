@@ -37,10 +37,12 @@ export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
     const ext = extensionOf(url);
     const item: MediaItem = { ...m, url, type: m.type ?? (VIDEO_EXT.has(ext) ? "video" : "image") };
     if (m.thumbnail_url !== undefined) item.thumbnail_url = m.thumbnail_url.trim();
-    if (MIME_BY_EXT[ext]) item.mime_type = MIME_BY_EXT[ext];
     return item;
   });
 }
+
+/** The type a file's extension says it has (contents are not fetched during validation). */
+const mimeOf = (m: MediaItem): string | undefined => m.mime_type ?? MIME_BY_EXT[extensionOf(m.url)];
 
 export function countText(text: string, unit: "characters" | "graphemes" | "bytes"): number {
   if (unit === "bytes") return Buffer.byteLength(text, "utf8");
@@ -74,7 +76,7 @@ export function checkTarget(t: TargetCheck): void {
   const caps = plugin.capabilities;
   const images = media.filter((m) => m.type === "image");
   const videos = media.filter((m) => m.type === "video");
-  const gifs = images.filter((m) => m.mime_type === "image/gif");
+  const gifs = images.filter((m) => mimeOf(m) === "image/gif");
 
   const check = Value.Errors(plugin.optionsSchema, t.options).First();
   if (check) {
@@ -111,11 +113,12 @@ export function checkTarget(t: TargetCheck): void {
   const formats = new Set([...req.supported_formats, ...Object.keys(req.convertible_formats)].map((f) => f.toLowerCase()));
   media.forEach((m, i) => {
     const ext = extensionOf(m.url);
+    const mime = mimeOf(m);
     // Without a recognisable extension the format is unknown until the file is fetched; the plugin decides then.
-    if (formats.size && m.mime_type && !formats.has(m.mime_type) && !formats.has(ext)) {
-      fail(t, "unsupported_media_format", `media[${i}] is ${m.mime_type}; ${plugin.displayName} takes ${[...formats].join(", ")}.`, "Convert the file to a supported format.");
+    if (formats.size && mime && !formats.has(mime) && !formats.has(ext)) {
+      fail(t, "unsupported_media_format", `media[${i}] is ${mime}; ${plugin.displayName} takes ${[...formats].join(", ")}.`, "Convert the file to a supported format.");
     }
-    const max = m.type === "video" ? req.max_size_bytes.video : m.mime_type === "image/gif" ? req.max_size_bytes.gif : req.max_size_bytes.image;
+    const max = m.type === "video" ? req.max_size_bytes.video : mime === "image/gif" ? req.max_size_bytes.gif : req.max_size_bytes.image;
     if (m.size !== undefined && max > 0 && m.size > max) fail(t, "media_too_large", `media[${i}] is ${m.size} bytes; ${plugin.displayName} takes at most ${max}.`, "Compress the file or send a smaller one.");
     if (m.type === "video" && m.duration !== undefined) {
       if (req.min_video_duration_seconds != null && m.duration < req.min_video_duration_seconds) fail(t, "video_too_short", `media[${i}] lasts ${m.duration} s; ${plugin.displayName} needs at least ${req.min_video_duration_seconds} s.`, "Send a longer video.");
