@@ -1,0 +1,79 @@
+/**
+ * Pieces every emulator needs and no platform owns: the queue of failures tests ask for, holding a
+ * response to simulate a timeout after the work was done, and serving an emulator on a loopback port.
+ */
+import type { Emulator, FailureSpec } from "./sdk.ts";
+
+interface PendingFailure extends FailureSpec {
+  left: number;
+}
+
+/** Failures queued with failNext(), consumed by the calls they match, in the order they were asked for. */
+export class FailurePlan {
+  private pending: PendingFailure[] = [];
+
+  add(spec: FailureSpec): void {
+    this.pending.push({ ...spec, left: Math.max(1, spec.times ?? 1) });
+  }
+
+  /**
+   * The failure that applies to a call, if any. `names` are what `on` may match: the request path and
+   * the platform's method name. A spec without `on` applies to whatever call comes next.
+   */
+  take(...names: string[]): FailureSpec | undefined {
+    const i = this.pending.findIndex((f) => !f.on || names.some((n) => n.includes(f.on!)));
+    if (i < 0) return undefined;
+    const f = this.pending[i];
+    f.left -= 1;
+    if (f.left <= 0) this.pending.splice(i, 1);
+    return f;
+  }
+
+  clear(): void {
+    this.pending = [];
+  }
+}
+
+/** Default hold for a simulated timeout: longer than any client should wait. */
+export const DEFAULT_HOLD_MS = 30_000;
+
+/** Holds a finished response back, so the caller times out although the work was done. */
+export async function holdThen(res: Response, ms = DEFAULT_HOLD_MS): Promise<Response> {
+  await new Promise((r) => setTimeout(r, ms));
+  return res;
+}
+
+export interface ServedEmulator {
+  /** Base URL to give the plugin's ProviderHttp, including the mount prefix. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves an emulator on 127.0.0.1 on a free port, under `prefix` (default /sandbox/<platform>, the way
+ * the server mounts it), so a plugin talks to it over real HTTP.
+ */
+export function serveEmulator(emulator: Emulator, prefix = `/sandbox/${emulator.platform}`): ServedEmulator {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    // Timeouts are simulated by holding responses; the server must not cut them first.
+    idleTimeout: 0,
+    fetch(req) {
+      const { pathname } = new URL(req.url);
+      if (!pathname.startsWith(prefix + "/")) return new Response("not found", { status: 404 });
+      return emulator.handle(req, pathname.slice(prefix.length));
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}${prefix}`,
+    stop: () => server.stop(true),
+  };
+}
+
+/** The base URL the emulator was reached under (origin plus mount prefix), for links it hands out. */
+export function mountBase(req: Request, path: string): string {
+  const u = new URL(req.url);
+  const pathname = u.pathname.endsWith(path) ? u.pathname.slice(0, u.pathname.length - path.length) : "";
+  return `${u.origin}${pathname}`;
+}

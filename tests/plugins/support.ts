@@ -1,0 +1,85 @@
+// What the Bluesky and Telegram plugin tests share: the emulator served over real HTTP on 127.0.0.1, the
+// real provider HTTP client pointed at it, and the real media fetch guard reading files served from
+// loopback (the only rule relaxed: tests have no public addresses).
+import { createProviderHttp } from "../../src/platform/http.ts";
+import { createMediaAccess } from "../../src/platform/media.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createLogger } from "../../src/log.ts";
+import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext } from "../../src/platform/sdk.ts";
+
+export const silent = createLogger("silent");
+
+export interface MediaFile {
+  type: string;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
+/** Serves files by name on a loopback port, the way a public bucket would. */
+export function serveMedia(files: Record<string, MediaFile>) {
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const f = files[new URL(req.url).pathname.slice(1)];
+      return f ? new Response(f.bytes, { headers: { "content-type": f.type } }) : new Response("not found", { status: 404 });
+    },
+  });
+  return { url: (name: string) => `http://127.0.0.1:${server.port}/${name}`, stop: () => server.stop(true) };
+}
+
+/** Bytes of a given size that start like an MP4 file (an ftyp box), as the video services check. */
+export function fakeMp4(size: number): Uint8Array<ArrayBuffer> {
+  const b = new Uint8Array(size);
+  b.set([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42")]);
+  return b;
+}
+
+export function fakeImage(size: number): Uint8Array<ArrayBuffer> {
+  const b = new Uint8Array(size);
+  b.set([0xff, 0xd8, 0xff, 0xe0]);
+  return b;
+}
+
+export interface Rig<E extends Emulator> {
+  emulator: E;
+  served: ServedEmulator;
+  connectContext(settings?: Record<string, string>): ConnectContext;
+  /** A plugin context for an account; saved credentials land in `saved`. */
+  context(p: { credentials: Credentials; remoteId?: string; username?: string; metadata?: Record<string, unknown>; settings?: Record<string, string>; timeoutMs?: number }): PluginContext & { saved: Credentials[] };
+  stop(): Promise<void>;
+}
+
+export function rig<E extends Emulator>(plugin: Plugin, emulator: E, defaults: { settings?: Record<string, string>; timeoutMs?: number; now?: () => number } = {}): Rig<E> {
+  const served = serveEmulator(emulator);
+  const now = () => new Date(defaults.now?.() ?? Date.now());
+  const http = (timeoutMs?: number) => createProviderHttp({
+    baseUrl: served.url,
+    timeoutMs: timeoutMs ?? defaults.timeoutMs ?? 5000,
+    log: silent,
+    classify: plugin.classifyResponse?.bind(plugin),
+  });
+  return {
+    emulator,
+    served,
+    connectContext: (settings) => ({ http: http(), settings: { ...defaults.settings, ...settings }, log: silent, now }),
+    context(p) {
+      const saved: Credentials[] = [];
+      const ctx: PluginContext & { saved: Credentials[] } = {
+        saved,
+        http: http(p.timeoutMs),
+        account: { id: crypto.randomUUID(), remoteId: p.remoteId ?? "remote", username: p.username ?? "user", metadata: p.metadata ?? {} },
+        credentials: p.credentials,
+        async saveCredentials(c) {
+          saved.push(c);
+          ctx.credentials = c;
+        },
+        media: createMediaAccess({ maxBytes: 200_000_000, log: silent, allowAddress: () => true }),
+        settings: { ...defaults.settings, ...p.settings },
+        log: silent,
+        now,
+      };
+      return ctx;
+    },
+    stop: () => served.stop(),
+  };
+}
