@@ -46,6 +46,8 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
       select account_id from post_targets
       where status in ('pending', 'scheduled') and due_at <= ${now}::timestamptz and account_id is not null
         and platform = any(${pgArray(platforms)}::text[])
+        -- Targets of accounts that cannot publish are failed by the chores, without a claim.
+        and exists (select 1 from accounts a where a.id = account_id and a.status = 'active')
         ${req.busyAccounts.length ? sql`and account_id <> all(${pgArray(req.busyAccounts)}::uuid[])` : sql``}
         ${req.postId ? sql`and post_id = ${req.postId}::uuid` : sql``}
       order by due_at

@@ -11,7 +11,8 @@ export interface LocalEngine {
 const engines = new WeakMap<AppContext, LocalEngine>();
 
 export const localEngine = (ctx: AppContext): LocalEngine | undefined => engines.get(ctx);
-export const setLocalEngine = (ctx: AppContext, engine: LocalEngine | undefined) => {
-  if (engine) engines.set(ctx, engine);
-  else engines.delete(ctx);
+export const setLocalEngine = (ctx: AppContext, engine: LocalEngine) => void engines.set(ctx, engine);
+/** Only the engine that is registered unregisters itself (a second engine on one context may stop first). */
+export const clearLocalEngine = (ctx: AppContext, engine: LocalEngine) => {
+  if (engines.get(ctx) === engine) engines.delete(ctx);
 };

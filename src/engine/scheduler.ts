@@ -11,7 +11,7 @@ import type { OwnStorageOpener } from "../platform/media.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
 import { claimPolls, pollTarget, publishTarget, type DispatchSettings } from "./dispatch.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
-import { setLocalEngine, type LocalEngine } from "./local.ts";
+import { clearLocalEngine, setLocalEngine, type LocalEngine } from "./local.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */
@@ -208,7 +208,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     inFlight: () => running.size,
     async stop() {
       stopping = true;
-      setLocalEngine(ctx, undefined);
+      clearLocalEngine(ctx, engine);
       await draining;
       const left = [...running.values()].map((r) => r.promise);
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });

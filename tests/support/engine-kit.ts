@@ -1,0 +1,52 @@
+/**
+ * Publishing end to end in one process: the real Bluesky plugin talking over HTTP on 127.0.0.1 to its
+ * emulator, accounts connected through the plugin's own connect flow, and an engine driven by the TestClock.
+ */
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { connectContext } from "../../src/platform/provider.ts";
+import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { createEngine, type Engine, type EngineOptions } from "../../src/engine/scheduler.ts";
+import type { AppContext } from "../../src/context.ts";
+import type { Emulator } from "../../src/platform/sdk.ts";
+import { createBlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
+import type { Harness } from "./harness.ts";
+import { postsHarness } from "./posts-kit.ts";
+
+export interface EngineHarness extends Harness {
+  emulator: Emulator;
+  served: ServedEmulator;
+  engine: Engine;
+  /** Connects a Bluesky account of the emulator through the plugin's connect flow. */
+  bluesky(profileId: string, handle: string): Promise<string>;
+}
+
+export function platformEnv(url: string, extra: Record<string, string> = {}) {
+  return { CRIER_BLUESKY_API_URL: url, ...extra };
+}
+
+export async function engineHarness(opts: { engine?: EngineOptions; env?: Record<string, string> } = {}): Promise<EngineHarness> {
+  const emulator = createBlueskyEmulator();
+  const served = serveEmulator(emulator);
+  const h = await postsHarness({ env: platformEnv(served.url, opts.env) });
+  const engine = createEngine(h.ctx, { random: () => 0.5, ...opts.engine });
+  const close = h.close;
+  return Object.assign(h, {
+    emulator,
+    served,
+    engine,
+    bluesky: (profileId: string, handle: string) => connectBluesky(h.ctx, profileId, handle),
+    async close() {
+      await engine.stop();
+      await served.stop();
+      await close();
+    },
+  });
+}
+
+export async function connectBluesky(ctx: AppContext, profileId: string, handle: string): Promise<string> {
+  const plugin = ctx.platforms.get("bluesky")!;
+  if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Bluesky connect flow");
+  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), { handle, app_password: "abcd-efgh-ijkl-mnop" });
+  const row = await upsertConnectedAccount(ctx, { profileId, platform: "bluesky", ...identity });
+  return row.id;
+}
