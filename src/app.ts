@@ -5,6 +5,8 @@ import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
 import { withAuthErrors } from "./http/openapi-auth.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
+import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
+import { sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
@@ -44,7 +46,10 @@ export function createApp(ctx: AppContext) {
     }))
     .use(docsAssets())
     .use(healthRoutes(ctx))
+    .use(sandboxRoutes(ctx))
     .use(accountsRoutes(ctx))
+    .use(connectRoutes(ctx))
+    .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx));

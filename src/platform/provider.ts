@@ -30,6 +30,24 @@ export function platformSettings(ctx: AppContext, platform: string): Record<stri
   return out;
 }
 
+/**
+ * Settings for a sandbox profile: placeholders for every required setting, what the emulator asks for,
+ * and OAuth endpoints on the emulator (whose authorize page redirects straight back with a code).
+ */
+export function sandboxSettings(ctx: AppContext, platform: string): Record<string, string | undefined> {
+  const plugin = ctx.platforms.get(platform);
+  const base = sandboxBaseUrl(ctx, platform);
+  const out: Record<string, string | undefined> = {};
+  for (const name of plugin?.connect?.requiredSettings ?? []) out[name] = "sandbox";
+  Object.assign(out, { AUTHORIZE_URL: `${base}/oauth/authorize`, TOKEN_URL: `${base}/oauth/token` }, ctx.platforms.emulatorFor(platform)?.sandboxSettings);
+  return out;
+}
+
+/** The settings a plugin runs with: the environment's, or the sandbox's for sandbox profiles. */
+export function settingsFor(ctx: AppContext, platform: string, opts: { sandbox: boolean }): Record<string, string | undefined> {
+  return opts.sandbox ? sandboxSettings(ctx, platform) : platformSettings(ctx, platform);
+}
+
 /** Where sandbox profiles reach the platform: the emulator this process serves. */
 export function sandboxBaseUrl(ctx: AppContext, platform: string): string {
   return `${ctx.config.publicUrl.replace(/\/+$/, "")}/sandbox/${platform}`;
@@ -52,7 +70,15 @@ function sandboxFetch(ctx: AppContext, platform: string): typeof fetch {
     const emulator = ctx.platforms.emulatorFor(platform);
     if (!emulator || !(req.url === prefix || req.url.startsWith(prefix + "/") || req.url.startsWith(prefix + "?"))) return fetch(req);
     const path = new URL(req.url).pathname.slice(new URL(prefix).pathname.length) || "/";
-    return emulator.handle(req, path);
+    // The caller's timeout must cut an in-process answer short exactly as it would a network one.
+    const signal = init?.signal;
+    if (!signal) return emulator.handle(req, path);
+    if (signal.aborted) throw signal.reason;
+    return await new Promise<Response>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      emulator.handle(req, path).then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+    });
   };
   return f as typeof fetch;
 }
@@ -65,8 +91,8 @@ export function requirePlugin(ctx: AppContext, platform: string): Plugin {
 
 export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
   const plugin = requirePlugin(ctx, platform);
-  const settings = platformSettings(ctx, platform);
-  const timeout = Number(settings.TIMEOUT_MS);
+  // The timeout is an operator's choice, so it comes from the environment for sandbox profiles too.
+  const timeout = Number(platformSettings(ctx, platform).TIMEOUT_MS);
   return createProviderHttp({
     baseUrl: apiBaseUrl(ctx, plugin, opts),
     timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
@@ -81,7 +107,7 @@ export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox:
 export function connectContext(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ConnectContext {
   return {
     http: providerHttp(ctx, platform, opts),
-    settings: platformSettings(ctx, platform),
+    settings: settingsFor(ctx, platform, opts),
     log: ctx.log.child({ component: "connect", platform }),
     now: () => ctx.clock.now(),
   };
@@ -115,7 +141,7 @@ export function providerFor(ctx: AppContext, account: AccountRow, opts: Provider
       context.credentials = c;
     },
     media: opts.media ?? createMediaAccess({ ownStorage: opts.ownStorage, maxBytes: maxMediaBytes(ctx), log: ctx.log.child({ component: "media-fetch" }) }),
-    settings: platformSettings(ctx, account.platform),
+    settings: settingsFor(ctx, account.platform, opts),
     log: ctx.log.child({ component: "plugin", platform: account.platform, account_id: account.id }),
     now: () => ctx.clock.now(),
   };

@@ -286,6 +286,11 @@ export interface Emulator {
   /** `path` is the request path with the emulator's mount prefix removed, starting with "/". */
   handle(req: Request, path: string): Promise<Response>;
   failNext(spec: FailureSpec): void;
+  /**
+   * Settings a sandbox profile runs the plugin with (e.g. a bot token the emulator accepts), in the
+   * suffix form of CRIER_<PLATFORM>_* names. Optional: without it every required setting is "sandbox".
+   */
+  sandboxSettings?: Record<string, string>;
   posts(): EmulatedPost[];
   reset(): void;
 }

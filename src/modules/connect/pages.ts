@@ -1,0 +1,59 @@
+/** The small server-rendered pages of connect flows. Every interpolated value goes through esc(). */
+import type { FormField } from "../../platform/sdk.ts";
+
+export function esc(value: unknown): string {
+  return String(value ?? "").replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+}
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#222}
+h1{font-size:1.4rem}label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
+small{color:#666;display:block}button{margin-top:1.5rem;padding:.6rem 1.2rem;font:inherit}.note{background:#fff7d6;padding:.6rem;border-radius:4px}
+.err{background:#fde2e2;padding:.6rem;border-radius:4px}.ok{background:#e2f7e2;padding:.6rem;border-radius:4px}`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${esc(title)}</title><style>${STYLE}</style></head><body>${body}</body></html>`;
+}
+
+const HEADERS = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "x-frame-options": "DENY",
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+};
+
+export function htmlResponse(html: string, status = 200): Response {
+  return new Response(html, { status, headers: HEADERS });
+}
+
+export function resultPage(input: { ok: boolean; platform: string; title: string; message: string }, status = 200): Response {
+  const body = `<h1>${esc(input.title)}</h1><p class="${input.ok ? "ok" : "err"}">${esc(input.message)}</p>
+<p>${input.ok ? "You can close this window and list the accounts through the API to see it." : "Nothing was connected. Start again from the API to get a new link."}</p>`;
+  return htmlResponse(layout(`${input.title} · ${input.platform}`, body), status);
+}
+
+export function formPage(input: {
+  platform: string;
+  title: string;
+  instructions: string;
+  fields: FormField[];
+  state: string;
+  action: string;
+  sandbox: boolean;
+  error?: string;
+  values?: Record<string, string>;
+}): Response {
+  const fields = input.fields.map((f) => `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
+<input id="f_${esc(f.name)}" name="${esc(f.name)}" type="${esc(f.type)}" placeholder="${esc(f.placeholder ?? "")}" required
+ autocomplete="off" value="${f.type === "password" ? "" : esc(input.values?.[f.name] ?? "")}">${f.help ? `<small>${esc(f.help)}</small>` : ""}`).join("\n");
+  const body = `<h1>${esc(input.title)}</h1>
+${input.sandbox ? `<p class="note">Sandbox profile: this connects to Crier's emulator, not the real platform. Any values are accepted.</p>` : ""}
+${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
+<p>${esc(input.instructions)}</p>
+<form method="post" action="${esc(input.action)}">
+<input type="hidden" name="state" value="${esc(input.state)}">
+${fields}
+<button type="submit">Connect</button>
+</form>`;
+  return htmlResponse(layout(`${input.title} · ${input.platform}`, body), input.error ? 400 : 200);
+}

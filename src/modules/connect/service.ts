@@ -1,0 +1,152 @@
+import type { AppContext } from "../../context.ts";
+import { Conflict, NotFound } from "../../http/errors.ts";
+import { connectContext, envPrefix, platformSettings } from "../../platform/provider.ts";
+import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
+import type { Principal } from "../keys/service.ts";
+import { upsertConnectedAccount } from "../accounts/service.ts";
+import type { ConnectResult } from "./model.ts";
+import { formPage, resultPage } from "./pages.ts";
+import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
+
+const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
+export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
+export const hostedUrl = (ctx: AppContext, platform: string, state: string) => `${base(ctx)}/connect/${platform}?state=${encodeURIComponent(state)}`;
+
+function pluginOrNotFound(ctx: AppContext, platform: string): Plugin {
+  const plugin = ctx.platforms.get(platform);
+  if (!plugin) {
+    throw new NotFound(`Platform '${platform}'`, "unsupported_platform", `Supported platforms: ${ctx.platforms.list().map((p) => p.platform).join(", ")}.`);
+  }
+  return plugin;
+}
+
+function flowOf(plugin: Plugin): ConnectFlow {
+  if (!plugin.connect) {
+    throw new Conflict("connect_not_available", `Connecting ${plugin.displayName} accounts is not available in this version of Crier yet.`,
+      "See the README's platform table for what each platform supports.");
+  }
+  return plugin.connect;
+}
+
+/** Computes the browser URL of a connect flow; connects and changes nothing. */
+export function startConnect(ctx: AppContext, principal: Principal, platform: string): ConnectResult {
+  const plugin = pluginOrNotFound(ctx, platform);
+  const flow = flowOf(plugin);
+  const sandbox = principal.sandbox;
+  if (sandbox && !ctx.platforms.hasEmulator(platform)) {
+    throw new Conflict("sandbox_unavailable", `${plugin.displayName} has no emulator yet, so sandbox profiles cannot connect it.`,
+      "Use a platform with an emulator (see the README's platform table) or a regular profile.");
+  }
+  if (!sandbox) {
+    const settings = platformSettings(ctx, platform);
+    const missing = (flow.requiredSettings ?? []).filter((name) => !settings[name]);
+    if (missing.length) {
+      const vars = missing.map((m) => `${envPrefix(platform)}${m}`);
+      throw new Conflict("platform_not_configured", `${plugin.displayName} is not configured on this server.`,
+        `Set ${vars.join(" and ")} in the server's environment and restart it.`);
+    }
+  }
+  const state = issueState(ctx.config.secretKey, { profileId: principal.profileId, platform, sandbox }, ctx.clock.now());
+  if (flow.mode === "oauth_authorization_url") {
+    const c = connectContext(ctx, platform, { sandbox });
+    const url = flow.authorizationUrl(c, { state, redirectUri: callbackUrl(ctx, platform), codeVerifier: codeVerifier(ctx.config.secretKey, state) });
+    return { hosted_url: null, authorization_url: url, mode: flow.mode, platform };
+  }
+  return { hosted_url: hostedUrl(ctx, platform, state), authorization_url: null, mode: flow.mode, platform };
+}
+
+const STATE_MESSAGES: Record<Exclude<StateCheck, { ok: true }>["reason"], string> = {
+  invalid: "This connection link is not valid: it was changed or cut short.",
+  expired: "This connection link has expired: links are valid for five minutes.",
+  wrong_platform: "This connection link belongs to another platform.",
+};
+
+function stateFailure(platform: string, check: Exclude<StateCheck, { ok: true }>): Response {
+  return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[check.reason] }, 400);
+}
+
+async function store(ctx: AppContext, state: ConnectState, plugin: Plugin, identity: ConnectedIdentity): Promise<Response> {
+  await upsertConnectedAccount(ctx, {
+    profileId: state.profileId,
+    platform: plugin.platform,
+    remoteId: identity.remoteId,
+    username: identity.username,
+    avatarUrl: identity.avatarUrl ?? null,
+    credentials: identity.credentials,
+    metadata: identity.metadata ?? {},
+  });
+  ctx.log.info("account connected", { platform: plugin.platform, profile_id: state.profileId, sandbox: state.sandbox });
+  return resultPage({ ok: true, platform: plugin.platform, title: "Account connected", message: `${plugin.displayName} account ${identity.username} is connected to Crier.` });
+}
+
+function failure(ctx: AppContext, platform: string, e: unknown): Response {
+  if (e instanceof ConnectError) return resultPage({ ok: false, platform, title: "Connection failed", message: e.message }, 400);
+  ctx.log.error("connect failed", { platform, error: (e as Error)?.message });
+  return resultPage({ ok: false, platform, title: "Connection failed", message: "The platform's answer could not be used. Try again in a moment." }, 502);
+}
+
+/** The OAuth redirect target: exchanges the code and stores the account. */
+export async function finishOAuth(ctx: AppContext, platform: string, query: Record<string, string | undefined>): Promise<Response> {
+  const plugin = ctx.platforms.get(platform);
+  if (!plugin || plugin.connect?.mode !== "oauth_authorization_url") {
+    return resultPage({ ok: false, platform, title: "Connection failed", message: `Crier cannot connect '${platform}' accounts by OAuth.` }, 404);
+  }
+  const check = verifyState(ctx.config.secretKey, query.state, platform, ctx.clock.now());
+  if (!check.ok) return stateFailure(platform, check);
+  if (query.error) {
+    const reason = query.error_description ?? query.error;
+    return resultPage({ ok: false, platform, title: "Connection cancelled", message: `${plugin.displayName} did not grant access: ${reason}` }, 400);
+  }
+  if (!query.code) return resultPage({ ok: false, platform, title: "Connection failed", message: "The platform sent no authorization code." }, 400);
+  const c = connectContext(ctx, platform, { sandbox: check.state.sandbox });
+  try {
+    const identity = await plugin.connect.exchange(c, { code: query.code, redirectUri: callbackUrl(ctx, platform), codeVerifier: codeVerifier(ctx.config.secretKey, query.state!) });
+    return await store(ctx, check.state, plugin, identity);
+  } catch (e) {
+    return failure(ctx, platform, e);
+  }
+}
+
+type HostedFlow = Extract<ConnectFlow, { fields: unknown }>;
+
+function hostedFlow(ctx: AppContext, platform: string): { plugin: Plugin; flow: HostedFlow } | null {
+  const plugin = ctx.platforms.get(platform);
+  if (!plugin?.connect || plugin.connect.mode === "oauth_authorization_url") return null;
+  return { plugin, flow: plugin.connect };
+}
+
+const notHosted = (platform: string) =>
+  resultPage({ ok: false, platform, title: "Connection failed", message: `Crier has no connection page for '${platform}'.` }, 404);
+
+export function showHostedForm(ctx: AppContext, platform: string, state: string | undefined): Response {
+  const found = hostedFlow(ctx, platform);
+  if (!found) return notHosted(platform);
+  const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
+  if (!check.ok) return stateFailure(platform, check);
+  const { flow } = found;
+  return formPage({ platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`, sandbox: check.state.sandbox });
+}
+
+export async function submitHostedForm(ctx: AppContext, platform: string, form: Record<string, unknown>): Promise<Response> {
+  const found = hostedFlow(ctx, platform);
+  if (!found) return notHosted(platform);
+  const state = typeof form.state === "string" ? form.state : undefined;
+  const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
+  if (!check.ok) return stateFailure(platform, check);
+  const { plugin, flow } = found;
+  const values: Record<string, string> = {};
+  for (const f of flow.fields) values[f.name] = typeof form[f.name] === "string" ? (form[f.name] as string).trim() : "";
+  const again = (error: string) => formPage({
+    platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
+    sandbox: check.state.sandbox, error, values,
+  });
+  const empty = flow.fields.find((f) => !values[f.name]);
+  if (empty) return again(`${empty.label} is required.`);
+  try {
+    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), values);
+    return await store(ctx, check.state, plugin, identity);
+  } catch (e) {
+    if (e instanceof ConnectError) return again(e.message);
+    return failure(ctx, platform, e);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The signed state of a connect flow: which profile started it, for which platform, whether the profile
+ * is a sandbox, and until when. It travels through the browser (OAuth state parameter, hosted page URL),
+ * so it is HMAC-signed with the server secret; nothing about it is stored.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+export const STATE_TTL_MS = 5 * 60_000;
+
+export interface ConnectState {
+  profileId: string;
+  platform: string;
+  sandbox: boolean;
+  expiresAt: number;
+  nonce: string;
+}
+
+const stateKey = (secret: Buffer) => createHash("sha256").update("crier/connect-state/v1").update(secret).digest();
+
+function sign(secret: Buffer, payload: string): string {
+  return createHmac("sha256", stateKey(secret)).update(payload).digest("base64url");
+}
+
+export function issueState(secret: Buffer, input: { profileId: string; platform: string; sandbox: boolean }, now: Date): string {
+  const state: ConnectState = { ...input, expiresAt: now.getTime() + STATE_TTL_MS, nonce: randomBytes(12).toString("base64url") };
+  const payload = Buffer.from(JSON.stringify([state.profileId, state.platform, state.sandbox ? 1 : 0, state.expiresAt, state.nonce])).toString("base64url");
+  return `${payload}.${sign(secret, payload)}`;
+}
+
+export type StateCheck = { ok: true; state: ConnectState } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
+
+export function verifyState(secret: Buffer, token: string | undefined, platform: string, now: Date): StateCheck {
+  const [payload, mac, extra] = (token ?? "").split(".");
+  if (!payload || !mac || extra !== undefined) return { ok: false, reason: "invalid" };
+  const expected = Buffer.from(sign(secret, payload));
+  const given = Buffer.from(mac);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: "invalid" };
+  let fields: unknown;
+  try {
+    fields = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return { ok: false, reason: "invalid" };
+  }
+  if (!Array.isArray(fields) || fields.length !== 5) return { ok: false, reason: "invalid" };
+  const [profileId, statePlatform, sandbox, expiresAt, nonce] = fields as [string, string, number, number, string];
+  if (statePlatform !== platform) return { ok: false, reason: "wrong_platform" };
+  if (typeof expiresAt !== "number" || now.getTime() > expiresAt) return { ok: false, reason: "expired" };
+  return { ok: true, state: { profileId, platform: statePlatform, sandbox: sandbox === 1, expiresAt, nonce } };
+}
+
+/** The PKCE verifier of a flow: derived from its state, so nothing needs to be stored between the two legs. */
+export function codeVerifier(secret: Buffer, state: string): string {
+  return createHmac("sha256", stateKey(secret)).update(`pkce:${state}`).digest("base64url");
+}

@@ -1,0 +1,73 @@
+/**
+ * Real-HTTP helpers for connect flows: a harness whose app listens on 127.0.0.1 with PUBLIC_URL set to
+ * that address (so hosted pages, OAuth redirects and /sandbox/ URLs are reachable), and a browser-like
+ * walk through a hosted form.
+ */
+import type { Config } from "../../src/config.ts";
+import { createHarness, type Harness } from "./harness.ts";
+
+export interface ListeningHarness extends Harness {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function listeningHarness(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<ListeningHarness> {
+  let handle: (req: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: (req) => handle(req) });
+  const url = `http://127.0.0.1:${server.port}`;
+  const h = await createHarness({ publicUrl: url, ...overrides, env: { ...env } });
+  handle = (req) => h.app.handle(req);
+  return {
+    ...h,
+    url,
+    async stop() {
+      await server.stop(true);
+      await h.close();
+    },
+  };
+}
+
+/** The named inputs of a hosted form other than the state, with their placeholders. */
+export function formFields(html: string): { name: string; type: string; placeholder: string }[] {
+  const out: { name: string; type: string; placeholder: string }[] = [];
+  for (const m of html.matchAll(/<input\b([^>]*)>/g)) {
+    const attr = (n: string) => new RegExp(`\\b${n}="([^"]*)"`).exec(m[1])?.[1] ?? "";
+    if (attr("type") === "hidden") continue;
+    out.push({ name: attr("name"), type: attr("type"), placeholder: attr("placeholder").replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, "&") });
+  }
+  return out;
+}
+
+export function hiddenState(html: string): string {
+  const m = /name="state" value="([^"]*)"/.exec(html);
+  if (!m) throw new Error("no state in the form");
+  return m[1];
+}
+
+/** Opens a hosted form and submits it; values default to each field's placeholder. */
+export async function submitHostedForm(hostedUrl: string, values: Record<string, string> = {}): Promise<{ status: number; html: string }> {
+  const page = await fetch(hostedUrl);
+  const html = await page.text();
+  if (page.status !== 200) return { status: page.status, html };
+  const form = new URLSearchParams({ state: hiddenState(html) });
+  for (const f of formFields(html)) form.set(f.name, values[f.name] ?? (f.placeholder || "conformance"));
+  const action = new URL(/<form method="post" action="([^"]*)"/.exec(html)![1], hostedUrl);
+  const res = await fetch(action, { method: "POST", body: form, headers: { "content-type": "application/x-www-form-urlencoded" } });
+  return { status: res.status, html: await res.text() };
+}
+
+/** Follows an authorization URL the way a browser would, through to Crier's callback page. */
+export async function followAuthorization(authorizationUrl: string): Promise<{ status: number; html: string }> {
+  let url = authorizationUrl;
+  for (let i = 0; i < 5; i++) {
+    const res = await fetch(url, { redirect: "manual" });
+    const location = res.headers.get("location");
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.body?.cancel();
+      url = new URL(location, url).toString();
+      continue;
+    }
+    return { status: res.status, html: await res.text() };
+  }
+  throw new Error("too many redirects");
+}
