@@ -138,5 +138,7 @@ export const postTargets = pgTable("post_targets", {
 }, (t) => [
   index("post_targets_post_idx").on(t.postId, t.position),
   index("post_targets_due_idx").on(t.status, t.dueAt),
+  // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
+  index("post_targets_waiting_idx").on(t.dueAt).where(sql`status in ('pending', 'scheduled')`),
   index("post_targets_account_idx").on(t.accountId, t.status),
 ]);

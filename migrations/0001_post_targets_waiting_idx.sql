@@ -1,0 +1,1 @@
+CREATE INDEX "post_targets_waiting_idx" ON "post_targets" USING btree ("due_at") WHERE status in ('pending', 'scheduled');
