@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { NotFound } from "../../http/errors.ts";
 import { Data, errors } from "../../http/model.ts";
 import type { FsStorage } from "../../storage/fs.ts";
-import { contentTypeForKey, isMediaKey } from "../../storage/keys.ts";
+import { contentTypeForKey, isMediaKey, MEDIA_CONTENT_TYPES } from "../../storage/keys.ts";
 import { UploadReceipt } from "./model.ts";
 import { receiveUpload } from "./upload.ts";
 
@@ -94,6 +94,11 @@ export function mediaFileRoutes(ctx: AppContext, storage: FsStorage) {
       response: { 200: Data(UploadReceipt), ...errors(403, 404, 409, 413, 422) },
       detail: {
         summary: "Upload the bytes of a ticket (fs driver)",
+        requestBody: {
+          required: true,
+          description: "The raw file, streamed; its Content-Type must be the ticket's.",
+          content: Object.fromEntries(MEDIA_CONTENT_TYPES.map((ct) => [ct, { schema: { type: "string", format: "binary" } }])),
+        },
         description: "This is data.upload.signedUrl. Send the raw file as the body with the ticket's Content-Type. " +
           "403 invalid_upload_token or upload_expired; 415 content_type_mismatch; 409 upload_already_used (one upload per ticket); " +
           "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type.",
