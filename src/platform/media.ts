@@ -52,6 +52,11 @@ export function isForbiddenAddress(ip: string): boolean {
     // IPv4-mapped and NAT64 forms carry an IPv4 address that decides.
     const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
     if (mapped) return blocked.check(mapped[1], "ipv4");
+    const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
+    if (hex) {
+      const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+      return blocked.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, "ipv4");
+    }
     return blocked.check(lower, "ipv6");
   }
   return true;
