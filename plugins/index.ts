@@ -10,12 +10,14 @@ import plugin_nostr from "./nostr/index.ts";
 import plugin_pinterest from "./pinterest/index.ts";
 import plugin_reddit from "./reddit/index.ts";
 import plugin_snapchat from "./snapchat/index.ts";
+import plugin_telegram from "./telegram/index.ts";
 import plugin_threads from "./threads/index.ts";
 import plugin_tiktok from "./tiktok/index.ts";
 import plugin_twitter from "./twitter/index.ts";
 import plugin_vimeo from "./vimeo/index.ts";
 import plugin_youtube from "./youtube/index.ts";
 import emulator_bluesky from "./bluesky/emulator.ts";
+import emulator_telegram from "./telegram/emulator.ts";
 
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
 export const PLUGINS: Record<string, Plugin> = {
@@ -28,6 +30,7 @@ export const PLUGINS: Record<string, Plugin> = {
   "pinterest": plugin_pinterest as unknown as Plugin,
   "reddit": plugin_reddit as unknown as Plugin,
   "snapchat": plugin_snapchat as unknown as Plugin,
+  "telegram": plugin_telegram as unknown as Plugin,
   "threads": plugin_threads as unknown as Plugin,
   "tiktok": plugin_tiktok as unknown as Plugin,
   "twitter": plugin_twitter as unknown as Plugin,
@@ -38,4 +41,5 @@ export const PLUGINS: Record<string, Plugin> = {
 /** Emulator factories of the plugins that have an emulator.ts. */
 export const EMULATORS: Record<string, () => Emulator> = {
   "bluesky": emulator_bluesky,
+  "telegram": emulator_telegram,
 };

@@ -3,7 +3,7 @@
  * tokens are kept. Publishes app.bsky.feed.post records with facets, image blobs or a processed video,
  * and replies; reads the author feed (workflow source) and post counts (analytics).
  */
-import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
 import {
   ConnectError, definePlugin, MediaError,
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
@@ -459,7 +459,7 @@ export default definePlugin({
     aspect_ratio: null,
     thumbnail: null,
   },
-  optionsSchema: Type.Object({}, { additionalProperties: true }),
+  optionsSchema: t.Object({}, { additionalProperties: true }),
   textLimit: { max: MAX_GRAPHEMES, unit: "graphemes" },
   defaultApiUrl: DEFAULT_API_URL,
   concurrency: 4,

@@ -1,0 +1,403 @@
+/**
+ * An emulator of the Bot API methods the Telegram plugin calls, at /bot<token>/<method>. Parameters are
+ * read from the query, JSON, urlencoded or multipart bodies as Telegram reads them; answers are
+ * `{ok:true,result}` or `{ok:false,error_code,description,parameters?}`. It checks the token, the bot's
+ * rights in the channel (administrator with can_post_messages), text 4096 and caption 1024 (UTF-16
+ * units), albums of 2 to 10 photos and videos, upload sizes (photo 10 MB, other files 50 MB),
+ * attach:// references and replies to existing messages.
+ *
+ * Sandbox rule: any well-formed token is a bot, and a channel named for the first time exists with that
+ * bot as its administrator. Tests shape other situations with channel() and revokeToken().
+ */
+import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+
+const MB = 1024 * 1024;
+const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
+/** The token sandbox profiles use: any well-formed token works, this one is what the server is given. */
+export const SANDBOX_BOT_TOKEN = "7000000001:SANDBOX_crier_bot_token_for_the_emulator";
+
+type Status = "creator" | "administrator" | "member" | "left" | "kicked";
+
+interface Bot {
+  id: number;
+  username: string;
+  firstName: string;
+}
+
+interface Channel {
+  id: number;
+  title: string;
+  username?: string;
+  members: Map<number, { status: Status; canPost: boolean }>;
+  nextMessageId: number;
+  messages: Map<number, Record<string, unknown>>;
+}
+
+export interface ChannelSetup {
+  title?: string;
+  /** A public channel has a username; without one the channel is private. */
+  username?: string | null;
+  /** The bot's place in the channel (default administrator). */
+  botStatus?: Status;
+  /** An administrator's "Post messages" right (default true). */
+  canPost?: boolean;
+  /** Which bot the setup is about (default the sandbox bot). */
+  token?: string;
+}
+
+export interface TelegramEmulator extends Emulator {
+  /** Creates or changes a channel; `ref` is "@username" or a numeric id. Returns the chat id. */
+  channel(ref: string, setup?: ChannelSetup): number;
+  /** Makes Telegram answer 401 Unauthorized to a token, as after /revoke in @BotFather. */
+  revokeToken(token: string): void;
+  /** The bot's status in a channel, e.g. "left" after leaveChat. */
+  botStatus(chatId: number, token?: string): Status;
+}
+
+class TgError extends Error {
+  constructor(readonly code: number, description: string, readonly parameters?: Record<string, unknown>) {
+    super(description);
+  }
+}
+
+const reply = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+const bad = (d: string) => new TgError(400, `Bad Request: ${d}`);
+
+type Params = Record<string, string | File>;
+
+async function readParams(req: Request, url: URL): Promise<Params> {
+  const out: Params = {};
+  url.searchParams.forEach((v, k) => (out[k] = v));
+  if (req.method !== "POST") return out;
+  const type = req.headers.get("content-type") ?? "";
+  if (type.includes("application/json")) {
+    const body = await req.json().catch(() => {
+      throw bad("can't parse JSON object");
+    });
+    for (const [k, v] of Object.entries(body ?? {})) out[k] = typeof v === "string" ? v : JSON.stringify(v);
+  } else if (type.includes("multipart/form-data") || type.includes("application/x-www-form-urlencoded")) {
+    const fd = await req.formData();
+    fd.forEach((v, k) => (out[k] = v as string | File));
+  }
+  return out;
+}
+
+const str = (p: Params, k: string) => (typeof p[k] === "string" ? (p[k] as string) : undefined);
+const flag = (p: Params, k: string) => {
+  const v = str(p, k);
+  return v === undefined ? undefined : v === "true" || v === "1";
+};
+function obj<T>(p: Params, k: string): T | undefined {
+  const v = str(p, k);
+  if (v === undefined) return undefined;
+  try {
+    return JSON.parse(v) as T;
+  } catch {
+    throw bad(`can't parse ${k} JSON object`);
+  }
+}
+
+function looksLikeImage(b: Uint8Array): boolean {
+  const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
+  return (b[0] === 0xff && b[1] === 0xd8) || ascii(1, 4) === "PNG" || ascii(0, 3) === "GIF" || (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP");
+}
+
+export function createTelegramEmulator(opts: { now?: () => number } = {}): TelegramEmulator {
+  const now = opts.now ?? Date.now;
+  const failures = new FailurePlan();
+  let bots = new Map<string, Bot>();
+  let revoked = new Set<string>();
+  let channels = new Map<number, Channel>();
+  let files = new Set<string>();
+  let emulated: EmulatedPost[] = [];
+  let channelSeq = 1_000_000_001;
+  // Channel ids are -100 followed by ten digits.
+  const newChannelId = () => -(1_000_000_000_000 + channelSeq++);
+
+  function botFor(token: string): Bot {
+    const m = TOKEN.exec(token);
+    if (!m) throw new TgError(404, "Not Found");
+    if (revoked.has(token)) throw new TgError(401, "Unauthorized");
+    let bot = bots.get(token);
+    if (!bot) {
+      bot = { id: Number(m[1]), username: `crier_${m[1]}_bot`, firstName: "Crier" };
+      bots.set(token, bot);
+    }
+    return bot;
+  }
+
+  const byUsername = (u: string) => [...channels.values()].find((c) => c.username?.toLowerCase() === u.toLowerCase());
+
+  function createChannel(id: number, username: string | undefined, bot: Bot): Channel {
+    const ch: Channel = { id, title: username ? `${username} (sandbox)` : `Private channel ${id}`, username, members: new Map(), nextMessageId: 1, messages: new Map() };
+    ch.members.set(bot.id, { status: "administrator", canPost: true });
+    channels.set(id, ch);
+    return ch;
+  }
+
+  /** The chat a chat_id names; unknown channels spring into existence with this bot as admin (sandbox). */
+  function chatOf(p: Params, bot: Bot): Channel {
+    const ref = str(p, "chat_id")?.trim();
+    if (!ref) throw bad("chat_id is empty");
+    if (ref.startsWith("@")) {
+      const name = ref.slice(1);
+      if (!/^[a-zA-Z][a-zA-Z0-9_]{3,31}$/.test(name)) throw bad("chat not found");
+      return byUsername(name) ?? createChannel(newChannelId(), name, bot);
+    }
+    if (!/^-?\d+$/.test(ref)) throw bad("chat not found");
+    const id = Number(ref);
+    const found = channels.get(id);
+    if (found) {
+      // A private channel is invisible to a bot that is not in it.
+      if (!found.username && !isIn(found, bot)) throw bad("chat not found");
+      return found;
+    }
+    if (ref.startsWith("-100")) return createChannel(id, undefined, bot);
+    throw bad("chat not found");
+  }
+
+  const memberOf = (ch: Channel, bot: Bot) => ch.members.get(bot.id) ?? { status: "left" as Status, canPost: false };
+  const isIn = (ch: Channel, bot: Bot) => ["creator", "administrator", "member"].includes(memberOf(ch, bot).status);
+
+  function mayPost(ch: Channel, bot: Bot) {
+    const m = memberOf(ch, bot);
+    if (m.status === "kicked") throw new TgError(403, "Forbidden: bot was kicked from the channel chat");
+    if (m.status === "left") throw new TgError(403, "Forbidden: bot is not a member of the channel chat");
+    if (m.status === "member" || (m.status === "administrator" && !m.canPost)) throw bad("need administrator rights in the channel chat");
+  }
+
+  const chatJson = (ch: Channel) => ({ id: ch.id, title: ch.title, type: "channel", ...(ch.username && { username: ch.username }) });
+  const userJson = (bot: Bot) => ({ id: bot.id, is_bot: true, first_name: bot.firstName, username: bot.username });
+
+  function replyTarget(p: Params, ch: Channel): number | null {
+    const rp = obj<{ message_id?: number }>(p, "reply_parameters");
+    const legacy = str(p, "reply_to_message_id");
+    const id = rp?.message_id ?? (legacy ? Number(legacy) : undefined);
+    if (id === undefined) return null;
+    if (!Number.isInteger(id) || !ch.messages.has(id)) throw bad("message to be replied not found");
+    return id;
+  }
+
+  function checkCaption(caption: string | undefined) {
+    if (caption !== undefined && caption.trimEnd().length > 1024) throw bad("message caption is too long");
+  }
+
+  /** A file parameter: an uploaded part, attach://<part>, a file_id this server issued, or an HTTP URL. */
+  function fileOf(p: Params, value: string | File | undefined, kind: "photo" | "video" | "animation" | "document") {
+    let f = value;
+    if (typeof f === "string" && f.startsWith("attach://")) {
+      f = p[f.slice("attach://".length)];
+      if (!(f instanceof File)) throw bad("wrong file identifier/HTTP URL specified");
+    }
+    if (f === undefined || f === "") throw bad(`there is no ${kind} in the request`);
+    if (typeof f === "string") {
+      if (/^https?:\/\//.test(f)) return { type: kind, contentType: undefined, size: undefined };
+      if (!files.has(f)) throw bad("wrong file identifier/HTTP URL specified");
+      return { type: kind, contentType: undefined, size: undefined };
+    }
+    return { type: kind, contentType: f.type, size: f.size, file: f };
+  }
+
+  async function checkUpload(m: { type: string; size?: number; file?: File }) {
+    if (!m.file) return;
+    if (m.size! > 50 * MB) throw new TgError(413, "Request Entity Too Large");
+    if (m.type === "photo") {
+      if (m.size! > 10 * MB) throw bad("PHOTO_INVALID_DIMENSIONS");
+      if (!looksLikeImage(new Uint8Array(await m.file.slice(0, 16).arrayBuffer()))) throw bad("IMAGE_PROCESS_FAILED");
+    }
+  }
+
+  function fileJson(kind: string, m: { size?: number }) {
+    const file_id = `${kind.toUpperCase()}_${crypto.randomUUID().replaceAll("-", "")}`;
+    files.add(file_id);
+    const base = { file_id, file_unique_id: file_id.slice(-16), ...(m.size !== undefined && { file_size: m.size }) };
+    return kind === "photo" ? [{ ...base, width: 1280, height: 720 }] : { ...base, width: 1280, height: 720, duration: 1 };
+  }
+
+  function record(ch: Channel, msgs: Record<string, unknown>[], p: Params, text: string, media: EmulatedPost["media"], replyTo: number | null, extra: Record<string, unknown> = {}) {
+    emulated.push({
+      id: String(msgs[0].message_id),
+      text,
+      media,
+      replyTo: replyTo === null ? null : String(replyTo),
+      options: {
+        chat_id: ch.id,
+        ...(flag(p, "disable_notification") !== undefined && { disable_notification: flag(p, "disable_notification") }),
+        ...(flag(p, "protect_content") !== undefined && { protect_content: flag(p, "protect_content") }),
+        ...extra,
+      },
+      createdAt: new Date(now()),
+    });
+  }
+
+  function newMessage(ch: Channel, p: Params, replyTo: number | null, fields: Record<string, unknown>) {
+    const msg = {
+      message_id: ch.nextMessageId++,
+      sender_chat: chatJson(ch),
+      chat: chatJson(ch),
+      date: Math.floor(now() / 1000),
+      ...(replyTo !== null && { reply_to_message: ch.messages.get(replyTo) }),
+      ...(flag(p, "protect_content") && { has_protected_content: true }),
+      ...fields,
+    };
+    ch.messages.set(msg.message_id, { ...msg, reply_to_message: undefined });
+    return msg;
+  }
+
+  type Method = (p: Params, bot: Bot) => Promise<unknown> | unknown;
+
+  async function sendSingle(p: Params, bot: Bot, kind: "photo" | "video" | "animation") {
+    const ch = chatOf(p, bot);
+    mayPost(ch, bot);
+    const caption = str(p, "caption");
+    checkCaption(caption);
+    const m = fileOf(p, p[kind], kind);
+    await checkUpload(m);
+    const replyTo = replyTarget(p, ch);
+    const msg = newMessage(ch, p, replyTo, { [kind]: fileJson(kind, m), ...(caption && { caption }) });
+    record(ch, [msg], p, caption ?? "", [{ type: kind, contentType: m.contentType, size: m.size }], replyTo,
+      kind === "video" && flag(p, "supports_streaming") !== undefined ? { supports_streaming: flag(p, "supports_streaming") } : {});
+    return msg;
+  }
+
+  const methods: Record<string, Method> = {
+    getMe: (_p, bot) => ({ ...userJson(bot), can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
+    getChat(p, bot) {
+      const ch = chatOf(p, bot);
+      return { ...chatJson(ch), accent_color_id: 0, max_reaction_count: 11 };
+    },
+    getChatMember(p, bot) {
+      const ch = chatOf(p, bot);
+      const userId = Number(str(p, "user_id"));
+      if (!Number.isInteger(userId) || userId <= 0) throw bad("invalid user_id specified");
+      const target = [...bots.values()].find((b) => b.id === userId);
+      const m = ch.members.get(userId) ?? { status: "left" as Status, canPost: false };
+      const user = target ? userJson(target) : { id: userId, is_bot: false, first_name: "User" };
+      return m.status === "administrator"
+        ? { status: m.status, user, can_be_edited: false, is_anonymous: false, can_manage_chat: true, can_post_messages: m.canPost, can_edit_messages: m.canPost, can_delete_messages: false, can_invite_users: true, can_restrict_members: false, can_promote_members: false, can_change_info: false }
+        : { status: m.status, user };
+    },
+    getChatAdministrators(p, bot) {
+      const ch = chatOf(p, bot);
+      if (!isIn(ch, bot)) throw bad("chat not found");
+      return [...ch.members.entries()].filter(([, m]) => m.status === "administrator" || m.status === "creator").map(([id, m]) => ({
+        status: m.status, user: userJson([...bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" }), can_post_messages: m.canPost,
+      }));
+    },
+    leaveChat(p, bot) {
+      const ch = chatOf(p, bot);
+      if (!isIn(ch, bot)) throw new TgError(403, "Forbidden: bot is not a member of the channel chat");
+      ch.members.set(bot.id, { status: "left", canPost: false });
+      return true;
+    },
+    sendMessage(p, bot) {
+      const ch = chatOf(p, bot);
+      mayPost(ch, bot);
+      const text = str(p, "text") ?? "";
+      // Telegram trims the text and counts UTF-16 code units.
+      if (!text.trim()) throw bad("message text is empty");
+      if (text.trim().length > 4096) throw bad("message is too long");
+      const parseMode = str(p, "parse_mode");
+      if (parseMode && !["HTML", "Markdown", "MarkdownV2"].includes(parseMode)) throw bad(`unsupported parse_mode "${parseMode}"`);
+      const lpo = obj<{ is_disabled?: boolean }>(p, "link_preview_options");
+      const disabled = lpo?.is_disabled ?? flag(p, "disable_web_page_preview");
+      const replyTo = replyTarget(p, ch);
+      const msg = newMessage(ch, p, replyTo, { text: text.trim(), ...(disabled && { link_preview_options: { is_disabled: true } }) });
+      record(ch, [msg], p, text.trim(), [], replyTo, disabled !== undefined ? { link_preview_disabled: disabled } : {});
+      return msg;
+    },
+    sendPhoto: (p, bot) => sendSingle(p, bot, "photo"),
+    sendVideo: (p, bot) => sendSingle(p, bot, "video"),
+    sendAnimation: (p, bot) => sendSingle(p, bot, "animation"),
+    async sendMediaGroup(p, bot) {
+      const ch = chatOf(p, bot);
+      mayPost(ch, bot);
+      const items = obj<{ type?: string; media?: string; caption?: string }[]>(p, "media");
+      if (!Array.isArray(items)) throw bad("media must be an array of InputMedia");
+      if (items.length < 2 || items.length > 10) throw bad("wrong number of media in the group: 2 to 10 are allowed");
+      const kinds = new Set(items.map((i) => i.type));
+      for (const k of kinds) if (!["photo", "video", "audio", "document"].includes(k ?? "")) throw bad(`unsupported media type "${k}" in the group`);
+      if ((kinds.has("audio") || kinds.has("document")) && kinds.size > 1) throw bad("audio and documents can be grouped only with their own type");
+      const uploads = [];
+      for (const it of items) {
+        checkCaption(it.caption);
+        const m = fileOf(p, it.media, it.type as "photo");
+        await checkUpload(m);
+        uploads.push({ it, m });
+      }
+      const replyTo = replyTarget(p, ch);
+      const groupId = String(Date.now()) + Math.floor(Math.random() * 1000);
+      const msgs = uploads.map(({ it, m }) => newMessage(ch, p, replyTo, { media_group_id: groupId, [it.type!]: fileJson(it.type!, m), ...(it.caption && { caption: it.caption }) }));
+      record(ch, msgs, p, items.map((i) => i.caption).filter(Boolean).join("\n"), uploads.map(({ it, m }) => ({ type: it.type!, contentType: m.contentType, size: m.size })), replyTo);
+      return msgs;
+    },
+  };
+
+  function failureResponse(f: FailureSpec): Response | null {
+    if (f.kind === "rate_limit") {
+      const s = f.retryAfterSeconds ?? 30;
+      return reply({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${s}`, parameters: { retry_after: s } }, 429);
+    }
+    if (f.kind === "server_error") return reply({ ok: false, error_code: 500, description: "Internal Server Error" }, 500);
+    if (f.kind === "auth_expired") return reply({ ok: false, error_code: 401, description: "Unauthorized" }, 401);
+    return null;
+  }
+
+  return {
+    platform: "telegram",
+    sandboxSettings: { BOT_TOKEN: SANDBOX_BOT_TOKEN },
+    async handle(req, path) {
+      const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
+      if (!m) return reply({ ok: false, error_code: 404, description: "Not Found" }, 404);
+      const [, token, name] = m;
+      const failure = failures.take(path.replace(token, "***"), name);
+      if (failure && failure.kind !== "timeout") {
+        const res = failureResponse(failure);
+        if (res) return res;
+      }
+      let res: Response;
+      try {
+        const bot = botFor(token);
+        // Method names are case-insensitive in the Bot API.
+        const method = Object.entries(methods).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+        if (!method) throw new TgError(404, "Not Found: method not found");
+        const params = await readParams(req, new URL(req.url));
+        res = reply({ ok: true, result: await method(params, bot) });
+      } catch (e) {
+        if (!(e instanceof TgError)) throw e;
+        res = reply({ ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) }, e.code);
+      }
+      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+    },
+    failNext: (spec) => failures.add(spec),
+    posts: () => [...emulated],
+    reset() {
+      failures.clear();
+      bots = new Map();
+      revoked = new Set();
+      channels = new Map();
+      files = new Set();
+      emulated = [];
+    },
+    channel(ref, setup = {}) {
+      const bot = botFor(setup.token ?? SANDBOX_BOT_TOKEN);
+      const username = ref.startsWith("@") ? ref.slice(1) : undefined;
+      let ch = username ? byUsername(username) : channels.get(Number(ref));
+      if (!ch) ch = createChannel(username ? newChannelId() : Number(ref), username, bot);
+      if (setup.title !== undefined) ch.title = setup.title;
+      if (setup.username !== undefined) ch.username = setup.username ?? undefined;
+      const current = memberOf(ch, bot);
+      ch.members.set(bot.id, { status: setup.botStatus ?? current.status, canPost: setup.canPost ?? (setup.botStatus === undefined ? current.canPost : setup.botStatus === "administrator") });
+      return ch.id;
+    },
+    revokeToken: (token) => void revoked.add(token),
+    botStatus(chatId, token = SANDBOX_BOT_TOKEN) {
+      const ch = channels.get(chatId);
+      return ch ? memberOf(ch, botFor(token)).status : "left";
+    },
+  };
+}
+
+export default defineEmulator(() => createTelegramEmulator());

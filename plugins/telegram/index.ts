@@ -1,0 +1,271 @@
+/**
+ * Telegram channels through the Bot API. The server has one bot (CRIER_TELEGRAM_BOT_TOKEN); connecting a
+ * channel checks that this bot is an administrator allowed to post there. Publishes text, a photo, a
+ * video, an animation or an album (2 to 10 photos and videos), uploading the files itself so media need
+ * not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
+ */
+import { t } from "elysia";
+import {
+  ConnectError, definePlugin, MediaError,
+  type ConnectContext, type FailureOutcome, type MediaItem, type Outcome, type PluginContext, type ProviderHttp,
+  type ProviderResponse, type PublishJob,
+} from "../../src/platform/sdk.ts";
+import { MB } from "../../src/platform/limits.ts";
+
+const DEFAULT_API_URL = "https://api.telegram.org";
+const TEXT_MAX = 4096;
+const CAPTION_MAX = 1024;
+const ALBUM_MAX = 10;
+// Limits of files a bot uploads (by URL they are lower: 5 MB photos, 20 MB other files).
+const PHOTO_MAX = 10 * MB;
+const FILE_MAX = 50 * MB;
+
+const optionsSchema = t.Object({
+  disable_notification: t.Optional(t.Boolean({ description: "Sends the post silently: subscribers get no sound." })),
+  protect_content: t.Optional(t.Boolean({ description: "Prevents forwarding and saving of the post." })),
+  disable_link_preview: t.Optional(t.Boolean({ description: "No preview of the first link (text posts)." })),
+}, { additionalProperties: false });
+
+type Options = { disable_notification?: boolean; protect_content?: boolean; disable_link_preview?: boolean };
+
+interface TgResult<T> {
+  ok: true;
+  result: T;
+}
+interface Message {
+  message_id: number;
+}
+interface Chat {
+  id: number;
+  type: string;
+  title?: string;
+  username?: string;
+}
+
+type Step<T> = { ok: true; value: T } | { ok: false; outcome: FailureOutcome };
+const permanent = (reason: string, code?: string): FailureOutcome => ({ kind: "permanent", reason, ...(code && { code }) });
+
+export function botToken(settings: Record<string, string | undefined>): string | undefined {
+  return settings.CRIER_TELEGRAM_BOT_TOKEN ?? settings.BOT_TOKEN;
+}
+
+/** One Bot API call. The token travels in the path (the HTTP client keeps it out of logs). */
+async function call<T>(http: ProviderHttp, token: string, method: string, params: Record<string, unknown> | FormData, creates = false) {
+  return http.request<TgResult<T>>("POST", `/bot${token}/${method}`, {
+    ...(params instanceof FormData ? { multipart: params } : { json: params }),
+    creates,
+  });
+}
+
+/** Telegram's own signals: retry_after in the body, 401 for a revoked token, 403 for a bot removed from the chat. */
+function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
+  const body = res.body as { description?: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } } | null;
+  const reason = body?.description ?? `HTTP ${res.status}`;
+  const retryAfter = body?.parameters?.retry_after;
+  if (res.status === 429 || typeof retryAfter === "number") {
+    return { kind: "retryable", reason, ...(typeof retryAfter === "number" && { retryAfterMs: retryAfter * 1000 }) };
+  }
+  if (res.status === 401) return { kind: "auth_expired", reason: `Telegram refused the bot token: ${reason}` };
+  if (res.status === 403) return { kind: "auth_expired", reason: `the bot lost access to the channel: ${reason}` };
+  if (body?.parameters?.migrate_to_chat_id) return permanent(`the chat moved to ${body.parameters.migrate_to_chat_id}; reconnect it`, "chat_migrated");
+  return undefined;
+}
+
+const notConfigured = "Telegram is not configured on this server: set CRIER_TELEGRAM_BOT_TOKEN to the token of the bot @BotFather gave you.";
+
+interface Opened {
+  item: MediaItem;
+  kind: "photo" | "video" | "animation";
+  contentType: string;
+  bytes: Uint8Array<ArrayBuffer>;
+}
+
+async function openAll(ctx: PluginContext, media: MediaItem[]): Promise<Step<Opened[]>> {
+  const out: Opened[] = [];
+  for (const [i, item] of media.entries()) {
+    let contentType: string;
+    let bytes: Uint8Array<ArrayBuffer>;
+    try {
+      const body = await ctx.media.open(item);
+      contentType = body.contentType.split(";")[0].trim().toLowerCase();
+      bytes = (await body.bytes()) as Uint8Array<ArrayBuffer>;
+    } catch (e) {
+      if (!(e instanceof MediaError)) throw e;
+      return { ok: false, outcome: e.retryable ? { kind: "retryable", reason: e.message } : permanent(e.message, "media_unreadable") };
+    }
+    const kind = contentType === "image/gif" ? "animation" : item.type === "video" ? "video" : "photo";
+    const max = kind === "photo" ? PHOTO_MAX : FILE_MAX;
+    if (bytes.length > max) return { ok: false, outcome: permanent(`media ${i + 1} is ${bytes.length} bytes; a bot may upload ${kind === "photo" ? "photos" : "files"} up to ${max} bytes`, "media_too_large") };
+    out.push({ item, kind, contentType, bytes });
+  }
+  return { ok: true, value: out };
+}
+
+const fileName = (o: Opened, i: number) => `file${i}.${o.contentType.split("/")[1]?.replace("quicktime", "mov").replace("jpeg", "jpg") ?? "bin"}`;
+
+/** Multipart fields shared by every send: scalars as text, objects as JSON, as the Bot API reads them. */
+function form(fields: Record<string, unknown>): FormData {
+  const f = new FormData();
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) continue;
+    f.append(k, typeof v === "object" ? JSON.stringify(v) : String(v));
+  }
+  return f;
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const token = botToken(ctx.settings);
+  if (!token) return permanent(notConfigured, "platform_not_configured");
+  const options = job.options as Options;
+  const chatId = String(ctx.credentials.chat_id ?? ctx.account.remoteId);
+  const text = job.content;
+  const common: Record<string, unknown> = {
+    chat_id: chatId,
+    disable_notification: options.disable_notification,
+    protect_content: options.protect_content,
+    ...(job.replyTo && { reply_parameters: { message_id: Number(job.replyTo.platformPostId) } }),
+  };
+
+  let sent;
+  if (job.media.length === 0) {
+    if (!text.trim()) return permanent("an empty post: no text and no media", "empty_post");
+    // Telegram counts UTF-16 code units, like String.length.
+    if (text.length > TEXT_MAX) return permanent(`text is ${text.length} characters; Telegram allows ${TEXT_MAX}`, "text_too_long");
+    sent = await call<Message>(ctx.http, token, "sendMessage", {
+      ...common,
+      text,
+      ...(options.disable_link_preview && { link_preview_options: { is_disabled: true } }),
+    }, true);
+  } else {
+    if (text.length > CAPTION_MAX) return permanent(`a caption is ${text.length} characters; Telegram allows ${CAPTION_MAX} with media`, "caption_too_long");
+    if (job.media.length > ALBUM_MAX) return permanent(`Telegram albums hold up to ${ALBUM_MAX} items`, "too_many_media");
+    const opened = await openAll(ctx, job.media);
+    if (!opened.ok) return opened.outcome;
+    const files = opened.value;
+    const caption = text.trim() ? text : undefined;
+    if (files.length === 1) {
+      const [f] = files;
+      const method = f.kind === "photo" ? "sendPhoto" : f.kind === "video" ? "sendVideo" : "sendAnimation";
+      const body = form({
+        ...common,
+        caption,
+        ...(f.kind === "video" && {
+          supports_streaming: true,
+          ...(f.item.width && f.item.height ? { width: f.item.width, height: f.item.height } : {}),
+          ...(f.item.duration ? { duration: Math.round(f.item.duration) } : {}),
+        }),
+      });
+      body.append(f.kind, new File([f.bytes], fileName(f, 0), { type: f.contentType }));
+      sent = await call<Message>(ctx.http, token, method, body, true);
+    } else {
+      if (files.some((f) => f.kind === "animation")) return permanent("a GIF cannot be part of a Telegram album; post it alone", "gif_in_album");
+      const body = form({
+        ...common,
+        media: files.map((f, i) => ({
+          type: f.kind,
+          media: `attach://file${i}`,
+          ...(i === 0 && caption && { caption }),
+          ...(f.kind === "video" && { supports_streaming: true }),
+        })),
+      });
+      files.forEach((f, i) => body.append(`file${i}`, new File([f.bytes], fileName(f, i), { type: f.contentType })));
+      const res = await call<Message[]>(ctx.http, token, "sendMediaGroup", body, true);
+      sent = res.ok ? { ...res, body: { ok: true as const, result: res.body.result[0] } } : res;
+    }
+  }
+  if (!sent.ok) return sent.outcome;
+  const id = String(sent.body.result.message_id);
+  const username = ctx.account.metadata.username;
+  return { kind: "published", platformPostId: id, url: typeof username === "string" && username ? `https://t.me/${username}/${id}` : null };
+}
+
+/** "@name", "name", "t.me/name", "https://t.me/name" or a numeric id like -1001234567890. */
+export function normaliseChannel(raw: string): string | null {
+  const v = raw.trim().replace(/^(https?:\/\/)?(t\.me|telegram\.me)\//i, "").replace(/^@/, "");
+  if (/^-?\d+$/.test(v)) return v;
+  if (/^[a-zA-Z][a-zA-Z0-9_]{3,31}$/.test(v)) return `@${v}`;
+  return null;
+}
+
+async function verify(c: ConnectContext, values: Record<string, string>) {
+  const token = botToken(c.settings);
+  if (!token) throw new ConnectError(notConfigured);
+  const chatId = normaliseChannel(values.channel ?? "");
+  if (!chatId) throw new ConnectError("Enter the channel's @username, its t.me link, or for a private channel its numeric id (like -1001234567890).");
+  const me = await call<{ id: number; username: string }>(c.http, token, "getMe", {});
+  if (!me.ok) throw new ConnectError(me.outcome.kind === "auth_expired" ? "Telegram refused this server's bot token; the administrator must check CRIER_TELEGRAM_BOT_TOKEN." : `Telegram did not answer: ${me.outcome.reason}`);
+  const bot = me.body.result;
+  const addBot = `Add @${bot.username} to the channel as an administrator allowed to post messages, then try again.`;
+  const chat = await call<Chat>(c.http, token, "getChat", { chat_id: chatId });
+  if (!chat.ok) {
+    if (chat.outcome.kind === "retryable") throw new ConnectError(`Telegram is busy; try again shortly (${chat.outcome.reason}).`);
+    throw new ConnectError(`Telegram cannot see this channel from the bot. ${addBot}`);
+  }
+  const info = chat.body.result;
+  if (info.type !== "channel") throw new ConnectError(`This is a ${info.type}, not a channel: Crier posts to Telegram channels.`);
+  const member = await call<{ status: string; can_post_messages?: boolean }>(c.http, token, "getChatMember", { chat_id: info.id, user_id: bot.id });
+  if (!member.ok) throw new ConnectError(`Telegram did not say whether the bot is an administrator. ${addBot}`);
+  const { status, can_post_messages } = member.body.result;
+  if (status !== "creator" && !(status === "administrator" && can_post_messages === true)) {
+    throw new ConnectError(status === "administrator" ? `@${bot.username} is an administrator but may not post messages: allow "Post messages" in its rights.` : addBot);
+  }
+  return {
+    remoteId: String(info.id),
+    username: info.username ? `@${info.username}` : info.title ?? String(info.id),
+    avatarUrl: null,
+    // The bot token is the server's, not the account's: only the chat is kept.
+    credentials: { chat_id: String(info.id), bot_id: bot.id },
+    metadata: { chat_id: String(info.id), title: info.title ?? null, username: info.username ?? null, bot_username: bot.username, private: !info.username },
+  };
+}
+
+/** Best effort on disconnect: the bot leaves the channel (the caller checks no other account still uses it). */
+export async function leaveChannel(ctx: PluginContext): Promise<void> {
+  const token = botToken(ctx.settings);
+  if (!token) return;
+  const res = await call<boolean>(ctx.http, token, "leaveChat", { chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId) });
+  if (!res.ok) ctx.log.warn("telegram: the bot could not leave the channel", { reason: res.outcome.reason });
+}
+
+export default definePlugin({
+  platform: "telegram",
+  displayName: "Telegram",
+  capabilities: { destination: true, source: false, backfill: false, text: true, images: true, video: true, replies: true, threads: true },
+  mediaRequirements: {
+    supported_formats: ["image/jpeg", "image/png", "image/webp", "image/gif", "video/mp4", "video/quicktime", "video/webm"],
+    convertible_formats: {},
+    max_size_bytes: { image: PHOTO_MAX, video: FILE_MAX, gif: FILE_MAX },
+    file_constraints: {
+      maxFiles: ALBUM_MAX, maxImageFiles: ALBUM_MAX, maxVideoFiles: ALBUM_MAX, maxGifFiles: 1,
+      allowMixedMedia: true, gifBehavior: "animation_alone",
+    },
+    required_media: null,
+    max_hashtags: null,
+    min_video_duration_seconds: null,
+    max_video_duration_seconds: null,
+    // Photos: width + height at most 10000 and a ratio of at most 20.
+    aspect_ratio: { min: 0.05, max: 20 },
+    thumbnail: null,
+  },
+  optionsSchema,
+  textLimit: { max: TEXT_MAX, unit: "characters" },
+  defaultApiUrl: DEFAULT_API_URL,
+  // Telegram allows about 20 posts a minute per channel: one at a time is plenty.
+  concurrency: 2,
+  connect: {
+    mode: "credential_form_url",
+    requiredSettings: ["CRIER_TELEGRAM_BOT_TOKEN"],
+    title: "Connect a Telegram channel",
+    instructions:
+      "In Telegram, open the channel → Administrators → Add administrator, pick this server's bot and allow it to post messages. " +
+      "Then enter the channel below: its @username for a public channel, or its numeric id (like -1001234567890) for a private one.",
+    fields: [{ name: "channel", label: "Channel", type: "text", placeholder: "@mychannel", help: "@username, t.me link, or numeric id" }],
+    verify,
+  },
+  disconnect: {
+    disableRecord: true,
+    message: "Channel disconnected and its record disabled. The bot leaves the channel when no other account of this server uses it.",
+  },
+  classifyResponse,
+  publish,
+});

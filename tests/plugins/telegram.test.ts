@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import plugin, { leaveChannel } from "../../plugins/telegram/index.ts";
+import { createTelegramEmulator, SANDBOX_BOT_TOKEN, type TelegramEmulator } from "../../plugins/telegram/emulator.ts";
+import { ConnectError, type PublishJob } from "../../src/platform/sdk.ts";
+import { fakeImage, fakeMp4, rig, serveMedia, type Rig } from "./support.ts";
+
+let r: Rig<TelegramEmulator>;
+const media = serveMedia({
+  "a.jpg": { type: "image/jpeg", bytes: fakeImage(2000) },
+  "b.png": { type: "image/png", bytes: fakeImage(3000) },
+  "anim.gif": { type: "image/gif", bytes: new Uint8Array([...new TextEncoder().encode("GIF89a"), 0, 0, 0, 0]) },
+  "huge.jpg": { type: "image/jpeg", bytes: fakeImage(10 * 1024 * 1024 + 1) },
+  "clip.mp4": { type: "video/mp4", bytes: fakeMp4(6000) },
+});
+const flow = plugin.connect as Extract<NonNullable<typeof plugin.connect>, { verify: unknown }>;
+const BOT = "crier_7000000001_bot";
+
+beforeAll(() => {
+  r = rig(plugin, createTelegramEmulator(), { settings: { BOT_TOKEN: SANDBOX_BOT_TOKEN }, timeoutMs: 1500 });
+});
+afterAll(async () => {
+  await r.stop();
+  await media.stop();
+});
+beforeEach(() => r.emulator.reset());
+
+async function channel(ref = "@crierdemo") {
+  const id = await flow.verify(r.connectContext(), { channel: ref });
+  return r.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username, metadata: id.metadata });
+}
+
+const job = (p: Partial<PublishJob>): PublishJob => ({ content: "", media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...p });
+const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a ConnectError"); }, (e) => {
+  expect(e).toBeInstanceOf(ConnectError);
+  return (e as Error).message;
+});
+
+describe("connect", () => {
+  test("a channel where the bot is an administrator allowed to post connects; the token is not stored", async () => {
+    const id = await flow.verify(r.connectContext(), { channel: "https://t.me/crierdemo" });
+    expect(id.remoteId).toMatch(/^-100\d{10}$/);
+    expect(id.username).toBe("@crierdemo");
+    expect(id.credentials).toEqual({ chat_id: id.remoteId, bot_id: 7000000001 });
+    expect(id.metadata).toMatchObject({ username: "crierdemo", bot_username: BOT, private: false });
+    expect(JSON.stringify(id)).not.toContain(SANDBOX_BOT_TOKEN);
+  });
+
+  test("the bot must be an administrator with the right to post", async () => {
+    r.emulator.channel("@members", { botStatus: "member" });
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@members" }))).toContain(`Add @${BOT}`);
+    r.emulator.channel("@readonly", { botStatus: "administrator", canPost: false });
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@readonly" }))).toContain("may not post");
+    r.emulator.channel("-1009876543210", { botStatus: "left" });
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "-1009876543210" }))).toContain("cannot see");
+  });
+
+  test("bad input and a server without a bot token are explained", async () => {
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "a b" }))).toContain("@username");
+    const noToken = { ...r.connectContext(), settings: {} };
+    expect(await refusal(flow.verify(noToken, { channel: "@crierdemo" }))).toContain("CRIER_TELEGRAM_BOT_TOKEN");
+    r.emulator.revokeToken(SANDBOX_BOT_TOKEN);
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@crierdemo" }))).toContain("refused this server's bot token");
+  });
+});
+
+describe("publish", () => {
+  test("text with the three options forwarded under Telegram's names; public channels get a t.me URL", async () => {
+    const ctx = await channel();
+    const out = await plugin.publish!(ctx, job({ content: "hello https://example.com", options: { disable_notification: true, protect_content: true, disable_link_preview: true } }));
+    expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
+    const [post] = r.emulator.posts();
+    expect(post.text).toBe("hello https://example.com");
+    expect(post.options).toMatchObject({ disable_notification: true, protect_content: true, link_preview_disabled: true });
+    const plain = await plugin.publish!(ctx, job({ content: "plain" }));
+    expect(plain.kind).toBe("published");
+    expect(r.emulator.posts()[1].options).toEqual({ chat_id: Number(ctx.account.remoteId) });
+  });
+
+  test("a private channel has no public post URL", async () => {
+    r.emulator.channel("-1001234567890");
+    const ctx = await channel("-1001234567890");
+    expect(ctx.account.username).toBe("Private channel -1001234567890");
+    expect(await plugin.publish!(ctx, job({ content: "secret" }))).toMatchObject({ kind: "published", url: null });
+  });
+
+  test("one photo, one video and one GIF use sendPhoto, sendVideo and sendAnimation with the caption", async () => {
+    const ctx = await channel();
+    for (const [url, type] of [["a.jpg", "image"], ["clip.mp4", "video"], ["anim.gif", "image"]] as const) {
+      expect((await plugin.publish!(ctx, job({ content: `caption ${url}`, media: [{ url: media.url(url), type }] }))).kind).toBe("published");
+    }
+    expect(r.emulator.posts().map((p) => [p.text, p.media])).toEqual([
+      ["caption a.jpg", [{ type: "photo", contentType: "image/jpeg", size: 2000 }]],
+      ["caption clip.mp4", [{ type: "video", contentType: "video/mp4", size: 6000 }]],
+      ["caption anim.gif", [{ type: "animation", contentType: "image/gif", size: 10 }]],
+    ]);
+    expect(r.emulator.posts()[1].options?.supports_streaming).toBe(true);
+  });
+
+  test("an album mixes photos and videos with the caption on the first item; its first message is the post", async () => {
+    const ctx = await channel();
+    const out = await plugin.publish!(ctx, job({
+      content: "album",
+      options: { disable_notification: true },
+      media: [{ url: media.url("a.jpg"), type: "image" }, { url: media.url("clip.mp4"), type: "video" }, { url: media.url("b.png"), type: "image" }],
+    }));
+    expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
+    const [post] = r.emulator.posts();
+    expect(post.text).toBe("album");
+    expect(post.media.map((m) => m.type)).toEqual(["photo", "video", "photo"]);
+    expect(post.options?.disable_notification).toBe(true);
+    // The next post gets the next id after the album's three messages.
+    expect(await plugin.publish!(ctx, job({ content: "after" }))).toMatchObject({ platformPostId: "4" });
+  });
+
+  test("a thread replies to the previous message", async () => {
+    const ctx = await channel();
+    const first = await plugin.publish!(ctx, job({ content: "1/2" }));
+    if (first.kind !== "published") throw new Error(first.kind);
+    const second = await plugin.publish!(ctx, job({ content: "2/2", media: [{ url: media.url("a.jpg"), type: "image" }], replyTo: { platformPostId: first.platformPostId } }));
+    expect(second.kind).toBe("published");
+    expect(r.emulator.posts().map((p) => p.replyTo)).toEqual([null, first.platformPostId]);
+    const orphan = await plugin.publish!(ctx, job({ content: "x", replyTo: { platformPostId: "999" } }));
+    expect(orphan).toMatchObject({ kind: "permanent" });
+    expect(orphan.kind === "permanent" && orphan.reason).toContain("replied not found");
+  });
+
+  test("limits: text 4096 and caption 1024 UTF-16 units, 10 items, photo 10 MB, no GIF in an album", async () => {
+    const ctx = await channel();
+    // An emoji is two UTF-16 units: 2048 of them are exactly 4096.
+    expect((await plugin.publish!(ctx, job({ content: "😀".repeat(2048) }))).kind).toBe("published");
+    expect(await plugin.publish!(ctx, job({ content: "😀".repeat(2048) + "!" }))).toMatchObject({ kind: "permanent", code: "text_too_long" });
+    expect(await plugin.publish!(ctx, job({ content: "x".repeat(1025), media: [{ url: media.url("a.jpg"), type: "image" }] })))
+      .toMatchObject({ kind: "permanent", code: "caption_too_long" });
+    const eleven = Array.from({ length: 11 }, () => ({ url: media.url("a.jpg"), type: "image" as const }));
+    expect(await plugin.publish!(ctx, job({ media: eleven }))).toMatchObject({ kind: "permanent", code: "too_many_media" });
+    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("huge.jpg"), type: "image" }] }))).toMatchObject({ kind: "permanent", code: "media_too_large" });
+    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }, { url: media.url("anim.gif"), type: "image" }] })))
+      .toMatchObject({ kind: "permanent", code: "gif_in_album" });
+    expect(r.emulator.posts()).toHaveLength(1);
+  });
+});
+
+describe("failures map to outcomes", () => {
+  test("429 is retryable after retry_after seconds", async () => {
+    const ctx = await channel();
+    r.emulator.failNext({ kind: "rate_limit", on: "sendMessage", retryAfterSeconds: 17 });
+    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({ kind: "retryable", retryAfterMs: 17_000 });
+    expect(r.emulator.posts()).toHaveLength(0);
+  });
+
+  test("a 5xx answer is retryable", async () => {
+    const ctx = await channel();
+    r.emulator.failNext({ kind: "server_error", on: "sendPhoto" });
+    expect((await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }] }))).kind).toBe("retryable");
+  });
+
+  test("a timeout after sendMessage was sent is unknown: the message exists", async () => {
+    const ctx = await channel();
+    r.emulator.failNext({ kind: "timeout", on: "sendMessage", delayMs: 4000 });
+    expect((await plugin.publish!(ctx, job({ content: "maybe" }))).kind).toBe("unknown");
+    expect(r.emulator.posts()).toHaveLength(1);
+  });
+
+  test("a refused token or a bot removed from the channel is auth_expired (the user must reconnect)", async () => {
+    const ctx = await channel();
+    r.emulator.failNext({ kind: "auth_expired" });
+    expect((await plugin.publish!(ctx, job({ content: "x" }))).kind).toBe("auth_expired");
+    r.emulator.channel("@crierdemo", { botStatus: "kicked" });
+    const out = await plugin.publish!(ctx, job({ content: "x" }));
+    expect(out.kind).toBe("auth_expired");
+    expect(out.kind === "auth_expired" && out.reason).toContain("kicked");
+  });
+
+  test("without a bot token publishing fails for good with a hint", async () => {
+    const ctx = r.context({ credentials: { chat_id: "-1001000000001" }, settings: {} });
+    ctx.settings = {};
+    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({ kind: "permanent", code: "platform_not_configured" });
+  });
+});
+
+describe("declaration and disconnect", () => {
+  test("platform_options take exactly the three booleans", () => {
+    const s = plugin.optionsSchema;
+    expect(Value.Check(s, { disable_notification: true, protect_content: false, disable_link_preview: true })).toBe(true);
+    expect(Value.Check(s, {})).toBe(true);
+    expect(Value.Check(s, { disable_notification: true, parse_mode: "HTML" })).toBe(false);
+    expect(Value.Check(s, { protect_content: "yes" })).toBe(false);
+  });
+
+  test("no source: bots cannot read channel history or counts", () => {
+    expect(plugin.capabilities.source).toBe(false);
+    expect(plugin.capabilities.backfill).toBe(false);
+    expect(plugin.fetchRecent).toBeUndefined();
+    expect(plugin.metrics).toBeUndefined();
+    expect(plugin.textLimit).toEqual({ max: 4096, unit: "characters" });
+    expect(plugin.disconnect?.disableRecord).toBe(true);
+  });
+
+  test("on disconnect the bot leaves the channel", async () => {
+    const ctx = await channel();
+    const chatId = Number(ctx.account.remoteId);
+    expect(r.emulator.botStatus(chatId)).toBe("administrator");
+    await leaveChannel(ctx);
+    expect(r.emulator.botStatus(chatId)).toBe("left");
+  });
+});
