@@ -2,6 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { Capabilities, MediaRequirements, PLATFORMS } from "../../src/modules/accounts/model.ts";
 import { createRegistry, pluginStatus } from "../../src/platform/registry.ts";
+import { renderPlatformTable } from "../../src/platform/readme-table.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 const registry = createRegistry();
 
@@ -104,4 +107,11 @@ test("disconnect rules: Farcaster and Nostr records are disabled; Farcaster need
   expect(fc).toMatchObject({ disableRecord: true, providerRevocationRequired: true });
   expect(fc.providerRevocationUrl).toStartWith("https://");
   expect(registry.describe("nostr")!.disconnect).toMatchObject({ disableRecord: true });
+});
+
+test("the README's platform table matches the declarations (regenerate with bun scripts/platform-table.ts)", () => {
+  const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
+  const start = readme.indexOf("\n", readme.indexOf("<!-- platform-table:start")) + 1;
+  const end = readme.indexOf("<!-- platform-table:end -->");
+  expect(readme.slice(start, end).trim()).toBe(renderPlatformTable(registry));
 });

@@ -1,0 +1,27 @@
+// The README's platform table, rendered from the registry so the documentation cannot drift from the
+// declarations: scripts/platform-table.ts prints it, and a test checks the README contains it.
+import type { PlatformRegistry } from "./catalog.ts";
+
+const yes = (b: boolean) => (b ? "yes" : "no");
+const MB = 1024 * 1024;
+const size = (bytes: number) => (bytes >= 1024 * MB ? `${+(bytes / (1024 * MB)).toFixed(1)} GB` : `${+(bytes / MB).toFixed(1)} MB`);
+
+export function renderPlatformTable(registry: PlatformRegistry): string {
+  const rows = [
+    "| Platform | Connection mode | Text | Images | Video | Replies / threads | Status |",
+    "|---|---|---|---|---|---|---|",
+  ];
+  for (const p of registry.list()) {
+    const d = registry.describe(p.platform)!;
+    const c = d.capabilities;
+    const fc = d.media_requirements.file_constraints;
+    const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${p.textLimit.unit}`;
+    const images = c.images ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each` : "no";
+    const video = c.video ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}` : "no";
+    const status = d.status === "implemented" ? "implemented" : "declared only";
+    rows.push(`| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`);
+  }
+  const missing = registry.list().filter((p) => p.missing?.length)
+    .map((p) => `- ${p.displayName}: ${p.missing!.join("; ")}.`);
+  return [...rows, "", "Still missing on the declared-only platforms:", "", ...missing].join("\n");
+}
