@@ -51,6 +51,8 @@ export interface TelegramEmulator extends Emulator {
   channel(ref: string, setup?: ChannelSetup): number;
   /** Makes Telegram answer 401 Unauthorized to a token, as after /revoke in @BotFather. */
   revokeToken(token: string): void;
+  /** The messages of a channel as Telegram returned them (an album is one message per item). */
+  messages(chatId: number): Record<string, unknown>[];
   /** The bot's status in a channel, e.g. "left" after leaveChat. */
   botStatus(chatId: number, token?: string): Status;
 }
@@ -257,7 +259,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     await checkUpload(m);
     const replyTo = replyTarget(p, ch);
     const msg = newMessage(ch, p, replyTo, { [kind]: fileJson(kind, m), ...(caption && { caption }) });
-    record(ch, [msg], p, caption ?? "", [{ type: kind, contentType: m.contentType, size: m.size }], replyTo,
+    record(ch, [msg], p, caption ?? "", [{ type: kind === "video" ? "video" : "image", contentType: m.contentType, size: m.size }], replyTo,
       kind === "video" && flag(p, "supports_streaming") !== undefined ? { supports_streaming: flag(p, "supports_streaming") } : {});
     return msg;
   }
@@ -330,7 +332,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const replyTo = replyTarget(p, ch);
       const groupId = String(Date.now()) + Math.floor(Math.random() * 1000);
       const msgs = uploads.map(({ it, m }) => newMessage(ch, p, replyTo, { media_group_id: groupId, [it.type!]: fileJson(it.type!, m), ...(it.caption && { caption: it.caption }) }));
-      record(ch, msgs, p, items.map((i) => i.caption).filter(Boolean).join("\n"), uploads.map(({ it, m }) => ({ type: it.type!, contentType: m.contentType, size: m.size })), replyTo);
+      record(ch, msgs, p, items.map((i) => i.caption).filter(Boolean).join("\n"), uploads.map(({ it, m }) => ({ type: it.type === "photo" ? "image" : it.type!, contentType: m.contentType, size: m.size })), replyTo);
       return msgs;
     },
   };
@@ -347,7 +349,8 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
 
   return {
     platform: "telegram",
-    sandboxSettings: { BOT_TOKEN: SANDBOX_BOT_TOKEN },
+    // Both spellings: the sandbox fills required settings with placeholders under their full names.
+    sandboxSettings: { CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, BOT_TOKEN: SANDBOX_BOT_TOKEN },
     async handle(req, path) {
       const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
       if (!m) return reply({ ok: false, error_code: 404, description: "Not Found" }, 404);
@@ -393,6 +396,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       return ch.id;
     },
     revokeToken: (token) => void revoked.add(token),
+    messages: (chatId) => [...(channels.get(chatId)?.messages.values() ?? [])],
     botStatus(chatId, token = SANDBOX_BOT_TOKEN) {
       const ch = channels.get(chatId);
       return ch ? memberOf(ch, botFor(token)).status : "left";

@@ -90,10 +90,12 @@ describe("publish", () => {
       expect((await plugin.publish!(ctx, job({ content: `caption ${url}`, media: [{ url: media.url(url), type }] }))).kind).toBe("published");
     }
     expect(r.emulator.posts().map((p) => [p.text, p.media])).toEqual([
-      ["caption a.jpg", [{ type: "photo", contentType: "image/jpeg", size: 2000 }]],
+      ["caption a.jpg", [{ type: "image", contentType: "image/jpeg", size: 2000 }]],
       ["caption clip.mp4", [{ type: "video", contentType: "video/mp4", size: 6000 }]],
-      ["caption anim.gif", [{ type: "animation", contentType: "image/gif", size: 10 }]],
+      ["caption anim.gif", [{ type: "image", contentType: "image/gif", size: 10 }]],
     ]);
+    const sent = r.emulator.messages(Number(ctx.account.remoteId));
+    expect(sent.map((m) => ["photo", "video", "animation"].find((k) => k in m))).toEqual(["photo", "video", "animation"]);
     expect(r.emulator.posts()[1].options?.supports_streaming).toBe(true);
   });
 
@@ -107,7 +109,7 @@ describe("publish", () => {
     expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
     const [post] = r.emulator.posts();
     expect(post.text).toBe("album");
-    expect(post.media.map((m) => m.type)).toEqual(["photo", "video", "photo"]);
+    expect(post.media.map((m) => m.type)).toEqual(["image", "video", "image"]);
     expect(post.options?.disable_notification).toBe(true);
     // The next post gets the next id after the album's three messages.
     expect(await plugin.publish!(ctx, job({ content: "after" }))).toMatchObject({ platformPostId: "4" });
