@@ -37,10 +37,25 @@ export function platformSettings(ctx: AppContext, platform: string): Record<stri
 export function sandboxSettings(ctx: AppContext, platform: string): Record<string, string | undefined> {
   const plugin = ctx.platforms.get(platform);
   const base = sandboxBaseUrl(ctx, platform);
+  const prefix = envPrefix(platform);
   const out: Record<string, string | undefined> = {};
-  for (const name of plugin?.connect?.requiredSettings ?? []) out[name] = "sandbox";
-  Object.assign(out, { AUTHORIZE_URL: `${base}/oauth/authorize`, TOKEN_URL: `${base}/oauth/token` }, ctx.platforms.emulatorFor(platform)?.sandboxSettings);
+  // Like platformSettings: each value under its suffix and under its full CRIER_<PLATFORM>_ name.
+  const put = (name: string, value: string) => {
+    const suffix = settingSuffix(platform, name);
+    out[suffix] = value;
+    out[prefix + suffix] = value;
+  };
+  for (const name of plugin?.connect?.requiredSettings ?? []) put(name, "sandbox");
+  put("AUTHORIZE_URL", `${base}/oauth/authorize`);
+  put("TOKEN_URL", `${base}/oauth/token`);
+  for (const [k, v] of Object.entries(ctx.platforms.emulatorFor(platform)?.sandboxSettings ?? {})) put(k, v);
   return out;
+}
+
+/** A setting's name without CRIER_<PLATFORM>_, whichever form a plugin wrote it in. */
+export function settingSuffix(platform: string, name: string): string {
+  const prefix = envPrefix(platform);
+  return name.startsWith(prefix) ? name.slice(prefix.length) : name;
 }
 
 /** The settings a plugin runs with: the environment's, or the sandbox's for sandbox profiles. */

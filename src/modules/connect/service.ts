@@ -1,6 +1,6 @@
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
-import { connectContext, envPrefix, platformSettings } from "../../platform/provider.ts";
+import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/provider.ts";
 import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
 import type { Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";
@@ -41,7 +41,7 @@ export function startConnect(ctx: AppContext, principal: Principal, platform: st
     const settings = platformSettings(ctx, platform);
     const missing = (flow.requiredSettings ?? []).filter((name) => !settings[name]);
     if (missing.length) {
-      const vars = missing.map((m) => `${envPrefix(platform)}${m}`);
+      const vars = missing.map((m) => `${envPrefix(platform)}${settingSuffix(platform, m)}`);
       throw new Conflict("platform_not_configured", `${plugin.displayName} is not configured on this server.`,
         `Set ${vars.join(" and ")} in the server's environment and restart it.`);
     }
