@@ -66,7 +66,7 @@ export function createFsStorage(config: Config): FsStorage {
         mediaId: req.mediaId, key: req.key, contentType: req.contentType, maxBytes: req.maxBytes,
         exp: Math.floor(req.expiresAt.getTime() / 1000),
       });
-      return { token, signedUrl: `${base()}${req.key}?token=${token}` };
+      return { token, path: req.key, signedUrl: `${base()}${req.key}?token=${token}` };
     },
 
     async publicUrl(key) {

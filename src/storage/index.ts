@@ -21,6 +21,8 @@ export interface OpenedObject {
 export interface UploadGrant {
   signedUrl: string;
   token: string;
+  /** Where the bytes land: the key itself (fs) or its place in the upload area (s3). */
+  path: string;
 }
 
 export interface UploadRequest {

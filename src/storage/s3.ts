@@ -1,5 +1,6 @@
 import {
-  DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException,
+  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand,
+  S3Client, S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
@@ -9,6 +10,13 @@ import { contentTypeForKey, isMediaKey } from "./keys.ts";
 
 /** SigV4 presigned URLs live at most seven days; a public_url without S3_PUBLIC_URL is one of these. */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Clients PUT to `incoming/<key>`; Crier copies a checked upload to `<key>`, the only object it serves.
+ * A presigned PUT cannot be revoked, so a second PUT with the same URL lands in incoming/ and never
+ * replaces what was checked and published.
+ */
+export const INCOMING_PREFIX = "incoming/";
 
 export function createS3Client(s3: S3Config): S3Client {
   return new S3Client({
@@ -24,15 +32,29 @@ export function createS3Client(s3: S3Config): S3Client {
   });
 }
 
+const status = (e: unknown) => (e as S3ServiceException)?.$metadata?.httpStatusCode;
 const isMissing = (e: unknown) => {
-  const err = e as S3ServiceException;
-  return err?.name === "NotFound" || err?.name === "NoSuchKey" || err?.$metadata?.httpStatusCode === 404;
+  const name = (e as S3ServiceException)?.name;
+  return name === "NotFound" || name === "NoSuchKey" || status(e) === 404;
 };
+
+/** The upload area of one key, before its bytes are checked. */
+export interface IncomingArea {
+  stat(key: string): Promise<ObjectInfo | null>;
+  /** First bytes of the upload as it was when stat() saw `etag`; empty if it has changed or gone since. */
+  readStart(key: string, bytes: number, etag: string): Promise<Uint8Array>;
+  /** Copies the upload to its served key if it still has `etag`, then drops it; false when it changed meanwhile. */
+  promote(key: string, etag: string): Promise<boolean>;
+  remove(key: string): Promise<void>;
+  /** Up to `limit` keys that have something in the upload area. */
+  list(limit: number): Promise<string[]>;
+}
 
 export interface S3Storage extends Storage {
   readonly driver: "s3";
   readonly client: S3Client;
   readonly bucket: string;
+  readonly incoming: IncomingArea;
 }
 
 export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
@@ -50,50 +72,88 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     return `${parsed.origin}${parsed.pathname}`.slice(0, -SAMPLE.length);
   });
 
+  const checked = (key: string) => {
+    if (!isMediaKey(key)) throw new Error(`not a media key: ${key}`);
+    return key;
+  };
+
+  async function statObject(Key: string): Promise<ObjectInfo | null> {
+    try {
+      const head = await client.send(new HeadObjectCommand({ Bucket, Key }));
+      return { size: head.ContentLength ?? 0, etag: head.ETag ?? "", lastModified: head.LastModified ?? new Date(0) };
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+  }
+
+  async function readStartOf(Key: string, bytes: number, IfMatch?: string): Promise<Uint8Array> {
+    try {
+      const res = await client.send(new GetObjectCommand({ Bucket, Key, Range: `bytes=0-${bytes - 1}`, IfMatch }));
+      // Some stores ignore a range on small objects; only the first bytes matter.
+      return (await res.Body!.transformToByteArray()).subarray(0, bytes);
+    } catch (e) {
+      // Gone, changed since it was looked at (412), or empty (416): nothing usable to sniff.
+      if (isMissing(e) || status(e) === 412 || status(e) === 416 || (e as Error)?.name === "InvalidRange") return new Uint8Array(0);
+      throw e;
+    }
+  }
+
+  const removeObject = async (Key: string) => {
+    await client.send(new DeleteObjectCommand({ Bucket, Key }));
+  };
+
+  const incoming: IncomingArea = {
+    stat: (key) => statObject(INCOMING_PREFIX + checked(key)),
+    readStart: (key, bytes, etag) => readStartOf(INCOMING_PREFIX + checked(key), bytes, etag),
+    async promote(key, etag) {
+      try {
+        await client.send(new CopyObjectCommand({
+          Bucket, Key: checked(key), CopySource: `${Bucket}/${INCOMING_PREFIX}${key}`, CopySourceIfMatch: etag,
+          ContentType: contentTypeForKey(key) ?? undefined, MetadataDirective: "REPLACE",
+        }));
+      } catch (e) {
+        if (status(e) === 412) return false;
+        throw e;
+      }
+      await removeObject(INCOMING_PREFIX + key);
+      return true;
+    },
+    remove: (key) => removeObject(INCOMING_PREFIX + checked(key)),
+    async list(limit) {
+      const res = await client.send(new ListObjectsV2Command({ Bucket, Prefix: INCOMING_PREFIX, MaxKeys: limit }));
+      return (res.Contents ?? []).map((o) => (o.Key ?? "").slice(INCOMING_PREFIX.length)).filter(isMediaKey);
+    },
+  };
+
   const storage: S3Storage = {
     driver: "s3",
     client,
     bucket: Bucket,
+    incoming,
 
     async signUpload(req) {
       const seconds = Math.max(1, Math.min(MAX_PRESIGN_SECONDS, Math.ceil((req.expiresAt.getTime() - clock.now().getTime()) / 1000)));
-      const signedUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket, Key: req.key, ContentType: req.contentType }), {
+      const path = INCOMING_PREFIX + checked(req.key);
+      const signedUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket, Key: path, ContentType: req.contentType }), {
         expiresIn: seconds,
         signingDate: clock.now(),
         // The PUT must carry the ticket's Content-Type: a different one breaks the signature.
         signableHeaders: new Set(["content-type"]),
       });
       // The URL alone is the credential; the token field carries its signature for clients that want one.
-      return { signedUrl, token: new URL(signedUrl).searchParams.get("X-Amz-Signature") ?? "" };
+      return { signedUrl, path, token: new URL(signedUrl).searchParams.get("X-Amz-Signature") ?? "" };
     },
 
     async publicUrl(key) {
-      if (!isMediaKey(key)) throw new Error(`not a media key: ${key}`);
+      checked(key);
       if (s3.publicUrl) return `${s3.publicUrl}/${key}`;
       return presignGet(key, MAX_PRESIGN_SECONDS);
     },
 
-    async stat(key): Promise<ObjectInfo | null> {
-      try {
-        const head = await client.send(new HeadObjectCommand({ Bucket, Key: key }));
-        return { size: head.ContentLength ?? 0, etag: head.ETag ?? "", lastModified: head.LastModified ?? new Date(0) };
-      } catch (e) {
-        if (isMissing(e)) return null;
-        throw e;
-      }
-    },
-
-    async readStart(key, bytes) {
-      try {
-        const res = await client.send(new GetObjectCommand({ Bucket, Key: key, Range: `bytes=0-${bytes - 1}` }));
-        const all = await res.Body!.transformToByteArray();
-        return all.subarray(0, bytes);
-      } catch (e) {
-        const err = e as S3ServiceException;
-        if (isMissing(e) || err?.name === "InvalidRange" || err?.$metadata?.httpStatusCode === 416) return new Uint8Array(0);
-        throw e;
-      }
-    },
+    stat: (key) => statObject(checked(key)),
+    readStart: (key, bytes) => readStartOf(checked(key), bytes),
+    remove: (key) => removeObject(checked(key)),
 
     async open(key): Promise<OpenedObject | null> {
       const contentType = contentTypeForKey(key);
@@ -122,10 +182,6 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
       };
     },
 
-    async remove(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: key }));
-    },
-
     async keyForPublicUrl(url) {
       let parsed: URL;
       try {
@@ -149,7 +205,7 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     },
 
     async probeLocation(key) {
-      return presignGet(key, 3600);
+      return presignGet(checked(key), 3600);
     },
   };
   return storage;

@@ -47,13 +47,17 @@ async function ticket(filename: string, content_type: string, token = owner.toke
 const put = (url: string, body: Uint8Array<ArrayBuffer>, contentType: string) =>
   fetch(url, { method: "PUT", body, headers: { "content-type": contentType } });
 
+const storage = () => h.ctx.storage as S3Storage;
+
 const resolve = (id: string, token = owner.token) => api("GET", `/v1/media/${id}`, token);
 
 describe("the upload flow against an S3-compatible store", () => {
   test("ticket, presigned PUT, resolve, then the public URL serves the same bytes", async () => {
     const png = makePng(5, 3);
     const t = await ticket("photo.png", "image/png");
-    expect(t.upload.signedUrl.startsWith(`${s3.endpoint}/${s3.bucket}/${t.path}?`)).toBe(true);
+    // Bytes go to the upload area; only a checked copy is served.
+    expect(t.upload.path).toBe(`incoming/${t.path}`);
+    expect(t.upload.signedUrl.startsWith(`${s3.endpoint}/${s3.bucket}/incoming/${t.path}?`)).toBe(true);
     expect(t.upload.token).toBe(new URL(t.upload.signedUrl).searchParams.get("X-Amz-Signature")!);
 
     const before = await resolve(t.media_id);
@@ -96,6 +100,7 @@ describe("the upload flow against an S3-compatible store", () => {
     const got = await resolve(t.media_id);
     expect(got.status).toBe(422);
     expect(got.body.error.code).toBe("media_type_mismatch");
+    expect(await storage().incoming.stat(t.path)).toBeNull();
     expect(await h.ctx.storage.stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).status).toBe(422);
   });
@@ -108,9 +113,30 @@ describe("the upload flow against an S3-compatible store", () => {
     const got = await resolve(t.media_id);
     expect(got.status).toBe(413);
     expect(got.body.error.code).toBe("payload_too_large");
+    expect(await storage().incoming.stat(t.path)).toBeNull();
     expect(await h.ctx.storage.stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).body.error.code).toBe("media_not_uploaded");
     expect((await put(t.upload.signedUrl, makePng(2, 2), "image/png")).status).toBe(200);
+    expect((await resolve(t.media_id)).status).toBe(200);
+  });
+
+  test("a second PUT with a spent presigned URL never replaces the served bytes, and cleanup drops it", async () => {
+    const t = await ticket("first.png", "image/png");
+    const first = makePng(3, 3);
+    expect((await put(t.upload.signedUrl, first, "image/png")).status).toBe(200);
+    const got = await resolve(t.media_id);
+    expect(got.status).toBe(200);
+    expect(await storage().incoming.stat(t.path)).toBeNull();
+    // The store cannot refuse it (a presigned URL is not one-shot) ...
+    expect((await put(t.upload.signedUrl, makeJpeg(9, 9), "image/png")).status).toBe(200);
+    // ... but it lands in the upload area only.
+    const again = await resolve(t.media_id);
+    expect(again.body.data).toMatchObject({ width: 3, height: 3, size: first.length });
+    expect(new Uint8Array(await (await fetch(again.body.data.public_url)).arrayBuffer())).toEqual(first);
+    expect(await storage().incoming.stat(t.path)).not.toBeNull();
+    const result = await cleanupExpiredUploads(h.ctx);
+    expect(result.removedPartials).toBeGreaterThanOrEqual(1);
+    expect(await storage().incoming.stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).status).toBe(200);
   });
 
@@ -180,7 +206,7 @@ describe("the presigned PUT URL", () => {
       expiresAt: new Date(clock.now().getTime() + 2 * 3600_000),
     });
     const url = new URL(signedUrl);
-    expect(url.origin + url.pathname).toBe(`https://objects.example.test/media/${key}`);
+    expect(url.origin + url.pathname).toBe(`https://objects.example.test/media/incoming/${key}`);
     const q = url.searchParams;
     expect(q.get("X-Amz-Algorithm")).toBe("AWS4-HMAC-SHA256");
     expect(q.get("X-Amz-Date")).toBe("20260301T100000Z");

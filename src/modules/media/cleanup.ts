@@ -3,13 +3,18 @@ import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { ApiError } from "../../http/errors.ts";
 import type { FsStorage } from "../../storage/fs.ts";
+import type { S3Storage } from "../../storage/s3.ts";
+import { decodeMediaId } from "./ids.ts";
 import { settleStoredUpload } from "./service.ts";
 import { unlink } from "node:fs/promises";
 
 export interface CleanupResult {
   /** Expired tickets that never received bytes, now deleted. */
   removedTickets: number;
-  /** Partial files of uploads that died (fs driver). */
+  /**
+   * Leftover upload bytes: partial files of uploads that died (fs), or objects in the upload area that no
+   * open ticket waits for, such as a second PUT to a spent presigned URL (s3).
+   */
   removedPartials: number;
   /** Expired S3 tickets whose object had arrived unnoticed: settled instead of deleted. */
   settled: number;
@@ -52,6 +57,15 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
     }
     const gone = await ctx.db.db.delete(media).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning({ id: media.id });
     result.removedTickets += gone.length;
+  }
+
+  const s3 = ctx.storage as S3Storage;
+  for (const key of await s3.incoming.list(batch)) {
+    const id = decodeMediaId(key.slice(0, key.indexOf(".")));
+    const [row] = id ? await ctx.db.db.select({ status: media.status }).from(media).where(eq(media.id, id)) : [];
+    if (row?.status === "pending") continue;
+    await s3.incoming.remove(key);
+    result.removedPartials++;
   }
   return result;
 }

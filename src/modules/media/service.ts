@@ -3,8 +3,9 @@ import { and, eq } from "drizzle-orm";
 import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
-import { ApiError, BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
+import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
 import { contentTypeForExtension, MEDIA_TYPES, type MediaContentType } from "../../storage/keys.ts";
+import type { S3Storage } from "../../storage/s3.ts";
 import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
 import { probeVideo } from "./probe.ts";
@@ -60,7 +61,7 @@ export async function createTicket(ctx: AppContext, profileId: string, body: Upl
     content_type: contentType,
     media_id: mediaId,
     path: key,
-    upload: { path: key, token: grant.token, signedUrl: grant.signedUrl },
+    upload: { path: grant.path, token: grant.token, signedUrl: grant.signedUrl },
     expires_at: expiresAt.toISOString(),
     max_bytes: maxBytes,
   };
@@ -95,25 +96,41 @@ export async function describe(ctx: AppContext, key: string, contentType: MediaC
 }
 
 /**
- * S3 uploads go straight to the store, so a pending ticket is settled when someone looks: the object's
- * size is checked against the limit (too large: deleted, the ticket stays open, 413) and its first bytes
- * against the type (mismatch: deleted, the media invalid). Used by GET /v1/media/{id} and by cleanup.
+ * S3 uploads go straight to the store's upload area, so a pending ticket is settled when someone looks:
+ * the upload's size is checked against the limit (too large: deleted, the ticket stays open, 413) and its
+ * first bytes against the type (mismatch: deleted, the media invalid); a good upload is copied to the key
+ * Crier serves. Used by GET /v1/media/{id} and by cleanup.
  */
 export async function settleStoredUpload(ctx: AppContext, row: MediaRow): Promise<MediaRow> {
-  const info = await ctx.storage.stat(row.path);
-  if (!info) return row;
-  if (info.size > row.maxBytes) {
-    await ctx.storage.remove(row.path);
-    throw tooLarge(row.maxBytes, info.size);
-  }
+  const storage = ctx.storage as S3Storage;
   const contentType = row.contentType as MediaContentType;
-  const head = await ctx.storage.readStart(row.path, SNIFF_BYTES);
-  const matches = info.size > 0 && matchesType(head, contentType);
-  if (!matches) await ctx.storage.remove(row.path);
-  const facts = matches ? await describe(ctx, row.path, contentType, head) : {};
+  const info = await storage.incoming.stat(row.path);
+  let outcome: { status: "uploaded" | "invalid"; size: number; head: Uint8Array };
+  if (!info) {
+    // A copy that finished before the database heard of it (a crash in between) leaves the served object.
+    const served = await storage.stat(row.path);
+    if (!served) return row;
+    outcome = { status: "uploaded", size: served.size, head: await storage.readStart(row.path, SNIFF_BYTES) };
+  } else {
+    if (info.size > row.maxBytes) {
+      await storage.incoming.remove(row.path);
+      throw tooLarge(row.maxBytes, info.size);
+    }
+    const head = await storage.incoming.readStart(row.path, SNIFF_BYTES, info.etag);
+    // Replaced between the look and the read: the next look settles the new bytes.
+    if (info.size > 0 && head.length === 0) return row;
+    if (info.size > 0 && matchesType(head, contentType)) {
+      if (!(await storage.incoming.promote(row.path, info.etag))) return row;
+      outcome = { status: "uploaded", size: info.size, head };
+    } else {
+      await storage.incoming.remove(row.path);
+      outcome = { status: "invalid", size: info.size, head };
+    }
+  }
+  const facts = outcome.status === "uploaded" ? await describe(ctx, row.path, contentType, outcome.head) : {};
   const [updated] = await ctx.db.db.update(media).set({
-    status: matches ? "uploaded" : "invalid",
-    sizeBytes: info.size,
+    status: outcome.status,
+    sizeBytes: outcome.size,
     uploadedAt: ctx.clock.now(),
     ...facts,
   }).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning();
@@ -153,8 +170,4 @@ export async function getMedia(ctx: AppContext, profileId: string, id: string): 
       "Upload the file again with a new ticket (POST /v1/media/uploads).");
   }
   return toMedia(ctx, row);
-}
-
-export function isApiError(e: unknown): e is ApiError {
-  return e instanceof ApiError;
 }
