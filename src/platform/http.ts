@@ -3,7 +3,7 @@
  * the classification of failures into Outcome kinds live here so that every plugin gets them right.
  */
 import type { Logger } from "../log.ts";
-import type { FailureOutcome, ProviderHttp, ProviderResponse, ProviderResult, RequestOptions } from "./sdk.ts";
+import { MediaError, type FailureOutcome, type ProviderHttp, type ProviderResponse, type ProviderResult, type RequestOptions } from "./sdk.ts";
 
 export type { FailureOutcome, ProviderResponse };
 
@@ -164,6 +164,9 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
         const outcome = options.classify?.(response) ?? classifyStatus(response, now());
         return { ok: false, outcome, status: res.status, body: parsed };
       } catch (e) {
+        // A media body that fails while being streamed up (too large, source stalled): nothing was created.
+        const media = e instanceof MediaError ? e : (e as { cause?: unknown })?.cause instanceof MediaError ? (e as { cause: MediaError }).cause : null;
+        if (media) return { ok: false, outcome: media.retryable ? { kind: "retryable", reason: media.message } : { kind: "permanent", reason: media.message, code: "media_refused" } };
         const timedOut = controller.signal.aborted && controller.signal.reason instanceof TimeoutSignal;
         const code = errorCode(e);
         log.debug("provider call failed", { ...logged, error: (e as Error)?.message, code, timed_out: timedOut });

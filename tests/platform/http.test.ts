@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer } from "node:net";
 import { createProviderHttp, parseRetryAfter } from "../../src/platform/http.ts";
 import { createLogger } from "../../src/log.ts";
+import { MediaError } from "../../src/platform/sdk.ts";
 
 // A small stand-in platform on loopback: each path answers the way a real API does in that case.
 let server: ReturnType<typeof Bun.serve>;
@@ -171,6 +172,18 @@ describe("classification", () => {
       expect(upload.outcome.kind).toBe("retryable");
     });
   });
+});
+
+test("a media body that fails while uploading is the media's failure, not a lost connection", async () => {
+  const body = new ReadableStream<Uint8Array>({
+    pull(c) {
+      c.enqueue(new Uint8Array(10));
+      c.error(new MediaError("media is larger than 10 bytes", false));
+    },
+  });
+  const res = await http().request("POST", "/ok", { body, creates: true });
+  if (res.ok) throw new Error("expected failure");
+  expect(res.outcome).toEqual({ kind: "permanent", reason: "media is larger than 10 bytes", code: "media_refused" });
 });
 
 test("parseRetryAfter reads seconds and dates and ignores garbage", () => {
