@@ -11,7 +11,7 @@ export interface VideoFacts {
 const UNKNOWN: VideoFacts = { durationSeconds: null, width: null, height: null };
 
 export async function probeVideo(location: string, timeoutMs = 15_000): Promise<VideoFacts> {
-  const bin = Bun.which("ffprobe");
+  const bin = Bun.which("ffprobe", { PATH: process.env.PATH ?? "" });
   if (!bin) return UNKNOWN;
   try {
     const proc = Bun.spawn([bin, "-v", "error", "-print_format", "json", "-show_format", "-show_streams", location], {
