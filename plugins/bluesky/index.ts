@@ -388,6 +388,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+/** Ends the session at Bluesky, so the stored refresh token can no longer be used by anyone. */
+async function onDisconnect(ctx: PluginContext): Promise<void> {
+  const s = readSession(ctx.credentials);
+  if (!s) return;
+  const res = await ctx.http.request("POST", "/xrpc/com.atproto.server.deleteSession", { headers: bearer(s.refreshJwt) });
+  if (!res.ok) ctx.log.warn("bluesky: could not end the session", { reason: res.outcome.reason });
+}
+
 /** Bluesky says "expired" with a 400 and rate limits with RateLimit-Reset (epoch seconds), not Retry-After. */
 function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
   const body = res.body as { error?: string; message?: string } | null;
@@ -476,8 +484,9 @@ export default definePlugin({
     verify,
   },
   disconnect: {
-    message: "Crier forgot the Bluesky session. The app password stays valid until you revoke it in Bluesky's settings (App passwords).",
+    message: "Crier ended its Bluesky session and forgot it. The app password stays valid until you revoke it in Bluesky's settings (App passwords).",
   },
+  onDisconnect,
   classifyResponse,
   publish,
   refresh,

@@ -219,7 +219,11 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
   };
 }
 
-/** Best effort on disconnect: the bot leaves the channel (the caller checks no other account still uses it). */
+/** On disconnect the bot leaves the channel, unless another connected account of this server posts there. */
+async function onDisconnect(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void> {
+  if (!p.remoteStillUsed) await leaveChannel(ctx);
+}
+
 export async function leaveChannel(ctx: PluginContext): Promise<void> {
   const token = botToken(ctx.settings);
   if (!token) return;
@@ -248,7 +252,7 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema,
-  textLimit: { max: TEXT_MAX, unit: "characters" },
+  textLimit: { max: TEXT_MAX, unit: "characters", withMediaMax: CAPTION_MAX },
   defaultApiUrl: DEFAULT_API_URL,
   // Telegram allows about 20 posts a minute per channel: one at a time is plenty.
   concurrency: 2,
@@ -266,6 +270,7 @@ export default definePlugin({
     disableRecord: true,
     message: "Channel disconnected and its record disabled. The bot leaves the channel when no other account of this server uses it.",
   },
+  onDisconnect,
   classifyResponse,
   publish,
 });

@@ -225,7 +225,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
   /** Text limit after content_override, and how it is counted. */
-  textLimit: { max: number; unit: "characters" | "graphemes" | "bytes" };
+  textLimit: {
+    max: number;
+    unit: "characters" | "graphemes" | "bytes";
+    /** A lower limit when media is attached, where the text becomes a caption (Telegram: 1024). */
+    withMediaMax?: number;
+  };
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;
   /** At most this many publishes at once to this platform, per running copy. */
@@ -240,6 +245,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    */
   classifyResponse?(res: ProviderResponse): FailureOutcome | undefined;
   disconnect?: { disableRecord?: boolean; providerRevocationRequired?: boolean; providerRevocationUrl?: string | null; message?: string };
+  /**
+   * Best-effort remote cleanup when an account is disconnected, called with its credentials before they
+   * are cleared (Bluesky: end the session; Telegram: the bot leaves the channel). `remoteStillUsed` is true
+   * when another connected account of this server has the same remote id. Errors are logged, never shown.
+   */
+  onDisconnect?(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void>;
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
   checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { accounts } from "../../db/schema.ts";
 import { encryptJson } from "../../db/crypto.ts";
 import { NotFound } from "../../http/errors.ts";
+import { runDisconnectHook } from "../../platform/disconnect.ts";
 import type { Account, DeleteResult } from "./model.ts";
 
 type Row = typeof accounts.$inferSelect;
@@ -79,6 +80,8 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
 export async function disconnectAccount(ctx: AppContext, profileId: string, id: string): Promise<DeleteResult> {
   const row = await getAccountRow(ctx, profileId, id);
   const rules = ctx.platforms.describe(row.platform)?.disconnect;
+  // While the credentials still exist: the plugin's remote cleanup (best effort, bounded wait).
+  if (row.status !== "disconnected") await runDisconnectHook(ctx, row);
   await ctx.db.db.update(accounts).set({
     status: "disconnected",
     credentials: null,
