@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, MediaError,
+  ConnectError, definePlugin, MediaError, RefreshError,
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
   type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
@@ -281,7 +281,10 @@ async function refresh(ctx: PluginContext): Promise<Credentials> {
   const s = readSession(ctx.credentials);
   if (!s) throw new Error("no Bluesky session is stored for this account");
   const res = await ctx.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.refreshSession", { headers: bearer(s.refreshJwt) });
-  if (!res.ok) throw new Error(`Bluesky refused to refresh the session: ${res.outcome.reason}`);
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Bluesky could not refresh the session now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Bluesky refused to refresh the session: ${res.outcome.reason}`, false);
+  }
   const next = sessionFrom(res.body, s);
   await ctx.saveCredentials({ ...next });
   return { ...next };

@@ -55,6 +55,17 @@ export class MediaError extends Error {
   }
 }
 
+/**
+ * Raised by a plugin's refresh(): `retryable` when the platform could not be asked (network, 5xx, 429),
+ * so the engine tries again later instead of asking the user to reconnect; otherwise the refresh was
+ * refused for good.
+ */
+export class RefreshError extends Error {
+  constructor(message: string, readonly retryable: boolean) {
+    super(message);
+  }
+}
+
 export interface MediaAccess {
   /** Opens a media item: the server's own storage directly, anything else through the fetch guard. */
   open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody>;
@@ -254,7 +265,10 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
   checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;
-  /** Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused. */
+  /**
+   * Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused
+   * (a RefreshError with retryable=true when the platform could not be reached).
+   */
   refresh?(ctx: PluginContext): Promise<Credentials>;
   fetchRecent?(ctx: PluginContext, since: Date | null): Promise<RecentPost[]>;
   metrics?(ctx: PluginContext, platformPostIds: string[]): Promise<Record<string, PostMetrics>>;

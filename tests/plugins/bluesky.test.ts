@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import plugin, { type BlueskySession } from "../../plugins/bluesky/index.ts";
 import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
-import { ConnectError, type PublishJob } from "../../src/platform/sdk.ts";
+import { ConnectError, RefreshError, type PublishJob } from "../../src/platform/sdk.ts";
 import { fakeImage, fakeMp4, rig, serveMedia, type Rig } from "./support.ts";
 
 let clock = Date.now();
@@ -199,9 +199,21 @@ describe("failures map to outcomes", () => {
     expect(fresh.refreshJwt).not.toBe(before.refreshJwt);
     expect(ctx.saved).toHaveLength(1);
     expect((await plugin.publish!(ctx, job({ content: "x" }))).kind).toBe("published");
-    // The spent refresh token is revoked.
+    // The spent refresh token is revoked: refused for good.
     const stale = r.context({ credentials: { ...before } });
-    await expect(plugin.refresh!(stale)).rejects.toThrow(/revoked/);
+    const refused = await plugin.refresh!(stale).catch((e) => e);
+    expect(refused).toBeInstanceOf(RefreshError);
+    expect(refused).toMatchObject({ retryable: false });
+    expect(refused.message).toContain("revoked");
+  });
+
+  test("a refresh that cannot reach Bluesky is retryable, not a reason to reconnect", async () => {
+    const ctx = await account();
+    r.emulator.failNext({ kind: "server_error", on: "refreshSession" });
+    const err = await plugin.refresh!(ctx).catch((e) => e);
+    expect(err).toBeInstanceOf(RefreshError);
+    expect(err.retryable).toBe(true);
+    expect(ctx.saved).toHaveLength(0);
   });
 
   test("access tokens expire after two hours by the platform's clock", async () => {
