@@ -425,7 +425,8 @@ export function normaliseIdentifier(raw: string): string {
 async function verify(c: ConnectContext, values: Record<string, string>) {
   const identifier = normaliseIdentifier(values.handle ?? "");
   const password = (values.app_password ?? "").trim();
-  if (!identifier || identifier === ".bsky.social") throw new ConnectError("Enter your Bluesky handle, for example alice.bsky.social.");
+  const looksValid = identifier.includes("@") || identifier.startsWith("did:") || /^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(identifier);
+  if (!looksValid) throw new ConnectError("Enter your Bluesky handle, for example alice.bsky.social (or the email of the account).");
   if (!password) throw new ConnectError("Enter an app password (Bluesky settings → Privacy and security → App passwords).");
   const res = await c.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.createSession", { json: { identifier, password } });
   if (!res.ok) {

@@ -63,6 +63,8 @@ describe("connect", () => {
     expect(err.message).toContain("did not accept");
     const empty = await flow.verify(r.connectContext(), { handle: "bob.test", app_password: "" }).catch((e) => e);
     expect(empty).toBeInstanceOf(ConnectError);
+    const notAHandle = await flow.verify(r.connectContext(), { handle: "bob smith", app_password: "x" }).catch((e) => e);
+    expect(notAHandle.message).toContain("for example alice.bsky.social");
   });
 
   test("the same handle connects to the same DID (reconnecting restores, never duplicates)", async () => {
