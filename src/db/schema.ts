@@ -140,5 +140,7 @@ export const postTargets = pgTable("post_targets", {
   index("post_targets_due_idx").on(t.status, t.dueAt),
   // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
   index("post_targets_waiting_idx").on(t.dueAt).where(sql`status in ('pending', 'scheduled')`),
+  // ...and per account, its next waiting target (one publish per account at a time).
+  index("post_targets_waiting_account_idx").on(t.accountId, t.dueAt, t.position).where(sql`status in ('pending', 'scheduled')`),
   index("post_targets_account_idx").on(t.accountId, t.status),
 ]);

@@ -1,0 +1,1 @@
+CREATE INDEX "post_targets_waiting_account_idx" ON "post_targets" USING btree ("account_id","due_at","position") WHERE status in ('pending', 'scheduled');
