@@ -1,12 +1,10 @@
 /**
  * Measuring post text the way platforms count it. Platforms disagree: Bluesky counts graphemes (what a
- * reader sees as one character), Telegram counts UTF-16 code units, Farcaster counts UTF-8 bytes.
+ * reader sees as one character) and UTF-8 bytes, Telegram counts UTF-16 code units (String.length).
  */
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const encoder = new TextEncoder();
-
-export type TextUnit = "characters" | "graphemes" | "bytes";
 
 export function graphemeCount(text: string): number {
   let n = 0;
@@ -16,11 +14,4 @@ export function graphemeCount(text: string): number {
 
 export function utf8Length(text: string): number {
   return encoder.encode(text).length;
-}
-
-/** "characters" are UTF-16 code units: what Telegram and most JSON APIs count (an emoji is often 2). */
-export function measureText(text: string, unit: TextUnit): number {
-  if (unit === "graphemes") return graphemeCount(text);
-  if (unit === "bytes") return utf8Length(text);
-  return text.length;
 }
