@@ -17,6 +17,7 @@ import plugin_twitter from "./twitter/index.ts";
 import plugin_vimeo from "./vimeo/index.ts";
 import plugin_youtube from "./youtube/index.ts";
 import emulator_bluesky from "./bluesky/emulator.ts";
+import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
@@ -41,5 +42,6 @@ export const PLUGINS: Record<string, Plugin> = {
 /** Emulator factories of the plugins that have an emulator.ts. */
 export const EMULATORS: Record<string, () => Emulator> = {
   "bluesky": emulator_bluesky,
+  "farcaster": emulator_farcaster,
   "telegram": emulator_telegram,
 };

@@ -113,14 +113,44 @@ function form(fields: Record<string, unknown>): FormData {
   return f;
 }
 
+/** sendPhoto, sendVideo or sendAnimation for one file; sendMediaGroup for an album (its first message stands for it). */
+async function sendMedia(ctx: PluginContext, token: string, common: Record<string, unknown>, files: Opened[], caption: string | undefined) {
+  if (files.length === 1) {
+    const [f] = files;
+    const method = f.kind === "photo" ? "sendPhoto" : f.kind === "video" ? "sendVideo" : "sendAnimation";
+    const body = form({
+      ...common,
+      caption,
+      ...(f.kind === "video" && {
+        supports_streaming: true,
+        ...(f.item.width && f.item.height ? { width: f.item.width, height: f.item.height } : {}),
+        ...(f.item.duration ? { duration: Math.round(f.item.duration) } : {}),
+      }),
+    });
+    body.append(f.kind, new File([f.bytes], fileName(f, 0), { type: f.contentType }));
+    return call<Message>(ctx.http, token, method, body, true);
+  }
+  const body = form({
+    ...common,
+    media: files.map((f, i) => ({
+      type: f.kind,
+      media: `attach://file${i}`,
+      ...(i === 0 && caption && { caption }),
+      ...(f.kind === "video" && { supports_streaming: true }),
+    })),
+  });
+  files.forEach((f, i) => body.append(`file${i}`, new File([f.bytes], fileName(f, i), { type: f.contentType })));
+  const res = await call<Message[]>(ctx.http, token, "sendMediaGroup", body, true);
+  return res.ok ? { ...res, body: { ok: true as const, result: res.body.result[0] } } : res;
+}
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const token = botToken(ctx.settings);
   if (!token) return permanent(notConfigured, "platform_not_configured");
   const options = job.options as Options;
-  const chatId = String(ctx.credentials.chat_id ?? ctx.account.remoteId);
   const text = job.content;
   const common: Record<string, unknown> = {
-    chat_id: chatId,
+    chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
     disable_notification: options.disable_notification,
     protect_content: options.protect_content,
     ...(job.replyTo && { reply_parameters: { message_id: Number(job.replyTo.platformPostId) } }),
@@ -141,37 +171,10 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     if (job.media.length > ALBUM_MAX) return permanent(`Telegram albums hold up to ${ALBUM_MAX} items`, "too_many_media");
     const opened = await openAll(ctx, job.media);
     if (!opened.ok) return opened.outcome;
-    const files = opened.value;
-    const caption = text.trim() ? text : undefined;
-    if (files.length === 1) {
-      const [f] = files;
-      const method = f.kind === "photo" ? "sendPhoto" : f.kind === "video" ? "sendVideo" : "sendAnimation";
-      const body = form({
-        ...common,
-        caption,
-        ...(f.kind === "video" && {
-          supports_streaming: true,
-          ...(f.item.width && f.item.height ? { width: f.item.width, height: f.item.height } : {}),
-          ...(f.item.duration ? { duration: Math.round(f.item.duration) } : {}),
-        }),
-      });
-      body.append(f.kind, new File([f.bytes], fileName(f, 0), { type: f.contentType }));
-      sent = await call<Message>(ctx.http, token, method, body, true);
-    } else {
-      if (files.some((f) => f.kind === "animation")) return permanent("a GIF cannot be part of a Telegram album; post it alone", "gif_in_album");
-      const body = form({
-        ...common,
-        media: files.map((f, i) => ({
-          type: f.kind,
-          media: `attach://file${i}`,
-          ...(i === 0 && caption && { caption }),
-          ...(f.kind === "video" && { supports_streaming: true }),
-        })),
-      });
-      files.forEach((f, i) => body.append(`file${i}`, new File([f.bytes], fileName(f, i), { type: f.contentType })));
-      const res = await call<Message[]>(ctx.http, token, "sendMediaGroup", body, true);
-      sent = res.ok ? { ...res, body: { ok: true as const, result: res.body.result[0] } } : res;
+    if (opened.value.length > 1 && opened.value.some((f) => f.kind === "animation")) {
+      return permanent("a GIF cannot be part of a Telegram album; post it alone", "gif_in_album");
     }
+    sent = await sendMedia(ctx, token, common, opened.value, text.trim() ? text : undefined);
   }
   if (!sent.ok) return sent.outcome;
   const id = String(sent.body.result.message_id);

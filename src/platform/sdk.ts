@@ -186,9 +186,21 @@ export type ConnectFlow =
       title: string;
       instructions: string;
       fields: FormField[];
-      /** Checks what the user entered against the platform; throws ConnectError with a message to show. */
+      /**
+       * Runs each time the page is shown, before the user acts (managed signers: create a signer and get
+       * the URL where the user approves it). Its `carry` values come back to verify() with the form,
+       * signed together with the state so they cannot be swapped.
+       */
+      prepare?(c: ConnectContext): Promise<PreparedConnect>;
+      /** Checks what the user entered (plus prepare's carry) against the platform; throws ConnectError with a message to show. */
       verify(c: ConnectContext, values: Record<string, string>): Promise<ConnectedIdentity>;
     };
+
+export interface PreparedConnect {
+  carry: Record<string, string>;
+  /** A link the user opens on the way (an approval page); shown as a button. */
+  link?: { url: string; label: string };
+}
 
 /** Raised by a connect flow with a message fit to show the user on the hosted page. */
 export class ConnectError extends Error {}

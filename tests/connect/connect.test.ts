@@ -82,7 +82,7 @@ describe("POST /v1/accounts/connect/{platform}", () => {
 
   test("a platform whose connect flow is not written yet is 409 connect_not_available", async () => {
     const { token } = await h.profile();
-    const res = await h.request("POST", "/v1/accounts/connect/farcaster", { token });
+    const res = await h.request("POST", "/v1/accounts/connect/nostr", { token });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("connect_not_available");
   });

@@ -49,8 +49,13 @@ export async function submitHostedForm(hostedUrl: string, values: Record<string,
   const page = await fetch(hostedUrl);
   const html = await page.text();
   if (page.status !== 200) return { status: page.status, html };
-  const form = new URLSearchParams({ state: hiddenState(html) });
+  const form = new URLSearchParams();
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) form.set(m[1], m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&"));
+  if (!form.get("state")) throw new Error("no state in the form");
   for (const f of formFields(html)) form.set(f.name, values[f.name] ?? (f.placeholder || "conformance"));
+  // A flow with an approval link (managed signer): the user opens it and approves before submitting.
+  const link = /<a href="([^"]*)" target="_blank"/.exec(html);
+  if (link) await (await fetch(link[1].replace(/&amp;/g, "&"))).text();
   const action = new URL(/<form method="post" action="([^"]*)"/.exec(html)![1], hostedUrl);
   const res = await fetch(action, { method: "POST", body: form, headers: { "content-type": "application/x-www-form-urlencoded" } });
   return { status: res.status, html: await res.text() };

@@ -22,6 +22,11 @@ const HEADERS = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
 };
 
+/** Only web links are rendered as links; anything else (javascript:, data:) becomes inert. */
+function safeLink(url: string): string {
+  return /^https?:\/\//i.test(url) ? url : "#";
+}
+
 export function htmlResponse(html: string, status = 200): Response {
   return new Response(html, { status, headers: HEADERS });
 }
@@ -42,6 +47,9 @@ export function formPage(input: {
   sandbox: boolean;
   error?: string;
   values?: Record<string, string>;
+  /** Hidden values carried to the submission (already signed by the caller). */
+  hidden?: Record<string, string>;
+  link?: { url: string; label: string };
 }): Response {
   const fields = input.fields.map((f) => `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
 <input id="f_${esc(f.name)}" name="${esc(f.name)}" type="${esc(f.type)}" placeholder="${esc(f.placeholder ?? "")}" required
@@ -50,10 +58,12 @@ export function formPage(input: {
 ${input.sandbox ? `<p class="note">Sandbox profile: this connects to Crier's emulator, not the real platform. Any values are accepted.</p>` : ""}
 ${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
 <p>${esc(input.instructions)}</p>
+${input.link ? `<p><a href="${esc(safeLink(input.link.url))}" target="_blank" rel="noopener noreferrer">${esc(input.link.label)}</a></p>` : ""}
 <form method="post" action="${esc(input.action)}">
 <input type="hidden" name="state" value="${esc(input.state)}">
+${Object.entries(input.hidden ?? {}).map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join("\n")}
 ${fields}
-<button type="submit">Connect</button>
+<button type="submit">${input.fields.length ? "Connect" : "I have approved it: connect"}</button>
 </form>`;
   return htmlResponse(layout(`${input.title} · ${input.platform}`, body), input.error ? 400 : 200);
 }

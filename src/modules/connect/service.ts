@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/provider.ts";
@@ -118,13 +119,56 @@ function hostedFlow(ctx: AppContext, platform: string): { plugin: Plugin; flow: 
 const notHosted = (platform: string) =>
   resultPage({ ok: false, platform, title: "Connection failed", message: `Crier has no connection page for '${platform}'.` }, 404);
 
-export function showHostedForm(ctx: AppContext, platform: string, state: string | undefined): Response {
+// Values a flow's prepare() hands to its verify() travel as hidden fields "carry__<name>", with
+// "carry_sig" binding them to the state, so a user cannot swap in someone else's signer.
+const CARRY = "carry__";
+const LINK_URL = "__link_url";
+const LINK_LABEL = "__link_label";
+
+function carrySignature(ctx: AppContext, state: string, carry: Record<string, string>): string {
+  const canonical = JSON.stringify(Object.keys(carry).sort().map((k) => [k, carry[k]]));
+  return createHmac("sha256", ctx.config.secretKey).update(`crier/connect-carry/v1\n${state}\n${canonical}`).digest("base64url");
+}
+
+function hiddenCarry(ctx: AppContext, state: string, carry: Record<string, string>): Record<string, string> {
+  if (Object.keys(carry).length === 0) return {};
+  const out: Record<string, string> = { carry_sig: carrySignature(ctx, state, carry) };
+  for (const [k, v] of Object.entries(carry)) out[CARRY + k] = v;
+  return out;
+}
+
+function readCarry(ctx: AppContext, state: string, form: Record<string, unknown>): Record<string, string> | null {
+  const carry: Record<string, string> = {};
+  for (const [k, v] of Object.entries(form)) if (k.startsWith(CARRY) && typeof v === "string") carry[k.slice(CARRY.length)] = v;
+  if (Object.keys(carry).length === 0) return {};
+  const sig = Buffer.from(typeof form.carry_sig === "string" ? form.carry_sig : "");
+  const expected = Buffer.from(carrySignature(ctx, state, carry));
+  return sig.length === expected.length && timingSafeEqual(sig, expected) ? carry : null;
+}
+
+function linkOf(carry: Record<string, string>) {
+  return carry[LINK_URL] ? { url: carry[LINK_URL], label: carry[LINK_LABEL] ?? "Open" } : undefined;
+}
+
+export async function showHostedForm(ctx: AppContext, platform: string, state: string | undefined): Promise<Response> {
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check);
   const { flow } = found;
-  return formPage({ platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`, sandbox: check.state.sandbox });
+  let carry: Record<string, string> = {};
+  if (flow.prepare) {
+    try {
+      const prepared = await flow.prepare(connectContext(ctx, platform, { sandbox: check.state.sandbox }));
+      carry = { ...prepared.carry, ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }) };
+    } catch (e) {
+      return failure(ctx, platform, e);
+    }
+  }
+  return formPage({
+    platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
+    sandbox: check.state.sandbox, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry),
+  });
 }
 
 export async function submitHostedForm(ctx: AppContext, platform: string, form: Record<string, unknown>): Promise<Response> {
@@ -134,16 +178,19 @@ export async function submitHostedForm(ctx: AppContext, platform: string, form: 
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check);
   const { plugin, flow } = found;
+  const carry = readCarry(ctx, state!, form);
+  if (!carry) return resultPage({ ok: false, platform, title: "Connection failed", message: "This form was altered; nothing was connected." }, 400);
   const values: Record<string, string> = {};
   for (const f of flow.fields) values[f.name] = typeof form[f.name] === "string" ? (form[f.name] as string).trim() : "";
   const again = (error: string) => formPage({
     platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
-    sandbox: check.state.sandbox, error, values,
+    sandbox: check.state.sandbox, error, values, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry),
   });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
   try {
-    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), values);
+    const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => k !== LINK_URL && k !== LINK_LABEL));
+    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), { ...carried, ...values });
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
     if (e instanceof ConnectError) return again(e.message);
