@@ -3,7 +3,7 @@ import { openapi } from "@elysiajs/openapi";
 import type { AppContext } from "./context.ts";
 import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
-import { withAuthErrors } from "./http/openapi-auth.ts";
+import { finishOpenApi } from "./http/openapi-finish.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
 import { sandboxRoutes } from "./modules/sandbox/routes.ts";
@@ -27,10 +27,12 @@ Scopes: ${SCOPES.join(", ")}.`;
 
 /** Composes the whole HTTP surface. Tests drive it with app.handle(); src/server.ts listens with it. */
 export function createApp(ctx: AppContext) {
-  return new Elysia({ normalize: false })
+  const self: { routes: unknown[] } = { routes: [] };
+  const app = new Elysia({ normalize: false })
     .use(envelope(ctx))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
-    .onAfterHandle({ as: "global" }, ({ path, response }) => (path === "/openapi.json" ? withAuthErrors(response) : undefined))
+    .onAfterHandle({ as: "global" }, ({ path, response }) =>
+      path === "/openapi.json" ? finishOpenApi(response, self.routes as never) : undefined)
     .use(openapi({
       path: "/docs",
       specPath: "/openapi.json",
@@ -53,6 +55,8 @@ export function createApp(ctx: AppContext) {
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx));
+  self.routes = app.routes;
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

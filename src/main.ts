@@ -1,7 +1,11 @@
 #!/usr/bin/env bun
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, parseDuration, type Config } from "./config.ts";
-import { openDatabase, type Db } from "./db/client.ts";
+import { openDatabase } from "./db/client.ts";
+import { systemClock, type AppContext } from "./context.ts";
+import { createLogger } from "./log.ts";
+import { createRegistry } from "./platform/registry.ts";
+import { createStorage } from "./storage/index.ts";
 import { migrate } from "./db/migrate.ts";
 import { startServer } from "./server.ts";
 import { callAdminSocket } from "./cli/admin.ts";
@@ -38,15 +42,16 @@ async function admin(config: Config, command: AdminCommand, args: object): Promi
       return viaSocket.result;
     }
   }
-  return withDatabase(config, (db) => (adminCommands[command] as (db: Db, a: object) => Promise<unknown>)(db, args));
+  return withDatabase(config, (ctx) => (adminCommands[command] as (c: AppContext, a: object) => Promise<unknown>)(ctx, args));
 }
 
-async function withDatabase<T>(config: Config, run: (db: Db) => Promise<T>): Promise<T> {
+/** Opens the database (taking the embedded database's lock) for one command and closes it after. */
+async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise<T>): Promise<T> {
   const release = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
   const db = await openDatabase(config);
   try {
     await migrate(db);
-    return await run(db);
+    return await run({ config, db, clock: systemClock, log: createLogger(config.logLevel), platforms: createRegistry(), storage: createStorage(config) });
   } catch (e) {
     if (e instanceof KeyInputError) throw new UsageError(e.message);
     throw e;
@@ -139,7 +144,18 @@ async function keys(args: string[]) {
   } else throw new UsageError(`unknown command 'keys ${sub}' (see crier keys --help)`);
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, migrate: migrateCommand, profiles, keys };
+async function media(args: string[]) {
+  const [sub, ...rest] = args;
+  if (sub === "cleanup") {
+    parse(rest, {}, HELP["media cleanup"]);
+    const r = await admin(loadConfig(), "media.cleanup", {});
+    console.log(`removed ${r.removedTickets} expired upload ticket(s) and ${r.removedPartials} partial upload(s); settled ${r.settled}`);
+  } else if (sub === undefined || sub === "--help" || sub === "-h") {
+    console.log(HELP.media);
+  } else throw new UsageError(`unknown command 'media ${sub}' (see crier media --help)`);
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, migrate: migrateCommand, profiles, keys, media };
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;

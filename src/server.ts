@@ -4,8 +4,10 @@ import { systemClock, type AppContext } from "./context.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./log.ts";
-import { createStorage } from "./storage/index.ts";
-import { emptyCatalog } from "./platform/catalog.ts";
+import { createStorage, maxUploadBytes } from "./storage/index.ts";
+import { createRegistry } from "./platform/registry.ts";
+import { startEngine } from "./engine/index.ts";
+import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
 
@@ -34,27 +36,55 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
-  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: emptyCatalog, storage: createStorage(config) };
+  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: createRegistry(), storage: createStorage(config) };
   const app = createApp(ctx);
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
     fetch: (req) => app.handle(req),
-    maxRequestBodySize: Math.max(config.maxVideoBytes, config.maxImageBytes, config.maxGifBytes, config.maxBodyBytes) + 1024 * 1024,
+    maxRequestBodySize: maxUploadBytes(config),
     idleTimeout: 120,
   });
-  const admin = config.databaseUrl ? null : startAdminSocket(config.dataDir, db);
+  const admin = config.databaseUrl ? null : startAdminSocket(config.dataDir, ctx);
+  const engine = opts.scheduler ? startEngine(ctx, { onTick: everyMinute(() => mediaCleanup(ctx)) }) : null;
   const url = `http://${server.hostname}:${server.port}`;
   log.info("listening", { url, public_url: config.publicUrl, database: db.kind, scheduler: opts.scheduler });
 
   let stopping: Promise<void> | undefined;
   const stop = () => (stopping ??= (async () => {
     log.info("stopping");
+    // New requests and claims stop first; publishes in flight finish (bounded) before the database closes.
     await server.stop();
+    await engine?.stop();
     admin?.stop();
     await db.close();
     releaseLock();
     log.info("stopped");
   })());
   return { ctx, url, stop };
+}
+
+/** Runs `job` on the first call and then at most once a minute, never two at once. */
+function everyMinute(job: () => Promise<void>) {
+  let last = 0;
+  let running = false;
+  return async () => {
+    if (running || Date.now() - last < 60_000) return;
+    running = true;
+    last = Date.now();
+    try {
+      await job();
+    } finally {
+      running = false;
+    }
+  };
+}
+
+async function mediaCleanup(ctx: AppContext) {
+  try {
+    const r = await cleanupExpiredUploads(ctx);
+    if (r.removedTickets || r.removedPartials || r.settled) ctx.log.info("media cleanup", { ...r });
+  } catch (e) {
+    ctx.log.warn("media cleanup failed", { error: (e as Error).message });
+  }
 }

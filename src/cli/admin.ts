@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import type { Db } from "../db/client.ts";
+import type { AppContext } from "../context.ts";
 import { adminCommands, type AdminCommand } from "./commands.ts";
 
 /**
@@ -9,7 +9,7 @@ import { adminCommands, type AdminCommand } from "./commands.ts";
  */
 export const socketPath = (dataDir: string) => join(dataDir, "admin.sock");
 
-export function startAdminSocket(dataDir: string, db: Db) {
+export function startAdminSocket(dataDir: string, ctx: AppContext) {
   const path = socketPath(dataDir);
   if (existsSync(path)) unlinkSync(path);
   const server = Bun.serve({
@@ -20,7 +20,7 @@ export function startAdminSocket(dataDir: string, db: Db) {
       const run = adminCommands[command];
       if (!run) return Response.json({ error: `unknown admin command ${command}` }, { status: 400 });
       try {
-        return Response.json({ result: await run(db, args as never) });
+        return Response.json({ result: await run(ctx, args as never) });
       } catch (e) {
         return Response.json({ error: (e as Error).message }, { status: 400 });
       }

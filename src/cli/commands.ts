@@ -1,22 +1,24 @@
-import type { Db } from "../db/client.ts";
+import type { AppContext } from "../context.ts";
+import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import type { Scope } from "../http/scopes.ts";
 import { createKey, createProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
 
 /**
- * Everything `crier profiles|keys` can do to the database. The same functions run in-process
+ * Everything `crier profiles|keys|media` can do to the database. The same functions run in-process
  * (PostgreSQL, or PGlite with no server running) and inside the server behind the admin socket.
  */
 export const adminCommands = {
-  "profiles.create": async (db: Db, a: { name: string; sandbox: boolean }) => {
+  "profiles.create": async ({ db }: AppContext, a: { name: string; sandbox: boolean }) => {
     const p = await createProfile(db, a.name, a.sandbox);
     return { id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() };
   },
-  "profiles.list": async (db: Db) =>
+  "profiles.list": async ({ db }: AppContext) =>
     (await listProfiles(db)).map((p) => ({ id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() })),
-  "keys.create": async (db: Db, a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null }) =>
+  "keys.create": async ({ db }: AppContext, a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null }) =>
     createKey(db, { name: a.name, profileId: a.profileId, scopes: a.scopes, expiresAt: a.expiresAt ? new Date(a.expiresAt) : null }),
-  "keys.list": (db: Db, a: { profileId?: string }) => listKeys(db, a.profileId),
-  "keys.revoke": (db: Db, a: { id: string }) => revokeKey(db, a.id),
+  "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),
+  "keys.revoke": ({ db }: AppContext, a: { id: string }) => revokeKey(db, a.id),
+  "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),
 } as const;
 
 export type AdminCommand = keyof typeof adminCommands;

@@ -11,6 +11,7 @@ Commands:
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
   keys list [--profile ID]
   keys revoke ID
+  media cleanup                   remove expired upload tickets that never got bytes, and partial uploads
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
 SECRET_KEY, LOG_LEVEL, ...); see the README. Run 'crier <command> --help' for details.`,
@@ -60,4 +61,11 @@ Lists keys (never their tokens): id, name, public prefix, profile, scopes, expir
   "keys revoke": `Usage: crier keys revoke ID
 
 Revokes a key at once; requests with it get 401 invalid_api_key.`,
+  media: `Usage: crier media <cleanup>
+
+  media cleanup   remove expired upload tickets that never received bytes, and their partial files`,
+  "media cleanup": `Usage: crier media cleanup
+
+Removes upload tickets that expired without receiving bytes, and the partial files of uploads that died.
+'crier serve' also does this once a minute; the command is for API-only deployments and cron.`,
 } as const;

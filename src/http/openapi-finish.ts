@@ -5,15 +5,28 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorBody } },
 });
 
+interface Operation { "x-scope"?: string; responses?: Record<string, unknown>; requestBody?: { content?: Record<string, unknown>; required?: boolean; description?: string } }
+interface RouteInfo { method: string; path: string; hooks: { body?: unknown } }
+
+const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+
 /**
- * Adds the 401 and 403 answers to every operation that declares a scope (x-scope, set by the `scope`
- * macro), so the description lists what the auth layer can answer without each route repeating it.
+ * Completes the generated description where the generator cannot see what our shared hooks do:
+ * - every operation that declares a scope (x-scope, set by the `scope` macro) can answer 401 and 403;
+ * - JSON bodies are read by the envelope's own size-capped parser, which hides their media type from
+ *   the generator, so the route's body schema is put back under application/json.
  */
-export function withAuthErrors<T>(doc: T): T {
-  const paths = (doc as { paths?: Record<string, Record<string, { "x-scope"?: string; responses?: Record<string, unknown> }>> }).paths ?? {};
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item)) {
-      if (!op || typeof op !== "object" || !op["x-scope"]) continue;
+export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
+  const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
+  const bodies = new Map(routes.filter((r) => r.hooks?.body).map((r) => [`${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`, r.hooks.body]));
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (!op || typeof op !== "object") continue;
+      const body = bodies.get(`${method} ${path}`);
+      if (op.requestBody && body && Object.keys(op.requestBody.content ?? {}).length === 0) {
+        op.requestBody.content = { "application/json": { schema: body } };
+      }
+      if (!op["x-scope"]) continue;
       op.responses ??= {};
       op.responses["401"] ??= errorResponse("invalid_api_key: the key is missing, malformed, unknown, revoked or expired");
       op.responses["403"] ??= errorResponse(`missing_scope: the key lacks the '${op["x-scope"]}' scope`);

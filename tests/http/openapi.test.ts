@@ -52,3 +52,11 @@ test("/readyz is 503 when the database does not answer", async () => {
   expect(res.status).toBe(503);
   expect(res.body.status).toBe("unavailable");
 });
+
+test("JSON request bodies are described under application/json with their schema", async () => {
+  const spec = (await h.request("GET", "/openapi.json")).body;
+  const body = spec.paths["/v1/drafts"].post.requestBody;
+  expect(Object.keys(body.content)).toEqual(["application/json"]);
+  expect(body.content["application/json"].schema.properties).toHaveProperty("selected_account_ids");
+  expect(body.content["application/json"].schema.additionalProperties).toBe(false);
+});
