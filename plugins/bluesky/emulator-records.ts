@@ -22,7 +22,7 @@ export interface StoredRecord {
 interface BlobLike {
   cid: string;
   mimeType: string;
-  bytes: Uint8Array;
+  size: number;
 }
 
 export interface Lookups {
@@ -40,7 +40,7 @@ function checkBlob(v: unknown, where: string, accept: (mime: string) => boolean,
   }
   const stored = lookups.blob(v.ref.$link);
   if (!stored) return `Could not find blob: ${v.ref.$link}`;
-  if (stored.mimeType !== v.mimeType || stored.bytes.length !== v.size) return `${where} does not match the uploaded blob`;
+  if (stored.mimeType !== v.mimeType || stored.size !== v.size) return `${where} does not match the uploaded blob`;
   if (!accept(v.mimeType)) return `${where} has an unsupported MIME type: ${v.mimeType}`;
   if (v.size > maxSize) return `${where} file too large (${v.size} bytes). Maximum is ${maxSize} bytes`;
   return null;

@@ -14,6 +14,7 @@ const ACCESS_TTL_MS = 2 * 3600_000;
 const REFRESH_TTL_MS = 90 * 86400_000;
 const MAX_BLOB_BYTES = 100_000_000;
 const DAILY_VIDEOS = 25;
+const RETAINED_BLOB_BYTES = 256 * 1024 * 1024;
 
 interface Account {
   did: string;
@@ -47,13 +48,15 @@ interface Blob {
   did: string;
   cid: string;
   mimeType: string;
-  bytes: Uint8Array<ArrayBuffer>;
+  size: number;
+  /** null once evicted: the emulator keeps a bounded amount of media in memory. */
+  bytes: Uint8Array<ArrayBuffer> | null;
 }
 
 interface VideoJob {
   jobId: string;
   did: string;
-  bytes: Uint8Array<ArrayBuffer>;
+  bytes: Uint8Array<ArrayBuffer> | null;
   valid: boolean;
   polls: number;
   blob?: Blob;
@@ -74,6 +77,8 @@ export interface BlueskyEmulatorOptions {
   now?: () => number;
   /** getJobStatus calls before a video job completes (default 2: one "encoding" answer, then done). */
   videoPolls?: number;
+  /** Media bytes kept for getBlob (default 256 MB); older blobs keep their metadata but lose their bytes. */
+  retainedBlobBytes?: number;
 }
 
 class XrpcError extends Error {
@@ -90,6 +95,7 @@ const bad = (message: string, error = "InvalidRequest") => new XrpcError(400, er
 export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): BlueskyEmulator {
   const now = opts.now ?? Date.now;
   const videoPolls = opts.videoPolls ?? 2;
+  const retainLimit = opts.retainedBlobBytes ?? RETAINED_BLOB_BYTES;
   const failures = new FailurePlan();
   let accounts = new Map<string, Account>();
   let tokens = new Map<string, Token>();
@@ -182,12 +188,25 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     return { mimeType, bytes };
   }
 
+  let retained = 0;
   const storeBlob = (did: string, mimeType: string, bytes: Uint8Array<ArrayBuffer>): Blob => {
-    const b = { did, cid: cid(bytes, "raw"), mimeType, bytes };
-    blobs.set(`${did} ${b.cid}`, b);
+    const key = `${did} ${cid(bytes, "raw")}`;
+    const existing = blobs.get(key);
+    if (existing?.bytes) return existing;
+    const b: Blob = { did, cid: key.split(" ")[1], mimeType, size: bytes.length, bytes };
+    blobs.set(key, b);
+    retained += bytes.length;
+    // A sandbox runs inside the server: evict the oldest bytes rather than grow without bound.
+    for (const old of blobs.values()) {
+      if (retained <= retainLimit) break;
+      if (old.bytes && old !== b) {
+        retained -= old.bytes.length;
+        old.bytes = null;
+      }
+    }
     return b;
   };
-  const blobRef = (b: Blob) => ({ $type: "blob", ref: { $link: b.cid }, mimeType: b.mimeType, size: b.bytes.length });
+  const blobRef = (b: Blob) => ({ $type: "blob", ref: { $link: b.cid }, mimeType: b.mimeType, size: b.size });
   const blobUrl = (base: string, did: string, c: string) => `${base}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${encodeURIComponent(c)}`;
 
   function author(did: string) {
@@ -322,8 +341,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     },
     "com.atproto.sync.getBlob"(_req, url) {
       const b = blobs.get(`${q(url, "did")} ${q(url, "cid")}`);
-      if (!b) throw bad("Blob not found", "BlobNotFound");
-      return new Response(b.bytes, { headers: { "content-type": b.mimeType, "content-length": String(b.bytes.length) } });
+      if (!b?.bytes) throw bad("Blob not found", "BlobNotFound");
+      return new Response(b.bytes, { headers: { "content-type": b.mimeType, "content-length": String(b.size) } });
     },
     "app.bsky.actor.getProfile"(req, url) {
       authed(req);
@@ -375,7 +394,10 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (!job.valid) return json({ jobStatus: { ...base, state: "JOB_STATE_FAILED", error: "validation_failure", message: "the file is not a video we can read" } });
       if (job.polls < videoPolls) return json({ jobStatus: { ...base, state: "JOB_STATE_ENCODING", progress: Math.round((100 * job.polls) / videoPolls) } });
       // Processing done: the result is stored in the user's repo as an MP4 blob.
-      job.blob ??= storeBlob(job.did, "video/mp4", job.bytes);
+      if (!job.blob) {
+        job.blob = storeBlob(job.did, "video/mp4", job.bytes!);
+        job.bytes = null;
+      }
       return json({ jobStatus: { ...base, state: "JOB_STATE_COMPLETED", progress: 100, blob: blobRef(job.blob) } });
     },
   };
@@ -437,6 +459,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       records = new Map();
       jobs = new Map();
       emulated = [];
+      retained = 0;
     },
     registerAccount(a) {
       const acc = ensureAccount(a.handle.toLowerCase());

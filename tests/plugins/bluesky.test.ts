@@ -262,6 +262,26 @@ describe("reading", () => {
   });
 });
 
+describe("emulator", () => {
+  test("keeps a bounded amount of media: the oldest blobs lose their bytes, their posts stay", async () => {
+    const small = rig(plugin, createBlueskyEmulator({ retainedBlobBytes: 4000 }));
+    try {
+      small.emulator.registerAccount({ handle: "erin.test", password: "p" });
+      const id = await flow.verify(small.connectContext(), { handle: "erin.test", app_password: "p" });
+      const ctx = small.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username });
+      for (const name of ["a.jpg", "b.png"]) {
+        expect((await plugin.publish!(ctx, job({ media: [{ url: media.url(name), type: "image" }] }))).kind).toBe("published");
+      }
+      const [first, second] = await plugin.fetchRecent!(ctx, null);
+      expect((await fetch(first.media[0].url)).status).toBe(400);
+      expect((await fetch(second.media[0].url)).status).toBe(200);
+      expect(small.emulator.posts()).toHaveLength(2);
+    } finally {
+      await small.stop();
+    }
+  });
+});
+
 describe("declaration", () => {
   test("options are an open object; the text limit counts graphemes", () => {
     expect(plugin.textLimit).toEqual({ max: 300, unit: "graphemes" });
