@@ -128,3 +128,17 @@ test("migrate applies migrations and exits 0", async () => {
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("migrations applied");
 });
+
+test("media cleanup runs directly and through the running server", async () => {
+  const direct = await runCli(["media", "cleanup"], env);
+  expect(direct.code).toBe(0);
+  expect(direct.stdout).toMatch(/removed \d+ expired upload ticket\(s\)/);
+  const server = await startServe(env, { args: ["--no-scheduler"] });
+  try {
+    const viaServer = await runCli(["media", "cleanup"], env);
+    expect(viaServer.code).toBe(0);
+    expect(viaServer.stdout).toMatch(/removed \d+ expired upload ticket\(s\)/);
+  } finally {
+    await server.stop();
+  }
+});
