@@ -25,6 +25,8 @@ interface Account {
   displayName: string;
   followers: number;
   videosToday: number;
+  /** The UTC day videosToday counts (the quota is per day). */
+  videoDay: string;
   videoRefusal?: string;
 }
 
@@ -107,12 +109,20 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
 
   const byHandle = (handle: string) => [...accounts.values()].find((a) => a.handle === handle.toLowerCase());
   const byActor = (actor: string) => accounts.get(actor) ?? byHandle(actor);
+  const videosUsed = (acc: Account) => {
+    const day = new Date(now()).toISOString().slice(0, 10);
+    if (acc.videoDay !== day) {
+      acc.videoDay = day;
+      acc.videosToday = 0;
+    }
+    return acc.videosToday;
+  };
 
   function ensureAccount(handle: string, email?: string): Account {
     const existing = byHandle(handle);
     if (existing) return existing;
     const did = plcDid(handle);
-    const acc: Account = { did, handle, email: email ?? `${handle.split(".")[0]}@example.com`, displayName: handle.split(".")[0], followers: 0, videosToday: 0 };
+    const acc: Account = { did, handle, email: email ?? `${handle.split(".")[0]}@example.com`, displayName: handle.split(".")[0], followers: 0, videosToday: 0, videoDay: "" };
     accounts.set(did, acc);
     return acc;
   }
@@ -301,7 +311,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       q(url, "name");
       const { mimeType, bytes } = await readBytes(req);
       if (!mimeType.startsWith("video/")) throw bad(`Unsupported video type: ${mimeType}`);
-      if (acc.videoRefusal || acc.videosToday >= DAILY_VIDEOS) throw bad(acc.videoRefusal ?? "Daily video limit reached", "UploadLimitExceeded");
+      if (acc.videoRefusal || videosUsed(acc) >= DAILY_VIDEOS) throw bad(acc.videoRefusal ?? "Daily video limit reached", "UploadLimitExceeded");
       acc.videosToday += 1;
       const jobId = crypto.randomUUID();
       jobs.set(jobId, { jobId, did: acc.did, bytes, valid: looksLikeVideo(bytes), polls: 0 });
@@ -378,7 +388,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     },
     "app.bsky.video.getUploadLimits"(req, _url, base) {
       const acc = serviceAuthed(req, base, "app.bsky.video.getUploadLimits");
-      const canUpload = !acc.videoRefusal && acc.videosToday < DAILY_VIDEOS;
+      const canUpload = !acc.videoRefusal && videosUsed(acc) < DAILY_VIDEOS;
       return json({
         canUpload,
         remainingDailyVideos: Math.max(0, DAILY_VIDEOS - acc.videosToday),
