@@ -362,7 +362,8 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     cursor = res.body.cursor;
     if (reachedOlder || !cursor || res.body.feed.length === 0) break;
   }
-  return out.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  // The feed is newest first; reversed, then a stable sort keeps feed order among equal timestamps.
+  return out.reverse().sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
 const GET_POSTS_MAX = 25;

@@ -269,10 +269,14 @@ describe("emulator", () => {
       small.emulator.registerAccount({ handle: "erin.test", password: "p" });
       const id = await flow.verify(small.connectContext(), { handle: "erin.test", app_password: "p" });
       const ctx = small.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username });
+      const ids: string[] = [];
       for (const name of ["a.jpg", "b.png"]) {
-        expect((await plugin.publish!(ctx, job({ media: [{ url: media.url(name), type: "image" }] }))).kind).toBe("published");
+        const out = await plugin.publish!(ctx, job({ media: [{ url: media.url(name), type: "image" }] }));
+        if (out.kind !== "published") throw new Error(out.kind);
+        ids.push(out.platformPostId);
       }
-      const [first, second] = await plugin.fetchRecent!(ctx, null);
+      const recent = await plugin.fetchRecent!(ctx, null);
+      const [first, second] = ids.map((id) => recent.find((p) => p.platformPostId === id)!);
       expect((await fetch(first.media[0].url)).status).toBe(400);
       expect((await fetch(second.media[0].url)).status).toBe(200);
       expect(small.emulator.posts()).toHaveLength(2);
