@@ -15,6 +15,7 @@ const connect = (profileId: string, remoteId = "did:plc:alice", username = "alic
 test("GET /v1/accounts lists every account of the profile in the Account shape", async () => {
   const p = await h.profile();
   const a = await connect(p.profileId);
+  h.clock.advance(1000); // listed oldest first
   const b = await upsertConnectedAccount(h.ctx, { profileId: p.profileId, platform: "telegram", remoteId: "-100123", username: "@news", credentials: {} });
   const res = await h.request("GET", "/v1/accounts", { token: p.token });
   expect(res.status).toBe(200);
