@@ -54,15 +54,32 @@ export interface ServedEmulator {
  * the server mounts it), so a plugin talks to it over real HTTP.
  */
 export function serveEmulator(emulator: Emulator, prefix = `/sandbox/${emulator.platform}`): ServedEmulator {
-  const server = Bun.serve({
+  type Session = { path: string; session?: { message(data: string): void; close(): void } };
+  const server = Bun.serve<Session>({
     hostname: "127.0.0.1",
     port: 0,
     // Timeouts are simulated by holding responses; the server must not cut them first.
     idleTimeout: 0,
-    fetch(req) {
+    fetch(req, srv) {
       const { pathname } = new URL(req.url);
-      if (!pathname.startsWith(prefix + "/")) return new Response("not found", { status: 404 });
-      return emulator.handle(req, pathname.slice(prefix.length));
+      if (pathname !== prefix && !pathname.startsWith(prefix + "/")) return new Response("not found", { status: 404 });
+      const path = pathname.slice(prefix.length) || "/";
+      // WebSocket APIs (Nostr relays) are served by the emulator's openSocket.
+      if (emulator.openSocket && req.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        return srv.upgrade(req, { data: { path } }) ? undefined : new Response("upgrade failed", { status: 400 });
+      }
+      return emulator.handle(req, path);
+    },
+    websocket: {
+      open(ws) {
+        ws.data.session = emulator.openSocket!(ws.data.path, (data) => ws.send(data));
+      },
+      message(ws, data) {
+        ws.data.session?.message(String(data));
+      },
+      close(ws) {
+        ws.data.session?.close();
+      },
     },
   });
   return {

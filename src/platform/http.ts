@@ -23,6 +23,8 @@ export interface ProviderHttpOptions {
   classify?: ResponseClassifier;
   /** Clock for turning a Retry-After HTTP date into a delay. */
   now?: () => Date;
+  /** Handed to plugins of WebSocket APIs as ProviderHttp.webSocket (sandbox: in-process emulator). */
+  webSocket?: typeof WebSocket;
 }
 
 const MAX_REASON = 500;
@@ -144,6 +146,8 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
   const log = options.log;
   return {
     baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    timeoutMs: options.timeoutMs,
+    ...(options.webSocket && { webSocket: options.webSocket }),
     async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<ProviderResult<T>> {
       const url = buildUrl(options.baseUrl, path, opts.query);
       const headers = new Headers({ accept: "application/json", ...options.headers, ...opts.headers });

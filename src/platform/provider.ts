@@ -9,6 +9,7 @@ import { accounts } from "../db/schema.ts";
 import { decryptJson, encryptJson } from "../db/crypto.ts";
 import { createProviderHttp } from "./http.ts";
 import { createMediaAccess, type OwnStorageOpener } from "./media.ts";
+import { inProcessWebSocket } from "./sandbox-socket.ts";
 import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, ProviderHttp } from "./sdk.ts";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -114,7 +115,10 @@ export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox:
     log: ctx.log.child({ component: "provider", platform }),
     classify: plugin.classifyResponse?.bind(plugin),
     now: () => ctx.clock.now(),
-    ...(opts.sandbox && ctx.platforms.hasEmulator(platform) && { fetch: sandboxFetch(ctx, platform) }),
+    ...(opts.sandbox && ctx.platforms.hasEmulator(platform) && {
+      fetch: sandboxFetch(ctx, platform),
+      webSocket: inProcessWebSocket(() => ctx.platforms.emulatorFor(platform), sandboxBaseUrl(ctx, platform)),
+    }),
   });
 }
 

@@ -119,6 +119,13 @@ export interface ProviderResponse {
 /** The HTTP client every plugin uses: base URL, timeouts and classification of failures built in. */
 export interface ProviderHttp {
   readonly baseUrl: string;
+  /** The default timeout of a call, for plugins that also talk over other transports (Nostr relays). */
+  readonly timeoutMs?: number;
+  /**
+   * The WebSocket class to reach baseUrl with (plugins of WebSocket APIs use it): for sandbox profiles an
+   * in-process connection to the emulator, otherwise absent (use the global WebSocket).
+   */
+  readonly webSocket?: typeof WebSocket;
   request<T = unknown>(method: string, path: string, opts?: RequestOptions): Promise<ProviderResult<T>>;
 }
 
@@ -198,6 +205,8 @@ export type ConnectFlow =
 
 export interface PreparedConnect {
   carry: Record<string, string>;
+  /** Values to put in the form's fields beforehand (sandbox: a bunker URI the emulator answers). */
+  values?: Record<string, string>;
   /** A link the user opens on the way (an approval page); shown as a button. */
   link?: { url: string; label: string };
 }
@@ -328,6 +337,11 @@ export interface Emulator {
    * suffix form of CRIER_<PLATFORM>_* names. Optional: without it every required setting is "sandbox".
    */
   sandboxSettings?: Record<string, string>;
+  /**
+   * Emulators of WebSocket APIs (Nostr relays): one session per connection. `send` delivers a text frame
+   * to the client; the returned object receives the client's frames and the close.
+   */
+  openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
   posts(): EmulatedPost[];
   reset(): void;
 }

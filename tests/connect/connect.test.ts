@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
+import { PLUGINS } from "../../plugins/index.ts";
+import { createRegistry } from "../../src/platform/registry.ts";
+import type { Plugin } from "../../src/platform/sdk.ts";
+import { createHarness } from "../support/harness.ts";
 import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
 // A stand-in for X's token endpoint and /2/users/me, checking what X checks: client auth, the code,
@@ -81,10 +85,18 @@ describe("POST /v1/accounts/connect/{platform}", () => {
   });
 
   test("a platform whose connect flow is not written yet is 409 connect_not_available", async () => {
-    const { token } = await h.profile();
-    const res = await h.request("POST", "/v1/accounts/connect/nostr", { token });
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe("connect_not_available");
+    // Every shipped plugin has a connect flow today; a plugin that declares only its mode stands in.
+    const { connect: _none, ...withoutConnect } = PLUGINS.reddit;
+    const registry = createRegistry({ ...PLUGINS, reddit: { ...withoutConnect, connectionMode: "oauth_authorization_url" } as Plugin });
+    const own = await createHarness({}, { platforms: registry });
+    try {
+      const { token } = await own.profile();
+      const res = await own.request("POST", "/v1/accounts/connect/reddit", { token });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe("connect_not_available");
+    } finally {
+      await own.close();
+    }
   });
 
   test("a sandbox profile cannot connect a platform that has no emulator", async () => {

@@ -28,12 +28,13 @@ export async function listeningHarness(env: Record<string, string> = {}, overrid
 }
 
 /** The named inputs of a hosted form other than the state, with their placeholders. */
-export function formFields(html: string): { name: string; type: string; placeholder: string }[] {
-  const out: { name: string; type: string; placeholder: string }[] = [];
+export function formFields(html: string): { name: string; type: string; placeholder: string; value: string }[] {
+  const out: { name: string; type: string; placeholder: string; value: string }[] = [];
   for (const m of html.matchAll(/<input\b([^>]*)>/g)) {
     const attr = (n: string) => new RegExp(`\\b${n}="([^"]*)"`).exec(m[1])?.[1] ?? "";
     if (attr("type") === "hidden") continue;
-    out.push({ name: attr("name"), type: attr("type"), placeholder: attr("placeholder").replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, "&") });
+    const unescape = (v: string) => v.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    out.push({ name: attr("name"), type: attr("type"), placeholder: unescape(attr("placeholder")), value: unescape(attr("value")) });
   }
   return out;
 }
@@ -52,7 +53,8 @@ export async function submitHostedForm(hostedUrl: string, values: Record<string,
   const form = new URLSearchParams();
   for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) form.set(m[1], m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&"));
   if (!form.get("state")) throw new Error("no state in the form");
-  for (const f of formFields(html)) form.set(f.name, values[f.name] ?? (f.placeholder || "conformance"));
+  // What the page filled in (sandbox), else the example in the placeholder.
+  for (const f of formFields(html)) form.set(f.name, values[f.name] ?? (f.value || f.placeholder || "conformance"));
   // A flow with an approval link (managed signer): the user opens it and approves before submitting.
   const link = /<a href="([^"]*)" target="_blank"/.exec(html);
   if (link) await (await fetch(link[1].replace(/&amp;/g, "&"))).text();

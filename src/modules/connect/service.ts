@@ -157,17 +157,19 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   if (!check.ok) return stateFailure(platform, check);
   const { flow } = found;
   let carry: Record<string, string> = {};
+  let values: Record<string, string> | undefined;
   if (flow.prepare) {
     try {
       const prepared = await flow.prepare(connectContext(ctx, platform, { sandbox: check.state.sandbox }));
       carry = { ...prepared.carry, ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }) };
+      values = prepared.values;
     } catch (e) {
       return failure(ctx, platform, e);
     }
   }
   return formPage({
     platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
-    sandbox: check.state.sandbox, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry),
+    sandbox: check.state.sandbox, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry), values,
   });
 }
 
