@@ -137,6 +137,19 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
     if (addresses.length === 0) throw new MediaError(`the media host ${host} has no address`, true);
     const bad = addresses.find((a) => !allowed(a));
     if (bad) throw new MediaError(`media URL ${url.origin} resolves to ${bad}, a loopback, private, link-local or metadata address`, false);
+    return addresses[0];
+  }
+
+  /**
+   * Plain HTTP is fetched from the address just checked (with the Host header of the URL), so a name
+   * that resolves differently a moment later cannot steer the request inside. HTTPS keeps the name:
+   * the certificate must match it, which a rebinding attacker cannot present for an inside service.
+   */
+  function pinned(url: URL, address: string): { target: URL; headers: Record<string, string> } {
+    if (url.protocol !== "http:" || isIP(url.hostname.replace(/^\[|\]$/g, ""))) return { target: url, headers: {} };
+    const target = new URL(url);
+    target.hostname = isIP(address) === 6 ? `[${address}]` : address;
+    return { target, headers: { host: url.host } };
   }
 
   return {
@@ -159,10 +172,11 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
       try {
         for (let hop = 0; ; hop++) {
           if (url.protocol !== "http:" && url.protocol !== "https:") throw new MediaError(`media URL ${url.href} is not HTTP or HTTPS`, false);
-          await checkHost(url);
+          const address = await checkHost(url);
+          const { target, headers } = pinned(url, address);
           let res: Response;
           try {
-            res = await doFetch(url, { redirect: "manual", signal: controller.signal });
+            res = await doFetch(target, { redirect: "manual", signal: controller.signal, headers });
           } catch (e) {
             throw new MediaError(controller.signal.aborted ? `fetching ${url.href} took too long` : `fetching ${url.href} failed: ${(e as Error).message}`, true);
           }

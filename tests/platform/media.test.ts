@@ -84,6 +84,19 @@ describe("refused addresses", () => {
     expect((await refusal(g.open({ url: `${base}/to-metadata`, type: "image" }))).retryable).toBe(false);
   });
 
+  test("plain HTTP is fetched from the address that was checked, with the URL's Host", async () => {
+    // The name resolves to the test server once; a second lookup (a rebinding) would not be used.
+    let lookups = 0;
+    const g = createMediaAccess({
+      maxBytes: 10_000,
+      allowAddress: (ip) => ip === "127.0.0.1",
+      resolve: async () => (lookups++ === 0 ? ["127.0.0.1"] : ["10.0.0.1"]),
+    });
+    const body = await g.open({ url: `http://media.example:${server.port}/small.png`, type: "image" });
+    expect((await body.bytes()).byteLength).toBe(1000);
+    expect(lookups).toBe(1);
+  });
+
   test("only http and https are fetched", async () => {
     await refusal(guard.open({ url: "file:///etc/passwd", type: "image" }));
   });
