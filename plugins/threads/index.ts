@@ -9,7 +9,7 @@ export default definePlugin({
   displayName: "Threads",
   status: "declared_only",
   missing: ["publish (containers, carousel, status polling, threads_publish, reply_to_id chains)", "token refresh (th_refresh_token)", "fetchRecent", "metrics", "emulator"],
-  defaultApiUrl: "https://graph.threads.net/v1.0",
+  defaultApiUrl: "https://graph.threads.net",
   // Threads counts emoji by their UTF-8 byte length inside the 500.
   textLimit: { max: 500, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
@@ -33,10 +33,10 @@ export default definePlugin({
     scopes: ["threads_basic", "threads_content_publish", "threads_manage_replies", "threads_read_replies", "threads_manage_insights"],
     scopeSeparator: ",",
     async identity(c, token) {
-      const long = await connectCall<TokenResponse>(c, "Getting a long-lived token", "GET", "https://graph.threads.net/access_token", {
+      const long = await connectCall<TokenResponse>(c, "Getting a long-lived token", "GET", "/access_token", {
         query: { grant_type: "th_exchange_token", client_secret: c.settings.CLIENT_SECRET, access_token: token.access_token },
       });
-      const me = await connectCall<{ id: string; username: string; threads_profile_picture_url?: string }>(c, "Reading the Threads account", "GET", "/me", {
+      const me = await connectCall<{ id: string; username: string; threads_profile_picture_url?: string }>(c, "Reading the Threads account", "GET", "/v1.0/me", {
         query: { fields: "id,username,threads_profile_picture_url", access_token: long.access_token },
       });
       return { remoteId: me.id, username: me.username, avatarUrl: me.threads_profile_picture_url ?? null, credentials: tokenCredentials(long, c.now()) };
