@@ -3,7 +3,7 @@
  * Publishing at most once is the rule; every path that cannot prove nothing was created ends
  * failed/outcome_unknown rather than trying again.
  */
-import { eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
 import { providerFor } from "../platform/provider.ts";
@@ -11,6 +11,7 @@ import type { OwnStorageOpener } from "../platform/media.ts";
 import type { MediaItem, Outcome, Plugin, PluginContext, PublishJob } from "../platform/sdk.ts";
 import { optionsForPlugin } from "../modules/posts/validation.ts";
 import type { ClaimedTarget } from "./claim.ts";
+import type { Recorder } from "./recorder.ts";
 
 export interface DispatchSettings {
   claimedBy: string;
@@ -21,6 +22,7 @@ export interface DispatchSettings {
   submitDeadlineMs: number;
   random: () => number;
   ownStorage?: OwnStorageOpener;
+  recorder: Recorder;
 }
 
 /** Exponential backoff with full jitter over the upper half: attempt 1 → 0.5..1 × base, doubling. */
@@ -29,9 +31,9 @@ export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBas
   return Math.round(ceiling / 2 + (ceiling / 2) * s.random());
 }
 
-/** Everything the plugin needs about one target, read in one query after the claim committed. */
-async function loadJob(ctx: AppContext, target: ClaimedTarget) {
-  const [row] = await ctx.db.db.select({
+/** Everything the plugin needs about claimed targets, read in one query after the claim committed. */
+function selectJobs(ctx: AppContext, ids: string[]) {
+  return ctx.db.db.select({
     target: postTargets,
     content: posts.content,
     media: posts.media,
@@ -49,8 +51,18 @@ async function loadJob(ctx: AppContext, target: ClaimedTarget) {
     .innerJoin(posts, eq(posts.id, postTargets.postId))
     .innerJoin(accounts, eq(accounts.id, postTargets.accountId))
     .innerJoin(profiles, eq(profiles.id, accounts.profileId))
-    .where(eq(postTargets.id, target.id));
-  return row;
+    .where(inArray(postTargets.id, ids));
+}
+
+export type Job = Awaited<ReturnType<typeof selectJobs>>[number];
+
+export async function loadJobs(ctx: AppContext, ids: string[]): Promise<Map<string, Job>> {
+  if (!ids.length) return new Map();
+  return new Map((await selectJobs(ctx, ids)).map((r) => [r.target.id, r]));
+}
+
+async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined> {
+  return (await loadJobs(ctx, [id])).get(id);
 }
 
 type Record = { kind: "published"; id: string; url: string | null }
@@ -58,21 +70,22 @@ type Record = { kind: "published"; id: string; url: string | null }
   | { kind: "retry"; at: Date; reason: string }
   | { kind: "failed"; code: string; reason: string };
 
-/** Writes the result, fenced on our claim: a target someone else took over is not overwritten. */
-async function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Record): Promise<void> {
+/** Hands the result to the batching recorder; resolves once it is committed. */
+function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Record): Promise<void> {
   const now = ctx.clock.now();
-  const common = { leaseUntil: null, updatedAt: now };
-  const values = r.kind === "published"
-    ? { ...common, status: "published" as const, platformPostId: r.id, platformPostUrl: r.url, publishedAt: now, error: null, errorCode: null, dueAt: null }
-    : r.kind === "submitted"
-      ? { ...common, status: "submitted" as const, submittedHandle: r.handle, submitDeadline: new Date(now.getTime() + s.submitDeadlineMs), dueAt: new Date(now.getTime() + s.submitPollMs), error: null, errorCode: null }
-      : r.kind === "retry"
-        ? { ...common, status: "scheduled" as const, dueAt: r.at, error: `Will try again at ${r.at.toISOString()}: ${r.reason}`, errorCode: "retry_scheduled" }
-        : { ...common, status: "failed" as const, dueAt: null, error: r.reason, errorCode: r.code };
-  // Our lease may have been declared expired (failed/outcome_unknown) by another copy while we were slow;
-  // what actually happened is still the better record.
-  await ctx.db.db.update(postTargets).set(values).where(sql`${postTargets.id} = ${targetId} and ${postTargets.claimedBy} = ${s.claimedBy}
-    and (${postTargets.status} = 'processing' or (${postTargets.status} = 'failed' and ${postTargets.errorCode} = 'outcome_unknown'))`);
+  switch (r.kind) {
+    case "published":
+      return s.recorder.record(targetId, { status: "published", platformPostId: r.id, platformPostUrl: r.url, publishedAt: now, at: now });
+    case "submitted":
+      return s.recorder.record(targetId, {
+        status: "submitted", submittedHandle: r.handle, submitDeadline: new Date(now.getTime() + s.submitDeadlineMs),
+        dueAt: new Date(now.getTime() + s.submitPollMs), at: now,
+      });
+    case "retry":
+      return s.recorder.record(targetId, { status: "scheduled", dueAt: r.at, error: `Will try again at ${r.at.toISOString()}: ${r.reason}`, errorCode: "retry_scheduled", at: now });
+    case "failed":
+      return s.recorder.record(targetId, { status: "failed", error: r.reason, errorCode: r.code, at: now });
+  }
 }
 
 /** Calls a plugin function; an exception means we cannot know what reached the platform. */
@@ -107,9 +120,9 @@ async function withRefresh(ctx: AppContext, plugin: Plugin, pctx: PluginContext,
 
 const RECONNECT = { kind: "failed" as const, code: "auth_required", reason: "The platform no longer accepts this account's authorization. Reconnect the account (POST /v1/accounts/connect/{platform}), then retry the target." };
 
-export async function publishTarget(ctx: AppContext, s: DispatchSettings, target: ClaimedTarget): Promise<Outcome["kind"] | "failed"> {
+export async function publishTarget(ctx: AppContext, s: DispatchSettings, target: ClaimedTarget, loaded?: Job): Promise<Outcome["kind"] | "failed"> {
   const log = ctx.log.child({ component: "engine", target_id: target.id, platform: target.platform });
-  const job = await loadJob(ctx, target);
+  const job = loaded ?? await loadJobOne(ctx, target.id);
   if (!job) return "failed"; // deleted meanwhile (cannot happen while processing: delete refuses)
   if (job.account.status !== "active" || !job.account.credentials) {
     await record(ctx, s, target.id, job.account.status === "auth_required" ? RECONNECT
@@ -183,7 +196,7 @@ export async function claimPolls(ctx: AppContext, s: DispatchSettings, limit: nu
 }
 
 export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId: string): Promise<void> {
-  const job = await loadJob(ctx, { id: targetId } as ClaimedTarget);
+  const job = await loadJobOne(ctx, targetId);
   if (!job || job.target.status !== "submitted") return;
   const fence = sql`${postTargets.id} = ${targetId} and ${postTargets.status} = 'submitted'`;
   const now = ctx.clock.now();

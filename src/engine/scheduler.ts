@@ -10,7 +10,8 @@ import type { AppContext } from "../context.ts";
 import type { OwnStorageOpener } from "../platform/media.ts";
 import { platformSettings } from "../platform/provider.ts";
 import { claimDue, nextDueWithin, type ClaimedTarget } from "./claim.ts";
-import { claimPolls, pollTarget, publishTarget, type DispatchSettings } from "./dispatch.ts";
+import { claimPolls, loadJobs, pollTarget, publishTarget, type DispatchSettings, type Job } from "./dispatch.ts";
+import { Recorder } from "./recorder.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
 import { clearLocalEngine, setLocalEngine, type LocalEngine } from "./local.ts";
 
@@ -73,6 +74,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     submitDeadlineMs: o.submitDeadlineMs,
     random: o.random ?? Math.random,
     ownStorage: o.ownStorage,
+    recorder: new Recorder(ctx.db, id),
   };
   // Per platform: CRIER_<PLATFORM>_CONCURRENCY when the operator set it (they know their rate limits),
   // else the plugin's declaration; never above the copy's own concurrency.
@@ -83,7 +85,13 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
   const running = new Map<string, { promise: Promise<void>; platform: string; accountId: string }>();
   const polling = new Set<string>();
   let stopping = false;
-  let draining: Promise<void> | undefined;
+  // Claims run several at once (each commit waits for the disk; PostgreSQL flushes concurrent commits
+  // together), each on slots it reserved first, so together they never exceed a cap.
+  const reserved = new Map<string, number>();
+  let reservedTotal = 0;
+  let fills = 0;
+  let fillsDone: Promise<void> | undefined;
+  let fillsDoneResolve: (() => void) | undefined;
   let again = false;
   let idleWaiters: (() => void)[] = [];
   let wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
@@ -97,67 +105,101 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     wake = { at, timer: setTimeout(() => { wake = undefined; kick(); }, Math.max(0, at - now) + 1) };
   }
 
+  /** Free slots per platform: the cap minus what runs and what other claims in flight reserved. */
   const caps = () => {
     const free: Record<string, number> = {};
     const used = new Map<string, number>();
     for (const r of running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
-    for (const [platform, cap] of platformCaps) free[platform] = Math.max(0, cap - (used.get(platform) ?? 0));
+    for (const [platform, cap] of platformCaps) {
+      const n = cap - (used.get(platform) ?? 0) - (reserved.get(platform) ?? 0);
+      if (n > 0) free[platform] = n;
+    }
     return free;
   };
 
-  function start(target: ClaimedTarget) {
-    const promise = publishTarget(ctx, settings, target)
+  const notifyIdle = () => {
+    if (running.size === 0 && fills === 0) for (const w of idleWaiters.splice(0)) w();
+  };
+
+  function start(target: ClaimedTarget, jobs: Promise<Map<string, Job>>) {
+    const promise = jobs.then((m) => m.get(target.id), () => undefined)
+      .then((loaded) => publishTarget(ctx, settings, target, loaded))
       .then(() => undefined, (e) => {
         // Our own failure before or after the plugin call: the lease runs out and the target ends
-        // outcome_unknown unless the record below lands; never silently requeued.
+        // outcome_unknown unless the result was recorded; never silently requeued.
         log.error("publish crashed", { target_id: target.id, error: (e as Error)?.message, stack: (e as Error)?.stack });
       })
       .finally(() => {
         running.delete(target.id);
         if (!stopping) kick();
-        if (running.size === 0 && !draining) for (const w of idleWaiters.splice(0)) w();
+        notifyIdle();
       });
     running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
   }
 
   async function claimRound(postId?: string): Promise<number> {
-    const now = ctx.clock.now();
-    const claimed = await claimDue(ctx.db, {
-      now,
-      leaseUntil: new Date(now.getTime() + o.leaseMs),
-      claimedBy: id,
-      caps: caps(),
-      limit: o.concurrency - running.size,
-      busyAccounts: [...new Set([...running.values()].map((r) => r.accountId))],
-      postId,
-    });
-    for (const t of claimed) start(t);
-    return claimed.length;
+    const free = caps();
+    const limit = o.concurrency - running.size - reservedTotal;
+    if (limit <= 0 || Object.keys(free).length === 0) return 0;
+    for (const [p, n] of Object.entries(free)) reserved.set(p, (reserved.get(p) ?? 0) + n);
+    reservedTotal += limit;
+    try {
+      const now = ctx.clock.now();
+      const claimed = await claimDue(ctx.db, {
+        now,
+        leaseUntil: new Date(now.getTime() + o.leaseMs),
+        claimedBy: id,
+        caps: free,
+        limit,
+        busyAccounts: [...new Set([...running.values()].map((r) => r.accountId))],
+        postId,
+      });
+      if (!claimed.length) return 0;
+      // One query loads every claimed job; they count as running from now on.
+      const jobs = loadJobs(ctx, claimed.map((t) => t.id));
+      for (const t of claimed) start(t, jobs);
+      return claimed.length;
+    } finally {
+      for (const [p, n] of Object.entries(free)) reserved.set(p, (reserved.get(p) ?? 0) - n);
+      reservedTotal -= limit;
+    }
   }
 
-  function drain(): Promise<void> {
-    if (draining) {
-      again = true;
-      return draining;
-    }
-    draining = (async () => {
+  const MAX_PARALLEL_CLAIMS = 2;
+
+  /** Claims until nothing more is due or no slot is free. Several may run; kick() starts them. */
+  async function fill(): Promise<void> {
+    fills++;
+    try {
       do {
         again = false;
-        while (!stopping && running.size < o.concurrency) {
-          if ((await claimRound()) === 0) break;
-        }
+        while (!stopping && (await claimRound()) > 0) { /* claim while there is work and room */ }
       } while (again && !stopping);
-    })().catch((e) => log.error("claim failed", { error: (e as Error)?.message }))
-      .finally(() => {
-        draining = undefined;
-        if (running.size === 0) for (const w of idleWaiters.splice(0)) w();
+    } catch (e) {
+      log.error("claim failed", { error: (e as Error)?.message });
+    } finally {
+      fills--;
+      if (fills === 0) {
+        fillsDoneResolve?.();
+        fillsDone = fillsDoneResolve = undefined;
         if (o.wakeForNextDue && !stopping) armWake().catch((e) => log.error("wake-up check failed", { error: (e as Error)?.message }));
-      });
-    return draining;
+      }
+      notifyIdle();
+    }
+  }
+
+  /** Resolves when no claim is in flight. */
+  function drain(): Promise<void> {
+    kick();
+    if (fills === 0) return Promise.resolve();
+    fillsDone ??= new Promise<void>((r) => { fillsDoneResolve = r; });
+    return fillsDone;
   }
 
   function kick() {
-    if (!stopping) void drain();
+    if (stopping) return;
+    if (fills < MAX_PARALLEL_CLAIMS) void fill();
+    else again = true;
   }
 
   async function chores() {
@@ -198,7 +240,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
   }
 
   const idle = () => new Promise<void>((resolve) => {
-    if (running.size === 0 && !draining) resolve();
+    if (running.size === 0 && fills === 0) resolve();
     else idleWaiters.push(resolve);
   });
 
@@ -230,7 +272,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       stopping = true;
       if (wake) clearTimeout(wake.timer);
       clearLocalEngine(ctx, engine);
-      await draining;
+      await fillsDone;
       const left = [...running.values()].map((r) => r.promise);
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });
       let timer: ReturnType<typeof setTimeout> | undefined;

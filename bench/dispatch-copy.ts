@@ -1,0 +1,48 @@
+// One copy of the engine for bench/dispatch.ts, in its own process like a `crier serve` copy.
+// Env: BENCH_DB_URL, CRIER_BLUESKY_API_URL, COPY_ID, MODE (drain | ticks). Prints "ready", waits for "go".
+import { sql } from "drizzle-orm";
+import { createEngine, startEngine } from "../src/engine/scheduler.ts";
+import { benchContext } from "./engine-support.ts";
+
+const ctx = benchContext(process.env.BENCH_DB_URL!, Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_"))) as Record<string, string>);
+const waiting = async () => (await ctx.db.rows<{ n: number }>(sql`select count(*)::int as n from post_targets where status in ('pending', 'scheduled', 'processing')`))[0].n;
+
+let pubN = 0, pubMs = 0;
+if (process.env.BENCH_VERBOSE) {
+  const pl = ctx.platforms.get("bluesky")!;
+  const orig = pl.publish!;
+  (pl as { publish: typeof orig }).publish = async (c, j) => {
+    const t = performance.now();
+    try { return await orig(c, j); } finally { pubN++; pubMs += performance.now() - t; }
+  };
+}
+console.log("ready");
+// Wait for the one line "go" on stdin, then stop reading it.
+await new Promise<void>((resolve) => {
+  let buf = "";
+  const onData = (d: Buffer) => {
+    buf += d.toString();
+    if (buf.includes("go\n")) {
+      process.stdin.off("data", onData);
+      process.stdin.pause();
+      resolve();
+    }
+  };
+  process.stdin.on("data", onData);
+});
+if (process.env.MODE === "ticks") {
+  // As `crier serve` runs it: croner ticks every second plus wake-ups for the next due target.
+  const running = startEngine(ctx, { id: process.env.COPY_ID });
+  while ((await waiting()) > 0) await Bun.sleep(200);
+  await running.stop();
+} else {
+  const engine = createEngine(ctx, { id: process.env.COPY_ID });
+  const t0 = performance.now();
+  // runUntilIdle returns when this copy finds nothing to claim; the other copy may still hold the last accounts.
+  do await engine.runUntilIdle(); while ((await waiting()) > 0 && (await Bun.sleep(5), true));
+  if (process.env.BENCH_VERBOSE) console.error(`${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg`);
+  await engine.stop();
+}
+await ctx.db.close();
+console.log("done");
+process.exit(0);

@@ -1,0 +1,79 @@
+// Shared by bench/dispatch.ts, bench/dispatch-copy.ts and bench/api.ts: a fresh PostgreSQL database, a
+// context like `crier serve` builds, and bulk seeding of due targets.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { sql } from "drizzle-orm";
+import { loadConfig } from "../src/config.ts";
+import { systemClock, type AppContext } from "../src/context.ts";
+import { openPostgres, type Db } from "../src/db/client.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { createLogger } from "../src/log.ts";
+import { createRegistry } from "../src/platform/registry.ts";
+import { createStorage } from "../src/storage/index.ts";
+import { PLUGINS, EMULATORS } from "../plugins/index.ts";
+import bluesky from "../plugins/bluesky/index.ts";
+import type { Plugin } from "../src/platform/sdk.ts";
+
+export const BENCH_SECRET = "bench-secret-key-that-is-long-enough-0000";
+
+export function baseUrl(): string {
+  const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
+  if (!url) {
+    console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server where databases may be created.");
+    process.exit(2);
+  }
+  return url;
+}
+
+/** Creates a scratch database and returns its URL and a drop function. */
+export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = baseUrl();
+  const name = `crier_bench_${randomBytes(4).toString("hex")}`;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  const db = openPostgres(url.toString(), 2);
+  await migrate(db);
+  await db.close();
+  return {
+    url: url.toString(),
+    async drop() {
+      const again = postgres(base, { max: 1, onnotice: () => {} });
+      await again.unsafe(`drop database if exists ${name} with (force)`);
+      await again.end();
+    },
+  };
+}
+
+export function benchContext(url: string, env: Record<string, string>, poolSize = 10): AppContext {
+  const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, ...env });
+  const db: Db = openPostgres(url, poolSize);
+  const platforms = createRegistry({ bluesky: bluesky as unknown as Plugin, ...PLUGINS }, EMULATORS);
+  return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config) };
+}
+
+/**
+ * `count` text posts of one target each, spread round-robin over the accounts, due at
+ * `firstDue + i × spacingMs` (all at once with spacing 0).
+ */
+export async function seedTargets(db: Db, profileId: string, accountIds: string[], count: number, firstDue: Date, spacingMs: number) {
+  await db.rows(sql`
+    with ids as (
+      select i, gen_random_uuid() as post_id, (${`{${accountIds.join(",")}}`}::uuid[])[1 + (i % ${accountIds.length})] as account_id
+      from generate_series(0, ${count - 1}) as i
+    ), p as (
+      insert into posts (id, profile_id, content) select post_id, ${profileId}::uuid, 'bench post ' || i from ids returning id
+    )
+    insert into post_targets (post_id, profile_id, account_id, platform, status, scheduled_time, due_at)
+    select post_id, ${profileId}::uuid, account_id, 'bluesky', 'scheduled',
+      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}) * interval '1 millisecond',
+      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}) * interval '1 millisecond'
+    from ids`);
+}
+
+export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
