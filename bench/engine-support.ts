@@ -13,9 +13,6 @@ import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/log.ts";
 import { createRegistry } from "../src/platform/registry.ts";
 import { createStorage } from "../src/storage/index.ts";
-import { PLUGINS, EMULATORS } from "../plugins/index.ts";
-import bluesky from "../plugins/bluesky/index.ts";
-import type { Plugin } from "../src/platform/sdk.ts";
 
 export const BENCH_SECRET = "bench-secret-key-that-is-long-enough-0000";
 
@@ -53,7 +50,7 @@ export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<
 export function benchContext(url: string, env: Record<string, string>, poolSize = 10): AppContext {
   const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, ...env });
   const db: Db = openPostgres(url, poolSize);
-  const platforms = createRegistry({ bluesky: bluesky as unknown as Plugin, ...PLUGINS }, EMULATORS);
+  const platforms = createRegistry();
   return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config) };
 }
 

@@ -73,7 +73,8 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     submitPollMs: o.submitPollMs,
     submitDeadlineMs: o.submitDeadlineMs,
     random: o.random ?? Math.random,
-    ownStorage: o.ownStorage,
+    // The server's own media URLs are opened from storage, not fetched back over the network.
+    ownStorage: o.ownStorage ?? ctx.storage,
     recorder: new Recorder(ctx.db, id),
   };
   // Per platform: CRIER_<PLATFORM>_CONCURRENCY when the operator set it (they know their rate limits),

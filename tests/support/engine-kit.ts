@@ -9,35 +9,48 @@ import { createEngine, type Engine, type EngineOptions } from "../../src/engine/
 import type { AppContext } from "../../src/context.ts";
 import type { Emulator } from "../../src/platform/sdk.ts";
 import { createBlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
+import { createTelegramEmulator, SANDBOX_BOT_TOKEN, type TelegramEmulator } from "../../plugins/telegram/emulator.ts";
 import type { Harness } from "./harness.ts";
 import { postsHarness } from "./posts-kit.ts";
 
 export interface EngineHarness extends Harness {
   emulator: Emulator;
+  telegramEmulator: TelegramEmulator;
   served: ServedEmulator;
   engine: Engine;
   /** Connects a Bluesky account of the emulator through the plugin's connect flow. */
   bluesky(profileId: string, handle: string): Promise<string>;
-}
-
-export function platformEnv(url: string, extra: Record<string, string> = {}) {
-  return { CRIER_BLUESKY_API_URL: url, ...extra };
+  /** Creates a channel on the Telegram emulator with the bot as admin and connects it. */
+  telegram(profileId: string, channel: string): Promise<{ accountId: string; chatId: number }>;
 }
 
 export async function engineHarness(opts: { engine?: EngineOptions; env?: Record<string, string> } = {}): Promise<EngineHarness> {
   const emulator = createBlueskyEmulator();
   const served = serveEmulator(emulator);
-  const h = await postsHarness({ env: platformEnv(served.url, opts.env) });
+  const telegramEmulator = createTelegramEmulator();
+  const servedTelegram = serveEmulator(telegramEmulator);
+  const h = await postsHarness({
+    env: { CRIER_BLUESKY_API_URL: served.url, CRIER_TELEGRAM_API_URL: servedTelegram.url, CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, ...opts.env },
+  });
   const engine = createEngine(h.ctx, { random: () => 0.5, ...opts.engine });
   const close = h.close;
   return Object.assign(h, {
     emulator,
+    telegramEmulator,
     served,
     engine,
     bluesky: (profileId: string, handle: string) => connectBluesky(h.ctx, profileId, handle),
+    async telegram(profileId: string, channel: string) {
+      const chatId = telegramEmulator.channel(channel, { title: channel });
+      const plugin = h.ctx.platforms.get("telegram")!;
+      if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Telegram connect flow");
+      const identity = await plugin.connect.verify(connectContext(h.ctx, "telegram", { sandbox: false }), { channel });
+      return { accountId: (await upsertConnectedAccount(h.ctx, { profileId, platform: "telegram", ...identity })).id, chatId };
+    },
     async close() {
       await engine.stop();
       await served.stop();
+      await servedTelegram.stop();
       await close();
     },
   });
