@@ -31,6 +31,10 @@ export interface Config {
   maxGifBytes: number;
   maxVideoBytes: number;
   maxBodyBytes: number;
+  /** How long a claimed target may go unrenewed before it is declared outcome_unknown (a copy died). */
+  publishLeaseSeconds: number;
+  /** Attempts of a target on retryable failures (429, 5xx, connection refused) before it fails. */
+  publishMaxAttempts: number;
   s3?: S3Config;
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
@@ -41,7 +45,7 @@ export const CONFIG_VARIABLES = [
   "PORT", "HOST", "PUBLIC_URL", "DATA_DIR", "DATABASE_URL", "SECRET_KEY", "LOG_LEVEL",
   "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
   "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
-  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL",
+  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -147,6 +151,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxGifBytes: integer(env, "MAX_GIF_BYTES", 15 * MB, 1, 2 ** 40),
     maxVideoBytes: integer(env, "MAX_VIDEO_BYTES", 1024 * MB, 1, 2 ** 40),
     maxBodyBytes: integer(env, "MAX_BODY_BYTES", 1 * MB, 1024, 2 ** 30),
+    publishLeaseSeconds: integer(env, "PUBLISH_LEASE_SECONDS", 120, 5, 86400),
+    publishMaxAttempts: integer(env, "PUBLISH_MAX_ATTEMPTS", 5, 1, 100),
     s3,
     env: { ...env },
   };

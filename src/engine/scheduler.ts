@@ -62,7 +62,8 @@ export const ENGINE_DEFAULTS = {
 };
 
 export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine {
-  const o = { ...ENGINE_DEFAULTS, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as typeof ENGINE_DEFAULTS & EngineOptions;
+  const fromConfig = { leaseMs: ctx.config.publishLeaseSeconds * 1000, maxAttempts: ctx.config.publishMaxAttempts };
+  const o = { ...ENGINE_DEFAULTS, ...fromConfig, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as typeof ENGINE_DEFAULTS & EngineOptions;
   const id = opts.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = ctx.log.child({ component: "engine", engine: id });
   const settings: DispatchSettings = {
