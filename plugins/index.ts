@@ -20,6 +20,7 @@ import emulator_bluesky from "./bluesky/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
+import emulator_twitter from "./twitter/emulator.ts";
 
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
 export const PLUGINS: Record<string, Plugin> = {
@@ -46,4 +47,5 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "farcaster": emulator_farcaster,
   "nostr": emulator_nostr,
   "telegram": emulator_telegram,
+  "twitter": emulator_twitter,
 };

@@ -1,22 +1,240 @@
+/**
+ * X (Twitter) API v2: OAuth 2 with PKCE and rotating refresh tokens; posts with up to 4 images (simple
+ * upload) or one video/GIF (chunked upload, then processing: the post waits in "submitted" until X has
+ * processed the video); threads by reply chain; the user's timeline and public metrics.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
+import {
+  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  type PublishJob, type RecentPost,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
+import { MAX_WEIGHT, weightedLength } from "./text.ts";
 
+const TOKEN_URL = "https://api.x.com/2/oauth2/token";
+const MAX_IMAGE_BYTES = 5 * MB;
+const MAX_GIF_BYTES = 15 * MB;
+const MAX_VIDEO_BYTES = 512 * MB;
+const CHUNK_BYTES = 4 * MB;
+/** Refresh a little before the access token runs out rather than fail a publish on it. */
+const REFRESH_MARGIN_MS = 60_000;
 
-/** X (Twitter) API v2: OAuth 2 with PKCE, tweets with up to 4 images or one video/GIF, threads by reply chain. */
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+const permanent = (reason: string, code: string): Fail => ({ kind: "permanent", reason, code });
+const bearer = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+const postUrl = (username: string, id: string) => `https://x.com/${username}/status/${id}`;
+
+async function readMedia(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
+  try {
+    const body = await ctx.media.open(item);
+    return { contentType: body.contentType.split(";")[0].trim().toLowerCase(), bytes: await body.bytes() };
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : permanent(e.message, "media_unreadable");
+    throw e;
+  }
+}
+
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
+
+async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Promise<string | Fail> {
+  const media = await readMedia(ctx, item);
+  if (isFail(media)) return media;
+  const gif = media.contentType === "image/gif";
+  const cap = gif ? MAX_GIF_BYTES : MAX_IMAGE_BYTES;
+  if (!media.contentType.startsWith("image/")) return permanent(`media ${n}: ${media.contentType} is not an image`, "unsupported_media");
+  if (media.bytes.length > cap) return permanent(`media ${n}: ${media.bytes.length} bytes; X takes ${gif ? "GIFs" : "images"} up to ${cap} bytes`, "media_too_large");
+  const form = new FormData();
+  form.set("media", new Blob([media.bytes as Uint8Array<ArrayBuffer>], { type: media.contentType }), `media-${n}`);
+  form.set("media_category", gif ? "tweet_gif" : "tweet_image");
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", { multipart: form, headers: bearer(ctx) });
+  return res.ok ? res.body.data.id : res.outcome;
+}
+
+/** Chunked upload of a video; answers the media id, which X then processes. */
+async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
+  const media = await readMedia(ctx, item);
+  if (isFail(media)) return media;
+  if (!media.contentType.startsWith("video/")) return permanent(`${media.contentType} is not a video`, "unsupported_media");
+  if (media.bytes.length > MAX_VIDEO_BYTES) return permanent(`video is ${media.bytes.length} bytes; X takes up to ${MAX_VIDEO_BYTES}`, "media_too_large");
+  const init = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload/initialize", {
+    json: { media_type: media.contentType, total_bytes: media.bytes.length, media_category: "tweet_video" },
+    headers: bearer(ctx),
+  });
+  if (!init.ok) return init.outcome;
+  const id = init.body.data.id;
+  for (let i = 0, offset = 0; offset < media.bytes.length; i++, offset += CHUNK_BYTES) {
+    const form = new FormData();
+    form.set("media", new Blob([media.bytes.subarray(offset, offset + CHUNK_BYTES) as Uint8Array<ArrayBuffer>]), `chunk-${i}`);
+    form.set("segment_index", String(i));
+    const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, { multipart: form, headers: bearer(ctx) });
+    if (!part.ok) return part.outcome;
+  }
+  const fin = await ctx.http.request("POST", `/2/media/upload/${id}/finalize`, { headers: bearer(ctx) });
+  if (!fin.ok) return fin.outcome;
+  return id;
+}
+
+interface Pending {
+  /** The post to create once the video is processed. */
+  tweet: Record<string, unknown>;
+  video: string;
+}
+
+async function createTweet(ctx: PluginContext, tweet: Record<string, unknown>): Promise<Outcome> {
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", { json: tweet, headers: bearer(ctx), creates: true });
+  if (!res.ok) return res.outcome;
+  return { kind: "published", platformPostId: res.body.data.id, url: postUrl(ctx.account.username, res.body.data.id) };
+}
+
+async function ensureFreshToken(ctx: PluginContext): Promise<Fail | null> {
+  const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
+  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
+  try {
+    await refresh(ctx);
+    return null;
+  } catch (e) {
+    if (e instanceof RefreshError && e.retryable) return { kind: "retryable", reason: e.message };
+    return { kind: "auth_expired", reason: (e as Error).message };
+  }
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const weight = weightedLength(job.content);
+  if (weight > MAX_WEIGHT) return permanent(`The post weighs ${weight} of X's ${MAX_WEIGHT} (URLs count 23, CJK and emoji 2).`, "text_too_long");
+  const stale = await ensureFreshToken(ctx);
+  if (stale) return stale;
+  const videos = job.media.filter((m) => m.type === "video");
+  if (videos.length > 1 || (videos.length && job.media.length > 1)) return permanent("X takes one video alone, or up to 4 images.", "too_many_media");
+  if (job.media.length > 4) return permanent("X takes at most 4 images.", "too_many_media");
+  const tweet: Record<string, unknown> = { text: job.content };
+  if (job.replyTo) tweet.reply = { in_reply_to_tweet_id: job.replyTo.platformPostId };
+  if (videos.length) {
+    const id = await uploadVideo(ctx, videos[0]);
+    if (isFail(id)) return id;
+    tweet.media = { media_ids: [id] };
+    // X processes the video before it can be attached: checkStatus creates the post once it is ready.
+    return checkStatus(ctx, JSON.stringify({ tweet, video: id } satisfies Pending));
+  }
+  const ids: string[] = [];
+  for (const [i, item] of job.media.entries()) {
+    const id = await uploadImage(ctx, item, i + 1);
+    if (isFail(id)) return id;
+    ids.push(id);
+  }
+  if (ids.length) tweet.media = { media_ids: ids };
+  return createTweet(ctx, tweet);
+}
+
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const pending = JSON.parse(handle) as Pending;
+  const res = await ctx.http.request<{ data: { processing_info?: { state: string; error?: { message?: string } } } }>("GET", "/2/media/upload", {
+    query: { command: "STATUS", media_id: pending.video },
+    headers: bearer(ctx),
+  });
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
+  const info = res.body.data.processing_info;
+  if (info && info.state === "failed") return permanent(`X could not process the video: ${info.error?.message ?? "failed"}`, "video_processing_failed");
+  if (info && info.state !== "succeeded") return { kind: "submitted", handle };
+  return createTweet(ctx, pending.tweet);
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this X account; connect it again", false);
+  const id = ctx.settings.CLIENT_ID ?? "";
+  const secret = ctx.settings.CLIENT_SECRET ?? "";
+  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { grant_type: "refresh_token", refresh_token: refreshToken },
+    headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}` },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`X could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`X refused to refresh the token: ${res.outcome.reason}`, false);
+  }
+  // Refresh tokens rotate: the old one is spent, so the new pair must be saved before anything else.
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+interface ApiTweet {
+  id: string;
+  text: string;
+  created_at?: string;
+  attachments?: { media_keys?: string[] };
+  referenced_tweets?: { type: string; id: string }[];
+  public_metrics?: { retweet_count?: number; repost_count?: number; reply_count?: number; like_count?: number; quote_count?: number; bookmark_count?: number; impression_count?: number };
+}
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<{ data?: ApiTweet[]; includes?: { media?: { media_key: string; type: string; url?: string; preview_image_url?: string }[] } }>(
+    "GET", `/2/users/${ctx.account.remoteId}/tweets`, {
+      query: {
+        max_results: 100,
+        exclude: "replies,retweets",
+        "tweet.fields": "created_at,attachments,referenced_tweets",
+        expansions: "attachments.media_keys",
+        "media.fields": "type,url,preview_image_url",
+        ...(since && { start_time: new Date(since.getTime() + 1000).toISOString().replace(/\.\d{3}Z$/, "Z") }),
+      },
+      headers: bearer(ctx),
+    },
+  );
+  if (!res.ok) throw new Error(`X timeline: ${res.outcome.reason}`);
+  const media = new Map((res.body.includes?.media ?? []).map((m) => [m.media_key, m]));
+  return (res.body.data ?? []).map((tw) => {
+    const items: MediaItem[] = (tw.attachments?.media_keys ?? []).flatMap((k) => {
+      const m = media.get(k);
+      const url = m?.url ?? m?.preview_image_url;
+      return m && url ? [{ url, type: m.type === "photo" ? "image" : "video" } as MediaItem] : [];
+    });
+    const quote = tw.referenced_tweets?.some((r) => r.type === "quoted");
+    return {
+      platformPostId: tw.id,
+      url: postUrl(ctx.account.username, tw.id),
+      content: tw.text,
+      media: items,
+      createdAt: new Date(tw.created_at ?? Date.now()),
+      kind: quote ? "quote" : items.some((i) => i.type === "video") ? "video" : items.length ? "image" : "text",
+    };
+  });
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (let i = 0; i < ids.length; i += 100) {
+    const res = await ctx.http.request<{ data?: ApiTweet[] }>("GET", "/2/tweets", {
+      query: { ids: ids.slice(i, i + 100).join(","), "tweet.fields": "public_metrics" },
+      headers: bearer(ctx),
+    });
+    if (!res.ok) throw new Error(`X tweets: ${res.outcome.reason}`);
+    for (const tw of res.body.data ?? []) {
+      const m = tw.public_metrics ?? {};
+      out[tw.id] = {
+        views: m.impression_count ?? null,
+        likes: m.like_count ?? null,
+        comments: m.reply_count ?? null,
+        shares: m.retweet_count ?? m.repost_count ?? null,
+        saves: m.bookmark_count ?? null,
+        quotes: m.quote_count ?? null,
+      };
+    }
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "twitter",
   displayName: "X (Twitter)",
-  status: "declared_only",
-  missing: ["publish (media upload init/append/finalize, POST /2/tweets, reply chains)", "token refresh", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://api.x.com",
-  textLimit: { max: 280, unit: "characters" },
+  // 280 weighted: each URL counts 23, CJK characters and emoji count 2 (checked again at publish).
+  textLimit: { max: MAX_WEIGHT, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime"],
     convertible_formats: {},
-    max_size_bytes: { image: 5 * MB, video: 512 * MB, gif: 15 * MB },
+    max_size_bytes: { image: MAX_IMAGE_BYTES, video: MAX_VIDEO_BYTES, gif: MAX_GIF_BYTES },
     file_constraints: { maxFiles: 4, maxImageFiles: 4, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, gifBehavior: "one animated GIF per post, alone" },
     required_media: null,
     max_hashtags: null,
@@ -25,11 +243,10 @@ export default definePlugin({
     aspect_ratio: { min: "1:3", max: "3:1" },
     thumbnail: null,
   },
-  // X counts 280 weighted characters: each URL counts 23, CJK characters and emoji count 2.
   optionsSchema: t.Object({}, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://x.com/i/oauth2/authorize",
-    tokenUrl: "https://api.x.com/2/oauth2/token",
+    tokenUrl: TOKEN_URL,
     scopes: ["tweet.read", "tweet.write", "users.read", "media.write", "offline.access"],
     pkce: true,
     clientAuth: "basic",
@@ -41,5 +258,21 @@ export default definePlugin({
       return { remoteId: me.data.id, username: me.data.username, avatarUrl: me.data.profile_image_url ?? null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    const body = res.body as { detail?: string; title?: string; type?: string } | null;
+    if (res.status === 429) {
+      // X sends no Retry-After: the window's end is x-rate-limit-reset, in epoch seconds.
+      const reset = Number(res.headers.get("x-rate-limit-reset"));
+      const retryAfterMs = Number.isFinite(reset) && reset > 0 ? Math.max(1000, reset * 1000 - Date.now()) : undefined;
+      return { kind: "retryable", reason: `rate limited: ${body?.detail ?? body?.title ?? "Too Many Requests"}`, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+    }
+    if (res.status === 403 && /duplicate content/i.test(body?.detail ?? "")) return { kind: "permanent", reason: body!.detail!, code: "duplicate" };
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
   disconnect: { providerRevocationRequired: false },
 });

@@ -101,7 +101,7 @@ describe("POST /v1/accounts/connect/{platform}", () => {
 
   test("a sandbox profile cannot connect a platform that has no emulator", async () => {
     const { token } = await h.profile({ sandbox: true });
-    const res = await h.request("POST", "/v1/accounts/connect/twitter", { token });
+    const res = await h.request("POST", "/v1/accounts/connect/reddit", { token });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("sandbox_unavailable");
   });

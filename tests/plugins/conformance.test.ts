@@ -199,6 +199,11 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       const env: Record<string, string> = { [`${prefix}API_URL`]: served.url };
       for (const [k, v] of Object.entries(emulator.sandboxSettings ?? {})) env[prefix + k] = v;
       for (const name of plugin.connect?.requiredSettings ?? []) env[prefix + name] ??= "conformance";
+      if (mode === "oauth_authorization_url") {
+        // The emulator's own authorization page and token endpoint stand in for the provider's.
+        env[`${prefix}AUTHORIZE_URL`] = `${served.url}/oauth/authorize`;
+        env[`${prefix}TOKEN_URL`] = `${served.url}/oauth/token`;
+      }
       h = await listeningHarness(env);
     });
     afterAll(async () => {
@@ -206,11 +211,13 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       await served.stop();
     });
 
-    test.if(mode !== "oauth_authorization_url")("connects through the hosted page and publishes text to the configured API", async () => {
+    test("connects through the browser and publishes text to the configured API", async () => {
       const { token, profileId } = await h.profile();
       const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
       expect(res.status).toBe(201);
-      const page = await submitHostedForm(res.body.data.hosted_url);
+      const page = mode === "oauth_authorization_url"
+        ? await followAuthorization(res.body.data.authorization_url)
+        : await submitHostedForm(res.body.data.hosted_url);
       expect(page.html).toContain("Account connected");
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
       const { context } = providerFor(h.ctx, row, { sandbox: false, media: testMedia() });

@@ -1,0 +1,116 @@
+/**
+ * X specifics beyond the conformance suite: weighted length, token rotation and proactive refresh,
+ * duplicate posts, a video X cannot process, rate-limit reset times, and the four-image rule.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createMediaAccess } from "../../src/platform/media.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import { RefreshError, type PluginContext } from "../../src/platform/sdk.ts";
+import twitter from "../../plugins/twitter/index.ts";
+import { weightedLength } from "../../plugins/twitter/text.ts";
+import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+
+test("weighted length: URLs 23, CJK and emoji 2, Latin 1", () => {
+  expect(weightedLength("hello")).toBe(5);
+  expect(weightedLength("see https://example.com/a/very/long/path/that/goes/on")).toBe(4 + 23);
+  expect(weightedLength("日本")).toBe(4);
+  expect(weightedLength("👍🏽")).toBe(2);
+  expect(weightedLength("é")).toBe(1);
+});
+
+let emulator: XEmulator;
+let served: ServedEmulator;
+let media: ReturnType<typeof Bun.serve>;
+let h: ListeningHarness;
+let ctx: PluginContext;
+
+beforeAll(async () => {
+  emulator = createXEmulator();
+  served = serveEmulator(emulator);
+  media = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) => new URL(req.url).pathname.endsWith(".png")
+      ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
+      : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
+  });
+  h = await listeningHarness({
+    CRIER_TWITTER_API_URL: served.url,
+    CRIER_TWITTER_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
+    CRIER_TWITTER_TOKEN_URL: `${served.url}/oauth/token`,
+    CRIER_TWITTER_CLIENT_ID: "sandbox",
+    CRIER_TWITTER_CLIENT_SECRET: "sandbox",
+  });
+  const { token, profileId } = await h.profile();
+  const res = await h.request("POST", "/v1/accounts/connect/twitter", { token });
+  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
+  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 10 * 1024 * 1024, allowAddress: () => true }) }).context;
+});
+afterAll(async () => {
+  await h.stop();
+  await served.stop();
+  media.stop(true);
+});
+
+const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
+const png = () => ({ url: `http://127.0.0.1:${media.port}/a.png`, type: "image" as const });
+
+describe("posting", () => {
+  test("a post over 280 weighted is refused before calling X", async () => {
+    const before = emulator.posts().length;
+    expect(await twitter.publish!(ctx, job("日".repeat(141)))).toMatchObject({ kind: "permanent", code: "text_too_long" });
+    expect(emulator.posts().length).toBe(before);
+  });
+
+  test("the same text twice is X's duplicate refusal, for good", async () => {
+    expect((await twitter.publish!(ctx, job("same words"))).kind).toBe("published");
+    expect(await twitter.publish!(ctx, job("same words"))).toMatchObject({ kind: "permanent", code: "duplicate" });
+  });
+
+  test("four images go in one post; five are refused", async () => {
+    const out = await twitter.publish!(ctx, job("four", { media: [png(), png(), png(), png()] }));
+    expect(out.kind).toBe("published");
+    expect(emulator.posts().at(-1)!.media).toHaveLength(4);
+    expect(await twitter.publish!(ctx, job("five", { media: [png(), png(), png(), png(), png()] }))).toMatchObject({ kind: "permanent", code: "too_many_media" });
+  });
+
+  test("a video X cannot process fails for good, with no post", async () => {
+    const before = emulator.posts().length;
+    let out = await twitter.publish!(ctx, job("bad video", { media: [{ url: `http://127.0.0.1:${media.port}/v.mp4`, type: "video" }] }));
+    for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
+    expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+    expect(emulator.posts().length).toBe(before);
+  });
+
+  test("a rate limit waits until X's reset time", async () => {
+    emulator.failNext({ kind: "rate_limit", retryAfterSeconds: 120 });
+    const out = await twitter.publish!(ctx, job("limited"));
+    if (out.kind !== "retryable") throw new Error(out.kind);
+    expect(out.retryAfterMs).toBeGreaterThan(60_000);
+    expect(out.retryAfterMs).toBeLessThanOrEqual(121_000);
+  });
+});
+
+describe("tokens", () => {
+  test("refresh rotates: the new pair works, the old refresh token is refused", async () => {
+    const old = String(ctx.credentials.refresh_token);
+    await twitter.refresh!(ctx);
+    expect(ctx.credentials.refresh_token).not.toBe(old);
+    const stale = { ...ctx, credentials: { ...ctx.credentials, refresh_token: old }, saveCredentials: async () => {} };
+    const err = await twitter.refresh!(stale).catch((e) => e);
+    expect(err).toBeInstanceOf(RefreshError);
+    expect((err as RefreshError).retryable).toBe(false);
+  });
+
+  test("a token about to expire is refreshed before posting", async () => {
+    emulator.expireTokens();
+    await ctx.saveCredentials({ ...ctx.credentials, expires_at: new Date(Date.now() + 10_000).toISOString() });
+    const out = await twitter.publish!(ctx, job("after a proactive refresh"));
+    expect(out.kind).toBe("published");
+  });
+});
