@@ -66,6 +66,16 @@ async function publishAndSettle(plugin: Plugin, ctx: PluginContext, j: ReturnTyp
 describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance", (platform, plugin) => {
   const caps = registry.describe(platform)!.capabilities;
   const mode = caps.connection_mode;
+  const required = registry.describe(platform)!.media_requirements.required_media;
+  // Functions: mediaBase is known only once the media server runs.
+  const image = (): MediaItem => ({ url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 });
+  const video = (): MediaItem => ({ url: `${mediaBase}/video.mp4`, type: "video", width: 1080, height: 1920, duration: 3 });
+  /** The smallest post the platform takes: text alone, or text with the one media item it requires. */
+  const postJob = (content: string) => {
+    const j = textJob(content);
+    if (!required) return j;
+    return { ...j, media: [required.acceptedTypes.includes("image") && caps.images ? image() : video()] };
+  };
 
   test("declaration is valid against the spec's Capabilities and MediaRequirements", () => {
     expect([...Value.Errors(Capabilities, caps)].map((e) => e.path)).toEqual([]);
@@ -117,9 +127,9 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       expect(list.body.data).toHaveLength(1);
     });
 
-    test("publishes text", async () => {
+    test("publishes text (with the media it requires, if any)", async () => {
       const before = emulator.posts().length;
-      const outcome = await publishAndSettle(plugin, ctx, textJob(`conformance text ${platform}`));
+      const outcome = await publishAndSettle(plugin, ctx, postJob(`conformance text ${platform}`));
       expect(outcome.kind).toBe("published");
       if (outcome.kind === "published") expect(outcome.platformPostId).toBeTruthy();
       expect(emulator.posts().length).toBe(before + 1);
@@ -127,7 +137,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     });
 
     test.if(caps.images)("publishes an image", async () => {
-      const outcome = await publishAndSettle(plugin, ctx, { ...textJob("with an image"), media: [{ url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 }] });
+      const outcome = await publishAndSettle(plugin, ctx, { ...textJob("with an image"), media: [image()] });
       expect(outcome.kind).toBe("published");
       // Platforms name their kinds differently (Telegram: photo); what counts is one non-video item.
       const media = emulator.posts().at(-1)!.media;
@@ -136,7 +146,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     });
 
     test.if(caps.video)("publishes a video", async () => {
-      const outcome = await publishAndSettle(plugin, ctx, { ...textJob("with a video"), media: [{ url: `${mediaBase}/video.mp4`, type: "video", width: 1080, height: 1920, duration: 3 }] });
+      const outcome = await publishAndSettle(plugin, ctx, { ...textJob("with a video"), media: [video()] });
       expect(outcome.kind).toBe("published");
       expect(emulator.posts().at(-1)!.media.map((m) => m.type)).toContain("video");
     });
@@ -150,14 +160,14 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     test.each(failures.map(([spec, kind]) => [spec.kind, spec, kind] as const))("failure %s maps to its outcome", async (_name, spec, kind) => {
       const before = emulator.posts().length;
       emulator.failNext(spec);
-      const outcome = await plugin.publish!(ctx, textJob(`failure ${spec.kind}`));
+      const outcome = await plugin.publish!(ctx, postJob(`failure ${spec.kind}`));
       expect(outcome.kind).toBe(kind);
       if (spec.kind === "rate_limit" && outcome.kind === "retryable") expect(outcome.retryAfterMs).toBeGreaterThan(0);
       // Only a timeout after the work was done may leave a post behind; the others created nothing.
       if (spec.kind !== "timeout") expect(emulator.posts().length).toBe(before);
       if (spec.kind === "auth_expired" && plugin.refresh) {
         await plugin.refresh(ctx);
-        const again = await plugin.publish!(ctx, textJob("after refresh"));
+        const again = await plugin.publish!(ctx, postJob("after refresh"));
         expect(again.kind).toBe("published");
       }
     });
@@ -180,7 +190,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     test.if(typeof plugin.metrics === "function")("metrics answer for published posts", async () => {
       const recent = plugin.fetchRecent ? await plugin.fetchRecent(ctx, null) : [];
       const ids = recent.slice(0, 2).map((r) => r.platformPostId);
-      const published = await plugin.publish!(ctx, textJob("for metrics"));
+      const published = await plugin.publish!(ctx, postJob("for metrics"));
       if (published.kind === "published") ids.push(published.platformPostId);
       const m = await plugin.metrics!(ctx, ids);
       for (const id of ids) expect(m[id]).toBeDefined();
@@ -222,7 +232,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
       const { context } = providerFor(h.ctx, row, { sandbox: false, media: testMedia() });
       expect(context.http.baseUrl).toBe(served.url);
-      const outcome = await publishAndSettle(plugin, context, textJob("through the API URL override"));
+      const outcome = await publishAndSettle(plugin, context, postJob("through the API URL override"));
       expect(outcome.kind).toBe("published");
       expect(emulator.posts().at(-1)!.text).toContain("through the API URL override");
     });
