@@ -21,6 +21,7 @@ import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_twitter from "./twitter/emulator.ts";
+import emulator_vimeo from "./vimeo/emulator.ts";
 
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
 export const PLUGINS: Record<string, Plugin> = {
@@ -48,4 +49,5 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "nostr": emulator_nostr,
   "telegram": emulator_telegram,
   "twitter": emulator_twitter,
+  "vimeo": emulator_vimeo,
 };
