@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
@@ -82,6 +83,7 @@ export async function getPost(ctx: AppContext, profileId: string, id: string, db
 // Building targets from PostTargetInput: every rule is checked here, before anything is written.
 
 interface NewTarget {
+  username: string;
   accountId: string;
   platform: string;
   targetVariant: string | null;
@@ -129,6 +131,7 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     }
     for (const variant of variants ?? [null]) {
       out.push({
+        username: account.username,
         accountId: account.id,
         platform: account.platform,
         targetVariant: variant,
@@ -159,6 +162,7 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
     postId,
     profileId,
     ...t,
+    targetVariant: t.targetVariant,
     status: when.status,
     scheduledTime: when.due,
     dueAt: when.due,
@@ -167,24 +171,46 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
   }));
 }
 
+/**
+ * The post and its targets in one statement: they commit together, and a create without an
+ * Idempotency-Key or draft needs no transaction of its own (three round trips in all, with auth).
+ * The answer is built from what was written, not read back.
+ */
+async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]): Promise<Post> {
+  const rows = targets.map(({ username: _, ...t }) => t);
+  await q.execute(sql`with p as (${q.insert(posts).values(post).getSQL()}) ${q.insert(postTargets).values(rows).getSQL()}`);
+  return toPost(post, targets);
+}
+
+function newRows(id: string, profileId: string, body: PostCreate, content: string, media: MediaItem[], list: NewTarget[], when: ReturnType<typeof timing>) {
+  const post: PostRow = {
+    id, profileId, content, externalId: body.external_id ?? null, media, origin: "api", publishAt: when.publishAt,
+    draftId: body.draft_id ?? null, workflowId: null, createdAt: when.now, updatedAt: when.now,
+  };
+  const targets: TargetWithName[] = targetValues(id, profileId, list, when).map((t) => ({
+    ...t, id: randomUUID(), error: null, errorCode: null, platformPostId: null, platformPostUrl: null, attempts: 0,
+    leaseUntil: null, claimedBy: null, submittedHandle: null, submitDeadline: null, publishedAt: null,
+  }));
+  return { post, targets };
+}
+
 export async function createPost(ctx: AppContext, profileId: string, body: PostCreate, key?: string) {
   const media = normalizeMedia(body.media);
   const content = body.content ?? "";
-  const result = await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, async (tx, id) => {
+  const create = async (q: Queryable, id: string) => {
     const when = timing(ctx, body.publish_at);
-    const list = await buildTargets(ctx, tx, profileId, body.targets, content, media);
+    const list = await buildTargets(ctx, q, profileId, body.targets, content, media);
     if (body.draft_id) {
-      const [draft] = await tx.update(drafts).set({ status: "scheduled", updatedAt: when.now })
+      const [draft] = await q.update(drafts).set({ status: "scheduled", updatedAt: when.now })
         .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId))).returning({ id: drafts.id });
       if (!draft) throw new BadRequest("draft_not_found", `draft_id ${body.draft_id}: no draft with this id in this profile.`, "Leave draft_id out, or use an id from GET /v1/drafts.");
     }
-    const [row] = await tx.insert(posts).values({
-      id, profileId, content, externalId: body.external_id ?? null, media, origin: "api",
-      publishAt: when.publishAt, draftId: body.draft_id ?? null, createdAt: when.now, updatedAt: when.now,
-    }).returning();
-    await tx.insert(postTargets).values(targetValues(id, profileId, list, when));
-    return toPost(row, (await targetsOf(tx, [id])).get(id)!);
-  }, (id) => getPost(ctx, profileId, id));
+    const { post, targets } = newRows(id, profileId, body, content, media, list, when);
+    return insertPost(q, post, targets);
+  };
+  const result = !key && !body.draft_id
+    ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
+    : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) => getPost(ctx, profileId, id));
   if (!result.replayed && result.value.status === "queued") localEngine(ctx)?.kick();
   return result;
 }

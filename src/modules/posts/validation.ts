@@ -44,11 +44,13 @@ export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
 /** The type a file's extension says it has (contents are not fetched during validation). */
 const mimeOf = (m: MediaItem): string | undefined => m.mime_type ?? MIME_BY_EXT[extensionOf(m.url)];
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
 export function countText(text: string, unit: "characters" | "graphemes" | "bytes"): number {
   if (unit === "bytes") return Buffer.byteLength(text, "utf8");
   if (unit === "characters") return [...text].length;
   let n = 0;
-  for (const _ of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)) n++;
+  for (const _ of graphemes.segment(text)) n++;
   return n;
 }
 
