@@ -22,6 +22,7 @@ import emulator_nostr from "./nostr/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_twitter from "./twitter/emulator.ts";
 import emulator_vimeo from "./vimeo/emulator.ts";
+import emulator_youtube from "./youtube/emulator.ts";
 
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
 export const PLUGINS: Record<string, Plugin> = {
@@ -50,4 +51,5 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "telegram": emulator_telegram,
   "twitter": emulator_twitter,
   "vimeo": emulator_vimeo,
+  "youtube": emulator_youtube,
 };

@@ -1,17 +1,173 @@
+/**
+ * YouTube Data API v3: one video per post by resumable upload (Crier streams the bytes), "submitted"
+ * until YouTube has processed it. The content becomes the description; the title is
+ * platform_options.title or the content's first line.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
+import {
+  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  type PublishJob, type RecentPost,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
-/** YouTube Data API v3: one resumable video upload per post; the content becomes the description. */
+const TOKEN_URL = "https://oauth2.googleapis.com/token";
+const TITLE_MAX = 100;
+const DESCRIPTION_MAX_BYTES = 5000;
+const SHORTS_MAX_SECONDS = 180;
+const REFRESH_MARGIN_MS = 60_000;
+
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+
+/** platform_options.title, else the first line of the content; YouTube refuses < and > in titles. */
+export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
+  const given = (job.options as { title?: string }).title;
+  const line = given ?? job.content.split("\n").find((l) => l.trim())?.trim() ?? "";
+  return [...line.replace(/[<>]/g, "")].slice(0, TITLE_MAX).join("") || "Untitled";
+}
+
+interface Handle { id: string; shorts: boolean }
+
+const watchUrl = (h: Handle) => (h.shorts ? `https://www.youtube.com/shorts/${h.id}` : `https://www.youtube.com/watch?v=${h.id}`);
+
+async function ensureFreshToken(ctx: PluginContext): Promise<Outcome | null> {
+  const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
+  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
+  try {
+    await refresh(ctx);
+    return null;
+  } catch (e) {
+    return e instanceof RefreshError && e.retryable ? { kind: "retryable", reason: e.message } : { kind: "auth_expired", reason: (e as Error).message };
+  }
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const video = job.media.find((m) => m.type === "video");
+  if (!video || job.media.length !== 1) return { kind: "permanent", reason: "A YouTube post is exactly one video.", code: "media_required" };
+  if (Buffer.byteLength(job.content, "utf8") > DESCRIPTION_MAX_BYTES) {
+    return { kind: "permanent", reason: `YouTube descriptions take at most ${DESCRIPTION_MAX_BYTES} bytes.`, code: "text_too_long" };
+  }
+  const stale = await ensureFreshToken(ctx);
+  if (stale) return stale;
+  let body: Awaited<ReturnType<PluginContext["media"]["open"]>>;
+  let size: number;
+  let bytes: Uint8Array | null = null;
+  try {
+    body = await ctx.media.open(video);
+    size = body.size ?? (bytes = await body.bytes()).length;
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  if (!body.contentType.startsWith("video/")) return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
+  const options = job.options as { privacy_status?: string; ai_generated?: boolean };
+  const session = await ctx.http.request("POST", "/upload/youtube/v3/videos", {
+    query: { uploadType: "resumable", part: "snippet,status" },
+    headers: { ...auth(ctx), "x-upload-content-length": String(size), "x-upload-content-type": body.contentType },
+    json: {
+      snippet: { title: titleOf(job), description: job.content, categoryId: "22" },
+      status: {
+        privacyStatus: options.privacy_status ?? "public",
+        selfDeclaredMadeForKids: false,
+        ...(options.ai_generated !== undefined && { containsSyntheticMedia: options.ai_generated }),
+      },
+    },
+  });
+  if (!session.ok) return session.outcome;
+  const location = session.headers.get("location");
+  if (!location) return { kind: "retryable", reason: "YouTube opened no upload session" };
+  // Sending the bytes is what creates the video.
+  const uploaded = await ctx.http.request<{ id: string }>("PUT", location, {
+    headers: { ...auth(ctx), "content-type": body.contentType },
+    body: (bytes ?? body.stream()) as BodyInit,
+    creates: true,
+    timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
+  });
+  if (!uploaded.ok) return uploaded.outcome;
+  const shorts = (video.duration ?? Infinity) <= SHORTS_MAX_SECONDS && !!video.width && !!video.height && video.height >= video.width;
+  return checkStatus(ctx, JSON.stringify({ id: uploaded.body.id, shorts } satisfies Handle));
+}
+
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const h = JSON.parse(handle) as Handle;
+  const res = await ctx.http.request<{ items?: { id: string; status?: { uploadStatus?: string; failureReason?: string; rejectionReason?: string } }[] }>(
+    "GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: auth(ctx) },
+  );
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
+  const status = res.body.items?.[0]?.status;
+  if (!status) return { kind: "permanent", reason: "YouTube no longer knows the uploaded video", code: "video_missing" };
+  if (status.uploadStatus === "processed") return { kind: "published", platformPostId: h.id, url: watchUrl(h) };
+  if (status.uploadStatus === "failed" || status.uploadStatus === "rejected" || status.uploadStatus === "deleted") {
+    return { kind: "permanent", reason: `YouTube ${status.uploadStatus} the video: ${status.failureReason ?? status.rejectionReason ?? "no reason given"}`, code: "video_processing_failed" };
+  }
+  return { kind: "submitted", handle };
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this YouTube channel; connect it again", false);
+  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { grant_type: "refresh_token", refresh_token: refreshToken, client_id: ctx.settings.CLIENT_ID ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "" },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Google could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Google refused to refresh the token (reconnect the channel): ${res.outcome.reason}`, false);
+  }
+  // Google keeps the refresh token unless it sends a new one.
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const channel = await ctx.http.request<{ items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[] }>("GET", "/youtube/v3/channels", {
+    query: { part: "contentDetails", mine: true }, headers: auth(ctx),
+  });
+  if (!channel.ok) throw new Error(`YouTube channel: ${channel.outcome.reason}`);
+  const uploads = channel.body.items?.[0]?.contentDetails?.relatedPlaylists?.uploads;
+  if (!uploads) return [];
+  const res = await ctx.http.request<{ items?: { snippet?: { title?: string; description?: string; publishedAt?: string; thumbnails?: { high?: { url?: string } } }; contentDetails?: { videoId?: string; videoPublishedAt?: string } }[] }>(
+    "GET", "/youtube/v3/playlistItems", { query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 }, headers: auth(ctx) },
+  );
+  if (!res.ok) throw new Error(`YouTube uploads: ${res.outcome.reason}`);
+  return (res.body.items ?? [])
+    .filter((i) => i.contentDetails?.videoId)
+    .map((i): RecentPost => {
+      const id = i.contentDetails!.videoId!;
+      return {
+        platformPostId: id,
+        url: `https://www.youtube.com/watch?v=${id}`,
+        // The spec: for YouTube videos posted elsewhere the caption is the video title.
+        content: i.snippet?.title ?? "",
+        media: [{ url: `https://www.youtube.com/watch?v=${id}`, type: "video", ...(i.snippet?.thumbnails?.high?.url && { thumbnail_url: i.snippet.thumbnails.high.url }) } as MediaItem],
+        createdAt: new Date(i.contentDetails?.videoPublishedAt ?? i.snippet?.publishedAt ?? Date.now()),
+        kind: "video",
+      };
+    })
+    .filter((p) => !since || p.createdAt > since);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (let i = 0; i < ids.length; i += 50) {
+    const res = await ctx.http.request<{ items?: { id: string; statistics?: { viewCount?: string; likeCount?: string; commentCount?: string } }[] }>(
+      "GET", "/youtube/v3/videos", { query: { part: "statistics", id: ids.slice(i, i + 50).join(",") }, headers: auth(ctx) },
+    );
+    if (!res.ok) throw new Error(`YouTube videos: ${res.outcome.reason}`);
+    const num = (v?: string) => (v === undefined ? null : Number(v));
+    for (const v of res.body.items ?? []) {
+      out[v.id] = { views: num(v.statistics?.viewCount), likes: num(v.statistics?.likeCount), comments: num(v.statistics?.commentCount), shares: null, saves: null };
+    }
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "youtube",
   displayName: "YouTube",
-  status: "declared_only",
-  missing: ["publish (resumable upload, processing polling, thumbnails.set)", "token refresh", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://www.googleapis.com",
   // The description: 5,000 bytes.
-  textLimit: { max: 5000, unit: "bytes" },
+  textLimit: { max: DESCRIPTION_MAX_BYTES, unit: "bytes" },
   capabilities: { destination: true, source: true, backfill: true, text: false, images: false, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["video/mp4", "video/quicktime", "video/webm"],
@@ -26,13 +182,13 @@ export default definePlugin({
     thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 2 * MB },
   },
   optionsSchema: t.Object({
-    title: t.Optional(t.String({ minLength: 1, maxLength: 100, pattern: "^[^<>]*$", description: "Defaults to the first line of the content." })),
+    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX, pattern: "^[^<>]*$", description: "Defaults to the first line of the content." })),
     privacy_status: t.Optional(t.UnionEnum(["public", "unlisted", "private"], { default: "public" })),
     ai_generated: t.Optional(t.Boolean({ description: "Sets status.containsSyntheticMedia." })),
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
-    tokenUrl: "https://oauth2.googleapis.com/token",
+    tokenUrl: TOKEN_URL,
     clientAuth: "body",
     pkce: true,
     scopes: ["https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly", "https://www.googleapis.com/auth/yt-analytics.readonly"],
@@ -46,4 +202,22 @@ export default definePlugin({
       return { remoteId: ch.id, username: ch.snippet?.customUrl ?? ch.snippet?.title ?? ch.id, avatarUrl: ch.snippet?.thumbnails?.default?.url ?? null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    const body = res.body as { error?: { message?: string; errors?: { reason?: string }[] } } | null;
+    const reason = body?.error?.errors?.[0]?.reason ?? "";
+    const message = body?.error?.message ?? `HTTP ${res.status}`;
+    // Quotas reset daily and rate limits within minutes: both are worth another try later.
+    if (["quotaExceeded", "uploadLimitExceeded"].includes(reason)) return { kind: "retryable", reason: `${reason}: ${message}`, retryAfterMs: 3600_000 };
+    if (res.status === 429 || reason === "rateLimitExceeded" || reason === "userRateLimitExceeded") {
+      const after = Number(res.headers.get("retry-after"));
+      return { kind: "retryable", reason: `rate limited: ${message}`, retryAfterMs: Number.isFinite(after) && after > 0 ? after * 1000 : 60_000 };
+    }
+    if (res.status === 400 && ["invalidTitle", "invalidDescription", "invalidTags", "invalidCategoryId"].includes(reason)) return { kind: "permanent", reason: message, code: reason };
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });
