@@ -184,12 +184,18 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
   return outcome.kind;
 }
 
-/** Submitted targets whose next poll is due, taken by pushing their due_at forward (no lease needed: polling is harmless). */
-export async function claimPolls(ctx: AppContext, s: DispatchSettings, limit: number): Promise<string[]> {
+/**
+ * Submitted targets whose next poll is due, leased like a publish: a plugin's checkStatus may itself
+ * create the post once the platform finished processing (X attaches the video then), so two copies must
+ * never poll one target at once, and a poll cut short by a crash ends outcome_unknown like a publish.
+ */
+export async function claimPolls(ctx: AppContext, s: DispatchSettings & { leaseMs: number }, limit: number): Promise<string[]> {
   const now = ctx.clock.now();
   const rows = await ctx.db.rows<{ id: string }>(sql`
-    update post_targets set due_at = ${new Date(now.getTime() + s.submitPollMs).toISOString()}::timestamptz
-    where id in (select id from post_targets where status = 'submitted' and due_at <= ${now.toISOString()}::timestamptz
+    update post_targets set due_at = ${new Date(now.getTime() + s.submitPollMs).toISOString()}::timestamptz,
+      lease_until = ${new Date(now.getTime() + s.leaseMs).toISOString()}::timestamptz, claimed_by = ${s.claimedBy}
+    where id in (select id from post_targets
+                 where status = 'submitted' and due_at <= ${now.toISOString()}::timestamptz and lease_until is null
                  order by due_at limit ${limit} for update skip locked)
     returning id`);
   return rows.map((r) => r.id);
@@ -198,10 +204,11 @@ export async function claimPolls(ctx: AppContext, s: DispatchSettings, limit: nu
 export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId: string): Promise<void> {
   const job = await loadJobOne(ctx, targetId);
   if (!job || job.target.status !== "submitted") return;
-  const fence = sql`${postTargets.id} = ${targetId} and ${postTargets.status} = 'submitted'`;
+  const fence = sql`${postTargets.id} = ${targetId} and ${postTargets.status} = 'submitted' and ${postTargets.claimedBy} = ${s.claimedBy}`;
   const now = ctx.clock.now();
-  const fail = (code: string, reason: string) => ctx.db.db.update(postTargets)
-    .set({ status: "failed", errorCode: code, error: reason, dueAt: null, updatedAt: now }).where(fence);
+  const settle = (values: Partial<typeof postTargets.$inferInsert>) => ctx.db.db.update(postTargets)
+    .set({ ...values, leaseUntil: null, updatedAt: ctx.clock.now() }).where(fence);
+  const fail = (code: string, reason: string) => settle({ status: "failed", errorCode: code, error: reason, dueAt: null });
   if (job.account.status !== "active" || !job.account.credentials) {
     await fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
     return;
@@ -211,14 +218,28 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
     ? await withRefresh(ctx, plugin, context, job.account.id, () => plugin.checkStatus!(context, job.target.submittedHandle ?? ""))
     : { kind: "unknown" as const, reason: "The plugin cannot check on submitted work." };
   if (outcome === "reconnect") return void (await fail("auth_required", RECONNECT.reason));
-  if (outcome.kind === "published") {
-    await ctx.db.db.update(postTargets).set({
-      status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, dueAt: null, updatedAt: now,
-    }).where(fence);
-  } else if (outcome.kind === "permanent") {
-    await fail(outcome.code ?? "platform_rejected", outcome.reason);
-  } else if (job.target.submitDeadline && job.target.submitDeadline.getTime() <= now.getTime()) {
-    await fail("outcome_unknown", `The platform was still processing the post at the deadline (${job.target.submitDeadline.toISOString()}); it may appear later.`);
+  switch (outcome.kind) {
+    case "published":
+      await settle({ status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, dueAt: null, error: null, errorCode: null });
+      return;
+    case "permanent":
+      await fail(outcome.code ?? "platform_rejected", outcome.reason);
+      return;
+    case "unknown":
+    case "auth_expired":
+      // The check may have created the post (a timeout after its creating call): never polled again.
+      await fail("outcome_unknown", `${outcome.reason} The post may or may not be on the platform; check there before retrying.`);
+      return;
+    case "submitted":
+      if (outcome.handle !== job.target.submittedHandle) await settle({ submittedHandle: outcome.handle });
+      break;
+    case "retryable":
+      break;
   }
-  // Otherwise still processing (or a passing error): the next poll was already scheduled by claimPolls.
+  if (job.target.submitDeadline && job.target.submitDeadline.getTime() <= now.getTime()) {
+    await fail("outcome_unknown", `The platform was still processing the post at the deadline (${job.target.submitDeadline.toISOString()}); it may appear later.`);
+    return;
+  }
+  // Still processing, or a passing error where nothing was created: the next poll is already scheduled.
+  await settle({});
 }

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 
 /**
- * A target still processing after its lease ran out belongs to a copy that died (or hung) mid-publish:
+ * A target still processing (or being polled) after its lease ran out belongs to a copy that died or hung mid-call:
  * the platform may or may not have the post, so it becomes failed/outcome_unknown and is never published
  * again by itself. The claimer stays recorded so that copy can still report a real outcome if it lives.
  */
@@ -15,7 +15,7 @@ export async function expireLeases(db: Db, now: Date): Promise<number> {
     update post_targets set status = 'failed', error_code = 'outcome_unknown',
       error = 'The copy of Crier publishing this target stopped before reporting the result; the post may or may not be on the platform.',
       lease_until = null, due_at = null, updated_at = ${now.toISOString()}::timestamptz
-    where status = 'processing' and lease_until < ${now.toISOString()}::timestamptz
+    where status in ('processing', 'submitted') and lease_until < ${now.toISOString()}::timestamptz
     returning id`);
   return rows.length;
 }
@@ -62,6 +62,6 @@ export async function renewLeases(db: Db, claimedBy: string, ids: string[], unti
   if (!ids.length) return;
   await db.rows(sql`
     update post_targets set lease_until = ${until.toISOString()}::timestamptz
-    where claimed_by = ${claimedBy} and status = 'processing' and id = any(${`{${ids.join(",")}}`}::uuid[])
+    where claimed_by = ${claimedBy} and status in ('processing', 'submitted') and id = any(${`{${ids.join(",")}}`}::uuid[])
     returning id`);
 }

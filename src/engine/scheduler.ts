@@ -85,7 +85,8 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     return [p.platform, Math.min(Number.isInteger(set) && set > 0 ? set : p.concurrency ?? o.concurrency, o.concurrency)] as const;
   }));
   const running = new Map<string, { promise: Promise<void>; platform: string; accountId: string }>();
-  const polling = new Set<string>();
+  // Status checks of submitted targets in flight (they run beside the ticks, not inside them).
+  const polling = new Map<string, Promise<void>>();
   let stopping = false;
   // Claims run several at once (each commit waits for the disk; PostgreSQL flushes concurrent commits
   // together), each on slots it reserved first, so together they never exceed a cap.
@@ -206,22 +207,17 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
 
   async function chores() {
     const now = ctx.clock.now();
-    await renewLeases(ctx.db, id, [...running.keys()], new Date(now.getTime() + o.leaseMs));
+    await renewLeases(ctx.db, id, [...running.keys(), ...polling.keys()], new Date(now.getTime() + o.leaseMs));
     const expired = await expireLeases(ctx.db, now);
     if (expired) log.warn("leases expired: targets marked outcome_unknown", { count: expired });
     await failUnpublishable(ctx.db, now);
     await skipOrphanedThreadItems(ctx.db, now);
-    const polls = (await claimPolls(ctx, settings, 50)).filter((t) => !polling.has(t));
-    await Promise.all(polls.map(async (t) => {
-      polling.add(t);
-      try {
-        await pollTarget(ctx, settings, t);
-      } catch (e) {
-        log.error("status check failed", { target_id: t, error: (e as Error)?.message });
-      } finally {
-        polling.delete(t);
-      }
-    }));
+    const polls = (await claimPolls(ctx, { ...settings, leaseMs: o.leaseMs }, 50)).filter((t) => !polling.has(t));
+    for (const t of polls) {
+      polling.set(t, pollTarget(ctx, settings, t)
+        .catch((e) => log.error("status check failed", { target_id: t, error: (e as Error)?.message }))
+        .finally(() => polling.delete(t)));
+    }
   }
 
   async function tick() {
@@ -262,6 +258,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       for (let i = 0; i < 10_000; i++) {
         await tick();
         await idle();
+        await Promise.allSettled([...polling.values()]);
         await drain();
         if (running.size === 0) {
           await chores();
@@ -275,7 +272,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       if (wake) clearTimeout(wake.timer);
       clearLocalEngine(ctx, engine);
       await fillsDone;
-      const left = [...running.values()].map((r) => r.promise);
+      const left = [...[...running.values()].map((r) => r.promise), ...polling.values()];
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timedOut = await Promise.race([
