@@ -20,6 +20,7 @@ import emulator_bluesky from "./bluesky/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
+import emulator_threads from "./threads/emulator.ts";
 import emulator_twitter from "./twitter/emulator.ts";
 import emulator_vimeo from "./vimeo/emulator.ts";
 import emulator_youtube from "./youtube/emulator.ts";
@@ -49,6 +50,7 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "farcaster": emulator_farcaster,
   "nostr": emulator_nostr,
   "telegram": emulator_telegram,
+  "threads": emulator_threads,
   "twitter": emulator_twitter,
   "vimeo": emulator_vimeo,
   "youtube": emulator_youtube,

@@ -1,23 +1,141 @@
+/**
+ * Threads API: a post is a media container (text, image, video or a carousel of 2–20) that Threads
+ * prepares, then threads_publish. Threads downloads images and videos itself, so media URLs must be
+ * publicly reachable (the server's own storage is, at PUBLIC_URL). A thread is a reply_to_id chain.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
+import {
+  definePlugin, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  type RecentPost,
+} from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { classifyGraph } from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
-/** Threads API: containers then threads_publish; a thread is a reply_to_id chain. */
+const V = "/v1.0";
+const TEXT_MAX = 500;
+const CAROUSEL_MAX = 20;
+
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+
+async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads`, { form: fields, headers: auth(ctx) });
+  return res.ok ? res.body.id : res.outcome;
+}
+
+const mediaFields = (m: MediaItem): Record<string, string> =>
+  m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url };
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const chars = [...job.content].length;
+  if (chars > TEXT_MAX) return { kind: "permanent", reason: `Threads posts take at most ${TEXT_MAX} characters (this one has ${chars}).`, code: "text_too_long" };
+  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `A Threads carousel takes at most ${CAROUSEL_MAX} items.`, code: "too_many_media" };
+  const common: Record<string, string> = {
+    ...(job.content && { text: job.content }),
+    ...(job.replyTo && { reply_to_id: job.replyTo.platformPostId }),
+  };
+  let id: string | Fail;
+  if (job.media.length === 0) id = await container(ctx, { media_type: "TEXT", ...common });
+  else if (job.media.length === 1) id = await container(ctx, { ...mediaFields(job.media[0]), ...common });
+  else {
+    const children: string[] = [];
+    for (const m of job.media) {
+      const child = await container(ctx, { ...mediaFields(m), is_carousel_item: "true" });
+      if (typeof child !== "string") return child;
+      children.push(child);
+    }
+    id = await container(ctx, { media_type: "CAROUSEL", children: children.join(","), ...common });
+  }
+  if (typeof id !== "string") return id;
+  // Containers are published once Threads has fetched and checked the media.
+  return checkStatus(ctx, id);
+}
+
+async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
+  const st = await ctx.http.request<{ status?: string; error_message?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status,error_message" }, headers: auth(ctx) });
+  if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
+  if (st.body.status === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
+  if (st.body.status === "ERROR" || st.body.status === "EXPIRED") {
+    return { kind: "permanent", reason: `Threads could not prepare the post: ${st.body.error_message ?? st.body.status}`, code: st.body.error_message ?? st.body.status };
+  }
+  if (st.body.status === "PUBLISHED") return { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads_publish`, { form: { creation_id: creationId }, headers: auth(ctx), creates: true });
+  if (!res.ok) return res.outcome;
+  const link = await ctx.http.request<{ permalink?: string }>("GET", `${V}/${res.body.id}`, { query: { fields: "permalink" }, headers: auth(ctx) });
+  return { kind: "published", platformPostId: res.body.id, url: link.ok ? link.body.permalink ?? null : null };
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const res = await ctx.http.request<TokenResponse>("GET", "/refresh_access_token", {
+    query: { grant_type: "th_refresh_token", access_token: String(ctx.credentials.access_token) },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Threads could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Threads refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
+  }
+  const next = tokenCredentials(res.body, ctx.now());
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+interface ThreadsPost { id: string; media_type?: string; media_url?: string; permalink?: string; text?: string; timestamp?: string; is_quote_post?: boolean; children?: { data?: { media_type?: string; media_url?: string }[] } }
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<{ data: ThreadsPost[] }>("GET", `${V}/me/threads`, {
+    query: {
+      fields: "id,media_type,media_url,permalink,text,timestamp,is_quote_post,children{media_type,media_url}",
+      limit: 50,
+      ...(since && { since: Math.floor(since.getTime() / 1000) + 1 }),
+    },
+    headers: auth(ctx),
+  });
+  if (!res.ok) throw new Error(`Threads posts: ${res.outcome.reason}`);
+  const item = (type?: string, url?: string): MediaItem[] => (url ? [{ url, type: type === "VIDEO" ? "video" : "image" } as MediaItem] : []);
+  return res.body.data.map((p) => {
+    const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url);
+    return {
+      platformPostId: p.id,
+      url: p.permalink ?? null,
+      content: p.text ?? "",
+      media,
+      createdAt: new Date(p.timestamp ?? Date.now()),
+      kind: p.is_quote_post ? "quote" : media.some((m) => m.type === "video") ? "video" : media.length ? "image" : "text",
+    };
+  });
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (const id of ids) {
+    const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
+      query: { metric: "views,likes,replies,reposts,quotes,shares" },
+      headers: auth(ctx),
+    });
+    if (!res.ok) throw new Error(`Threads insights ${id}: ${res.outcome.reason}`);
+    const v = (name: string) => {
+      const m = res.body.data.find((d) => d.name === name);
+      return m ? m.total_value?.value ?? m.values?.[0]?.value ?? null : null;
+    };
+    // Threads shares are sends to others; reposts are the closer match to "shares" elsewhere.
+    out[id] = { views: v("views"), likes: v("likes"), comments: v("replies"), shares: v("reposts"), saves: null, quotes: v("quotes") };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "threads",
   displayName: "Threads",
-  status: "declared_only",
-  missing: ["publish (containers, carousel, status polling, threads_publish, reply_to_id chains)", "token refresh (th_refresh_token)", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://graph.threads.net",
   // Threads counts emoji by their UTF-8 byte length inside the 500.
-  textLimit: { max: 500, unit: "characters" },
+  textLimit: { max: TEXT_MAX, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 8 * MB, video: 1 * GB, gif: 0 },
-    file_constraints: { maxFiles: 20, maxImageFiles: 20, maxVideoFiles: 20, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", imageWidth: { min: 320, max: 1440 } },
+    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: CAROUSEL_MAX, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", imageWidth: { min: 320, max: 1440 }, mediaUrls: "must be publicly reachable" },
     required_media: null,
     max_hashtags: 1,
     min_video_duration_seconds: null,
@@ -42,4 +160,10 @@ export default definePlugin({
       return { remoteId: me.id, username: me.username, avatarUrl: me.threads_profile_picture_url ?? null, credentials: tokenCredentials(long, c.now()) };
     },
   }),
+  classifyResponse: classifyGraph,
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });
