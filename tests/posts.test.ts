@@ -216,6 +216,8 @@ describe("changing a post", () => {
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ content: "final", publish_at: at, external_id: "e2", status: "scheduled" });
     expect(res.body.data.targets[0].scheduled_time).toBe(at);
+    // Targets not given in the PATCH keep their ids.
+    expect(res.body.data.targets[0].target_post_id).toBe(post.targets[0].target_post_id);
     const swap = await h.request("PATCH", `/v1/posts/${post.id}`, { token, body: { targets: [{ account_id: bsky2 }, { account_id: bsky }] } });
     expect(swap.body.data.targets.map((t: any) => t.account_id)).toEqual([bsky2, bsky]);
     // New content is checked against every platform again, and a refusal changes nothing.

@@ -265,8 +265,14 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
       publishAt: when.publishAt,
       updatedAt: now,
     }).where(eq(posts.id, id)).returning();
-    await tx.delete(postTargets).where(eq(postTargets.postId, id));
-    await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
+    if (patch.targets) {
+      await tx.delete(postTargets).where(eq(postTargets.postId, id));
+      await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
+    } else {
+      // Same targets: they keep their ids (target_post_id), only their timing moves.
+      await tx.update(postTargets).set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
+        .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+    }
     return toPost(updated, (await targetsOf(tx, [id])).get(id)!);
   });
   if (post.status === "queued") localEngine(ctx)?.kick();
