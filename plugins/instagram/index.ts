@@ -1,31 +1,154 @@
+/**
+ * Instagram professional accounts through Instagram Login and the Graph API content publishing flow: a
+ * container (a JPEG image, a Reel, or a carousel of up to 10) that Instagram downloads and prepares,
+ * then media_publish. Media URLs must be publicly reachable (the server's own storage is, at
+ * PUBLIC_URL). Every post needs media.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
+import {
+  definePlugin, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  type RecentPost,
+} from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { classifyGraph } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
-/** Instagram professional accounts through Instagram Login and the Graph API container flow. */
+const V = "/v23.0";
+const CAPTION_MAX = 2200;
+const HASHTAGS_MAX = 30;
+const MENTIONS_MAX = 20;
+const CAROUSEL_MAX = 10;
+
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+
+async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media`, { form: fields, headers: auth(ctx) });
+  return res.ok ? res.body.id : res.outcome;
+}
+
+/** Checks Instagram applies to captions: length, hashtags, mentions. */
+export function captionProblem(caption: string): string | null {
+  if ([...caption].length > CAPTION_MAX) return `Instagram captions take at most ${CAPTION_MAX} characters.`;
+  if ((caption.match(/(^|\s)#[\p{L}\p{N}_]+/gu) ?? []).length > HASHTAGS_MAX) return `Instagram allows at most ${HASHTAGS_MAX} hashtags.`;
+  if ((caption.match(/(^|\s)@[\w.]+/g) ?? []).length > MENTIONS_MAX) return `Instagram allows at most ${MENTIONS_MAX} @mentions.`;
+  return null;
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const problem = captionProblem(job.content);
+  if (problem) return { kind: "permanent", reason: problem, code: "caption_invalid" };
+  if (job.media.length === 0) return { kind: "permanent", reason: "Instagram posts need at least one image or video.", code: "media_required" };
+  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `An Instagram carousel takes at most ${CAROUSEL_MAX} items.`, code: "too_many_media" };
+  const caption: Record<string, string> = job.content ? { caption: job.content } : {};
+  let id: string | Fail;
+  if (job.media.length === 1) {
+    const m = job.media[0];
+    id = m.type === "video"
+      ? await container(ctx, { media_type: "REELS", video_url: m.url, share_to_feed: "true", ...(m.thumbnail_url && { cover_url: m.thumbnail_url }), ...caption })
+      : await container(ctx, { image_url: m.url, ...caption });
+  } else {
+    const children: string[] = [];
+    for (const m of job.media) {
+      const child = await container(ctx, m.type === "video" ? { media_type: "VIDEO", video_url: m.url, is_carousel_item: "true" } : { image_url: m.url, is_carousel_item: "true" });
+      if (typeof child !== "string") return child;
+      children.push(child);
+    }
+    id = await container(ctx, { media_type: "CAROUSEL", children: children.join(","), ...caption });
+  }
+  if (typeof id !== "string") return id;
+  return checkStatus(ctx, id);
+}
+
+async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
+  const st = await ctx.http.request<{ status_code?: string; status?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status_code,status" }, headers: auth(ctx) });
+  if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
+  const code = st.body.status_code;
+  if (code === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
+  if (code === "ERROR" || code === "EXPIRED") return { kind: "permanent", reason: `Instagram could not prepare the media: ${st.body.status ?? code}`, code: code.toLowerCase() };
+  // A container is published once; a finished retry must not publish it a second time.
+  if (code === "PUBLISHED") return { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media_publish`, { form: { creation_id: creationId }, headers: auth(ctx), creates: true });
+  if (!res.ok) return res.outcome;
+  const link = await ctx.http.request<{ permalink?: string }>("GET", `${V}/${res.body.id}`, { query: { fields: "permalink" }, headers: auth(ctx) });
+  return { kind: "published", platformPostId: res.body.id, url: link.ok ? link.body.permalink ?? null : null };
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const res = await ctx.http.request<TokenResponse>("GET", "/refresh_access_token", {
+    query: { grant_type: "ig_refresh_token", access_token: String(ctx.credentials.access_token) },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Instagram could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Instagram refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
+  }
+  const next = tokenCredentials(res.body, ctx.now());
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+interface IgMedia { id: string; caption?: string; media_type?: string; media_url?: string; thumbnail_url?: string; permalink?: string; timestamp?: string; children?: { data?: { media_type?: string; media_url?: string }[] } }
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<{ data: IgMedia[] }>("GET", `${V}/me/media`, {
+    query: { fields: "id,caption,media_type,media_product_type,media_url,thumbnail_url,permalink,timestamp,children{media_type,media_url}", limit: 50 },
+    headers: auth(ctx),
+  });
+  if (!res.ok) throw new Error(`Instagram media: ${res.outcome.reason}`);
+  const item = (type?: string, url?: string, thumb?: string): MediaItem[] =>
+    url ? [{ url, type: type === "VIDEO" ? "video" : "image", ...(thumb && { thumbnail_url: thumb }) } as MediaItem] : [];
+  return res.body.data
+    .map((p): RecentPost => {
+      const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url, p.thumbnail_url);
+      return {
+        platformPostId: p.id,
+        url: p.permalink ?? null,
+        content: p.caption ?? "",
+        media,
+        createdAt: new Date(p.timestamp ?? Date.now()),
+        kind: media.some((m) => m.type === "video") ? "video" : "image",
+      };
+    })
+    .filter((p) => !since || p.createdAt > since);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (const id of ids) {
+    const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
+      query: { metric: "views,likes,comments,shares,saved" },
+      headers: auth(ctx),
+    });
+    if (!res.ok) throw new Error(`Instagram insights ${id}: ${res.outcome.reason}`);
+    const v = (name: string) => {
+      const m = res.body.data.find((d) => d.name === name);
+      return m ? m.total_value?.value ?? m.values?.[0]?.value ?? null : null;
+    };
+    out[id] = { views: v("views"), likes: v("likes"), comments: v("comments"), shares: v("shares"), saves: v("saved") };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "instagram",
   displayName: "Instagram",
-  status: "declared_only",
-  missing: ["publish (containers, carousel parent, status polling, media_publish)", "token refresh (ig_refresh_token)", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://graph.instagram.com",
-  textLimit: { max: 2200, unit: "characters" },
+  textLimit: { max: CAPTION_MAX, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 8 * MB, video: 300 * MB, gif: 0 },
-    file_constraints: { maxFiles: 10, maxImageFiles: 10, maxVideoFiles: 10, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", maxMentions: 20, imageWidth: { min: 320, max: 1440 } },
+    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: CAROUSEL_MAX, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", maxMentions: MENTIONS_MAX, imageWidth: { min: 320, max: 1440 }, mediaUrls: "must be publicly reachable" },
     required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),
-    max_hashtags: 30,
+    max_hashtags: HASHTAGS_MAX,
     min_video_duration_seconds: 3,
     max_video_duration_seconds: 900,
     aspect_ratio: { min: "4:5", max: "1.91:1", reels: "9:16" },
-    thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "Reels and Stories" },
+    thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
   },
   optionsSchema: t.Object({
-    ai_generated: t.Optional(t.Boolean({ description: "Requests Instagram's AI-generated label." })),
+    ai_generated: t.Optional(t.Boolean({ description: "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented)." })),
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",
@@ -44,4 +167,10 @@ export default definePlugin({
       return { remoteId: String(me.user_id ?? me.id), username: me.username, avatarUrl: me.profile_picture_url ?? null, credentials: tokenCredentials(long, c.now()) };
     },
   }),
+  classifyResponse: classifyGraph,
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });

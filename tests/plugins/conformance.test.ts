@@ -22,6 +22,8 @@ const withEmulator = registry.list().filter((p) => registry.hasEmulator(p.platfo
 
 // Small but real files: a 1x1 PNG and an MP4 that starts with its ftyp box.
 const PNG = Uint8Array.from(Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64"));
+// A JPEG's start of image and JFIF header, enough for a type check.
+const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xff, 0xd9]);
 const MP4 = (() => {
   const b = new Uint8Array(4096);
   b.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom"), 0, 0, 2, 0, ...Buffer.from("isomiso2avc1mp41")]);
@@ -37,6 +39,7 @@ beforeAll(() => {
     fetch(req) {
       const path = new URL(req.url).pathname;
       if (path === "/image.png") return new Response(PNG, { headers: { "content-type": "image/png" } });
+      if (path === "/image.jpg") return new Response(JPEG, { headers: { "content-type": "image/jpeg" } });
       if (path === "/video.mp4") return new Response(MP4, { headers: { "content-type": "video/mp4" } });
       return new Response("missing", { status: 404 });
     },
@@ -68,7 +71,11 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
   const mode = caps.connection_mode;
   const required = registry.describe(platform)!.media_requirements.required_media;
   // Functions: mediaBase is known only once the media server runs.
-  const image = (): MediaItem => ({ url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 });
+  const formats = registry.describe(platform)!.media_requirements.supported_formats;
+  // A PNG where the platform takes it, else a JPEG (Instagram takes JPEG only).
+  const image = (): MediaItem => (formats.includes("image/png")
+    ? { url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 }
+    : { url: `${mediaBase}/image.jpg`, type: "image", width: 1, height: 1 });
   const video = (): MediaItem => ({ url: `${mediaBase}/video.mp4`, type: "video", width: 1080, height: 1920, duration: 3 });
   /** The smallest post the platform takes: text alone, or text with the one media item it requires. */
   const postJob = (content: string) => {
