@@ -19,6 +19,7 @@ import plugin_youtube from "./youtube/index.ts";
 import emulator_bluesky from "./bluesky/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_instagram from "./instagram/emulator.ts";
+import emulator_linkedin from "./linkedin/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_threads from "./threads/emulator.ts";
@@ -50,6 +51,7 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "bluesky": emulator_bluesky,
   "farcaster": emulator_farcaster,
   "instagram": emulator_instagram,
+  "linkedin": emulator_linkedin,
   "nostr": emulator_nostr,
   "telegram": emulator_telegram,
   "threads": emulator_threads,

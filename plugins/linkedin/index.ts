@@ -1,24 +1,171 @@
+/**
+ * LinkedIn member posts through the versioned REST API: text, one image or 2–20 (multiImage), or one
+ * video (multi-part upload, finalize, then "submitted" until LinkedIn has processed it). Commentary is
+ * LinkedIn's "little text", so its reserved characters are escaped.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
+import {
+  definePlugin, MediaError, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+} from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
 
-/** LinkedIn member posts through the Posts, Images and Videos APIs. */
+const DEFAULT_VERSION = "202506";
+const TEXT_MAX = 3000;
+const IMAGES_MAX = 20;
+const VIDEO_MAX = 500 * MB;
+
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
+
+const headers = (ctx: PluginContext) => ({
+  authorization: `Bearer ${String(ctx.credentials.access_token)}`,
+  "linkedin-version": ctx.settings.VERSION ?? DEFAULT_VERSION,
+  "x-restli-protocol-version": "2.0.0",
+});
+
+/** Little text: these characters are markup unless escaped with a backslash. */
+export function escapeLittleText(text: string): string {
+  return text.replace(/[\\|{}@[\]()<>#*_~]/g, (c) => `\\${c}`);
+}
+
+const postUrl = (urn: string) => `https://www.linkedin.com/feed/update/${urn}`;
+
+async function read(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
+  try {
+    const body = await ctx.media.open(item);
+    return { contentType: body.contentType, bytes: await body.bytes() };
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+}
+
+async function uploadImage(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
+  const file = await read(ctx, item);
+  if (isFail(file)) return file;
+  const init = await ctx.http.request<{ value: { uploadUrl: string; image: string } }>("POST", "/rest/images", {
+    query: { action: "initializeUpload" },
+    json: { initializeUploadRequest: { owner: ctx.credentials.author_urn } },
+    headers: headers(ctx),
+  });
+  if (!init.ok) return init.outcome;
+  const put = await ctx.http.request("PUT", init.body.value.uploadUrl, {
+    body: file.bytes as Uint8Array<ArrayBuffer>,
+    headers: { authorization: headers(ctx).authorization, "content-type": file.contentType },
+  });
+  return put.ok ? init.body.value.image : put.outcome;
+}
+
+interface VideoInit { value: { video: string; uploadToken: string; uploadInstructions: { uploadUrl: string; firstByte: number; lastByte: number }[] } }
+
+async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
+  const file = await read(ctx, item);
+  if (isFail(file)) return file;
+  if (file.bytes.length < 75 * KB || file.bytes.length > VIDEO_MAX) {
+    return { kind: "permanent", reason: `LinkedIn videos must be 75 KB to 500 MB (this one is ${file.bytes.length} bytes).`, code: "media_size" };
+  }
+  const init = await ctx.http.request<VideoInit>("POST", "/rest/videos", {
+    query: { action: "initializeUpload" },
+    json: { initializeUploadRequest: { owner: ctx.credentials.author_urn, fileSizeBytes: file.bytes.length, uploadCaptions: false, uploadThumbnail: false } },
+    headers: headers(ctx),
+  });
+  if (!init.ok) return init.outcome;
+  const etags: string[] = [];
+  for (const part of init.body.value.uploadInstructions) {
+    const put = await ctx.http.request("PUT", part.uploadUrl, {
+      body: file.bytes.subarray(part.firstByte, part.lastByte + 1) as Uint8Array<ArrayBuffer>,
+      headers: { authorization: headers(ctx).authorization, "content-type": "application/octet-stream" },
+    });
+    if (!put.ok) return put.outcome;
+    const etag = put.headers.get("etag");
+    if (!etag) return { kind: "retryable", reason: "LinkedIn answered an upload part without an ETag" };
+    etags.push(etag);
+  }
+  const fin = await ctx.http.request("POST", "/rest/videos", {
+    query: { action: "finalizeUpload" },
+    json: { finalizeUploadRequest: { video: init.body.value.video, uploadToken: init.body.value.uploadToken, uploadedPartIds: etags } },
+    headers: headers(ctx),
+  });
+  return fin.ok ? init.body.value.video : fin.outcome;
+}
+
+interface Pending { post: Record<string, unknown>; video: string }
+
+async function createPost(ctx: PluginContext, post: Record<string, unknown>): Promise<Outcome> {
+  const res = await ctx.http.request("POST", "/rest/posts", { json: post, headers: headers(ctx), creates: true });
+  if (!res.ok) return res.outcome;
+  const urn = res.headers.get("x-restli-id");
+  if (!urn) return { kind: "unknown", reason: "LinkedIn accepted the post but sent no x-restli-id" };
+  return { kind: "published", platformPostId: urn, url: postUrl(urn) };
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  if ([...job.content].length > TEXT_MAX) return { kind: "permanent", reason: `LinkedIn posts take at most ${TEXT_MAX} characters.`, code: "text_too_long" };
+  if (!ctx.credentials.author_urn) return { kind: "auth_expired", reason: "the stored LinkedIn credentials lack the member; connect the account again" };
+  const videos = job.media.filter((m) => m.type === "video");
+  if (videos.length > 1 || (videos.length && job.media.length > 1)) return { kind: "permanent", reason: "LinkedIn takes one video alone, or up to 20 images.", code: "too_many_media" };
+  if (job.media.length > IMAGES_MAX) return { kind: "permanent", reason: `LinkedIn takes at most ${IMAGES_MAX} images.`, code: "too_many_media" };
+  const post: Record<string, unknown> = {
+    author: ctx.credentials.author_urn,
+    commentary: escapeLittleText(job.content),
+    visibility: "PUBLIC",
+    distribution: { feedDistribution: "MAIN_FEED", targetEntities: [], thirdPartyDistributionChannels: [] },
+    lifecycleState: "PUBLISHED",
+    isReshareDisabledByAuthor: false,
+  };
+  if (videos.length) {
+    const video = await uploadVideo(ctx, videos[0]);
+    if (isFail(video)) return video;
+    post.content = { media: { id: video } };
+    return checkStatus(ctx, JSON.stringify({ post, video } satisfies Pending));
+  }
+  const images: string[] = [];
+  for (const item of job.media) {
+    const id = await uploadImage(ctx, item);
+    if (isFail(id)) return id;
+    images.push(id);
+  }
+  if (images.length === 1) post.content = { media: { id: images[0] } };
+  if (images.length > 1) post.content = { multiImage: { images: images.map((id) => ({ id })) } };
+  return createPost(ctx, post);
+}
+
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const pending = JSON.parse(handle) as Pending;
+  const res = await ctx.http.request<{ status?: string }>("GET", `/rest/videos/${encodeURIComponent(pending.video)}`, { headers: headers(ctx) });
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
+  if (res.body.status === "PROCESSING_FAILED") return { kind: "permanent", reason: "LinkedIn could not process the video", code: "video_processing_failed" };
+  if (res.body.status !== "AVAILABLE") return { kind: "submitted", handle };
+  return createPost(ctx, pending.post);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (const id of ids) {
+    const res = await ctx.http.request<{ likesSummary?: { totalLikes?: number }; commentsSummary?: { aggregatedTotalComments?: number } }>(
+      "GET", `/rest/socialActions/${encodeURIComponent(id)}`, { headers: headers(ctx) },
+    );
+    if (!res.ok) throw new Error(`LinkedIn social actions ${id}: ${res.outcome.reason}`);
+    // Member impressions need LinkedIn's restricted analytics permission: views stay unknown.
+    out[id] = { views: null, likes: res.body.likesSummary?.totalLikes ?? null, comments: res.body.commentsSummary?.aggregatedTotalComments ?? null, shares: null, saves: null };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "linkedin",
   displayName: "LinkedIn",
-  status: "declared_only",
-  missing: ["publish (Images/Videos initializeUpload, upload, finalize, POST /rest/posts)", "fetchRecent (member posts need the restricted r_member_social)", "metrics", "emulator"],
   defaultApiUrl: "https://api.linkedin.com",
-  textLimit: { max: 3000, unit: "characters" },
+  textLimit: { max: TEXT_MAX, unit: "characters" },
   // Reading member posts needs a restricted permission, so a member account is no workflow source.
   capabilities: { destination: true, source: false, backfill: false, text: true, images: true, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "video/mp4"],
     convertible_formats: {},
     // LinkedIn limits images by pixels (36,152,320), not bytes; Crier's default image cap applies.
-    max_size_bytes: { image: 20 * MB, video: 500 * MB, gif: 20 * MB },
-    file_constraints: { maxFiles: 20, maxImageFiles: 20, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, maxImagePixels: 36_152_320, minVideoBytes: 75 * KB },
+    max_size_bytes: { image: 20 * MB, video: VIDEO_MAX, gif: 20 * MB },
+    file_constraints: { maxFiles: IMAGES_MAX, maxImageFiles: IMAGES_MAX, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, maxImagePixels: 36_152_320, minVideoBytes: 75 * KB },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: 3,
@@ -44,4 +191,13 @@ export default definePlugin({
       };
     },
   }),
+  classifyResponse(res) {
+    const body = res.body as { message?: string; serviceErrorCode?: number } | null;
+    if (res.status === 426) return { kind: "permanent", reason: `LinkedIn-Version is no longer active: set CRIER_LINKEDIN_VERSION (${body?.message ?? ""})`, code: "version_inactive" };
+    if (res.status === 403) return { kind: "permanent", reason: body?.message ?? "LinkedIn refused: a permission is missing", code: "access_denied" };
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  metrics,
 });

@@ -25,7 +25,8 @@ const PNG = Uint8Array.from(Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAA
 // A JPEG's start of image and JFIF header, enough for a type check.
 const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xff, 0xd9]);
 const MP4 = (() => {
-  const b = new Uint8Array(4096);
+  // 96 KB: above the smallest video any platform takes (LinkedIn: 75 KB).
+  const b = new Uint8Array(96 * 1024);
   b.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom"), 0, 0, 2, 0, ...Buffer.from("isomiso2avc1mp41")]);
   return b;
 })();
