@@ -1,39 +1,208 @@
+/**
+ * Pinterest API v5: a post is a pin on a board (platform_options.board_id, else the account's first
+ * board): one image (sent as bytes, so no public URL is needed for JPEG and PNG), a carousel of 2–5
+ * image URLs, or a video (uploaded, then "submitted" until Pinterest has processed it; the cover is
+ * media[].thumbnail_url or the first frame).
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
+import {
+  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  type PublishJob, type RecentPost,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
-/** Pinterest API v5: image pins, 2–5 image carousels and video pins, on a board. */
+const TOKEN_URL = "https://api.pinterest.com/v5/oauth/token";
+const TITLE_MAX = 100;
+const DESCRIPTION_MAX = 800;
+const CAROUSEL_MAX = 5;
+
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+const pinUrl = (id: string) => `https://www.pinterest.com/pin/${id}/`;
+
+interface Options { title?: string; board_id?: string; link?: string }
+
+export function pinTitle(job: Pick<PublishJob, "content" | "options">): string {
+  const given = (job.options as Options).title;
+  return given ?? [...(job.content.split("\n").find((l) => l.trim())?.trim() ?? "")].slice(0, TITLE_MAX).join("");
+}
+
+async function boardOf(ctx: PluginContext, options: Options): Promise<string | Fail> {
+  if (options.board_id) return options.board_id;
+  const res = await ctx.http.request<{ items: { id: string }[] }>("GET", "/boards", { query: { page_size: 25 }, headers: auth(ctx) });
+  if (!res.ok) return res.outcome;
+  return res.body.items[0]?.id ?? { kind: "permanent", reason: "This Pinterest account has no board: create one, or set platform_options.board_id.", code: "no_board" };
+}
+
+async function imageSource(ctx: PluginContext, item: MediaItem): Promise<Record<string, unknown> | Fail> {
+  let body: Awaited<ReturnType<PluginContext["media"]["open"]>>;
+  try {
+    body = await ctx.media.open(item);
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  const type = body.contentType.split(";")[0].trim();
+  if (type === "image/jpeg" || type === "image/png") {
+    return { source_type: "image_base64", content_type: type, data: Buffer.from(await body.bytes()).toString("base64") };
+  }
+  await body.stream().cancel().catch(() => {});
+  // Other formats (GIF, WebP…) Pinterest fetches from the URL itself.
+  return { source_type: "image_url", url: item.url };
+}
+
+interface Pending { pin: Record<string, unknown>; media_id: string }
+
+async function createPin(ctx: PluginContext, pin: Record<string, unknown>): Promise<Outcome> {
+  const res = await ctx.http.request<{ id: string }>("POST", "/pins", { json: pin, headers: auth(ctx), creates: true });
+  return res.ok ? { kind: "published", platformPostId: res.body.id, url: pinUrl(res.body.id) } : res.outcome;
+}
+
+async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
+  let bytes: Uint8Array;
+  let type: string;
+  try {
+    const body = await ctx.media.open(item);
+    type = body.contentType;
+    bytes = await body.bytes();
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  const reg = await ctx.http.request<{ media_id: string; upload_url: string; upload_parameters: Record<string, string> }>("POST", "/media", {
+    json: { media_type: "video" }, headers: auth(ctx),
+  });
+  if (!reg.ok) return reg.outcome;
+  // The upload goes to the storage URL Pinterest hands out, with its signed fields and the file last.
+  const form = new FormData();
+  for (const [k, v] of Object.entries(reg.body.upload_parameters)) form.set(k, v);
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type }), "video");
+  const up = await ctx.http.request("POST", reg.body.upload_url, { multipart: form });
+  return up.ok ? reg.body.media_id : up.outcome;
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const options = job.options as Options;
+  if ([...job.content].length > DESCRIPTION_MAX) return { kind: "permanent", reason: `Pin descriptions take at most ${DESCRIPTION_MAX} characters.`, code: "text_too_long" };
+  if (job.media.length === 0) return { kind: "permanent", reason: "A pin needs an image or a video.", code: "media_required" };
+  const videos = job.media.filter((m) => m.type === "video");
+  if (videos.length && job.media.length > 1) return { kind: "permanent", reason: "A video pin has one video and nothing else.", code: "too_many_media" };
+  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `A carousel pin takes at most ${CAROUSEL_MAX} images.`, code: "too_many_media" };
+  const board = await boardOf(ctx, options);
+  if (isFail(board)) return board;
+  const pin: Record<string, unknown> = {
+    board_id: board,
+    title: pinTitle(job),
+    description: job.content,
+    ...(options.link && { link: options.link }),
+  };
+  if (videos.length) {
+    const mediaId = await uploadVideo(ctx, videos[0]);
+    if (isFail(mediaId)) return mediaId;
+    const cover = videos[0].thumbnail_url ? { cover_image_url: videos[0].thumbnail_url } : { cover_image_key_frame_time: 0 };
+    pin.media_source = { source_type: "video_id", media_id: mediaId, ...cover };
+    return checkStatus(ctx, JSON.stringify({ pin, media_id: mediaId } satisfies Pending));
+  }
+  if (job.media.length === 1) {
+    const source = await imageSource(ctx, job.media[0]);
+    if (isFail(source)) return source;
+    pin.media_source = source;
+  } else {
+    pin.media_source = { source_type: "multiple_image_urls", items: job.media.map((m) => ({ url: m.url })) };
+  }
+  return createPin(ctx, pin);
+}
+
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const pending = JSON.parse(handle) as Pending;
+  const res = await ctx.http.request<{ status?: string }>("GET", `/media/${pending.media_id}`, { headers: auth(ctx) });
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
+  if (res.body.status === "failed") return { kind: "permanent", reason: "Pinterest could not process the video", code: "video_processing_failed" };
+  if (res.body.status !== "succeeded") return { kind: "submitted", handle };
+  return createPin(ctx, pending.pin);
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Pinterest account; connect it again", false);
+  const id = ctx.settings.CLIENT_ID ?? "";
+  const secret = ctx.settings.CLIENT_SECRET ?? "";
+  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { grant_type: "refresh_token", refresh_token: refreshToken, continuous_refresh: "true" },
+    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}` },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Pinterest could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Pinterest refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
+  }
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+interface ApiPin { id: string; title?: string | null; description?: string | null; link?: string | null; created_at?: string; media?: { media_type?: string; images?: Record<string, { url?: string }>; cover_image_url?: string } }
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<{ items: ApiPin[] }>("GET", "/pins", { query: { page_size: 50 }, headers: auth(ctx) });
+  if (!res.ok) throw new Error(`Pinterest pins: ${res.outcome.reason}`);
+  return res.body.items
+    .map((p): RecentPost => {
+      const video = p.media?.media_type === "video";
+      const image = p.media?.images?.["1200x"]?.url ?? Object.values(p.media?.images ?? {})[0]?.url;
+      const url = video ? p.media?.cover_image_url : image;
+      return {
+        platformPostId: p.id,
+        url: pinUrl(p.id),
+        content: [p.title, p.description].filter(Boolean).join("\n"),
+        media: url ? [{ url, type: video ? "video" : "image" } as MediaItem] : [],
+        createdAt: new Date(p.created_at ?? Date.now()),
+        kind: video ? "video" : "image",
+      };
+    })
+    .filter((p) => !since || p.createdAt > since);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (const id of ids) {
+    const res = await ctx.http.request<{ pin_metrics?: { lifetime_metrics?: Record<string, number> } }>("GET", `/pins/${id}`, { query: { pin_metrics: true }, headers: auth(ctx) });
+    if (!res.ok) throw new Error(`Pinterest pin ${id}: ${res.outcome.reason}`);
+    const m = res.body.pin_metrics?.lifetime_metrics ?? {};
+    out[id] = { views: m.impression ?? null, likes: m.reaction ?? null, comments: m.comment ?? null, shares: null, saves: m.save ?? null };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "pinterest",
   displayName: "Pinterest",
-  status: "declared_only",
-  missing: ["publish (POST /pins with image_url or carousel; video: /media upload, polling, cover)", "board choice", "token refresh", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://api.pinterest.com/v5",
   // The post content becomes the pin description; the title is platform_options.title (100).
-  textLimit: { max: 800, unit: "characters" },
+  textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/bmp", "image/tiff", "image/webp", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 2 * GB, gif: 20 * MB },
-    file_constraints: { maxFiles: 5, maxImageFiles: 5, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, carousel: { minImages: 2, maxImages: 5 } },
+    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, carousel: { minImages: 2, maxImages: CAROUSEL_MAX, mediaUrls: "must be publicly reachable" } },
     required_media: mediaRequired("Pinterest", ["image", "video"], "an image or a video"),
     max_hashtags: null,
     min_video_duration_seconds: 4,
     max_video_duration_seconds: 15 * 60,
     aspect_ratio: { min: "1:2", max: "1.91:1", recommended: "2:3" },
-    // Video pins need a cover: media[].thumbnail_url.
-    thumbnail: { required_for_video: true, formats: ["image/jpeg", "image/png"] },
+    // Video pins need a cover: media[].thumbnail_url, else the first frame.
+    thumbnail: { formats: ["image/jpeg", "image/png"], applies_to: "video pins (cover)" },
   },
   optionsSchema: t.Object({
-    title: t.Optional(t.String({ minLength: 1, maxLength: 100 })),
+    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX })),
     board_id: t.Optional(t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." })),
     link: t.Optional(t.String({ maxLength: 2048 })),
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.pinterest.com/oauth/",
-    tokenUrl: "https://api.pinterest.com/v5/oauth/token",
+    tokenUrl: TOKEN_URL,
     clientAuth: "basic",
     scopes: ["boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"],
     scopeSeparator: ",",
@@ -44,4 +213,16 @@ export default definePlugin({
       return { remoteId: me.id ?? me.username, username: me.username, avatarUrl: me.profile_image ?? null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    if (res.status === 429) {
+      const after = Number(res.headers.get("retry-after"));
+      return { kind: "retryable", reason: `rate limited: ${(res.body as { message?: string } | null)?.message ?? "Too many requests"}`, retryAfterMs: Number.isFinite(after) && after > 0 ? after * 1000 : 60_000 };
+    }
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });

@@ -1,0 +1,232 @@
+/**
+ * An emulator of the Pinterest API v5 surface the plugin uses: OAuth (Basic client auth, code and
+ * continuous refresh grants), the user account, boards, pins (image_base64 decoded and type-checked,
+ * image_url, multiple_image_urls 2–5, video_id with a required cover; title 100, description 800,
+ * link 2048), video media registration with a signed multipart upload whose fields must all come back,
+ * processing over status reads, pin lists and lifetime metrics. Errors are `{code, message}`.
+ *
+ * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_pinner, who has one
+ * board, "Crier".
+ */
+import { randomBytes } from "node:crypto";
+import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+
+const ACCESS_TTL_S = 30 * 86400;
+
+interface Video { id: string; policy: string; uploaded: boolean; status: "registered" | "processing" | "succeeded" | "failed"; reads: number }
+interface Pin { id: string; board: string; title: string; description: string; link: string | null; kind: "image" | "video" | "carousel"; count: number; createdAt: Date; metrics: Record<string, number> }
+
+export interface PinterestEmulator extends Emulator {
+  engage(id: string, m: Partial<Record<"impression" | "save" | "reaction" | "comment" | "pin_click", number>>): void;
+}
+
+class PinError extends Error {
+  constructor(readonly status: number, readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+const sniff = (b: Buffer) => (b[0] === 0xff && b[1] === 0xd8 ? "image/jpeg" : b.subarray(1, 4).toString("latin1") === "PNG" ? "image/png" : null);
+
+export function createPinterestEmulator(): PinterestEmulator {
+  const failures = new FailurePlan();
+  const clients = new Map([["sandbox", "sandbox"]]);
+  let codes = new Map<string, { redirect: string; used: boolean }>();
+  let access = new Map<string, number>();
+  let refreshes = new Set<string>();
+  let videos = new Map<string, Video>();
+  let pins: Pin[] = [];
+  let emulated: EmulatedPost[] = [];
+  const user = { id: "1100000000000000001", username: "sandbox_pinner", profile_image: "https://i.pinimg.com/sandbox.jpg", account_type: "BUSINESS" };
+  const boards = [{ id: "1100000000000000100", name: "Crier", privacy: "PUBLIC" }];
+
+  function issue() {
+    const at = `pina_${randomBytes(20).toString("hex")}`;
+    const rt = `pinr_${randomBytes(20).toString("hex")}`;
+    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
+    refreshes.add(rt);
+    return { access_token: at, token_type: "bearer", expires_in: ACCESS_TTL_S, refresh_token: rt, refresh_token_expires_in: 60 * 86400, scope: "boards:read,boards:write,pins:read,pins:write,user_accounts:read" };
+  }
+
+  function authed(req: Request) {
+    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
+    const exp = m ? access.get(m[1]) : undefined;
+    if (!exp || exp <= Date.now()) throw new PinError(401, 2, "Authentication failed.");
+  }
+
+  async function token(req: Request): Promise<Response> {
+    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
+    const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":") : [];
+    if (!id || clients.get(id) !== secret) throw new PinError(401, 1, "Invalid client credentials.");
+    const f = new URLSearchParams(await req.text());
+    if (f.get("grant_type") === "authorization_code") {
+      const raw = f.get("code") ?? "";
+      const code = codes.get(raw);
+      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) throw new PinError(400, 1, "Invalid authorization code.");
+      if (code) code.used = true;
+      return Response.json(issue());
+    }
+    if (f.get("grant_type") === "refresh_token") {
+      const rt = f.get("refresh_token") ?? "";
+      if (!refreshes.delete(rt)) throw new PinError(400, 1, "Invalid refresh token.");
+      return Response.json(issue());
+    }
+    throw new PinError(400, 1, "Unsupported grant_type.");
+  }
+
+  async function createPin(req: Request): Promise<Response> {
+    const b = (await req.json().catch(() => null)) as { board_id?: string; title?: string; description?: string; link?: string; media_source?: Record<string, unknown> } | null;
+    if (!b?.board_id || !boards.some((x) => x.id === b.board_id)) throw new PinError(404, 2001, "Board not found.");
+    const title = b.title ?? "";
+    const description = b.description ?? "";
+    if (title.length > 100) throw new PinError(400, 1, "title must be at most 100 characters.");
+    if (description.length > 800) throw new PinError(400, 1, "description must be at most 800 characters.");
+    if (b.link && (b.link.length > 2048 || !/^https?:\/\//.test(b.link))) throw new PinError(400, 1, "link is invalid.");
+    const src = b.media_source ?? {};
+    let kind: Pin["kind"];
+    let count = 1;
+    switch (src.source_type) {
+      case "image_base64": {
+        const declared = src.content_type;
+        if (declared !== "image/jpeg" && declared !== "image/png") throw new PinError(400, 1, "content_type must be image/jpeg or image/png.");
+        const data = Buffer.from(String(src.data ?? ""), "base64");
+        if (sniff(data) !== declared) throw new PinError(400, 1, "The image data does not match its content_type.");
+        kind = "image";
+        break;
+      }
+      case "image_url":
+        if (!/^https?:\/\//.test(String(src.url ?? ""))) throw new PinError(400, 1, "media_source.url is invalid.");
+        kind = "image";
+        break;
+      case "multiple_image_urls": {
+        const items = (src.items ?? []) as { url?: string }[];
+        if (items.length < 2 || items.length > 5 || items.some((i) => !/^https?:\/\//.test(i.url ?? ""))) throw new PinError(400, 1, "multiple_image_urls needs 2 to 5 image URLs.");
+        kind = "carousel";
+        count = items.length;
+        break;
+      }
+      case "video_id": {
+        const v = videos.get(String(src.media_id ?? ""));
+        if (!v || v.status !== "succeeded") throw new PinError(400, 1, "The video is not uploaded or not processed.");
+        if (!src.cover_image_url && src.cover_image_key_frame_time === undefined && !src.cover_image_data) {
+          throw new PinError(400, 1, "A cover is required: cover_image_url or cover_image_content_type and cover_image_data, or cover_image_key_frame_time.");
+        }
+        kind = "video";
+        break;
+      }
+      default:
+        throw new PinError(400, 1, "media_source.source_type is invalid.");
+    }
+    const pin: Pin = { id: String(1_100_000_000_000_000_000n + BigInt(randomBytes(5).readUIntBE(0, 5))), board: b.board_id, title, description, link: b.link ?? null, kind, count, createdAt: new Date(), metrics: {} };
+    pins.push(pin);
+    emulated.push({ id: pin.id, text: `${title}\n${description}`, media: Array.from({ length: count }, () => ({ type: kind === "video" ? "video" : "image" })), options: { board_id: pin.board }, createdAt: pin.createdAt });
+    return Response.json(pinJson(pin), { status: 201 });
+  }
+
+  const pinJson = (p: Pin) => ({
+    id: p.id, board_id: p.board, title: p.title, description: p.description, link: p.link, created_at: p.createdAt.toISOString(),
+    media: p.kind === "video" ? { media_type: "video", cover_image_url: `https://i.pinimg.com/videos/${p.id}.jpg` } : { media_type: p.kind === "carousel" ? "multiple_images" : "image", images: { "1200x": { url: `https://i.pinimg.com/1200x/${p.id}.jpg` } } },
+  });
+
+  async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
+    const m = req.method;
+    if (m === "GET" && path === "/oauth/authorize") {
+      const redirect = url.searchParams.get("redirect_uri");
+      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new PinError(400, 1, "client_id and redirect_uri are required.");
+      const code = randomBytes(12).toString("hex");
+      codes.set(code, { redirect, used: false });
+      const back = new URL(redirect);
+      back.searchParams.set("code", code);
+      back.searchParams.set("state", url.searchParams.get("state") ?? "");
+      return new Response(null, { status: 302, headers: { location: back.toString() } });
+    }
+    if (m === "POST" && (path === "/oauth/token")) return token(req);
+    const upload = /^\/upload\/(\d+)$/.exec(path);
+    if (m === "POST" && upload) {
+      // The storage upload: every signed field must come back, and the file must be a video.
+      const v = videos.get(upload[1]);
+      const form = await req.formData().catch(() => null);
+      if (!v || !form || form.get("policy") !== v.policy || form.get("key") !== `videos/${v.id}`) return new Response("<Error><Code>AccessDenied</Code></Error>", { status: 403 });
+      const file = form.get("file");
+      if (!(file instanceof Blob)) return new Response("<Error><Code>InvalidArgument</Code></Error>", { status: 400 });
+      const head = Buffer.from(await file.slice(0, 12).arrayBuffer());
+      v.uploaded = true;
+      v.status = head.subarray(4, 8).toString("latin1") === "ftyp" ? "processing" : "failed";
+      return new Response(null, { status: 204 });
+    }
+    authed(req);
+    if (m === "GET" && path === "/user_account") return Response.json(user);
+    if (m === "GET" && path === "/boards") return Response.json({ items: boards, bookmark: null });
+    if (m === "POST" && path === "/media") {
+      const b = (await req.json().catch(() => null)) as { media_type?: string } | null;
+      if (b?.media_type !== "video") throw new PinError(400, 1, "media_type must be video.");
+      const v: Video = { id: String(5_000_000 + videos.size + 1), policy: randomBytes(16).toString("base64"), uploaded: false, status: "registered", reads: 0 };
+      videos.set(v.id, v);
+      return Response.json({ media_id: v.id, media_type: "video", upload_url: `${base}/upload/${v.id}`, upload_parameters: { key: `videos/${v.id}`, policy: v.policy, "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-signature": randomBytes(16).toString("hex"), "Content-Type": "multipart/form-data" } }, { status: 201 });
+    }
+    const media = /^\/media\/(\d+)$/.exec(path);
+    if (m === "GET" && media) {
+      const v = videos.get(media[1]);
+      if (!v) throw new PinError(404, 1, "Media not found.");
+      if (v.status === "processing" && ++v.reads >= 2) v.status = "succeeded";
+      return Response.json({ media_id: v.id, media_type: "video", status: v.status });
+    }
+    if (m === "POST" && path === "/pins") return createPin(req);
+    if (m === "GET" && path === "/pins") return Response.json({ items: [...pins].reverse().slice(0, Number(url.searchParams.get("page_size") ?? 25)).map(pinJson), bookmark: null });
+    const one = /^\/pins\/(\d+)$/.exec(path);
+    if (m === "GET" && one) {
+      const p = pins.find((x) => x.id === one[1]);
+      if (!p) throw new PinError(404, 50, "Pin not found.");
+      const lifetime = { impression: 0, save: 0, pin_click: 0, outbound_click: 0, reaction: 0, comment: 0, ...p.metrics };
+      return Response.json({ ...pinJson(p), ...(url.searchParams.get("pin_metrics") === "true" && { pin_metrics: { "90d": lifetime, lifetime_metrics: lifetime } }) });
+    }
+    throw new PinError(404, 1, `No route ${m} ${path}`);
+  }
+
+  function failureResponse(f: FailureSpec): Response | null {
+    if (f.kind === "rate_limit") return Response.json({ code: 8, message: "You have exceeded your rate limit. Try again later." }, { status: 429, headers: { "retry-after": String(f.retryAfterSeconds ?? 60) } });
+    if (f.kind === "server_error") return Response.json({ code: 3, message: "Service unavailable." }, { status: 503 });
+    if (f.kind === "auth_expired") return Response.json({ code: 2, message: "Authentication failed." }, { status: 401 });
+    return null;
+  }
+
+  return {
+    platform: "pinterest",
+    sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
+    async handle(req, path) {
+      const url = new URL(req.url);
+      const failure = path.startsWith("/oauth") || path.startsWith("/upload") ? undefined : failures.take(path);
+      if (failure && failure.kind !== "timeout") {
+        const res = failureResponse(failure);
+        if (res) return res;
+      }
+      let res: Response;
+      try {
+        res = await route(req, path, url, mountBase(req, path));
+      } catch (e) {
+        if (!(e instanceof PinError)) throw e;
+        res = Response.json({ code: e.code, message: e.message }, { status: e.status });
+      }
+      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+    },
+    failNext: (spec) => failures.add(spec),
+    posts: () => [...emulated],
+    reset() {
+      failures.clear();
+      codes = new Map();
+      access = new Map();
+      refreshes = new Set();
+      videos = new Map();
+      pins = [];
+      emulated = [];
+    },
+    engage(id, m) {
+      const p = pins.find((x) => x.id === id);
+      if (!p) throw new Error(`no pin ${id}`);
+      for (const [k, v] of Object.entries(m)) p.metrics[k] = (p.metrics[k] ?? 0) + (v ?? 0);
+    },
+  };
+}
+
+export default defineEmulator(() => createPinterestEmulator());

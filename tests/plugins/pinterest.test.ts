@@ -1,0 +1,87 @@
+/** Pinterest specifics beyond the conformance suite: boards, titles, carousels, a GIF by URL, a failed video, refresh, metrics. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createMediaAccess } from "../../src/platform/media.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
+import pinterest, { pinTitle } from "../../plugins/pinterest/index.ts";
+import { createPinterestEmulator, type PinterestEmulator } from "../../plugins/pinterest/emulator.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+
+let emulator: PinterestEmulator;
+let served: ServedEmulator;
+let media: ReturnType<typeof Bun.serve>;
+let h: ListeningHarness;
+let ctx: PluginContext;
+
+beforeAll(async () => {
+  emulator = createPinterestEmulator();
+  served = serveEmulator(emulator);
+  media = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) => {
+      const p = new URL(req.url).pathname;
+      if (p.endsWith(".gif")) return new Response(Buffer.from("GIF89a"), { headers: { "content-type": "image/gif" } });
+      return new Response(new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
+    },
+  });
+  h = await listeningHarness({
+    CRIER_PINTEREST_API_URL: served.url,
+    CRIER_PINTEREST_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
+    CRIER_PINTEREST_TOKEN_URL: `${served.url}/oauth/token`,
+    CRIER_PINTEREST_CLIENT_ID: "sandbox",
+    CRIER_PINTEREST_CLIENT_SECRET: "sandbox",
+  });
+  const { token, profileId } = await h.profile();
+  const res = await h.request("POST", "/v1/accounts/connect/pinterest", { token });
+  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
+  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+});
+afterAll(async () => {
+  await h.stop();
+  await served.stop();
+  media.stop(true);
+});
+
+const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const job = (content: string, items: { url: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) => ({ content, media: items, options, idempotencyToken: crypto.randomUUID() });
+async function settle(out: Outcome): Promise<Outcome> {
+  for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await pinterest.checkStatus!(ctx, out.handle);
+  return out;
+}
+
+test("the title is options.title or the first line; the account's first board is used", async () => {
+  expect(pinTitle({ content: "Line one\nrest", options: {} })).toBe("Line one");
+  const out = await pinterest.publish!(ctx, job("Line one\nrest", [{ url: url("a.gif"), type: "image" }]));
+  if (out.kind !== "published") throw new Error(out.kind);
+  expect(out.url).toBe(`https://www.pinterest.com/pin/${out.platformPostId}/`);
+  expect(emulator.posts().at(-1)).toMatchObject({ text: "Line one\nLine one\nrest", options: { board_id: "1100000000000000100" } });
+});
+
+test("an unknown board is refused for good", async () => {
+  expect(await pinterest.publish!(ctx, job("x", [{ url: url("a.gif"), type: "image" }], { board_id: "42" }))).toMatchObject({ kind: "permanent" });
+});
+
+test("several images are one carousel pin", async () => {
+  const out = await pinterest.publish!(ctx, job("carousel", [{ url: url("a.gif"), type: "image" }, { url: url("b.gif"), type: "image" }]));
+  expect(out.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.media).toHaveLength(2);
+});
+
+test("a video Pinterest cannot process fails for good", async () => {
+  expect(await settle(await pinterest.publish!(ctx, job("bad video", [{ url: url("v.mp4"), type: "video" }])))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+});
+
+test("refresh rotates the tokens; metrics read lifetime numbers", async () => {
+  const old = ctx.credentials.refresh_token;
+  await pinterest.refresh!(ctx);
+  expect(ctx.credentials.refresh_token).not.toBe(old);
+  const out = await pinterest.publish!(ctx, job("measured", [{ url: url("c.gif"), type: "image" }]));
+  if (out.kind !== "published") throw new Error(out.kind);
+  emulator.engage(out.platformPostId, { impression: 50, save: 4, reaction: 3, comment: 1 });
+  expect((await pinterest.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({ views: 50, likes: 3, comments: 1, shares: null, saves: 4 });
+});
