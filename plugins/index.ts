@@ -22,6 +22,7 @@ import emulator_instagram from "./instagram/emulator.ts";
 import emulator_linkedin from "./linkedin/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_pinterest from "./pinterest/emulator.ts";
+import emulator_reddit from "./reddit/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_threads from "./threads/emulator.ts";
 import emulator_twitter from "./twitter/emulator.ts";
@@ -55,6 +56,7 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "linkedin": emulator_linkedin,
   "nostr": emulator_nostr,
   "pinterest": emulator_pinterest,
+  "reddit": emulator_reddit,
   "telegram": emulator_telegram,
   "threads": emulator_threads,
   "twitter": emulator_twitter,

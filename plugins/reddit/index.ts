@@ -1,40 +1,238 @@
+/**
+ * Reddit: self (text) and link posts, one image or a gallery, in platform_options.subreddit; a thread
+ * continues as a chain of comments. Images go through Reddit's media asset upload (the flow Reddit's
+ * own clients use); a single-image submit returns no id, so the post is found in the user's
+ * submissions ("submitted" until it appears). Videos are not posted by Crier (Reddit's video upload
+ * needs a poster frame and websocket processing it does not document), so video is declared false.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
-import { GB, MB } from "../../src/platform/limits.ts";
+import {
+  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  type PublishJob, type RecentPost,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { MB } from "../../src/platform/limits.ts";
 
 // Reddit refuses API calls without a distinctive User-Agent.
 const USER_AGENT = "server:crier:0.1 (self-hosted social publishing)";
+const TOKEN_URL = "https://www.reddit.com/api/v1/access_token";
+const TITLE_MAX = 300;
+const TEXT_MAX = 40000;
+const GALLERY_MAX = 20;
+const URL_ONLY = /^\s*(https?:\/\/\S+)\s*$/i;
 
-/** Reddit: self and link posts, media via the asset upload, comment chains for threads. */
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
+const headers = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}`, "user-agent": USER_AGENT });
+
+interface Options { subreddit?: string; title?: string; postType?: "auto" | "self" | "link" }
+
+export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
+  const given = (job.options as Options).title;
+  const line = given ?? job.content.split("\n").find((l) => l.trim())?.trim() ?? "";
+  return [...line].slice(0, TITLE_MAX).join("");
+}
+
+type JsonErrors = { json?: { errors?: [string, string, string?][]; data?: Record<string, unknown> } };
+
+/** Reddit answers 200 with `json.errors` for refusals; RATELIMIT says how long to wait in words. */
+export function jsonErrors(body: JsonErrors): Fail | null {
+  const errors = body.json?.errors ?? [];
+  if (errors.length === 0) return null;
+  const [code, message] = errors[0];
+  if (code === "RATELIMIT") {
+    const m = /(\d+)\s*(second|minute|hour)/i.exec(message);
+    const unit = { second: 1000, minute: 60_000, hour: 3600_000 }[(m?.[2] ?? "minute").toLowerCase() as "second"];
+    return { kind: "retryable", reason: `Reddit: ${message}`, retryAfterMs: (m ? Number(m[1]) : 10) * unit };
+  }
+  return { kind: "permanent", reason: `Reddit: ${message} (${code})`, code };
+}
+
+async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Promise<{ assetId: string; location: string } | Fail> {
+  let bytes: Uint8Array;
+  let type: string;
+  try {
+    const body = await ctx.media.open(item);
+    type = body.contentType.split(";")[0].trim();
+    bytes = await body.bytes();
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  if (!type.startsWith("image/")) return { kind: "permanent", reason: `media ${n}: ${type} is not an image`, code: "unsupported_media" };
+  const ext = type.split("/")[1].replace("jpeg", "jpg");
+  const lease = await ctx.http.request<{ args: { action: string; fields: { name: string; value: string }[] }; asset: { asset_id: string } }>("POST", "/api/media/asset.json", {
+    form: { filepath: `image-${n}.${ext}`, mimetype: type }, headers: headers(ctx),
+  });
+  if (!lease.ok) return lease.outcome;
+  const form = new FormData();
+  for (const f of lease.body.args.fields) form.set(f.name, f.value);
+  form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type }), `image-${n}.${ext}`);
+  // The action is protocol-relative ("//bucket…"): it takes the scheme of the API it came from.
+  const up = await ctx.http.request<string>("POST", new URL(lease.body.args.action, ctx.http.baseUrl).toString(), { multipart: form, headers: { accept: "*/*" } });
+  if (!up.ok) return up.outcome;
+  const location = /<Location>([^<]+)<\/Location>/.exec(String(up.body))?.[1];
+  if (!location) return { kind: "retryable", reason: "Reddit's media storage answered without a Location" };
+  return { assetId: lease.body.asset.asset_id, location: decodeURIComponent(location) };
+}
+
+interface Pending { subreddit: string; title: string; since: number }
+
+async function submit(ctx: PluginContext, fields: Record<string, string>): Promise<{ data: Record<string, unknown> } | Fail> {
+  const res = await ctx.http.request<JsonErrors>("POST", "/api/submit", { form: { api_type: "json", sendreplies: "true", ...fields }, headers: headers(ctx), creates: true });
+  if (!res.ok) return res.outcome;
+  return jsonErrors(res.body) ?? { data: res.body.json?.data ?? {} };
+}
+
+const published = (data: Record<string, unknown>): Outcome => {
+  const name = String(data.name ?? data.id ?? "");
+  const fullname = name.startsWith("t3_") ? name : `t3_${name}`;
+  return { kind: "published", platformPostId: fullname, url: typeof data.url === "string" ? data.url : `https://redd.it/${fullname.slice(3)}` };
+};
+
+async function comment(ctx: PluginContext, parent: string, text: string): Promise<Outcome> {
+  const res = await ctx.http.request<JsonErrors & { json?: { data?: { things?: { data: { name: string; permalink?: string } }[] } } }>("POST", "/api/comment", {
+    form: { api_type: "json", thing_id: parent, text }, headers: headers(ctx), creates: true,
+  });
+  if (!res.ok) return res.outcome;
+  const fail = jsonErrors(res.body);
+  if (fail) return fail;
+  const c = (res.body.json?.data as { things?: { data: { name: string; permalink?: string } }[] } | undefined)?.things?.[0]?.data;
+  if (!c) return { kind: "unknown", reason: "Reddit accepted the comment but did not return it" };
+  return { kind: "published", platformPostId: c.name, url: c.permalink ? `https://www.reddit.com${c.permalink}` : null };
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const options = job.options as Options;
+  if ([...job.content].length > TEXT_MAX) return { kind: "permanent", reason: `Reddit posts take at most ${TEXT_MAX} characters.`, code: "text_too_long" };
+  // Later items of a thread are comments under the post (or under the previous comment).
+  if (job.replyTo) {
+    if (job.media.length) return { kind: "permanent", reason: "Reddit comments cannot carry media.", code: "media_in_comment" };
+    return comment(ctx, job.replyTo.platformPostId, job.content);
+  }
+  if (!options.subreddit) return { kind: "permanent", reason: "Set platform_options.subreddit for Reddit targets.", code: "subreddit_required" };
+  const title = titleOf(job);
+  if (!title) return { kind: "permanent", reason: "A Reddit post needs a title: set platform_options.title or start the content with a line.", code: "title_required" };
+  const sr = options.subreddit;
+  if (job.media.some((m) => m.type === "video")) return { kind: "permanent", reason: "Crier does not post videos to Reddit.", code: "unsupported_media" };
+  if (job.media.length > GALLERY_MAX) return { kind: "permanent", reason: `A Reddit gallery takes at most ${GALLERY_MAX} images.`, code: "too_many_media" };
+  if (job.media.length === 0) {
+    const url = URL_ONLY.exec(job.content)?.[1];
+    const type = options.postType ?? "auto";
+    if (type === "link" || (type === "auto" && url)) {
+      const link = url ?? /https?:\/\/\S+/.exec(job.content)?.[0];
+      if (!link) return { kind: "permanent", reason: "A link post needs a URL in the content.", code: "link_required" };
+      const r = await submit(ctx, { sr, kind: "link", title, url: link });
+      return isFail(r) ? r : published(r.data);
+    }
+    const r = await submit(ctx, { sr, kind: "self", title, text: job.content });
+    return isFail(r) ? r : published(r.data);
+  }
+  const assets: { assetId: string; location: string }[] = [];
+  for (const [i, m] of job.media.entries()) {
+    const a = await uploadImage(ctx, m, i + 1);
+    if (isFail(a)) return a;
+    assets.push(a);
+  }
+  if (assets.length === 1) {
+    const since = Math.floor(ctx.now().getTime() / 1000) - 5;
+    const r = await submit(ctx, { sr, kind: "image", title, url: assets[0].location });
+    if (isFail(r)) return r;
+    // An image submit answers without the post's id: it is looked up among the user's submissions.
+    return checkStatus(ctx, JSON.stringify({ subreddit: sr, title, since } satisfies Pending));
+  }
+  const res = await ctx.http.request<JsonErrors>("POST", "/api/submit_gallery_post.json", {
+    json: { api_type: "json", sr, title, items: assets.map((a) => ({ media_id: a.assetId, caption: "", outbound_url: "" })), sendreplies: true },
+    headers: headers(ctx),
+    creates: true,
+  });
+  if (!res.ok) return res.outcome;
+  return jsonErrors(res.body) ?? published(res.body.json?.data ?? {});
+}
+
+interface Listing { data: { children: { data: { name: string; title: string; subreddit: string; selftext?: string; url?: string; permalink: string; created_utc: number; is_video?: boolean; post_hint?: string; is_gallery?: boolean; ups?: number; score?: number; num_comments?: number } }[] } }
+
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const p = JSON.parse(handle) as Pending;
+  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, { query: { sort: "new", limit: 25 }, headers: headers(ctx) });
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
+  const hit = res.body.data.children.map((c) => c.data)
+    .find((d) => d.subreddit.toLowerCase() === p.subreddit.toLowerCase() && d.title === p.title && d.created_utc >= p.since);
+  if (!hit) return { kind: "submitted", handle };
+  return { kind: "published", platformPostId: hit.name, url: `https://www.reddit.com${hit.permalink}` };
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Reddit account; connect it again", false);
+  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { grant_type: "refresh_token", refresh_token: refreshToken },
+    headers: { authorization: `Basic ${Buffer.from(`${ctx.settings.CLIENT_ID ?? ""}:${ctx.settings.CLIENT_SECRET ?? ""}`).toString("base64")}`, "user-agent": USER_AGENT },
+  });
+  if (!res.ok || (res.body as { error?: string }).error) {
+    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`Reddit could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError("Reddit refused to refresh the token (reconnect the account)", false);
+  }
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, { query: { sort: "new", limit: 100 }, headers: headers(ctx) });
+  if (!res.ok) throw new Error(`Reddit submissions: ${res.outcome.reason}`);
+  return res.body.data.children.map((c) => c.data)
+    .map((d): RecentPost => {
+      const image = d.post_hint === "image" && d.url ? [{ url: d.url, type: "image" } as MediaItem] : [];
+      return {
+        platformPostId: d.name,
+        url: `https://www.reddit.com${d.permalink}`,
+        content: [d.title, d.selftext].filter(Boolean).join("\n\n"),
+        media: image,
+        createdAt: new Date(d.created_utc * 1000),
+        kind: d.is_video ? "video" : image.length || d.is_gallery ? "image" : "text",
+      };
+    })
+    .filter((p) => !since || p.createdAt > since);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (let i = 0; i < ids.length; i += 100) {
+    const res = await ctx.http.request<Listing>("GET", "/api/info", { query: { id: ids.slice(i, i + 100).join(",") }, headers: headers(ctx) });
+    if (!res.ok) throw new Error(`Reddit info: ${res.outcome.reason}`);
+    // Reddit shows no views, shares or saves through the API.
+    for (const { data: d } of res.body.data.children) out[d.name] = { views: null, likes: d.ups ?? d.score ?? null, comments: d.num_comments ?? null, shares: null, saves: null };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "reddit",
   displayName: "Reddit",
-  status: "declared_only",
-  missing: ["publish (/api/submit self/link, media asset upload, galleries, json.errors mapping)", "token refresh", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://oauth.reddit.com",
-  textLimit: { max: 40000, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  textLimit: { max: TEXT_MAX, unit: "characters" },
+  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: false, replies: true, threads: true },
   mediaRequirements: {
-    supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime"],
+    supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp"],
     convertible_formats: {},
-    max_size_bytes: { image: 20 * MB, video: 1 * GB, gif: 20 * MB },
-    file_constraints: { maxFiles: 20, maxImageFiles: 20, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false },
+    max_size_bytes: { image: 20 * MB, video: 0, gif: 20 * MB },
+    file_constraints: { maxFiles: GALLERY_MAX, maxImageFiles: GALLERY_MAX, maxVideoFiles: 0, maxGifFiles: 1, allowMixedMedia: false, video: "not posted by Crier" },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
-    max_video_duration_seconds: 15 * 60,
+    max_video_duration_seconds: null,
     aspect_ratio: null,
     thumbnail: null,
   },
   optionsSchema: t.Object({
     subreddit: t.String({ pattern: "^[A-Za-z0-9_]{2,21}$", description: "Subreddit name without r/." }),
-    title: t.Optional(t.String({ minLength: 1, maxLength: 300, description: "Defaults to the first line of the content." })),
+    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." })),
     postType: t.Optional(t.UnionEnum(["auto", "self", "link"], { default: "auto" })),
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
-    tokenUrl: "https://www.reddit.com/api/v1/access_token",
+    tokenUrl: TOKEN_URL,
     clientAuth: "basic",
     scopes: ["identity", "submit", "read", "history", "flair"],
     extraAuthorizeParams: { duration: "permanent" },
@@ -45,4 +243,17 @@ export default definePlugin({
       return { remoteId: me.id, username: me.name, avatarUrl: me.icon_img?.split("?")[0] || null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    if (res.status === 429) {
+      const reset = Number(res.headers.get("x-ratelimit-reset"));
+      return { kind: "retryable", reason: "Reddit rate limit", retryAfterMs: Number.isFinite(reset) && reset > 0 ? reset * 1000 : 60_000 };
+    }
+    if (res.status === 403) return { kind: "permanent", reason: "Reddit refused: the subreddit is private, banned or restricted for this account", code: "forbidden" };
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });

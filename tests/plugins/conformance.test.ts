@@ -55,7 +55,10 @@ const testMedia = () => createMediaAccess({ maxBytes: 50 * 1024 * 1024, allowAdd
 const TIMEOUT_MS = 400;
 
 let job = 0;
-const textJob = (content: string) => ({ content, media: [] as MediaItem[], options: {}, idempotencyToken: `conf-${++job}` });
+/** platform_options a platform requires on every target (Reddit: the subreddit). */
+const REQUIRED_OPTIONS: Record<string, Record<string, unknown>> = { reddit: { subreddit: "crier" } };
+let currentOptions: Record<string, unknown> = {};
+const textJob = (content: string) => ({ content, media: [] as MediaItem[], options: currentOptions, idempotencyToken: `conf-${++job}` });
 
 /** Runs publish, following a "submitted" outcome with checkStatus the way the engine would. */
 async function publishAndSettle(plugin: Plugin, ctx: PluginContext, j: ReturnType<typeof textJob>): Promise<Outcome> {
@@ -70,6 +73,9 @@ async function publishAndSettle(plugin: Plugin, ctx: PluginContext, j: ReturnTyp
 describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance", (platform, plugin) => {
   const caps = registry.describe(platform)!.capabilities;
   const mode = caps.connection_mode;
+  beforeAll(() => {
+    currentOptions = REQUIRED_OPTIONS[platform] ?? {};
+  });
   const required = registry.describe(platform)!.media_requirements.required_media;
   // Functions: mediaBase is known only once the media server runs.
   const formats = registry.describe(platform)!.media_requirements.supported_formats;

@@ -1,0 +1,241 @@
+/**
+ * An emulator of the Reddit surface the plugin uses: OAuth (authorize, access_token with Basic client
+ * auth, permanent refresh tokens), a required User-Agent, /api/v1/me, /api/submit (self, link, image;
+ * 200 with json.errors for refusals such as SUBREDDIT_NOEXIST, NO_SELFS, NO_LINKS, a missing title or
+ * a title over 300), /api/comment, the media asset lease and its S3-style upload answering an XML
+ * Location, gallery posts, the user's submissions and /api/info. An image submit answers without the
+ * post's id, as Reddit does.
+ *
+ * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_redditor; every
+ * subreddit exists except names containing "noexist"; "selfonly" refuses links and images, "linksonly"
+ * refuses self posts.
+ */
+import { randomBytes } from "node:crypto";
+import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+
+const ACCESS_TTL_S = 3600;
+
+interface Post { name: string; sr: string; title: string; kind: "self" | "link" | "image" | "gallery"; text: string; url: string | null; images: number; createdUtc: number; ups: number; comments: number }
+interface Comment { name: string; parent: string; text: string }
+
+export interface RedditEmulator extends Emulator {
+  engage(name: string, counts: { ups?: number }): void;
+}
+
+class HttpError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+const b36 = () => BigInt(`0x${randomBytes(5).toString("hex")}`).toString(36);
+const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "").slice(0, 50);
+
+export function createRedditEmulator(): RedditEmulator {
+  const failures = new FailurePlan();
+  const clients = new Map([["sandbox", "sandbox"]]);
+  let codes = new Map<string, { redirect: string; used: boolean }>();
+  let access = new Map<string, number>();
+  let refreshes = new Set<string>();
+  let assets = new Map<string, { key: string; uploaded: boolean; type: string }>();
+  let posts: Post[] = [];
+  let comments: Comment[] = [];
+  let emulated: EmulatedPost[] = [];
+  const user = { id: "sbx1", name: "sandbox_redditor", icon_img: "https://styles.redditmedia.com/sandbox.png?width=256" };
+
+  const errors = (...errs: [string, string, string][]) => Response.json({ json: { errors: errs } });
+
+  function authed(req: Request) {
+    if (!/\S+:\S+:\S+|\(by \/u\//.test(req.headers.get("user-agent") ?? "")) throw new HttpError(429, "Too Many Requests: use a unique and descriptive User-Agent");
+    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
+    const exp = m ? access.get(m[1]) : undefined;
+    if (!exp || exp <= Date.now()) throw new HttpError(401, "Unauthorized");
+  }
+
+  function issue(withRefresh: boolean) {
+    const at = `eyJ${randomBytes(20).toString("hex")}`;
+    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
+    const rt = withRefresh ? `${randomBytes(16).toString("hex")}` : undefined;
+    if (rt) refreshes.add(rt);
+    return { access_token: at, token_type: "bearer", expires_in: ACCESS_TTL_S, scope: "identity submit read history flair", ...(rt && { refresh_token: rt }) };
+  }
+
+  async function token(req: Request): Promise<Response> {
+    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
+    const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":") : [];
+    if (!id || clients.get(id) !== secret) return Response.json({ message: "Unauthorized", error: 401 }, { status: 401 });
+    const f = new URLSearchParams(await req.text());
+    if (f.get("grant_type") === "authorization_code") {
+      const raw = f.get("code") ?? "";
+      const code = codes.get(raw);
+      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" });
+      if (code) code.used = true;
+      return Response.json(issue(true));
+    }
+    if (f.get("grant_type") === "refresh_token") {
+      // Reddit answers a refused refresh with 200 and an error field.
+      if (!refreshes.has(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant" });
+      return Response.json(issue(false));
+    }
+    return Response.json({ error: "unsupported_grant_type" });
+  }
+
+  function subredditProblem(sr: string, kind: Post["kind"]): [string, string, string] | null {
+    if (!/^[A-Za-z0-9_]{2,21}$/.test(sr) || sr.toLowerCase().includes("noexist")) return ["SUBREDDIT_NOEXIST", "that subreddit doesn't exist", "sr"];
+    if (sr.toLowerCase() === "selfonly" && kind !== "self") return ["NO_LINKS", "that subreddit only allows text posts", "sr"];
+    if (sr.toLowerCase() === "linksonly" && kind === "self") return ["NO_SELFS", "that subreddit doesn't allow text posts", "sr"];
+    return null;
+  }
+
+  function addPost(p: Omit<Post, "name" | "createdUtc" | "ups" | "comments">): Post {
+    const post: Post = { ...p, name: `t3_${b36()}`, createdUtc: Math.floor(Date.now() / 1000), ups: 1, comments: 0 };
+    posts.push(post);
+    emulated.push({ id: post.name, text: `${post.title}\n${post.text}`, media: Array.from({ length: post.images }, () => ({ type: "image" })), options: { subreddit: post.sr }, createdAt: new Date(post.createdUtc * 1000) });
+    return post;
+  }
+
+  const permalink = (p: Post) => `/r/${p.sr}/comments/${p.name.slice(3)}/${slug(p.title)}/`;
+  const listingItem = (p: Post) => ({ kind: "t3", data: {
+    name: p.name, id: p.name.slice(3), title: p.title, subreddit: p.sr, selftext: p.kind === "self" ? p.text : "", url: p.url ?? `https://www.reddit.com${permalink(p)}`,
+    permalink: permalink(p), created_utc: p.createdUtc, is_video: false, ...(p.kind === "image" && { post_hint: "image" }), is_gallery: p.kind === "gallery", ups: p.ups, score: p.ups, num_comments: p.comments,
+  } });
+
+  async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
+    const m = req.method;
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize")) {
+      const redirect = url.searchParams.get("redirect_uri");
+      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new HttpError(400, "invalid client_id or redirect_uri");
+      const code = randomBytes(12).toString("hex");
+      codes.set(code, { redirect, used: false });
+      const back = new URL(redirect);
+      back.searchParams.set("code", code);
+      back.searchParams.set("state", url.searchParams.get("state") ?? "");
+      return new Response(null, { status: 302, headers: { location: back.toString() } });
+    }
+    if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) return token(req);
+    if (m === "POST" && path === "/media-upload") {
+      const form = await req.formData().catch(() => null);
+      const key = String(form?.get("key") ?? "");
+      const asset = [...assets.values()].find((a) => a.key === key);
+      if (!asset || !(form?.get("file") instanceof Blob)) return new Response("<Error><Code>AccessDenied</Code></Error>", { status: 403, headers: { "content-type": "application/xml" } });
+      asset.uploaded = true;
+      return new Response(`<?xml version="1.0" encoding="UTF-8"?><PostResponse><Location>${base}/media-upload/${encodeURIComponent(key)}</Location><Key>${key}</Key></PostResponse>`, { status: 201, headers: { "content-type": "application/xml" } });
+    }
+    authed(req);
+    if (m === "GET" && path === "/api/v1/me") return Response.json(user);
+    if (m === "POST" && path === "/api/media/asset.json") {
+      const f = new URLSearchParams(await req.text());
+      const type = f.get("mimetype") ?? "";
+      if (!type.startsWith("image/") || !f.get("filepath")) throw new HttpError(400, "filepath and an image mimetype are required");
+      const id = randomBytes(8).toString("hex");
+      const key = `rte_images/${id}/${f.get("filepath")}`;
+      assets.set(id, { key, uploaded: false, type });
+      // Protocol-relative, as Reddit's: the client supplies the scheme.
+      return Response.json({ args: { action: base.replace(/^https?:/, "") + "/media-upload", fields: [{ name: "key", value: key }, { name: "Content-Type", value: type }, { name: "x-amz-signature", value: randomBytes(8).toString("hex") }] }, asset: { asset_id: id, websocket_url: `wss://ws.redditmedia.com/rte_images/${id}` } });
+    }
+    if (m === "POST" && path === "/api/submit") {
+      const f = new URLSearchParams(await req.text());
+      const kind = f.get("kind") as Post["kind"];
+      const sr = f.get("sr") ?? "";
+      const title = f.get("title") ?? "";
+      if (!["self", "link", "image"].includes(kind)) return errors(["INVALID_OPTION", "that option is not valid", "kind"]);
+      if (!title) return errors(["NO_TEXT", "we need something here", "title"]);
+      if (title.length > 300) return errors(["TOO_LONG", "this is too long (max: 300)", "title"]);
+      const problem = subredditProblem(sr, kind);
+      if (problem) return errors(problem);
+      if (kind === "link" && !/^https?:\/\//.test(f.get("url") ?? "")) return errors(["BAD_URL", "you should check that url", "url"]);
+      if (kind === "image") {
+        const location = f.get("url") ?? "";
+        const asset = [...assets.values()].find((a) => location.endsWith(encodeURIComponent(a.key)) || location.endsWith(a.key));
+        if (!asset?.uploaded) return errors(["BAD_URL", "the image was not uploaded", "url"]);
+        addPost({ sr, title, kind, text: "", url: location, images: 1 });
+        return Response.json({ json: { errors: [], data: { user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`, websocket_url: "wss://ws.redditmedia.com/x" } } });
+      }
+      const p = addPost({ sr, title, kind, text: kind === "self" ? f.get("text") ?? "" : "", url: kind === "link" ? f.get("url") : null, images: 0 });
+      return Response.json({ json: { errors: [], data: { url: `https://www.reddit.com${permalink(p)}`, drafts_count: 0, id: p.name.slice(3), name: p.name } } });
+    }
+    if (m === "POST" && path === "/api/submit_gallery_post.json") {
+      const b = (await req.json().catch(() => null)) as { sr?: string; title?: string; items?: { media_id?: string }[] } | null;
+      const sr = b?.sr ?? "";
+      const title = b?.title ?? "";
+      if (!title) return errors(["NO_TEXT", "we need something here", "title"]);
+      const problem = subredditProblem(sr, "gallery");
+      if (problem) return errors(problem);
+      const items = b?.items ?? [];
+      if (items.length < 2 || items.length > 20 || items.some((i) => !assets.get(i.media_id ?? "")?.uploaded)) return errors(["GALLERY_INVALID", "a gallery needs 2 to 20 uploaded images", "items"]);
+      const p = addPost({ sr, title, kind: "gallery", text: "", url: null, images: items.length });
+      return Response.json({ json: { errors: [], data: { url: `https://www.reddit.com/gallery/${p.name.slice(3)}`, id: p.name } } });
+    }
+    if (m === "POST" && path === "/api/comment") {
+      const f = new URLSearchParams(await req.text());
+      const parent = f.get("thing_id") ?? "";
+      const post = posts.find((p) => p.name === parent);
+      const under = comments.find((c) => c.name === parent);
+      if (!post && !under) return errors(["INVALID_THING", "that thing does not exist", "thing_id"]);
+      const root = post ?? posts.find((p) => p.name === (function find(c: Comment): string { const up = comments.find((x) => x.name === c.parent); return up ? find(up) : c.parent; })(under!));
+      const c: Comment = { name: `t1_${b36()}`, parent, text: f.get("text") ?? "" };
+      comments.push(c);
+      if (root) root.comments += 1;
+      emulated.push({ id: c.name, text: c.text, media: [], replyTo: parent, createdAt: new Date() });
+      return Response.json({ json: { errors: [], data: { things: [{ kind: "t1", data: { name: c.name, id: c.name.slice(3), body: c.text, permalink: `${root ? permalink(root) : "/"}${c.name.slice(3)}/` } }] } } });
+    }
+    const submitted = /^\/user\/([^/]+)\/submitted$/.exec(path);
+    if (m === "GET" && submitted) {
+      const list = submitted[1] === user.name ? [...posts].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)) : [];
+      return Response.json({ kind: "Listing", data: { children: list.map(listingItem), after: null } });
+    }
+    if (m === "GET" && path === "/api/info") {
+      const ids = (url.searchParams.get("id") ?? "").split(",");
+      return Response.json({ kind: "Listing", data: { children: posts.filter((p) => ids.includes(p.name)).map(listingItem) } });
+    }
+    throw new HttpError(404, "Not Found");
+  }
+
+  function failureResponse(f: FailureSpec): Response | null {
+    if (f.kind === "rate_limit") return Response.json({ message: "Too Many Requests", error: 429 }, { status: 429, headers: { "x-ratelimit-remaining": "0", "x-ratelimit-used": "100", "x-ratelimit-reset": String(f.retryAfterSeconds ?? 60) } });
+    if (f.kind === "server_error") return new Response("<html><body><h1>500 Internal Server Error</h1></body></html>", { status: 500, headers: { "content-type": "text/html" } });
+    if (f.kind === "auth_expired") return Response.json({ message: "Unauthorized", error: 401 }, { status: 401 });
+    return null;
+  }
+
+  return {
+    platform: "reddit",
+    sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
+    async handle(req, path) {
+      const url = new URL(req.url);
+      const failure = path.startsWith("/api/") && !path.startsWith("/api/v1/access_token") ? failures.take(path) : undefined;
+      if (failure && failure.kind !== "timeout") {
+        const res = failureResponse(failure);
+        if (res) return res;
+      }
+      let res: Response;
+      try {
+        res = await route(req, path, url, mountBase(req, path));
+      } catch (e) {
+        if (!(e instanceof HttpError)) throw e;
+        res = Response.json({ message: e.message, error: e.status }, { status: e.status });
+      }
+      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+    },
+    failNext: (spec) => failures.add(spec),
+    posts: () => [...emulated],
+    reset() {
+      failures.clear();
+      codes = new Map();
+      access = new Map();
+      refreshes = new Set();
+      assets = new Map();
+      posts = [];
+      comments = [];
+      emulated = [];
+    },
+    engage(name, counts) {
+      const p = posts.find((x) => x.name === name);
+      if (!p) throw new Error(`no post ${name}`);
+      p.ups += counts.ups ?? 0;
+    },
+  };
+}
+
+export default defineEmulator(() => createRedditEmulator());

@@ -1,0 +1,88 @@
+/** Reddit specifics beyond the conformance suite: post kinds, json.errors, RATELIMIT waits, image and gallery uploads, comment threads. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createMediaAccess } from "../../src/platform/media.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
+import reddit, { jsonErrors } from "../../plugins/reddit/index.ts";
+import { createRedditEmulator, type RedditEmulator } from "../../plugins/reddit/emulator.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+
+let emulator: RedditEmulator;
+let served: ServedEmulator;
+let media: ReturnType<typeof Bun.serve>;
+let h: ListeningHarness;
+let ctx: PluginContext;
+
+beforeAll(async () => {
+  emulator = createRedditEmulator();
+  served = serveEmulator(emulator);
+  media = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } }) });
+  h = await listeningHarness({
+    CRIER_REDDIT_API_URL: served.url,
+    CRIER_REDDIT_AUTHORIZE_URL: `${served.url}/api/v1/authorize`,
+    CRIER_REDDIT_TOKEN_URL: `${served.url}/api/v1/access_token`,
+    CRIER_REDDIT_CLIENT_ID: "sandbox",
+    CRIER_REDDIT_CLIENT_SECRET: "sandbox",
+  });
+  const { token, profileId } = await h.profile();
+  const res = await h.request("POST", "/v1/accounts/connect/reddit", { token });
+  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
+  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  expect(row.username).toBe("sandbox_redditor");
+  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+});
+afterAll(async () => {
+  await h.stop();
+  await served.stop();
+  media.stop(true);
+});
+
+const png = () => ({ url: `http://127.0.0.1:${media.port}/a.png`, type: "image" as const });
+const job = (content: string, options: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ content, media: [], options, idempotencyToken: crypto.randomUUID(), ...extra });
+async function settle(out: Outcome): Promise<Outcome> {
+  for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await reddit.checkStatus!(ctx, out.handle);
+  return out;
+}
+
+test("RATELIMIT in json.errors waits the time Reddit names", () => {
+  expect(jsonErrors({ json: { errors: [["RATELIMIT", "you are doing that too much. try again in 9 minutes.", "ratelimit"]] } })).toEqual({
+    kind: "retryable", reason: "Reddit: you are doing that too much. try again in 9 minutes.", retryAfterMs: 9 * 60_000,
+  });
+});
+
+test("a bare URL is a link post; text is a self post; postType forces the kind", async () => {
+  const link = await reddit.publish!(ctx, job("https://example.com/story", { subreddit: "news", title: "A story" }));
+  expect(link.kind).toBe("published");
+  const self = await reddit.publish!(ctx, job("Title line\nand the body", { subreddit: "crier" }));
+  if (self.kind !== "published") throw new Error(self.kind);
+  expect(self.platformPostId).toStartWith("t3_");
+  expect(emulator.posts().at(-1)!.text).toBe("Title line\nTitle line\nand the body");
+});
+
+test("subreddit rules come back as permanent failures with Reddit's code", async () => {
+  expect(await reddit.publish!(ctx, job("hello", { subreddit: "doesnoexist" }))).toMatchObject({ kind: "permanent", code: "SUBREDDIT_NOEXIST" });
+  expect(await reddit.publish!(ctx, job("https://example.com", { subreddit: "selfonly", title: "x" }))).toMatchObject({ kind: "permanent", code: "NO_LINKS" });
+});
+
+test("one image is found among the user's submissions; several are a gallery", async () => {
+  const one = await settle(await reddit.publish!(ctx, job("Photo", { subreddit: "pics" }, { media: [png()] })));
+  if (one.kind !== "published") throw new Error(one.kind);
+  expect(one.url).toContain("/r/pics/comments/");
+  const many = await reddit.publish!(ctx, job("Album", { subreddit: "pics" }, { media: [png(), png()] }));
+  expect(many.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.media).toHaveLength(2);
+});
+
+test("a thread continues as comments under the post", async () => {
+  const post = await reddit.publish!(ctx, job("Thread start", { subreddit: "crier" }));
+  if (post.kind !== "published") throw new Error(post.kind);
+  const c1 = await reddit.publish!(ctx, job("second", { subreddit: "crier" }, { replyTo: { platformPostId: post.platformPostId } }));
+  if (c1.kind !== "published") throw new Error(c1.kind);
+  expect(c1.platformPostId).toStartWith("t1_");
+  const c2 = await reddit.publish!(ctx, job("third", { subreddit: "crier" }, { replyTo: { platformPostId: c1.platformPostId, rootPlatformPostId: post.platformPostId } }));
+  expect(c2.kind).toBe("published");
+  expect((await reddit.metrics!(ctx, [post.platformPostId]))[post.platformPostId]).toMatchObject({ comments: 2, views: null });
+});
