@@ -100,10 +100,16 @@ describe("POST /v1/accounts/connect/{platform}", () => {
   });
 
   test("a sandbox profile cannot connect a platform that has no emulator", async () => {
-    const { token } = await h.profile({ sandbox: true });
-    const res = await h.request("POST", "/v1/accounts/connect/reddit", { token });
-    expect(res.status).toBe(409);
-    expect(res.body.error.code).toBe("sandbox_unavailable");
+    // A registry without emulators stands in for a platform whose emulator is not written.
+    const own = await createHarness({}, { platforms: createRegistry(PLUGINS, {}) });
+    try {
+      const { token } = await own.profile({ sandbox: true });
+      const res = await own.request("POST", "/v1/accounts/connect/bluesky", { token });
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe("sandbox_unavailable");
+    } finally {
+      await own.close();
+    }
   });
 
   test("needs accounts:write", async () => {
