@@ -25,6 +25,7 @@ import emulator_pinterest from "./pinterest/emulator.ts";
 import emulator_reddit from "./reddit/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_threads from "./threads/emulator.ts";
+import emulator_tiktok from "./tiktok/emulator.ts";
 import emulator_twitter from "./twitter/emulator.ts";
 import emulator_vimeo from "./vimeo/emulator.ts";
 import emulator_youtube from "./youtube/emulator.ts";
@@ -59,6 +60,7 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "reddit": emulator_reddit,
   "telegram": emulator_telegram,
   "threads": emulator_threads,
+  "tiktok": emulator_tiktok,
   "twitter": emulator_twitter,
   "vimeo": emulator_vimeo,
   "youtube": emulator_youtube,

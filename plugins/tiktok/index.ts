@@ -1,23 +1,210 @@
+/**
+ * TikTok Content Posting API: one video (uploaded in chunks by Crier) or 1–35 photos (pulled by TikTok
+ * from their URLs, which must be on a domain verified for the app), posted directly or, with
+ * platform_options.publish_mode "draft", sent to the creator's inbox to finish there. A publish is
+ * "submitted" until TikTok reports it complete.
+ */
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
+import {
+  definePlugin, MediaError, RefreshError, type Credentials, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  type RecentPost,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
-/** TikTok Content Posting API: direct video or photo posts, or a draft in the creator's inbox. */
+const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
+const CAPTION_MAX = 2200;
+const PHOTO_TITLE_MAX = 90;
+const PHOTO_DESCRIPTION_MAX = 4000;
+const PHOTOS_MAX = 35;
+const SINGLE_CHUNK_MAX = 64 * MB;
+const CHUNK = 10 * MB;
+
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+interface Options { publish_mode?: "draft"; video_cover_timestamp_ms?: number; ai_generated?: boolean; privacy_level?: string }
+interface Envelope<T> { data: T; error: { code: string; message: string; log_id?: string } }
+
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+
+/** TikTok's chunk plan: one piece up to 64 MB, else 10 MB chunks with the remainder in the last one. */
+export function chunkPlan(size: number): { chunkSize: number; count: number } {
+  if (size <= SINGLE_CHUNK_MAX) return { chunkSize: size, count: 1 };
+  return { chunkSize: CHUNK, count: Math.floor(size / CHUNK) };
+}
+
+async function call<T>(ctx: PluginContext, path: string, json: unknown, creates = false): Promise<T | Fail> {
+  const res = await ctx.http.request<Envelope<T>>("POST", path, { json, headers: auth(ctx), creates });
+  if (!res.ok) return res.outcome;
+  return res.body.data;
+}
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && typeof (v as { kind: unknown }).kind === "string" && "reason" in v;
+
+async function privacyFor(ctx: PluginContext, options: Options): Promise<string | Fail> {
+  const info = await call<{ privacy_level_options: string[] }>(ctx, "/v2/post/publish/creator_info/query/", {});
+  if (isFail(info)) return info;
+  const allowed = info.privacy_level_options ?? [];
+  if (options.privacy_level) {
+    return allowed.includes(options.privacy_level) ? options.privacy_level
+      : { kind: "permanent", reason: `This creator cannot post with privacy ${options.privacy_level}; allowed: ${allowed.join(", ")}.`, code: "privacy_level_option_mismatch" };
+  }
+  // Unaudited apps may only post privately: take public when offered, else what is.
+  return allowed.includes("PUBLIC_TO_EVERYONE") ? "PUBLIC_TO_EVERYONE" : allowed[0] ?? "SELF_ONLY";
+}
+
+async function publishVideo(ctx: PluginContext, job: PublishJob, options: Options): Promise<Outcome> {
+  let bytes: Uint8Array;
+  let type: string;
+  try {
+    const body = await ctx.media.open(job.media[0]);
+    type = body.contentType.split(";")[0].trim();
+    bytes = await body.bytes();
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  const { chunkSize, count } = chunkPlan(bytes.length);
+  const source_info = { source: "FILE_UPLOAD", video_size: bytes.length, chunk_size: chunkSize, total_chunk_count: count };
+  let init: { publish_id: string; upload_url: string } | Fail;
+  if (options.publish_mode === "draft") {
+    init = await call(ctx, "/v2/post/publish/inbox/video/init/", { source_info });
+  } else {
+    const privacy = await privacyFor(ctx, options);
+    if (isFail(privacy)) return privacy;
+    init = await call(ctx, "/v2/post/publish/video/init/", {
+      post_info: {
+        title: job.content,
+        privacy_level: privacy,
+        disable_comment: false, disable_duet: false, disable_stitch: false,
+        ...(options.video_cover_timestamp_ms !== undefined && { video_cover_timestamp_ms: options.video_cover_timestamp_ms }),
+        ...(options.ai_generated !== undefined && { is_aigc: options.ai_generated }),
+      },
+      source_info,
+    });
+  }
+  if (isFail(init)) return init;
+  for (let i = 0; i < count; i++) {
+    const start = i * chunkSize;
+    const end = i === count - 1 ? bytes.length : start + chunkSize;
+    // The last chunk completes the upload, after which TikTok publishes by itself.
+    const put = await ctx.http.request("PUT", init.upload_url, {
+      body: bytes.subarray(start, end) as Uint8Array<ArrayBuffer>,
+      headers: { "content-type": type, "content-range": `bytes ${start}-${end - 1}/${bytes.length}` },
+      creates: i === count - 1,
+      timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 5 * 60_000),
+    });
+    if (!put.ok) return put.outcome;
+  }
+  return checkStatus(ctx, init.publish_id);
+}
+
+async function publishPhotos(ctx: PluginContext, job: PublishJob, options: Options): Promise<Outcome> {
+  const draft = options.publish_mode === "draft";
+  const privacy = draft ? "SELF_ONLY" : await privacyFor(ctx, options);
+  if (isFail(privacy)) return privacy;
+  const title = [...(job.content.split("\n").find((l) => l.trim())?.trim() ?? "")].slice(0, PHOTO_TITLE_MAX).join("");
+  const init = await call<{ publish_id: string }>(ctx, "/v2/post/publish/content/init/", {
+    post_info: { title, description: [...job.content].slice(0, PHOTO_DESCRIPTION_MAX).join(""), privacy_level: privacy, disable_comment: false, auto_add_music: true },
+    source_info: { source: "PULL_FROM_URL", photo_images: job.media.map((m) => m.url), photo_cover_index: 0 },
+    post_mode: draft ? "MEDIA_UPLOAD" : "DIRECT_POST",
+    media_type: "PHOTO",
+  }, true);
+  if (isFail(init)) return init;
+  return checkStatus(ctx, init.publish_id);
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const options = job.options as Options;
+  if ([...job.content].length > CAPTION_MAX) return { kind: "permanent", reason: `TikTok captions take at most ${CAPTION_MAX} characters.`, code: "text_too_long" };
+  const videos = job.media.filter((m) => m.type === "video");
+  if (job.media.length === 0) return { kind: "permanent", reason: "TikTok posts need one video or 1 to 35 photos.", code: "media_required" };
+  if (videos.length && job.media.length > 1) return { kind: "permanent", reason: "TikTok takes one video alone, or photos only.", code: "too_many_media" };
+  if (job.media.length > PHOTOS_MAX) return { kind: "permanent", reason: `TikTok takes at most ${PHOTOS_MAX} photos.`, code: "too_many_media" };
+  return videos.length ? publishVideo(ctx, job, options) : publishPhotos(ctx, job, options);
+}
+
+async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outcome> {
+  const st = await call<{ status: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(ctx, "/v2/post/publish/status/fetch/", { publish_id: publishId });
+  if (isFail(st)) return st.kind === "retryable" ? { kind: "submitted", handle: publishId } : st;
+  if (st.status === "FAILED") return { kind: "permanent", reason: `TikTok could not publish: ${st.fail_reason ?? "failed"}`, code: st.fail_reason ?? "failed" };
+  // A draft is done once it sits in the creator's inbox; they publish it from the app.
+  if (st.status === "SEND_TO_USER_INBOX") return { kind: "published", platformPostId: publishId, url: null };
+  if (st.status !== "PUBLISH_COMPLETE") return { kind: "submitted", handle: publishId };
+  const raw = st.publicaly_available_post_id?.[0];
+  const id = raw === undefined ? undefined : typeof raw === "string" || Number.isSafeInteger(raw) ? String(raw) : await exactId(ctx, raw);
+  // Public posts get their id after moderation; until then the publish id stands for the post.
+  return { kind: "published", platformPostId: id ?? publishId, url: id ? `https://www.tiktok.com/@${ctx.account.username}/video/${id}` : null };
+}
+
+/**
+ * TikTok sends post ids as bare 19-digit JSON numbers, which lose their last digits in a double. The
+ * exact id is the one among the creator's latest videos that agrees on the digits that survived.
+ */
+async function exactId(ctx: PluginContext, approx: number): Promise<string | undefined> {
+  const head = BigInt(approx).toString().slice(0, 15);
+  const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", { query: { fields: "id" }, json: { max_count: 20 }, headers: auth(ctx) });
+  return res.ok ? res.body.data.videos.find((v) => String(v.id).startsWith(head))?.id : undefined;
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this TikTok account; connect it again", false);
+  const res = await ctx.http.request<TokenResponse & { error?: string }>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { client_key: ctx.settings.CLIENT_KEY ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "", grant_type: "refresh_token", refresh_token: refreshToken },
+  });
+  if (!res.ok || !res.body.access_token) {
+    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`TikTok could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError("TikTok refused to refresh the token (reconnect the account)", false);
+  }
+  // Refresh tokens rotate: keep the newest.
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
+interface ApiVideo { id: string; title?: string; video_description?: string; create_time?: number; share_url?: string; cover_image_url?: string; view_count?: number; like_count?: number; comment_count?: number; share_count?: number }
+
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/list/", {
+    query: { fields: "id,title,video_description,create_time,share_url,cover_image_url" }, json: { max_count: 20 }, headers: auth(ctx),
+  });
+  if (!res.ok) throw new Error(`TikTok videos: ${res.outcome.reason}`);
+  return res.body.data.videos
+    .map((v): RecentPost => ({
+      platformPostId: v.id,
+      url: v.share_url ?? null,
+      content: v.video_description ?? v.title ?? "",
+      media: [{ url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`, type: "video", ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }) }],
+      createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
+      kind: "video",
+    }))
+    .filter((p) => !since || p.createdAt > since);
+}
+
+async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  const out: Record<string, PostMetrics> = {};
+  for (let i = 0; i < ids.length; i += 20) {
+    const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/query/", {
+      query: { fields: "id,view_count,like_count,comment_count,share_count" }, json: { filters: { video_ids: ids.slice(i, i + 20) } }, headers: auth(ctx),
+    });
+    if (!res.ok) throw new Error(`TikTok video query: ${res.outcome.reason}`);
+    // TikTok does not expose saves.
+    for (const v of res.body.data.videos) out[v.id] = { views: v.view_count ?? null, likes: v.like_count ?? null, comments: v.comment_count ?? null, shares: v.share_count ?? null, saves: null };
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "tiktok",
   displayName: "TikTok",
-  status: "declared_only",
-  missing: ["publish (creator_info, video init + chunked FILE_UPLOAD, photo posts, status polling)", "token refresh", "fetchRecent", "metrics", "emulator"],
   defaultApiUrl: "https://open.tiktokapis.com",
   // Video captions: 2,200 UTF-16 code units (photo posts: title 90, description 4,000).
-  textLimit: { max: 2200, unit: "characters" },
+  textLimit: { max: CAPTION_MAX, unit: "characters" },
   capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/webp", "video/mp4", "video/webm", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 4 * GB, gif: 0 },
-    file_constraints: { maxFiles: 35, maxImageFiles: 35, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, gifBehavior: "not supported", imageMaxResolution: "1080p" },
+    file_constraints: { maxFiles: PHOTOS_MAX, maxImageFiles: PHOTOS_MAX, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, gifBehavior: "not supported", imageMaxResolution: "1080p", photoUrls: "must be on a domain verified for the TikTok app" },
     required_media: mediaRequired("TikTok", ["image", "video"], "one video or 1 to 35 photos"),
     max_hashtags: null,
     min_video_duration_seconds: 3,
@@ -33,7 +220,7 @@ export default definePlugin({
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
-    tokenUrl: "https://open.tiktokapis.com/v2/oauth/token/",
+    tokenUrl: TOKEN_URL,
     clientIdParam: "client_key",
     clientIdSetting: "CLIENT_KEY",
     requiredSettings: ["CLIENT_KEY", "CLIENT_SECRET"],
@@ -51,4 +238,21 @@ export default definePlugin({
       return { remoteId: u.open_id, username: u.username ?? u.display_name ?? u.open_id, avatarUrl: u.avatar_url ?? null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    const err = (res.body as Envelope<unknown> | null)?.error;
+    const code = err?.code ?? "";
+    const reason = `${code}: ${err?.message ?? `HTTP ${res.status}`}`;
+    if (code === "access_token_invalid" || (code === "scope_not_authorized" && res.status === 401)) return { kind: "auth_expired", reason };
+    if (code === "rate_limit_exceeded" || res.status === 429) return { kind: "retryable", reason, retryAfterMs: 60_000 };
+    // The creator's daily cap: worth trying again tomorrow, not sooner.
+    if (code === "spam_risk_too_many_posts") return { kind: "retryable", reason, retryAfterMs: 6 * 3600_000 };
+    if (code === "internal_error" || res.status >= 500) return { kind: "retryable", reason };
+    if (code) return { kind: "permanent", reason, code };
+    return undefined;
+  },
+  publish,
+  checkStatus,
+  refresh,
+  fetchRecent,
+  metrics,
 });

@@ -1,0 +1,290 @@
+/**
+ * An emulator of the TikTok surface the plugin uses: OAuth v2 (client_key and secret in the form, code
+ * and rotating refresh grants), user info, creator_info (privacy options of an unaudited app are
+ * SELF_ONLY unless a test opens them), direct and inbox video init with FILE_UPLOAD chunk rules, chunk
+ * PUTs checked against Content-Range, photo posts pulled from their URLs (JPEG or WebP), publish status
+ * progressing over status fetches, video list and query. Answers use TikTok's `{data, error:{code,
+ * message, log_id}}` envelope.
+ *
+ * Sandbox rule: client key "sandbox"/"sandbox", every authorization is sandbox_tiktoker, whose privacy
+ * options include PUBLIC_TO_EVERYONE.
+ */
+import { randomBytes } from "node:crypto";
+import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+
+const MB = 1024 * 1024;
+const ACCESS_TTL_S = 24 * 3600;
+const PRIVACY = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"];
+
+interface Publish {
+  id: string;
+  kind: "video" | "photo";
+  inbox: boolean;
+  title: string;
+  privacy: string;
+  aigc: boolean | null;
+  size: number;
+  chunk: number;
+  chunks: number;
+  received: Map<number, number>;
+  head: Uint8Array | null;
+  status: "PROCESSING_UPLOAD" | "PROCESSING_DOWNLOAD" | "SEND_TO_USER_INBOX" | "PUBLISH_COMPLETE" | "FAILED";
+  fail: string | null;
+  polls: number;
+  videoId: string | null;
+  photos: number;
+  uploadToken: string;
+}
+
+interface Video { id: string; title: string; createdAt: Date; views: number; likes: number; comments: number; shares: number }
+
+export interface TikTokEmulator extends Emulator {
+  engage(id: string, counts: Partial<Pick<Video, "views" | "likes" | "comments" | "shares">>): void;
+  /** What creator_info offers (an unaudited app gets SELF_ONLY only). */
+  setPrivacyOptions(options: string[]): void;
+}
+
+class TikTokError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
+  Response.json({ data, error: { code, message, log_id: randomBytes(8).toString("hex").toUpperCase() } }, { status });
+
+export function createTikTokEmulator(): TikTokEmulator {
+  const failures = new FailurePlan();
+  const clients = new Map([["sandbox", "sandbox"]]);
+  let codes = new Map<string, { redirect: string; used: boolean }>();
+  let access = new Map<string, number>();
+  let refreshes = new Set<string>();
+  let publishes = new Map<string, Publish>();
+  let videos: Video[] = [];
+  let emulated: EmulatedPost[] = [];
+  let privacyOptions = [...PRIVACY];
+  const user = { open_id: "-000sandboxOpenId", username: "sandbox_tiktoker", display_name: "Sandbox TikToker", avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg" };
+
+  function issue() {
+    const at = `act.${randomBytes(20).toString("hex")}`;
+    const rt = `rft.${randomBytes(20).toString("hex")}`;
+    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
+    refreshes.add(rt);
+    return { open_id: user.open_id, scope: "user.info.basic,video.publish,video.upload,video.list", access_token: at, expires_in: ACCESS_TTL_S, refresh_token: rt, refresh_expires_in: 365 * 86400, token_type: "Bearer" };
+  }
+
+  function authed(req: Request) {
+    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
+    const exp = m ? access.get(m[1]) : undefined;
+    if (!exp || exp <= Date.now()) throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
+  }
+
+  async function token(req: Request): Promise<Response> {
+    const f = new URLSearchParams(await req.text());
+    if (clients.get(f.get("client_key") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "Client key or secret is incorrect." }, { status: 401 });
+    if (f.get("grant_type") === "authorization_code") {
+      const raw = f.get("code") ?? "";
+      const code = codes.get(raw);
+      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) return Response.json({ error: "invalid_grant", error_description: "Authorization code is expired." }, { status: 400 });
+      if (code) code.used = true;
+      return Response.json(issue());
+    }
+    if (f.get("grant_type") === "refresh_token") {
+      if (!refreshes.delete(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant", error_description: "Refresh token is invalid or expired." }, { status: 400 });
+      return Response.json(issue());
+    }
+    return Response.json({ error: "unsupported_grant_type" }, { status: 400 });
+  }
+
+  async function json<T>(req: Request): Promise<T> {
+    const b = await req.json().catch(() => null);
+    if (!b || typeof b !== "object") throw new TikTokError(400, "invalid_params", "The request body is not valid JSON.");
+    return b as T;
+  }
+
+  function newPublish(kind: Publish["kind"], inbox: boolean, extra: Partial<Publish>): Publish {
+    const p: Publish = {
+      id: `v_pub_file~v2-1.${randomBytes(8).toString("hex")}`, kind, inbox, title: "", privacy: "SELF_ONLY", aigc: null, size: 0, chunk: 0, chunks: 0,
+      received: new Map(), head: null, status: "PROCESSING_UPLOAD", fail: null, polls: 0, videoId: null, photos: 0, uploadToken: randomBytes(12).toString("hex"), ...extra,
+    };
+    publishes.set(p.id, p);
+    return p;
+  }
+
+  function checkSource(s: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number } | undefined) {
+    if (s?.source !== "FILE_UPLOAD") throw new TikTokError(400, "invalid_params", "source_info.source must be FILE_UPLOAD here.");
+    const { video_size: size = 0, chunk_size: chunk = 0, total_chunk_count: count = 0 } = s;
+    if (size <= 0 || size > 4096 * MB) throw new TikTokError(400, "invalid_params", "video_size is out of range.");
+    const valid = size <= 64 * MB ? chunk === size && count === 1 : chunk >= 5 * MB && chunk <= 64 * MB && count === Math.floor(size / chunk) && count <= 1000;
+    if (!valid) throw new TikTokError(400, "invalid_params", "chunk_size and total_chunk_count do not follow the chunk rules.");
+    return { size, chunk, count };
+  }
+
+  function finish(p: Publish) {
+    const mp4 = p.head !== null && p.head.length > 8 && Buffer.from(p.head.subarray(4, 8)).toString("latin1") === "ftyp";
+    if (!mp4) {
+      p.status = "FAILED";
+      p.fail = "file_format_check_failed";
+      return;
+    }
+    p.status = "PROCESSING_DOWNLOAD";
+  }
+
+  function settle(p: Publish) {
+    if (p.status !== "PROCESSING_DOWNLOAD" || ++p.polls < 2) return;
+    if (p.inbox) {
+      p.status = "SEND_TO_USER_INBOX";
+      emulated.push({ id: p.id, text: p.title, media: [{ type: p.kind === "video" ? "video" : "image" }], options: { publish_mode: "draft" }, createdAt: new Date() });
+      return;
+    }
+    p.status = "PUBLISH_COMPLETE";
+    const v: Video = { id: String(7_400_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))), title: p.title, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0 };
+    // Only public posts get a public id (after moderation, here at once).
+    if (p.privacy === "PUBLIC_TO_EVERYONE") p.videoId = v.id;
+    videos.push(v);
+    emulated.push({ id: v.id, text: p.title, media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({ type: p.kind === "video" ? "video" : "image" })), options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) }, createdAt: v.createdAt });
+  }
+
+  async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
+    const m = req.method;
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) {
+      const redirect = url.searchParams.get("redirect_uri");
+      if (!clients.has(url.searchParams.get("client_key") ?? "") || !redirect) throw new TikTokError(400, "invalid_request", "client_key and redirect_uri are required.");
+      const code = randomBytes(12).toString("hex");
+      codes.set(code, { redirect, used: false });
+      const back = new URL(redirect);
+      back.searchParams.set("code", code);
+      back.searchParams.set("state", url.searchParams.get("state") ?? "");
+      return new Response(null, { status: 302, headers: { location: back.toString() } });
+    }
+    if (m === "POST" && (path === "/v2/oauth/token/" || path === "/oauth/token")) return token(req);
+    const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
+    if (m === "PUT" && upload) {
+      const p = [...publishes.values()].find((x) => x.uploadToken === upload[1]);
+      if (!p || p.status !== "PROCESSING_UPLOAD") return new Response(null, { status: 404 });
+      const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers.get("content-range") ?? "");
+      const bytes = new Uint8Array(await req.arrayBuffer());
+      if (!range || Number(range[3]) !== p.size || Number(range[2]) - Number(range[1]) + 1 !== bytes.length) return new Response(null, { status: 400 });
+      const index = Math.floor(Number(range[1]) / p.chunk);
+      if (index === 0) p.head = bytes.subarray(0, 16);
+      p.received.set(index, bytes.length);
+      const total = [...p.received.values()].reduce((a, b) => a + b, 0);
+      if (total < p.size) return new Response(null, { status: 206 });
+      finish(p);
+      return new Response(null, { status: 201 });
+    }
+    authed(req);
+    if (m === "GET" && path === "/v2/user/info/") return envelope({ user });
+    if (m === "POST" && path === "/v2/post/publish/creator_info/query/") {
+      return envelope({ creator_avatar_url: user.avatar_url, creator_username: user.username, creator_nickname: user.display_name, privacy_level_options: privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: false, max_video_post_duration_sec: 600 });
+    }
+    if (m === "POST" && (path === "/v2/post/publish/video/init/" || path === "/v2/post/publish/inbox/video/init/")) {
+      const inbox = path.includes("/inbox/");
+      const b = await json<{ post_info?: { title?: string; privacy_level?: string; is_aigc?: boolean; video_cover_timestamp_ms?: number }; source_info?: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number } }>(req);
+      const { size, chunk, count } = checkSource(b.source_info);
+      let privacy = "SELF_ONLY";
+      if (!inbox) {
+        privacy = b.post_info?.privacy_level ?? "";
+        if (!privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
+        if ([...(b.post_info?.title ?? "")].length > 2200) throw new TikTokError(400, "invalid_params", "title is longer than 2200.");
+      }
+      const p = newPublish("video", inbox, { title: b.post_info?.title ?? "", privacy, aigc: b.post_info?.is_aigc ?? null, size, chunk, chunks: count });
+      return envelope({ publish_id: p.id, upload_url: `${base}/upload/${p.uploadToken}` });
+    }
+    if (m === "POST" && path === "/v2/post/publish/content/init/") {
+      const b = await json<{ post_info?: { title?: string; description?: string; privacy_level?: string }; source_info?: { source?: string; photo_images?: string[]; photo_cover_index?: number }; post_mode?: string; media_type?: string }>(req);
+      if (b.media_type !== "PHOTO" || b.source_info?.source !== "PULL_FROM_URL") throw new TikTokError(400, "invalid_params", "media_type PHOTO with source PULL_FROM_URL is required.");
+      const images = b.source_info.photo_images ?? [];
+      if (images.length < 1 || images.length > 35) throw new TikTokError(400, "invalid_params", "photo_images takes 1 to 35 URLs.");
+      const inbox = b.post_mode === "MEDIA_UPLOAD";
+      const privacy = b.post_info?.privacy_level ?? "";
+      if (!inbox && !privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
+      if ([...(b.post_info?.title ?? "")].length > 90) throw new TikTokError(400, "invalid_params", "title is longer than 90.");
+      const p = newPublish("photo", inbox, { title: `${b.post_info?.title ?? ""}\n${b.post_info?.description ?? ""}`, privacy, photos: images.length, status: "PROCESSING_DOWNLOAD" });
+      // TikTok pulls each photo itself: JPEG or WebP only.
+      for (const image of images) {
+        const type = await fetch(image, { signal: AbortSignal.timeout(10_000) }).then(async (r) => (await r.arrayBuffer(), r.ok ? r.headers.get("content-type") ?? "" : "")).catch(() => "");
+        if (!/^image\/(jpeg|webp)/.test(type)) {
+          p.status = "FAILED";
+          p.fail = type ? "picture_format_unsupported" : "url_ownership_unverified";
+        }
+      }
+      return envelope({ publish_id: p.id });
+    }
+    if (m === "POST" && path === "/v2/post/publish/status/fetch/") {
+      const b = await json<{ publish_id?: string }>(req);
+      const p = publishes.get(b.publish_id ?? "");
+      if (!p) throw new TikTokError(400, "invalid_publish_id", "publish_id does not exist.");
+      settle(p);
+      const res = envelope({ status: p.status, ...(p.fail && { fail_reason: p.fail }), ...(p.videoId && { publicaly_available_post_id: ["__POST_ID__"] }), uploaded_bytes: p.size, downloaded_bytes: p.size });
+      // TikTok writes the id as a bare 19-digit number, more than a double holds exactly.
+      return new Response((await res.text()).replace('"__POST_ID__"', p.videoId ?? ""), { headers: { "content-type": "application/json" } });
+    }
+    if (m === "POST" && path === "/v2/video/list/") {
+      const list = [...videos].reverse().slice(0, 20);
+      // Ids are strings here, as TikTok's video list sends them.
+      return envelope({ videos: list.map((v) => ({ id: v.id, title: v.title, video_description: v.title, create_time: Math.floor(v.createdAt.getTime() / 1000), share_url: `https://www.tiktok.com/@${user.username}/video/${v.id}` })), cursor: 0, has_more: false });
+    }
+    if (m === "POST" && path === "/v2/video/query/") {
+      const b = await json<{ filters?: { video_ids?: string[] } }>(req);
+      const ids = b.filters?.video_ids ?? [];
+      if (ids.length === 0 || ids.length > 20) throw new TikTokError(400, "invalid_params", "filters.video_ids takes 1 to 20 ids.");
+      return envelope({ videos: videos.filter((v) => ids.includes(v.id)).map((v) => ({ id: v.id, view_count: v.views, like_count: v.likes, comment_count: v.comments, share_count: v.shares })) });
+    }
+    throw new TikTokError(404, "not_found", `No route ${m} ${path}`);
+  }
+
+  function failureResponse(f: FailureSpec): Response | null {
+    if (f.kind === "rate_limit") return envelope({}, "rate_limit_exceeded", "The API rate limit was exceeded.", 429);
+    if (f.kind === "server_error") return envelope({}, "internal_error", "Something went wrong. Please try again later.", 500);
+    if (f.kind === "auth_expired") return envelope({}, "access_token_invalid", "The access token is invalid or not found in the request.", 401);
+    return null;
+  }
+
+  return {
+    platform: "tiktok",
+    sandboxSettings: { CLIENT_KEY: "sandbox", CLIENT_SECRET: "sandbox" },
+    async handle(req, path) {
+      const url = new URL(req.url);
+      const failure = path.startsWith("/v2/") && !path.startsWith("/v2/oauth") && !path.startsWith("/v2/auth") ? failures.take(path) : undefined;
+      if (failure && failure.kind !== "timeout") {
+        const res = failureResponse(failure);
+        if (res) return res;
+      }
+      let res: Response;
+      try {
+        res = await route(req, path, url, mountBase(req, path));
+      } catch (e) {
+        if (!(e instanceof TikTokError)) throw e;
+        res = envelope({}, e.code, e.message, e.status);
+      }
+      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+    },
+    failNext: (spec) => failures.add(spec),
+    posts: () => [...emulated],
+    reset() {
+      failures.clear();
+      codes = new Map();
+      access = new Map();
+      refreshes = new Set();
+      publishes = new Map();
+      videos = [];
+      emulated = [];
+      privacyOptions = [...PRIVACY];
+    },
+    engage(id, counts) {
+      const v = videos.find((x) => x.id === id);
+      if (!v) throw new Error(`no video ${id}`);
+      v.views += counts.views ?? 0;
+      v.likes += counts.likes ?? 0;
+      v.comments += counts.comments ?? 0;
+      v.shares += counts.shares ?? 0;
+    },
+    setPrivacyOptions(options) {
+      privacyOptions = [...options];
+    },
+  };
+}
+
+export default defineEmulator(() => createTikTokEmulator());

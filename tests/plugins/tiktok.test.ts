@@ -1,0 +1,101 @@
+/** TikTok specifics beyond the conformance suite: chunk plan, privacy options, drafts, photo pulls, 19-digit ids. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createMediaAccess } from "../../src/platform/media.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
+import tiktok, { chunkPlan } from "../../plugins/tiktok/index.ts";
+import { createTikTokEmulator, type TikTokEmulator } from "../../plugins/tiktok/emulator.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+
+const MB = 1024 * 1024;
+let emulator: TikTokEmulator;
+let served: ServedEmulator;
+let media: ReturnType<typeof Bun.serve>;
+let h: ListeningHarness;
+let ctx: PluginContext;
+
+const MP4 = new Uint8Array(4096);
+MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
+
+beforeAll(async () => {
+  emulator = createTikTokEmulator();
+  served = serveEmulator(emulator);
+  media = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: (req) => {
+      const p = new URL(req.url).pathname;
+      if (p.endsWith(".jpg")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/jpeg" } });
+      if (p.endsWith(".png")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } });
+      return new Response(MP4, { headers: { "content-type": "video/mp4" } });
+    },
+  });
+  h = await listeningHarness({
+    CRIER_TIKTOK_API_URL: served.url,
+    CRIER_TIKTOK_AUTHORIZE_URL: `${served.url}/v2/auth/authorize/`,
+    CRIER_TIKTOK_TOKEN_URL: `${served.url}/v2/oauth/token/`,
+    CRIER_TIKTOK_CLIENT_KEY: "sandbox",
+    CRIER_TIKTOK_CLIENT_SECRET: "sandbox",
+  });
+  const { token, profileId } = await h.profile();
+  const res = await h.request("POST", "/v1/accounts/connect/tiktok", { token });
+  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
+  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  expect(row.username).toBe("sandbox_tiktoker");
+  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 10 * MB, allowAddress: () => true }) }).context;
+});
+afterAll(async () => {
+  await h.stop();
+  await served.stop();
+  media.stop(true);
+});
+
+const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const job = (content: string, items: { f: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) =>
+  ({ content, options, idempotencyToken: crypto.randomUUID(), media: items.map((i) => ({ url: url(i.f), type: i.type })) });
+async function settle(out: Outcome): Promise<Outcome> {
+  for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await tiktok.checkStatus!(ctx, out.handle);
+  return out;
+}
+
+test("chunk plan: one piece up to 64 MB, then 10 MB chunks with the remainder in the last", () => {
+  expect(chunkPlan(3 * MB)).toEqual({ chunkSize: 3 * MB, count: 1 });
+  expect(chunkPlan(64 * MB)).toEqual({ chunkSize: 64 * MB, count: 1 });
+  expect(chunkPlan(105 * MB)).toEqual({ chunkSize: 10 * MB, count: 10 });
+});
+
+test("a public video gets its exact 19-digit id, though TikTok sends it as a bare number", async () => {
+  const out = await settle(await tiktok.publish!(ctx, job("dance", [{ f: "v.mp4", type: "video" }], { ai_generated: true, video_cover_timestamp_ms: 1000 })));
+  if (out.kind !== "published") throw new Error(out.kind);
+  expect(out.platformPostId).toMatch(/^\d{19}$/);
+  expect(emulator.posts().at(-1)).toMatchObject({ id: out.platformPostId, options: { privacy_level: "PUBLIC_TO_EVERYONE", ai_generated: true } });
+  expect(out.url).toBe(`https://www.tiktok.com/@sandbox_tiktoker/video/${out.platformPostId}`);
+});
+
+test("an unaudited app posts privately; asking for public is refused for good", async () => {
+  emulator.setPrivacyOptions(["SELF_ONLY"]);
+  try {
+    const out = await settle(await tiktok.publish!(ctx, job("private", [{ f: "v.mp4", type: "video" }])));
+    expect(out.kind).toBe("published");
+    expect(emulator.posts().at(-1)!.options).toMatchObject({ privacy_level: "SELF_ONLY" });
+    expect(await tiktok.publish!(ctx, job("public please", [{ f: "v.mp4", type: "video" }], { privacy_level: "PUBLIC_TO_EVERYONE" }))).toMatchObject({ kind: "permanent", code: "privacy_level_option_mismatch" });
+  } finally {
+    emulator.setPrivacyOptions(["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]);
+  }
+});
+
+test("publish_mode draft lands in the creator's inbox", async () => {
+  const out = await settle(await tiktok.publish!(ctx, job("draft", [{ f: "v.mp4", type: "video" }], { publish_mode: "draft" })));
+  expect(out).toMatchObject({ kind: "published", url: null });
+  expect(emulator.posts().at(-1)!.options).toEqual({ publish_mode: "draft" });
+});
+
+test("photos are pulled by TikTok; a PNG fails for good", async () => {
+  const ok = await settle(await tiktok.publish!(ctx, job("photos", [{ f: "a.jpg", type: "image" }, { f: "b.jpg", type: "image" }])));
+  expect(ok.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.media).toHaveLength(2);
+  expect(await settle(await tiktok.publish!(ctx, job("png", [{ f: "a.png", type: "image" }])))).toMatchObject({ kind: "permanent", code: "picture_format_unsupported" });
+});
