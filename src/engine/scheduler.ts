@@ -171,13 +171,20 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
   const MAX_PARALLEL_CLAIMS = 2;
 
   /** Claims until nothing more is due or no slot is free. Several may run; kick() starts them. */
-  async function fill(): Promise<void> {
-    fills++;
-    try {
+  function fill(): Promise<void> {
+    return claiming(async () => {
       do {
         again = false;
         while (!stopping && (await claimRound()) > 0) { /* claim while there is work and room */ }
       } while (again && !stopping);
+    });
+  }
+
+  /** Runs claims counted in `fills`, so stop() and idle waits know about them. */
+  async function claiming(work: () => Promise<unknown>): Promise<void> {
+    fills++;
+    try {
+      await work();
     } catch (e) {
       log.error("claim failed", { error: (e as Error)?.message });
     } finally {
@@ -248,11 +255,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     kick,
     async claimPost(postId) {
       if (stopping || running.size >= o.concurrency) return kick();
-      try {
-        await claimRound(postId);
-      } catch (e) {
-        log.error("claim failed", { error: (e as Error)?.message });
-      }
+      await claiming(() => claimRound(postId));
     },
     async runUntilIdle() {
       for (let i = 0; i < 10_000; i++) {
@@ -271,7 +274,8 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       stopping = true;
       if (wake) clearTimeout(wake.timer);
       clearLocalEngine(ctx, engine);
-      await fillsDone;
+      // Claims already in flight finish (what they claim is published, not left to expire), then wait.
+      await drain();
       const left = [...[...running.values()].map((r) => r.promise), ...polling.values()];
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });
       let timer: ReturnType<typeof setTimeout> | undefined;
