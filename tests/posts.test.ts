@@ -14,7 +14,8 @@ let profileId: string;
 let bsky: string;
 let bsky2: string;
 let gone: string;
-let facebook: string;
+/** An account on a platform whose plugin cannot publish yet (none once every plugin is written). */
+let declaredOnly: string | undefined;
 let foreign: string;
 
 const connect = async (profile: string, platform: string, remoteId: string) =>
@@ -27,7 +28,8 @@ beforeAll(async () => {
   bsky2 = await connect(profileId, "bluesky", "did:plc:bob");
   gone = await connect(profileId, "bluesky", "did:plc:gone");
   await h.request("DELETE", `/v1/accounts/${gone}`, { token });
-  facebook = await connect(profileId, "facebook", "page-1");
+  const unwritten = h.ctx.platforms.list().find((p) => h.ctx.platforms.statusOf(p.platform) === "declared_only");
+  if (unwritten) declaredOnly = await connect(profileId, unwritten.platform, "declared-1");
   const other = await h.profile();
   foreign = await connect(other.profileId, "bluesky", "did:plc:mallory");
 });
@@ -85,8 +87,8 @@ describe("POST /v1/posts", () => {
       ["not-a-uuid", "target_account_not_found"],
       [foreign, "target_account_not_found"],
       [gone, "target_account_disconnected"],
-      [facebook, "platform_not_supported"],
     ];
+    if (declaredOnly) cases.push([declaredOnly, "platform_not_supported"]);
     for (const [id, code] of cases) {
       const res = await create({ content: "x", targets: [{ account_id: bsky }, { account_id: id }] });
       expect(res.status).toBe(400);
