@@ -17,6 +17,7 @@ import plugin_twitter from "./twitter/index.ts";
 import plugin_vimeo from "./vimeo/index.ts";
 import plugin_youtube from "./youtube/index.ts";
 import emulator_bluesky from "./bluesky/emulator.ts";
+import emulator_facebook from "./facebook/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_instagram from "./instagram/emulator.ts";
 import emulator_linkedin from "./linkedin/emulator.ts";
@@ -52,6 +53,7 @@ export const PLUGINS: Record<string, Plugin> = {
 /** Emulator factories of the plugins that have an emulator.ts. */
 export const EMULATORS: Record<string, () => Emulator> = {
   "bluesky": emulator_bluesky,
+  "facebook": emulator_facebook,
   "farcaster": emulator_farcaster,
   "instagram": emulator_instagram,
   "linkedin": emulator_linkedin,

@@ -31,8 +31,8 @@ export interface OAuthSpec {
   extraAuthorizeParams?: Record<string, string>;
   /** Names (suffixes of CRIER_<PLATFORM>_) that must be set; default CLIENT_ID and CLIENT_SECRET. */
   requiredSettings?: string[];
-  /** Turns the token answer into the connected account (usually one "who am I" call). */
-  identity(c: ConnectContext, token: TokenResponse): Promise<ConnectedIdentity>;
+  /** Turns the token answer into the connected account(s) (usually one "who am I" call). */
+  identity(c: ConnectContext, token: TokenResponse): Promise<ConnectedIdentity | ConnectedIdentity[]>;
 }
 
 export const pkceChallenge = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");

@@ -184,7 +184,8 @@ export type ConnectFlow =
       requiredSettings: string[];
       /** codeVerifier: a PKCE verifier derived from the state (send its S256 challenge where the platform wants PKCE). */
       authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string; codeVerifier: string }): string;
-      exchange(c: ConnectContext, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<ConnectedIdentity>;
+      /** Several identities when one authorization covers several accounts (every Facebook Page the user picked). */
+      exchange(c: ConnectContext, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<ConnectedIdentity | ConnectedIdentity[]>;
     }
   | {
       mode: "credential_form_url" | "managed_signer" | "remote_signer";

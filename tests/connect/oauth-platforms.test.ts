@@ -29,8 +29,8 @@ const PROVIDERS: Record<string, { routes: Record<string, Reply>; expect: { remot
   facebook: {
     routes: {
       "GET /token": (_r, u) => u.searchParams.get("client_secret") === "csecret" && u.searchParams.get("code") ? { access_token: "short" } : null,
-      "GET /oauth/access_token": (_r, u) => u.searchParams.get("fb_exchange_token") === "short" ? { access_token: "long", expires_in: 5184000 } : null,
-      "GET /me/accounts": (_r, u) => u.searchParams.get("access_token") === "long" ? { data: [{ id: "page1", name: "My Page", access_token: "pagetok" }] } : null,
+      "GET /v24.0/oauth/access_token": (_r, u) => u.searchParams.get("fb_exchange_token") === "short" ? { access_token: "long", expires_in: 5184000 } : null,
+      "GET /v24.0/me/accounts": (_r, u) => u.searchParams.get("access_token") === "long" ? { data: [{ id: "page1", name: "My Page", access_token: "pagetok" }] } : null,
     },
     expect: { remoteId: "page1", username: "My Page" },
   },

@@ -66,18 +66,26 @@ function stateFailure(platform: string, check: Exclude<StateCheck, { ok: true }>
   return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[check.reason] }, 400);
 }
 
-async function store(ctx: AppContext, state: ConnectState, plugin: Plugin, identity: ConnectedIdentity): Promise<Response> {
-  await upsertConnectedAccount(ctx, {
-    profileId: state.profileId,
-    platform: plugin.platform,
-    remoteId: identity.remoteId,
-    username: identity.username,
-    avatarUrl: identity.avatarUrl ?? null,
-    credentials: identity.credentials,
-    metadata: identity.metadata ?? {},
+async function store(ctx: AppContext, state: ConnectState, plugin: Plugin, found: ConnectedIdentity | ConnectedIdentity[]): Promise<Response> {
+  const identities = Array.isArray(found) ? found : [found];
+  if (identities.length === 0) throw new ConnectError(`No ${plugin.displayName} account was granted to Crier.`);
+  for (const identity of identities) {
+    await upsertConnectedAccount(ctx, {
+      profileId: state.profileId,
+      platform: plugin.platform,
+      remoteId: identity.remoteId,
+      username: identity.username,
+      avatarUrl: identity.avatarUrl ?? null,
+      credentials: identity.credentials,
+      metadata: identity.metadata ?? {},
+    });
+  }
+  ctx.log.info("account connected", { platform: plugin.platform, profile_id: state.profileId, sandbox: state.sandbox, accounts: identities.length });
+  const names = identities.map((i) => i.username).join(", ");
+  return resultPage({
+    ok: true, platform: plugin.platform, title: "Account connected",
+    message: identities.length === 1 ? `${plugin.displayName} account ${names} is connected to Crier.` : `${identities.length} ${plugin.displayName} accounts are connected to Crier: ${names}.`,
   });
-  ctx.log.info("account connected", { platform: plugin.platform, profile_id: state.profileId, sandbox: state.sandbox });
-  return resultPage({ ok: true, platform: plugin.platform, title: "Account connected", message: `${plugin.displayName} account ${identity.username} is connected to Crier.` });
 }
 
 function failure(ctx: AppContext, platform: string, e: unknown): Response {
