@@ -65,13 +65,13 @@ async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined>
   return (await loadJobs(ctx, [id])).get(id);
 }
 
-type Record = { kind: "published"; id: string; url: string | null }
+type Result = { kind: "published"; id: string; url: string | null }
   | { kind: "submitted"; handle: string }
   | { kind: "retry"; at: Date; reason: string }
   | { kind: "failed"; code: string; reason: string };
 
 /** Hands the result to the batching recorder; resolves once it is committed. */
-function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Record): Promise<void> {
+function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Result): Promise<void> {
   const now = ctx.clock.now();
   switch (r.kind) {
     case "published":
