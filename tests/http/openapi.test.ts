@@ -11,9 +11,14 @@ test("/openapi.json is OpenAPI 3.1 with every /v1 route, its scope and its error
   const spec = res.body;
   expect(spec.openapi).toMatch(/^3\.1/);
   const ops = Object.entries<any>(spec.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([m, op]) => ({ path, m, op })));
-  for (const want of ["get /v1/accounts", "delete /v1/accounts/{id}", "get /v1/drafts", "post /v1/drafts", "get /v1/drafts/{id}", "patch /v1/drafts/{id}", "delete /v1/drafts/{id}"]) {
+  for (const want of ["get /v1/accounts", "delete /v1/accounts/{id}", "get /v1/drafts", "post /v1/drafts", "get /v1/drafts/{id}", "patch /v1/drafts/{id}",
+    "delete /v1/drafts/{id}", "post /v1/accounts/connect/{platform}", "post /v1/media/uploads", "get /v1/media/{id}", "get /v1/posts", "post /v1/posts",
+    "get /v1/posts/{id}", "patch /v1/posts/{id}", "post /v1/posts/{id}/publish", "post /v1/posts/{id}/cancel", "post /v1/posts/{id}/retry",
+    "delete /v1/posts/{id}", "get /v1/posts/{id}/targets/{targetId}", "post /v1/posts/{id}/targets/{targetId}/retry", "post /v1/posts/{id}/targets/{targetId}/cancel"]) {
     expect(ops.map((o) => `${o.m} ${o.path}`)).toContain(want);
   }
+  // Paths are written as the spec writes them: no trailing slash.
+  expect(ops.filter((o) => o.path.length > 1 && o.path.endsWith("/")).map((o) => o.path)).toEqual([]);
   for (const { path, op } of ops.filter((o) => o.path.startsWith("/v1/") && !o.path.includes("/callback/"))) {
     expect(op["x-scope"]).toBeString();
     expect(op.security).toEqual([{ bearer: [] }]);

@@ -13,7 +13,7 @@ const TargetParams = t.Object({ id: Uuid, targetId: Uuid });
 export function postsRoutes(ctx: AppContext) {
   return new Elysia({ name: "posts", prefix: "/v1/posts", detail: { tags: ["Posts"] } })
     .use(auth(ctx))
-    .post("/", async ({ principal, body, headers, set }) => {
+    .post("", async ({ principal, body, headers, set }) => {
       const { value, replayed } = await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"]);
       set.status = 201;
       if (replayed) set.headers["idempotent-replayed"] = "true";
@@ -32,7 +32,7 @@ export function postsRoutes(ctx: AppContext) {
           "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true.",
       },
     })
-    .get("/", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
+    .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: PostListQuery,
       response: { 200: Paged(Post), ...errors(400) },
