@@ -24,6 +24,7 @@ import emulator_linkedin from "./linkedin/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_pinterest from "./pinterest/emulator.ts";
 import emulator_reddit from "./reddit/emulator.ts";
+import emulator_snapchat from "./snapchat/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_threads from "./threads/emulator.ts";
 import emulator_tiktok from "./tiktok/emulator.ts";
@@ -60,6 +61,7 @@ export const EMULATORS: Record<string, () => Emulator> = {
   "nostr": emulator_nostr,
   "pinterest": emulator_pinterest,
   "reddit": emulator_reddit,
+  "snapchat": emulator_snapchat,
   "telegram": emulator_telegram,
   "threads": emulator_threads,
   "tiktok": emulator_tiktok,

@@ -1,19 +1,129 @@
+/**
+ * Snapchat Public Profile API: one image or video per post, published as a Spotlight (video only)
+ * and/or a public Story; platform_options.placements fans one target out into those variants. Media go
+ * up encrypted (AES-256-CBC with a fresh key and IV given to Snap), in chunks of at most 32 MB. Snap
+ * returns no public URL for a Story or Spotlight. Where Snap's reference is not public, request and
+ * answer shapes follow the independent implementations our notes list (see the README).
+ */
+import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";
-import { definePlugin } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
+import { definePlugin, MediaError, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob } from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
+const TOKEN_URL = "https://accounts.snapchat.com/login/oauth2/access_token";
 const PLACEMENTS = ["spotlight", "public_story"] as const;
+const DESCRIPTION_MAX = 160;
+const CHUNK = 32 * MB;
 
-/** Snapchat Public Profile API: one target fans out into a Spotlight and/or a public Story. */
+type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && "reason" in v;
+interface Envelope { request_status?: string; request_id?: string; display_message?: string; error_code?: string }
+interface Options { placements?: string[]; locale?: string }
+
+const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
+const profile = (ctx: PluginContext) => ctx.account.remoteId;
+
+/** Snap's envelope: anything but SUCCESS is a failure; MEDIA_PROCESSING means try again shortly. */
+function envelopeFailure(body: Envelope): Fail | null {
+  if (body.request_status === "SUCCESS") return null;
+  const reason = body.display_message ?? body.error_code ?? "Snap refused the request";
+  if (body.error_code === "MEDIA_PROCESSING") return { kind: "retryable", reason, retryAfterMs: 30_000 };
+  return { kind: "permanent", reason, code: body.error_code ?? "snap_error" };
+}
+
+async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: string; video: boolean } | Fail> {
+  const item = job.media[0];
+  let bytes: Uint8Array;
+  let type: string;
+  try {
+    const body = await ctx.media.open(item);
+    type = body.contentType.split(";")[0].trim();
+    bytes = await body.bytes();
+  } catch (e) {
+    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+    throw e;
+  }
+  const video = type.startsWith("video/");
+  if (video && type !== "video/mp4") return { kind: "permanent", reason: "Snapchat takes MP4 videos only.", code: "unsupported_media" };
+  if (!video && type !== "image/jpeg" && type !== "image/png") return { kind: "permanent", reason: "Snapchat takes JPEG or PNG images.", code: "unsupported_media" };
+  const key = randomBytes(32);
+  const iv = randomBytes(16);
+  const cipher = createCipheriv("aes-256-cbc", key, iv);
+  const encrypted = Buffer.concat([cipher.update(bytes), cipher.final()]);
+  const created = await ctx.http.request<Envelope & { media_id?: string; add_path?: string; finalize_path?: string }>("POST", `/v1/public_profiles/${profile(ctx)}/media`, {
+    json: { type: video ? "VIDEO" : "IMAGE", name: `crier-${job.idempotencyToken}`, key: key.toString("base64"), iv: iv.toString("base64") },
+    headers: auth(ctx),
+  });
+  if (!created.ok) return created.outcome;
+  const fail = envelopeFailure(created.body);
+  if (fail) return fail;
+  const { media_id, add_path, finalize_path } = created.body;
+  if (!media_id || !add_path || !finalize_path) return { kind: "retryable", reason: "Snap created no upload for the media" };
+  for (let part = 1, offset = 0; offset < encrypted.length; part++, offset += CHUNK) {
+    const form = new FormData();
+    form.set("action", "ADD");
+    form.set("part_number", String(part));
+    form.set("file", new File([encrypted.subarray(offset, offset + CHUNK)], `part-${part}`, { type: "application/octet-stream" }));
+    const res = await ctx.http.request<Envelope>("POST", add_path, { multipart: form, headers: auth(ctx) });
+    if (!res.ok) return res.outcome;
+    const f = envelopeFailure(res.body);
+    if (f) return f;
+  }
+  const form = new FormData();
+  form.set("action", "FINALIZE");
+  const fin = await ctx.http.request<Envelope>("POST", finalize_path, { multipart: form, headers: auth(ctx) });
+  if (!fin.ok) return fin.outcome;
+  return envelopeFailure(fin.body) ?? { id: media_id, video };
+}
+
+async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  if (job.media.length !== 1) return { kind: "permanent", reason: "A Snapchat post is exactly one image or one video.", code: "media_required" };
+  const video = job.media[0].type === "video";
+  const variant = job.variant ?? (video ? "spotlight" : "public_story");
+  if (!PLACEMENTS.includes(variant as never)) return { kind: "permanent", reason: `Unknown Snapchat placement ${variant}.`, code: "invalid_variant" };
+  if (variant === "spotlight" && !video) return { kind: "permanent", reason: "Spotlight takes videos only; use the public_story placement for images.", code: "spotlight_video_only" };
+  if ([...job.content].length > DESCRIPTION_MAX) return { kind: "permanent", reason: `Spotlight descriptions take at most ${DESCRIPTION_MAX} characters, hashtags included.`, code: "text_too_long" };
+  const media = await uploadMedia(ctx, job);
+  if (isFail(media)) return media;
+  const options = job.options as Options;
+  const res = variant === "spotlight"
+    ? await ctx.http.request<Envelope & { spotlight?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/spotlights`, {
+      json: { media_id: media.id, description: job.content, locale: options.locale ?? "en_US", skip_save_to_profile: false }, headers: auth(ctx), creates: true,
+    })
+    : await ctx.http.request<Envelope & { story?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/stories`, {
+      json: { media_id: media.id }, headers: auth(ctx), creates: true,
+    });
+  if (!res.ok) return res.outcome;
+  const fail = envelopeFailure(res.body);
+  if (fail) return fail;
+  const body = res.body as { spotlight?: { id?: string }; story?: { id?: string } };
+  const id = body.spotlight?.id ?? body.story?.id ?? media.id;
+  // Snap gives no public link to a Story or a Spotlight; the profile is where people find it.
+  return { kind: "published", platformPostId: id, url: `https://www.snapchat.com/add/${ctx.account.username}` };
+}
+
+async function refresh(ctx: PluginContext): Promise<Credentials> {
+  const refreshToken = ctx.credentials.refresh_token;
+  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Snapchat profile; connect it again", false);
+  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
+    form: { grant_type: "refresh_token", refresh_token: refreshToken, client_id: ctx.settings.CLIENT_ID ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "" },
+  });
+  if (!res.ok) {
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Snap could not refresh the token now: ${res.outcome.reason}`, true);
+    throw new RefreshError(`Snap refused to refresh the token (reconnect the profile): ${res.outcome.reason}`, false);
+  }
+  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+  await ctx.saveCredentials(next);
+  return next;
+}
+
 export default definePlugin({
   platform: "snapchat",
   displayName: "Snapchat",
-  status: "declared_only",
-  missing: ["publish (encrypted chunked media upload, /spotlights and /stories)", "token refresh", "metrics", "emulator"],
   defaultApiUrl: "https://businessapi.snapchat.com",
   // The Spotlight description; hashtags count inside it.
-  textLimit: { max: 160, unit: "characters" },
+  textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
   capabilities: { destination: true, source: false, backfill: false, text: false, images: true, video: true, replies: false, threads: false },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4"],
@@ -31,10 +141,10 @@ export default definePlugin({
     placements: t.Optional(t.Array(t.UnionEnum(PLACEMENTS), { minItems: 1, uniqueItems: true, default: ["spotlight"] })),
     locale: t.Optional(t.String({ pattern: "^[a-z]{2}_[A-Z]{2}$", default: "en_US" })),
   }, { additionalProperties: true }),
-  variants: (options) => [...new Set((options as { placements?: string[] }).placements ?? ["spotlight"])],
+  variants: (options) => [...new Set((options as Options).placements ?? ["spotlight"])],
   connect: oauthFlow({
     authorizeUrl: "https://accounts.snapchat.com/login/oauth2/authorize",
-    tokenUrl: "https://accounts.snapchat.com/login/oauth2/access_token",
+    tokenUrl: TOKEN_URL,
     clientAuth: "body",
     scopes: ["snapchat-profile-api"],
     async identity(c, token) {
@@ -46,4 +156,12 @@ export default definePlugin({
       return { remoteId: p.id, username: p.snap_user_name ?? p.display_name ?? p.id, avatarUrl: p.logo_urls?.original_logo_url ?? null, credentials: tokenCredentials(token, c.now()) };
     },
   }),
+  classifyResponse(res) {
+    const body = res.body as Envelope | null;
+    if (res.status === 429) return { kind: "retryable", reason: body?.display_message ?? "Snap rate limit", retryAfterMs: 60_000 };
+    if (body?.error_code === "MEDIA_PROCESSING") return { kind: "retryable", reason: body.display_message ?? "media still processing", retryAfterMs: 30_000 };
+    return undefined;
+  },
+  publish,
+  refresh,
 });

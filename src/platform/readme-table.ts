@@ -23,5 +23,6 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
   }
   const missing = registry.list().filter((p) => p.missing?.length)
     .map((p) => `- ${p.displayName}: ${p.missing!.join("; ")}.`);
+  if (missing.length === 0) return rows.join("\n");
   return [...rows, "", "Still missing on the declared-only platforms:", "", ...missing].join("\n");
 }

@@ -55,6 +55,8 @@ const testMedia = () => createMediaAccess({ maxBytes: 50 * 1024 * 1024, allowAdd
 const TIMEOUT_MS = 400;
 
 let job = 0;
+/** The media kind a platform's default post takes when it requires media (Snapchat: a Spotlight video). */
+const MINIMAL_MEDIA: Record<string, "image" | "video"> = { snapchat: "video" };
 /** platform_options a platform requires on every target (Reddit: the subreddit). */
 const REQUIRED_OPTIONS: Record<string, Record<string, unknown>> = { reddit: { subreddit: "crier" } };
 let currentOptions: Record<string, unknown> = {};
@@ -88,7 +90,8 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
   const postJob = (content: string) => {
     const j = textJob(content);
     if (!required) return j;
-    return { ...j, media: [required.acceptedTypes.includes("image") && caps.images ? image() : video()] };
+    const kind = MINIMAL_MEDIA[platform] ?? (required.acceptedTypes.includes("image") && caps.images ? "image" : "video");
+    return { ...j, media: [kind === "image" ? image() : video()] };
   };
 
   test("declaration is valid against the spec's Capabilities and MediaRequirements", () => {
