@@ -53,7 +53,7 @@ const job = (content: string, file: string, type: "image" | "video", variant: st
   ({ content, options, variant, idempotencyToken: crypto.randomUUID(), media: [{ url: `http://127.0.0.1:${media.port}/${file}`, type }] });
 
 test("placements fan one target out: a Spotlight and a public Story of the same video", async () => {
-  const options = { placements: ["spotlight", "public_story"], locale: "fr_FR" };
+  const options = { placements: ["spotlight", "public_story"] as ("spotlight" | "public_story")[], locale: "fr_FR" };
   expect(snapchat.variants!(options)).toEqual(["spotlight", "public_story"]);
   for (const variant of snapchat.variants!(options)!) {
     const out = await snapchat.publish!(ctx, job("#crier clip", "v.mp4", "video", variant, options));
