@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { createHarness, type Harness } from "../support/harness.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
 import { createKey, revokeKey } from "../../src/modules/keys/service.ts";
@@ -90,4 +91,17 @@ test("revoking a key takes effect on the next request", async () => {
   expect((await h.request("GET", "/v1/accounts", { token })).status).toBe(200);
   await revokeKey(h.db, keyId);
   expect((await h.request("GET", "/v1/accounts", { token })).status).toBe(401);
+});
+
+test("a key revoked or expired by a direct database update is refused on the next request", async () => {
+  // Another copy of Crier (or an operator in psql) may change the key: nothing about it is cached.
+  const revoked = await h.profile();
+  expect((await h.request("GET", "/v1/accounts", { token: revoked.token })).status).toBe(200);
+  await h.db.rows(sql`update api_keys set revoked_at = now() where id = ${revoked.keyId}`);
+  expect((await h.request("GET", "/v1/accounts", { token: revoked.token })).status).toBe(401);
+
+  const expired = await h.profile();
+  expect((await h.request("GET", "/v1/accounts", { token: expired.token })).status).toBe(200);
+  await h.db.rows(sql`update api_keys set expires_at = ${new Date(h.clock.now().getTime() - 1000).toISOString()}::timestamptz where id = ${expired.keyId}`);
+  expect((await h.request("GET", "/v1/accounts", { token: expired.token })).status).toBe(401);
 });

@@ -2,6 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { accounts } from "../../db/schema.ts";
 import { encryptJson } from "../../db/crypto.ts";
+import { prepared } from "../../db/prepared.ts";
 import { NotFound } from "../../http/errors.ts";
 import { runDisconnectHook } from "../../platform/disconnect.ts";
 import type { Account, DeleteResult } from "./model.ts";
@@ -23,9 +24,11 @@ export function toAccount(ctx: AppContext, row: Row): Account {
   };
 }
 
+const accountsOfProfile = prepared((d) => d.select().from(accounts).where(eq(accounts.profileId, sql.placeholder("profileId")))
+  .orderBy(asc(accounts.createdAt), asc(accounts.id)).prepare("crier_accounts_of_profile"));
+
 export async function listAccounts(ctx: AppContext, profileId: string) {
-  const rows = await ctx.db.db.select().from(accounts).where(eq(accounts.profileId, profileId))
-    .orderBy(asc(accounts.createdAt), asc(accounts.id));
+  const rows = await accountsOfProfile(ctx.db).execute({ profileId });
   return rows.map((r) => toAccount(ctx, r));
 }
 

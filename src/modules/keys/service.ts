@@ -1,6 +1,7 @@
-import { and, asc, eq, isNull } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import { apiKeys, profiles } from "../../db/schema.ts";
+import { prepared } from "../../db/prepared.ts";
 import { isScope, SCOPES, type Scope } from "../../http/scopes.ts";
 import { hashToken, looksLikeToken, newToken, publicPrefix } from "./tokens.ts";
 
@@ -76,14 +77,18 @@ export async function revokeKey(db: Db, id: string, now = new Date()) {
   return publicKey(existing);
 }
 
+const keyByHash = prepared((d) => d
+  .select({ key: apiKeys, sandbox: profiles.sandbox })
+  .from(apiKeys)
+  .innerJoin(profiles, eq(profiles.id, apiKeys.profileId))
+  .where(eq(apiKeys.hash, sql.placeholder("hash")))
+  .prepare("crier_key_by_hash"));
+
 /** Resolves a bearer token to its principal, or null when it is unknown, revoked or expired. */
 export async function authenticate(db: Db, token: string, now: Date): Promise<Principal | null> {
   if (!looksLikeToken(token)) return null;
-  const [row] = await db.db
-    .select({ key: apiKeys, sandbox: profiles.sandbox })
-    .from(apiKeys)
-    .innerJoin(profiles, eq(profiles.id, apiKeys.profileId))
-    .where(eq(apiKeys.hash, hashToken(token)));
+  // Read from the database on every request (no cache): a key revoked anywhere is refused at once.
+  const [row] = await keyByHash(db).execute({ hash: hashToken(token) });
   if (!row || row.key.revokedAt || (row.key.expiresAt && row.key.expiresAt <= now)) return null;
   return { keyId: row.key.id, profileId: row.key.profileId, sandbox: row.sandbox, scopes: row.key.scopes as Scope[] };
 }
