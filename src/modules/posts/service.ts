@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
+import { prepared, preparedSql } from "../../db/prepared.ts";
 import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
@@ -94,9 +95,14 @@ interface NewTarget {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+const accountsByIds = prepared((d) => d.select().from(accounts)
+  .where(and(sql`${accounts.id} = any(${sql.placeholder("ids")}::text::uuid[])`, eq(accounts.profileId, sql.placeholder("profileId"))))
+  .prepare("crier_target_accounts"));
+
 async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, inputs: PostTargetInput[], content: string, media: MediaItem[]): Promise<NewTarget[]> {
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
-  const rows = ids.length ? await db.select().from(accounts).where(and(inArray(accounts.id, ids), eq(accounts.profileId, profileId))) : [];
+  // The ids passed the UUID check above, so the array literal is well formed.
+  const rows = ids.length ? await accountsByIds(db).execute({ ids: `{${ids.join(",")}}`, profileId }) : [];
   const byId = new Map(rows.map((r) => [r.id, r]));
   const seen = new Map<string, number>();
   const out: NewTarget[] = [];
@@ -177,10 +183,39 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
  * The answer is built from what was written, not read back.
  */
 async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]): Promise<Post> {
-  const rows = targets.map(({ username: _, ...t }) => t);
-  await q.execute(sql`with p as (${q.insert(posts).values(post).getSQL()}) ${q.insert(postTargets).values(rows).getSQL()}`);
+  const ts = (d: Date | null) => d?.toISOString() ?? null;
+  // What all targets of a new post share travels once; the rest as one JSON array, so the statement is
+  // the same whatever the number of targets and stays prepared.
+  const first = targets[0];
+  await insertPostStatement(q, {
+    id: post.id, profileId: post.profileId, content: post.content, externalId: post.externalId, media: JSON.stringify(post.media),
+    origin: post.origin, publishAt: ts(post.publishAt), draftId: post.draftId, workflowId: post.workflowId,
+    createdAt: ts(post.createdAt), updatedAt: ts(post.updatedAt),
+    status: first.status, scheduledTime: ts(first.scheduledTime), dueAt: ts(first.dueAt), targetsCreatedAt: ts(first.createdAt), targetsUpdatedAt: ts(first.updatedAt),
+    targets: JSON.stringify(targets.map((t) => ({
+      id: t.id, account_id: t.accountId, platform: t.platform, target_variant: t.targetVariant, position: t.position,
+      content_override: t.contentOverride, platform_options: t.platformOptions,
+    }))),
+  });
   return toPost(post, targets);
 }
+
+const p = (name: string) => sql.placeholder(name);
+// Only for new targets (newRows): no error, lease, result or attempt yet, so those columns keep their defaults.
+const insertPostStatement = preparedSql("crier_insert_post", sql`
+  with p as (
+    insert into posts (id, profile_id, content, external_id, media, origin, publish_at, draft_id, workflow_id, created_at, updated_at)
+    values (${p("id")}::text::uuid, ${p("profileId")}::text::uuid, ${p("content")}::text, ${p("externalId")}::text, ${p("media")}::text::jsonb,
+      ${p("origin")}::text, ${p("publishAt")}::text::timestamptz, ${p("draftId")}::text::uuid, ${p("workflowId")}::text::uuid,
+      ${p("createdAt")}::text::timestamptz, ${p("updatedAt")}::text::timestamptz)
+  )
+  insert into post_targets (id, post_id, profile_id, account_id, platform, target_variant, position, content_override, platform_options,
+    status, scheduled_time, due_at, created_at, updated_at)
+  select x.id, ${p("id")}::text::uuid, ${p("profileId")}::text::uuid, x.account_id, x.platform, x.target_variant, x.position,
+    x.content_override, x.platform_options, ${p("status")}::text, ${p("scheduledTime")}::text::timestamptz, ${p("dueAt")}::text::timestamptz,
+    ${p("targetsCreatedAt")}::text::timestamptz, ${p("targetsUpdatedAt")}::text::timestamptz
+  from jsonb_to_recordset(${p("targets")}::text::jsonb) as x(id uuid, account_id uuid, platform text, target_variant text, position int,
+    content_override text, platform_options jsonb)`);
 
 function newRows(id: string, profileId: string, body: PostCreate, content: string, media: MediaItem[], list: NewTarget[], when: ReturnType<typeof timing>) {
   const post: PostRow = {
