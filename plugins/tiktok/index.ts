@@ -137,12 +137,12 @@ async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outco
 
 /**
  * TikTok sends post ids as bare 19-digit JSON numbers, which lose their last digits in a double. The
- * exact id is the one among the creator's latest videos that agrees on the digits that survived.
+ * exact id is the one among the creator's latest videos (listed with string ids) that rounds to the
+ * same double.
  */
 async function exactId(ctx: PluginContext, approx: number): Promise<string | undefined> {
-  const head = BigInt(approx).toString().slice(0, 15);
   const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", { query: { fields: "id" }, json: { max_count: 20 }, headers: auth(ctx) });
-  return res.ok ? res.body.data.videos.find((v) => String(v.id).startsWith(head))?.id : undefined;
+  return res.ok ? res.body.data.videos.find((v) => Number(v.id) === approx)?.id : undefined;
 }
 
 async function refresh(ctx: PluginContext): Promise<Credentials> {
