@@ -1,4 +1,10 @@
 import { t, type Static } from "elysia";
+import { Type } from "@sinclair/typebox";
+
+// Response-only integers: elysia's t.Integer also accepts numeric strings through a transform, which makes
+// every response be walked by TypeBox's Encode on top of the check; answers hold real integers, so the
+// plain integer (same OpenAPI) is checked without that walk.
+const Int = Type.Integer;
 
 export const PLATFORMS = [
   "bluesky", "facebook", "farcaster", "nostr", "telegram", "instagram", "linkedin", "pinterest",
@@ -26,22 +32,22 @@ export const Capabilities = t.Object({
 export const MediaRequirements = t.Object({
   supported_formats: t.Array(t.String()),
   convertible_formats: t.Record(t.String(), t.String()),
-  max_size_bytes: t.Object({ image: t.Integer(), video: t.Integer(), gif: t.Integer() }),
+  max_size_bytes: t.Object({ image: Int(), video: Int(), gif: Int() }),
   file_constraints: t.Object({
-    maxFiles: t.Integer(),
-    maxVideoFiles: t.Integer(),
-    maxImageFiles: t.Integer(),
-    maxGifFiles: t.Optional(t.Integer()),
+    maxFiles: Int(),
+    maxVideoFiles: Int(),
+    maxImageFiles: Int(),
+    maxGifFiles: t.Optional(Int()),
     allowMixedMedia: t.Boolean(),
     gifBehavior: t.Optional(t.String()),
   }, { additionalProperties: true }),
   required_media: t.Union([t.Object({
-    minFiles: t.Integer({ minimum: 1 }),
+    minFiles: Int({ minimum: 1 }),
     acceptedTypes: t.Array(t.Union([t.Literal("image"), t.Literal("video")])),
     errorCode: t.String(),
     errorMessage: t.String(),
   }), t.Null()]),
-  max_hashtags: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
+  max_hashtags: t.Union([Int({ minimum: 0 }), t.Null()]),
   min_video_duration_seconds: t.Union([t.Number(), t.Null()]),
   max_video_duration_seconds: t.Union([t.Number(), t.Null()]),
   aspect_ratio: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
