@@ -8,8 +8,6 @@
  * caster" (one user, so connecting again finds the same account).
  */
 import { randomBytes } from "node:crypto";
-import { recoverTypedDataAddress } from "viem";
-import { mnemonicToAccount } from "viem/accounts";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
 import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
@@ -67,6 +65,7 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 
 export function createFarcasterEmulator(): FarcasterEmulator {
   const failures = new FailurePlan();
+  /** App FID → custody mnemonic; its address is derived when a signature is checked (viem loads lazily). */
   let apps = new Map<number, string>();
   let signers = new Map<string, Signer>();
   let users = new Map<number, User>();
@@ -76,7 +75,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
   let approver = { fid: 10001, username: "sandbox-caster" };
   const keys = new Set([SANDBOX_SETTINGS.API_KEY]);
 
-  const registerApp = (fid: number, mnemonic: string) => void apps.set(fid, mnemonicToAccount(mnemonic).address.toLowerCase());
+  const registerApp = (fid: number, mnemonic: string) => void apps.set(fid, mnemonic);
   registerApp(Number(SANDBOX_SETTINGS.APP_FID), SANDBOX_SETTINGS.APP_MNEMONIC);
 
   function user(fid: number, username = `user${fid}`): User {
@@ -201,8 +200,10 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       if (!s) throw new NeynarError(404, "NotFound", "Signer not found");
       if (s.status !== "generated") throw new NeynarError(400, "InvalidState", `Signer is already ${s.status}`);
       const appFid = Number(b.app_fid);
-      const custody = apps.get(appFid);
-      if (!custody) throw new NeynarError(400, "InvalidField", `app_fid ${b.app_fid} is not a registered app`);
+      const mnemonic = apps.get(appFid);
+      if (!mnemonic) throw new NeynarError(400, "InvalidField", `app_fid ${b.app_fid} is not a registered app`);
+      const [{ recoverTypedDataAddress }, { mnemonicToAccount }] = await Promise.all([import("viem"), import("viem/accounts")]);
+      const custody = mnemonicToAccount(mnemonic).address.toLowerCase();
       const deadline = Number(b.deadline);
       if (!Number.isInteger(deadline) || deadline * 1000 <= Date.now()) throw new NeynarError(400, "InvalidField", "deadline must be a future unix time in seconds");
       let recovered: string;

@@ -6,7 +6,6 @@
  */
 import { createHash } from "node:crypto";
 import { t } from "elysia";
-import { mnemonicToAccount } from "viem/accounts";
 import {
   ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type ProviderHttp,
   type PublishJob, type RecentPost,
@@ -54,6 +53,8 @@ async function prepare(c: ConnectContext) {
   const mnemonic = c.settings.APP_MNEMONIC ?? "";
   const appFid = Number(c.settings.APP_FID);
   if (!Number.isInteger(appFid) || appFid <= 0) throw new ConnectError("This server's CRIER_FARCASTER_APP_FID is not a Farcaster id; the administrator must fix it.");
+  // viem is loaded on first use: it is only needed here, and loading it costs every process start.
+  const { mnemonicToAccount } = await import("viem/accounts");
   let account: ReturnType<typeof mnemonicToAccount>;
   try {
     account = mnemonicToAccount(mnemonic);
