@@ -3,7 +3,8 @@
  * Publishing at most once is the rule; every path that cannot prove nothing was created ends
  * failed/outcome_unknown rather than trying again.
  */
-import { eq, inArray, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { prepared } from "../db/prepared.ts";
 import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
 import { providerFor } from "../platform/provider.ts";
@@ -32,8 +33,7 @@ export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBas
 }
 
 /** Everything the plugin needs about claimed targets, read in one query after the claim committed. */
-function selectJobs(ctx: AppContext, ids: string[]) {
-  return ctx.db.db.select({
+const selectJobs = prepared((d) => d.select({
     target: postTargets,
     content: posts.content,
     media: posts.media,
@@ -51,14 +51,15 @@ function selectJobs(ctx: AppContext, ids: string[]) {
     .innerJoin(posts, eq(posts.id, postTargets.postId))
     .innerJoin(accounts, eq(accounts.id, postTargets.accountId))
     .innerJoin(profiles, eq(profiles.id, accounts.profileId))
-    .where(inArray(postTargets.id, ids));
-}
+    .where(sql`${postTargets.id} = any(${sql.placeholder("ids")}::text::uuid[])`)
+    .prepare("crier_claimed_jobs"));
 
-export type Job = Awaited<ReturnType<typeof selectJobs>>[number];
+export type Job = Awaited<ReturnType<ReturnType<typeof selectJobs>["execute"]>>[number];
 
 export async function loadJobs(ctx: AppContext, ids: string[]): Promise<Map<string, Job>> {
   if (!ids.length) return new Map();
-  return new Map((await selectJobs(ctx, ids)).map((r) => [r.target.id, r]));
+  // The ids come from the database (the claim), so the array literal is well formed.
+  return new Map((await selectJobs(ctx.db).execute({ ids: `{${ids.join(",")}}` })).map((r) => [r.target.id, r]));
 }
 
 async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined> {

@@ -3,7 +3,8 @@
  * couple of milliseconds, instead of one commit each. A publish counts as done (its slot and account
  * free again) only once its result is committed, so a crash can never lose a recorded outcome.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
+import { preparedSql } from "../db/prepared.ts";
 import type { Db } from "../db/client.ts";
 import type { TargetStatus } from "./status.ts";
 
@@ -21,6 +22,27 @@ export interface TargetResult {
 }
 
 interface Pending { id: string; r: TargetResult; done: () => void; fail: (e: unknown) => void }
+
+const p = (name: string) => sql.placeholder(name);
+/**
+ * One statement, prepared, whatever the batch size. Fenced on our claim: a target another copy declared
+ * expired (outcome_unknown) may still get the real outcome from us, but nothing someone else claimed
+ * since is overwritten.
+ * Not waiting for the disk is safe here: a result lost in a database crash leaves the target processing,
+ * and its lease then ends it outcome_unknown. Nothing is ever published twice by it; the claim, which
+ * decides that, is committed durably. set_config(..., true) inside the statement applies to its own
+ * implicit transaction, whose commit is what it relaxes (no BEGIN / SET LOCAL / COMMIT round trips).
+ */
+const recordStatement = preparedSql("crier_record_results", sql`
+  update post_targets t set status = v.status, platform_post_id = v.ppid, platform_post_url = v.url,
+    published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
+    submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at
+  from jsonb_to_recordset(${p("rows")}::text::jsonb) as v(id uuid, status text, ppid text, url text, published_at timestamptz,
+      error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz),
+    (select set_config('synchronous_commit', 'off', true)) as relaxed
+  where t.id = v.id and t.claimed_by = ${p("claimedBy")}::text
+    and (t.status = 'processing' or (t.status = 'failed' and t.error_code = 'outcome_unknown'))
+  returning t.id`);
 
 const MAX_BATCH = 64;
 const WAIT_MS = 2;
@@ -45,26 +67,13 @@ export class Recorder {
     const batch = this.pending.splice(0);
     if (!batch.length) return;
     const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-    const rows: SQL[] = batch.map(({ id, r }) => sql`(${id}::uuid, ${r.status}, ${r.platformPostId ?? null}, ${r.platformPostUrl ?? null},
-      ${ts(r.publishedAt)}::timestamptz, ${r.error ?? null}, ${r.errorCode ?? null}, ${ts(r.dueAt)}::timestamptz,
-      ${r.submittedHandle ?? null}, ${ts(r.submitDeadline)}::timestamptz, ${ts(r.at)}::timestamptz)`);
+    const rows = batch.map(({ id, r }) => ({
+      id, status: r.status, ppid: r.platformPostId ?? null, url: r.platformPostUrl ?? null, published_at: ts(r.publishedAt),
+      error: r.error ?? null, code: r.errorCode ?? null, due_at: ts(r.dueAt), handle: r.submittedHandle ?? null,
+      deadline: ts(r.submitDeadline), at: ts(r.at),
+    }));
     try {
-      // Fenced on our claim: a target another copy declared expired (outcome_unknown) may still get the
-      // real outcome from us, but nothing someone else claimed since is overwritten.
-      // Not waiting for the disk is safe here: a result lost in a database crash leaves the target
-      // processing, and its lease then ends it outcome_unknown. Nothing is ever published twice by it;
-      // the claim, which decides that, is committed durably.
-      await this.db.db.transaction(async (tx) => {
-        await this.db.rows(sql`set local synchronous_commit = off`, tx);
-        await this.db.rows(sql`
-        update post_targets t set status = v.status, platform_post_id = v.ppid, platform_post_url = v.url,
-          published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
-          submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at
-        from (values ${sql.join(rows, sql`, `)}) as v(id, status, ppid, url, published_at, error, code, due_at, handle, deadline, at)
-        where t.id = v.id and t.claimed_by = ${this.claimedBy}
-          and (t.status = 'processing' or (t.status = 'failed' and t.error_code = 'outcome_unknown'))
-        returning t.id`, tx);
-      });
+      await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
       for (const p of batch) p.done();
     } catch (e) {
       for (const p of batch) p.fail(e);
