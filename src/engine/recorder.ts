@@ -1,7 +1,8 @@
 /**
- * Writes publish results in batches: one UPDATE (one commit) for every result that came in within a
- * couple of milliseconds, instead of one commit each. A publish counts as done (its slot and account
- * free again) only once its result is committed, so a crash can never lose a recorded outcome.
+ * Writes publish results in batches, group-commit style: one statement at a time, and every result that
+ * comes in while it runs goes into the next one, so a lone result is written at once and a busy copy still
+ * writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot and
+ * account free again) only once its result is committed, so a crash can never lose a recorded outcome.
  */
 import { sql } from "drizzle-orm";
 import { preparedSql } from "../db/prepared.ts";
@@ -45,38 +46,50 @@ const recordStatement = preparedSql("crier_record_results", sql`
   returning t.id`);
 
 const MAX_BATCH = 64;
-const WAIT_MS = 2;
 
 export class Recorder {
   private pending: Pending[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private writing = false;
+  private scheduled = false;
 
   constructor(private db: Db, private claimedBy: string) {}
 
   record(id: string, r: TargetResult): Promise<void> {
     return new Promise((done, fail) => {
       this.pending.push({ id, r, done, fail });
-      if (this.pending.length >= MAX_BATCH) void this.flush();
-      else this.timer ??= setTimeout(() => void this.flush(), WAIT_MS);
+      this.schedule();
     });
   }
 
-  async flush(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending.splice(0);
+  /** After this turn of the event loop, so results finishing together share a statement. */
+  private schedule() {
+    if (this.writing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.writing) return;
+    const batch = this.pending.splice(0, MAX_BATCH);
     if (!batch.length) return;
+    this.writing = true;
     const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-    const rows = batch.map(({ id, r }) => ({
-      id, status: r.status, ppid: r.platformPostId ?? null, url: r.platformPostUrl ?? null, published_at: ts(r.publishedAt),
-      error: r.error ?? null, code: r.errorCode ?? null, due_at: ts(r.dueAt), handle: r.submittedHandle ?? null,
-      deadline: ts(r.submitDeadline), at: ts(r.at),
-    }));
     try {
+      const rows = batch.map(({ id, r }) => ({
+        id, status: r.status, ppid: r.platformPostId ?? null, url: r.platformPostUrl ?? null, published_at: ts(r.publishedAt),
+        error: r.error ?? null, code: r.errorCode ?? null, due_at: ts(r.dueAt), handle: r.submittedHandle ?? null,
+        deadline: ts(r.submitDeadline), at: ts(r.at),
+      }));
       await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
       for (const p of batch) p.done();
     } catch (e) {
       for (const p of batch) p.fail(e);
+    } finally {
+      this.writing = false;
+      if (this.pending.length) this.schedule();
     }
   }
 }
