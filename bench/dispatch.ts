@@ -1,6 +1,7 @@
 // bench/dispatch: how fast the engine drains due targets into a platform that answers at once.
 //   BENCH_DATABASE_URL=postgres://... npx bun bench/dispatch.ts
-// 1. a bare loop POSTing createRecord to the Bluesky emulator, one request after another (the yardstick);
+// 1. a bare loop POSTing createRecord to the Bluesky emulator, one request after another, in its own
+//    process like the copies (the yardstick);
 // 2. 10,000 targets due at once, drained by one engine copy, then by two copies (separate processes);
 // 3. dispatch lag (published_at − due time) with targets falling due at a steady 100/s, one copy
 //    running as `crier serve` does (ticks every second and wake-ups for the next due target).
@@ -32,21 +33,18 @@ for (let i = 0; i < ACCOUNTS; i++) {
   accountIds.push((await upsertConnectedAccount(ctx, { profileId: profile.id, platform: "bluesky", ...identity })).id);
 }
 
+/** The bare loop, in its own process as the engine copies are: the emulator's process only serves. */
 async function bareLoop(n: number): Promise<number> {
-  const session = await (await fetch(`${served.url}/xrpc/com.atproto.server.createSession`, {
-    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ identifier: "bare.test", password: "x" }),
-  })).json() as { did: string; accessJwt: string };
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) {
-    const res = await fetch(`${served.url}/xrpc/com.atproto.repo.createRecord`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${session.accessJwt}` },
-      body: JSON.stringify({ repo: session.did, collection: "app.bsky.feed.post", record: { $type: "app.bsky.feed.post", text: `bare ${i}`, createdAt: new Date().toISOString() } }),
-    });
-    if (!res.ok) throw new Error(`bare loop: ${res.status}`);
-    await res.arrayBuffer();
-  }
-  return n / ((performance.now() - t0) / 1000);
+  const child = spawn(process.execPath, ["bench/dispatch-bare.ts"], {
+    env: { ...process.env, CRIER_BLUESKY_API_URL: served.url, BENCH_BARE: String(n) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => { out += d.toString(); });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  const rate = Number(out.trim().split("\n").pop());
+  if (code !== 0 || !rate) throw new Error(`bare loop exited with ${code}: ${out}`);
+  return rate;
 }
 
 async function runCopies(copies: number, mode: "drain" | "ticks", env: Record<string, string> = {}): Promise<number> {
@@ -120,7 +118,7 @@ const lags = (await ctx.db.rows<{ ms: number }>(sql`
 await checkAllPublished("lag run", lagTargets, lagBefore);
 
 console.log("");
-console.log(`bare loop (sequential POSTs): ${bare.toFixed(0)} req/s (runs: ${bare1.toFixed(0)}, ${bare2.toFixed(0)})`);
+console.log(`bare loop (sequential POSTs, own process): ${bare.toFixed(0)} req/s (runs: ${bare1.toFixed(0)}, ${bare2.toFixed(0)})`);
 for (const [label] of settings) {
   const one = results[`${label}/1`];
   const two = results[`${label}/2`];
