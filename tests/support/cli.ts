@@ -25,24 +25,33 @@ export async function runCli(args: string[], env: Record<string, string>, opts: 
 
 export interface ServeProcess { url: string; proc: ReturnType<typeof Bun.spawn>; stop(): Promise<number>; firstOkMs: number }
 
-/** Starts `crier serve` on a free port and waits for /healthz; reports the time to the first 200. */
+/** Starts `crier serve` on a port the system picks (PORT=0) and waits for /healthz; reports the time to the first 200. */
 export async function startServe(env: Record<string, string>, opts: { binary?: string; cwd?: string; args?: string[] } = {}): Promise<ServeProcess> {
-  const port = 20000 + Math.floor(Math.random() * 30000);
   const started = performance.now();
   const proc = Bun.spawn([...crierCommand(opts.binary), "serve", ...(opts.args ?? [])], {
     cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), "crier-cwd-")),
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", PORT: String(port), HOST: "127.0.0.1", ...env },
-    stdout: "pipe",
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", PORT: "0", HOST: "127.0.0.1", ...env },
+    stdout: "ignore",
     stderr: "pipe",
   });
-  const url = `http://127.0.0.1:${port}`;
+  // serve announces its address on stderr ("Crier is listening on http://…"); keep draining afterwards.
+  const reader = proc.stderr.getReader();
+  let seen = "";
+  let url: string | undefined;
+  const deadline = Date.now() + 60_000;
+  while (!url && Date.now() < deadline) {
+    const { done, value } = await reader.read();
+    if (done) throw new Error(`crier serve exited with ${await proc.exited}: ${seen}`);
+    seen += new TextDecoder().decode(value);
+    url = /listening on (http:\/\/[^\s]+)/.exec(seen)?.[1];
+  }
+  if (!url) throw new Error(`crier serve did not announce its address: ${seen}`);
+  void (async () => { while (!(await reader.read()).done); })();
   for (let i = 0; i < 600; i++) {
-    if (proc.exitCode !== null) throw new Error(`crier serve exited with ${proc.exitCode}: ${await new Response(proc.stderr).text()}`);
     try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
+      if ((await fetch(`${url}/healthz`)).ok) break;
     } catch { /* not up yet */ }
-    await Bun.sleep(50);
+    await Bun.sleep(20);
   }
   const firstOkMs = performance.now() - started;
   return {

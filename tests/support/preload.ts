@@ -1,7 +1,4 @@
 // Loaded before every test file (bunfig.toml). Tests log nothing unless asked to.
-import { setDefaultTimeout } from "bun:test";
-
+// Opening fresh databases and starting real processes takes seconds on a loaded 2-core machine:
+// `npm test` passes --timeout 60000; pass it too when running `bun test FILE` by hand.
 process.env.LOG_LEVEL ??= "silent";
-// Opening a fresh database and starting real processes takes seconds on a loaded 2-core machine;
-// `npm test` passes --timeout 60000 too, this covers `bun test FILE` run by hand.
-setDefaultTimeout(60_000);
