@@ -34,6 +34,8 @@ describe.each(registry.list().map((p) => [p.platform, p] as const))("%s", (platf
     // A platform that takes no text-only post must say which media it requires.
     if (!caps.text) expect(mr.required_media).not.toBeNull();
     if (caps.threads) expect(caps.replies).toBe(true);
+    // A workflow source is read with fetchRecent; a platform without it cannot be one.
+    if (caps.source) expect(typeof plugin.fetchRecent).toBe("function");
     expect(plugin.textLimit.max).toBeGreaterThan(0);
     expect(() => new URL(plugin.defaultApiUrl)).not.toThrow();
     if (pluginStatus(plugin) === "implemented") expect(typeof plugin.publish).toBe("function");
