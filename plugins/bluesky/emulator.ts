@@ -6,7 +6,7 @@
  * audience and method, record shape and limits, blob ownership, types and sizes.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
 
@@ -430,35 +430,32 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     return null;
   }
 
+  const nsidOf = (path: string) => /^\/xrpc\/([a-zA-Z0-9.]+)$/.exec(path)?.[1];
+
+  // A failure's `on` may name the XRPC method as well as the path.
+  const xrpc = failingHandler({
+    failures,
+    canFail: () => true,
+    failureNames: (path) => [path, nsidOf(path)!],
+    failureResponse,
+    async route(req, path) {
+      const nsid = nsidOf(path)!;
+      const handler = req.method === "POST" ? procedures[nsid] : req.method === "GET" ? queries[nsid] : undefined;
+      if (handler) return handler(req, new URL(req.url), mountBase(req, path));
+      const known = nsid in procedures || nsid in queries;
+      return json(known ? { error: "InvalidRequest", message: "Incorrect HTTP method" } : { error: "MethodNotImplemented", message: "Method Not Implemented" }, known ? 400 : 501);
+    },
+    error: XrpcError,
+    errorResponse: (e) => json({ error: e.error, message: e.message }, e.status),
+  });
+
   return {
     platform: "bluesky",
     async handle(req, path) {
-      const url = new URL(req.url);
-      const base = mountBase(req, path);
-      const m = /^\/xrpc\/([a-zA-Z0-9.]+)$/.exec(path);
-      if (!m) return json({ error: "NotFound", message: "Not Found" }, 404);
-      const nsid = m[1];
-      const failure = failures.take(path, nsid);
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure, req);
-        if (res) return res;
-      }
-      const handler = req.method === "POST" ? procedures[nsid] : req.method === "GET" ? queries[nsid] : undefined;
-      let res: Response;
-      if (!handler) {
-        const known = nsid in procedures || nsid in queries;
-        res = json(known ? { error: "InvalidRequest", message: "Incorrect HTTP method" } : { error: "MethodNotImplemented", message: "Method Not Implemented" }, known ? 400 : 501);
-      } else {
-        try {
-          res = await handler(req, url, base);
-        } catch (e) {
-          if (!(e instanceof XrpcError)) throw e;
-          res = json({ error: e.error, message: e.message }, e.status);
-        }
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+      if (!nsidOf(path)) return json({ error: "NotFound", message: "Not Found" }, 404);
+      return xrpc.handle(req, path);
     },
-    failNext: (spec) => failures.add(spec),
+    failNext: xrpc.failNext,
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
 
 /** The settings sandbox profiles run the plugin with. The mnemonic is the well-known public test one. */
@@ -260,23 +260,14 @@ export function createFarcasterEmulator(): FarcasterEmulator {
   return {
     platform: "farcaster",
     sandboxSettings: SANDBOX_SETTINGS,
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/v2/") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof NeynarError)) throw e;
-        res = json({ code: e.code, message: e.message }, e.status);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/v2/"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: NeynarError,
+      errorResponse: (e) => json({ code: e.code, message: e.message }, e.status),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const CAPTION_MAX = 2200;
 const LONG_TTL_S = 60 * 86400;
@@ -226,23 +226,14 @@ export function createInstagramEmulator(): InstagramEmulator {
   return {
     platform: "instagram",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = /^\/v\d/.test(path) ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url);
-      } catch (e) {
-        if (!(e instanceof GraphError)) throw e;
-        res = graph(e.status, e.code, e.message, e.subcode);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => /^\/v\d/.test(path),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url)),
+      error: GraphError,
+      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

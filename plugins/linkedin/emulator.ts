@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
 const ACCESS_TTL_MS = 60 * 86400_000;
@@ -166,23 +166,14 @@ export function createLinkedInEmulator(): LinkedInEmulator {
   return {
     platform: "linkedin",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/rest/") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof LiError)) throw e;
-        res = error(e.status, e.message, e.code);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/rest/"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: LiError,
+      errorResponse: (e) => error(e.status, e.message, e.code),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 30 * 86400;
 
@@ -194,23 +194,14 @@ export function createPinterestEmulator(): PinterestEmulator {
   return {
     platform: "pinterest",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/oauth") || path.startsWith("/upload") ? undefined : failures.take(path);
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof PinError)) throw e;
-        res = Response.json({ code: e.code, message: e.message }, { status: e.status });
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => !path.startsWith("/oauth") && !path.startsWith("/upload"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: PinError,
+      errorResponse: (e) => Response.json({ code: e.code, message: e.message }, { status: e.status }),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

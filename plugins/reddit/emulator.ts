@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
 
@@ -202,23 +202,14 @@ export function createRedditEmulator(): RedditEmulator {
   return {
     platform: "reddit",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/api/") && !path.startsWith("/api/v1/access_token") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof HttpError)) throw e;
-        res = Response.json({ message: e.message, error: e.status }, { status: e.status });
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/api/") && !path.startsWith("/api/v1/access_token"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: HttpError,
+      errorResponse: (e) => Response.json({ message: e.message, error: e.status }, { status: e.status }),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

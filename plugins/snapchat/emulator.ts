@@ -9,7 +9,7 @@
  */
 import { createDecipheriv, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 3600;
@@ -144,23 +144,14 @@ export function createSnapchatEmulator(): Emulator {
   return {
     platform: "snapchat",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/v1/") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url);
-      } catch (e) {
-        if (!(e instanceof SnapError)) throw e;
-        res = refusal(e.status, e.code, e.message);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/v1/"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url)),
+      error: SnapError,
+      errorResponse: (e) => refusal(e.status, e.code, e.message),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -10,7 +10,7 @@
  * bot as its administrator. Tests shape other situations with channel() and revokeToken().
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
@@ -347,34 +347,42 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     return null;
   }
 
+  const botCall = (path: string) => {
+    const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
+    return m && { token: m[1], name: m[2] };
+  };
+
+  // A failure's `on` may name the Bot API method; the token is masked out of the path it sees.
+  const botApi = failingHandler({
+    failures,
+    canFail: () => true,
+    failureNames(path) {
+      const { token, name } = botCall(path)!;
+      return [path.replace(token, "***"), name];
+    },
+    failureResponse,
+    async route(req, path) {
+      const { token, name } = botCall(path)!;
+      const bot = botFor(token);
+      // Method names are case-insensitive in the Bot API.
+      const method = Object.entries(methods).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+      if (!method) throw new TgError(404, "Not Found: method not found");
+      const params = await readParams(req, new URL(req.url));
+      return reply({ ok: true, result: await method(params, bot) });
+    },
+    error: TgError,
+    errorResponse: (e) => reply({ ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) }, e.code),
+  });
+
   return {
     platform: "telegram",
     // Both spellings: the sandbox fills required settings with placeholders under their full names.
     sandboxSettings: { CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, BOT_TOKEN: SANDBOX_BOT_TOKEN },
     async handle(req, path) {
-      const m = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(path);
-      if (!m) return reply({ ok: false, error_code: 404, description: "Not Found" }, 404);
-      const [, token, name] = m;
-      const failure = failures.take(path.replace(token, "***"), name);
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        const bot = botFor(token);
-        // Method names are case-insensitive in the Bot API.
-        const method = Object.entries(methods).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
-        if (!method) throw new TgError(404, "Not Found: method not found");
-        const params = await readParams(req, new URL(req.url));
-        res = reply({ ok: true, result: await method(params, bot) });
-      } catch (e) {
-        if (!(e instanceof TgError)) throw e;
-        res = reply({ ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) }, e.code);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+      if (!botCall(path)) return reply({ ok: false, error_code: 404, description: "Not Found" }, 404);
+      return botApi.handle(req, path);
     },
-    failNext: (spec) => failures.add(spec),
+    failNext: botApi.failNext,
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const TEXT_MAX = 500;
 const LONG_TTL_S = 60 * 86400;
@@ -228,23 +228,14 @@ export function createThreadsEmulator(): ThreadsEmulator {
   return {
     platform: "threads",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/v1.0/") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url);
-      } catch (e) {
-        if (!(e instanceof GraphError)) throw e;
-        res = graph(e.status, e.code, e.message, e.subcode);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/v1.0/"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url)),
+      error: GraphError,
+      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

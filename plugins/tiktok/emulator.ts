@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 24 * 3600;
@@ -245,23 +245,14 @@ export function createTikTokEmulator(): TikTokEmulator {
   return {
     platform: "tiktok",
     sandboxSettings: { CLIENT_KEY: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/v2/") && !path.startsWith("/v2/oauth") && !path.startsWith("/v2/auth") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof TikTokError)) throw e;
-        res = envelope({}, e.code, e.message, e.status);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/v2/") && !path.startsWith("/v2/oauth") && !path.startsWith("/v2/auth"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: TikTokError,
+      errorResponse: (e) => envelope({}, e.code, e.message, e.status),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 import { MAX_WEIGHT, weightedLength } from "./text.ts";
 
 const MB = 1024 * 1024;
@@ -260,23 +260,14 @@ export function createXEmulator(): XEmulator {
   return {
     platform: "twitter",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/2/") && !path.includes("oauth2") ? failures.take(path) : undefined;
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure, req);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url);
-      } catch (e) {
-        if (!(e instanceof Problem)) throw e;
-        res = problem(e.status, e.title, e.message, e.headers);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path.startsWith("/2/") && !path.includes("oauth2"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url)),
+      error: Problem,
+      errorResponse: (e) => problem(e.status, e.title, e.message, e.headers),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

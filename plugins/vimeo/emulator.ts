@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
 const VIEWS = ["anybody", "contacts", "disable", "nobody", "password", "unlisted", "users"];
@@ -182,23 +182,14 @@ export function createVimeoEmulator(): VimeoEmulator {
   return {
     platform: "vimeo",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path.startsWith("/oauth") ? undefined : failures.take(path);
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof VimeoError)) throw e;
-        res = json({ error: e.message, developer_message: e.message, error_code: e.code }, e.status);
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => !path.startsWith("/oauth"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: VimeoError,
+      errorResponse: (e) => json({ error: e.message, developer_message: e.message, error_code: e.code }, e.status),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

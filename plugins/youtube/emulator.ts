@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { FailurePlan, holdThen, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_MS = 3600_000;
 const PRIVACY = ["public", "unlisted", "private"];
@@ -184,23 +184,14 @@ export function createYouTubeEmulator(): YouTubeEmulator {
   return {
     platform: "youtube",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    async handle(req, path) {
-      const url = new URL(req.url);
-      const failure = path === "/token" || path.startsWith("/oauth") ? undefined : failures.take(path);
-      if (failure && failure.kind !== "timeout") {
-        const res = failureResponse(failure);
-        if (res) return res;
-      }
-      let res: Response;
-      try {
-        res = await route(req, path, url, mountBase(req, path));
-      } catch (e) {
-        if (!(e instanceof GoogleError)) throw e;
-        res = Response.json(body(e.status, e.reason, e.message), { status: e.status });
-      }
-      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
-    },
-    failNext: (spec) => failures.add(spec),
+    ...failingHandler({
+      failures,
+      canFail: (path) => path !== "/token" && !path.startsWith("/oauth"),
+      failureResponse,
+      route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
+      error: GoogleError,
+      errorResponse: (e) => Response.json(body(e.status, e.reason, e.message), { status: e.status }),
+    }),
     posts: () => [...emulated],
     reset() {
       failures.clear();

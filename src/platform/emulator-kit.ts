@@ -43,6 +43,46 @@ export async function holdThen(res: Response, ms = DEFAULT_HOLD_MS): Promise<Res
   return res;
 }
 
+/** How one platform's emulator answers calls; the order every emulator applies them in is fixed by failingHandler. */
+export interface FailingRoutes<E extends Error> {
+  failures: FailurePlan;
+  /** Whether queued failures apply to a call: platforms fail API calls, not sign-in or upload endpoints. */
+  canFail(path: string): boolean;
+  /** What a failure's `on` may match; the path unless the platform also names its calls (XRPC, Bot API methods). */
+  failureNames?(path: string): string[];
+  /** The platform's answer to a queued failure, or null where it has none (timeouts are held instead). */
+  failureResponse(f: FailureSpec, req: Request): Response | null;
+  route(req: Request, path: string): Promise<Response>;
+  /** The platform's error class thrown by `route`, and the error body it answers with; anything else propagates. */
+  error: abstract new (...args: never[]) => E;
+  errorResponse(e: E): Response;
+}
+
+/**
+ * The emulator's handle() and failNext(): a queued failure answers the call instead of the platform,
+ * except a timeout, where the call is done and its response held back so the client gives up first.
+ */
+export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emulator, "handle" | "failNext"> {
+  return {
+    async handle(req, path) {
+      const failure = r.canFail(path) ? r.failures.take(...(r.failureNames?.(path) ?? [path])) : undefined;
+      if (failure && failure.kind !== "timeout") {
+        const res = r.failureResponse(failure, req);
+        if (res) return res;
+      }
+      let res: Response;
+      try {
+        res = await r.route(req, path);
+      } catch (e) {
+        if (!(e instanceof r.error)) throw e;
+        res = r.errorResponse(e);
+      }
+      return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
+    },
+    failNext: (spec) => r.failures.add(spec),
+  };
+}
+
 export interface ServedEmulator {
   /** Base URL to give the plugin's ProviderHttp, including the mount prefix. */
   url: string;
