@@ -1,6 +1,8 @@
 // The yardstick of bench/dispatch.ts: a bare loop POSTing createRecord to the Bluesky emulator, one request
 // after another, in its own process like an engine copy (so the emulator's process does only the serving).
 // Env: CRIER_BLUESKY_API_URL, BENCH_BARE (requests). Prints the requests/s.
+export {};
+
 const url = process.env.CRIER_BLUESKY_API_URL!;
 const n = Number(process.env.BENCH_BARE ?? 5_000);
 const session = await (await fetch(`${url}/xrpc/com.atproto.server.createSession`, {

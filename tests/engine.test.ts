@@ -202,6 +202,24 @@ describe("failures", () => {
     expect(h.emulator.posts().length).toBe(before);
   });
 
+  test("refresh that cannot reach the platform: retried later, the account stays active, then published once", async () => {
+    const acct = await h.bluesky(profileId, "flaky-refresh.test");
+    const before = h.emulator.posts().length;
+    h.emulator.failNext({ kind: "auth_expired", on: "createRecord" });
+    h.emulator.failNext({ kind: "server_error", on: "refreshSession" });
+    const post = await create({ content: "flaky-refresh.test", targets: [{ account_id: acct }] });
+    await h.engine.tick();
+    await h.engine.runUntilIdle();
+    const waiting = (await read(post.id)).targets[0];
+    expect(waiting).toMatchObject({ status: "scheduled", error_code: "retry_scheduled" });
+    const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, acct));
+    expect(row.status).toBe("active");
+    h.clock.advance(60 * 60_000);
+    await h.engine.runUntilIdle();
+    expect((await read(post.id)).targets[0]).toMatchObject({ status: "published" });
+    expect(postsFor("flaky-refresh.test", before)).toHaveLength(1);
+  });
+
   test("account disconnected before the due time: the target fails, nothing is sent", async () => {
     const acct = await h.bluesky(profileId, "leaving.test");
     const post = await create({ content: "leaving.test", publish_at: later(60_000), targets: [{ account_id: acct }] });

@@ -9,7 +9,7 @@ import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
 import { providerFor } from "../platform/provider.ts";
 import type { OwnStorageOpener } from "../platform/media.ts";
-import type { MediaItem, Outcome, Plugin, PluginContext, PublishJob } from "../platform/sdk.ts";
+import { RefreshError, type MediaItem, type Outcome, type Plugin, type PluginContext, type PublishJob } from "../platform/sdk.ts";
 import { optionsForPlugin } from "../modules/posts/validation.ts";
 import type { ClaimedTarget } from "./claim.ts";
 import type { Recorder } from "./recorder.ts";
@@ -106,13 +106,17 @@ async function withRefresh(ctx: AppContext, plugin: Plugin, pctx: PluginContext,
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
   if (plugin.refresh) {
-    const refreshed = await plugin.refresh(pctx).then(() => true, (e) => {
-      pctx.log.warn("token refresh refused", { error: (e as Error)?.message });
-      return false;
-    });
-    if (refreshed) {
+    const refreshed = await plugin.refresh(pctx).then(() => true, (e: unknown) => e);
+    if (refreshed === true) {
       const second = await call(run);
       if (second.kind !== "auth_expired") return second;
+    } else if (refreshed instanceof RefreshError && refreshed.retryable) {
+      // The platform could not be reached to refresh: the token was not refused, so the user has
+      // nothing to fix yet. Nothing was created (the first call was refused), so try again later.
+      pctx.log.warn("token refresh could not reach the platform", { error: refreshed.message });
+      return { kind: "retryable", reason: refreshed.message };
+    } else {
+      pctx.log.warn("token refresh refused", { error: (refreshed as Error)?.message });
     }
   }
   await ctx.db.db.update(accounts).set({ status: "auth_required", updatedAt: ctx.clock.now() }).where(eq(accounts.id, accountId));

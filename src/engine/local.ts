@@ -4,8 +4,12 @@ import type { AppContext } from "../context.ts";
 export interface LocalEngine {
   /** Due work exists now: look for it without waiting for the next tick. */
   kick(): void;
-  /** Claims the post's due targets right away and starts publishing them (not waiting for the outcome). */
-  claimPost(postId: string): Promise<void>;
+  /**
+   * Claims the post's due targets right away and starts publishing them (not waiting for the outcome).
+   * `beforeStart` runs once the claim is committed and before any publish starts: the moment the
+   * targets are certainly processing.
+   */
+  claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void>;
 }
 
 const engines = new WeakMap<AppContext, LocalEngine>();

@@ -140,7 +140,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
   }
 
-  async function claimRound(postId?: string): Promise<number> {
+  async function claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
     const free = caps();
     const limit = o.concurrency - running.size - reservedTotal;
     if (limit <= 0 || Object.keys(free).length === 0) return 0;
@@ -158,6 +158,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
         postId,
       });
       if (!claimed.length) return 0;
+      await beforeStart?.();
       // One query loads every claimed job; they count as running from now on.
       const jobs = loadJobs(ctx, claimed.map((t) => t.id));
       for (const t of claimed) start(t, jobs);
@@ -253,9 +254,9 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     id,
     tick,
     kick,
-    async claimPost(postId) {
+    async claimPost(postId, beforeStart) {
       if (stopping || running.size >= o.concurrency) return kick();
-      await claiming(() => claimRound(postId));
+      await claiming(() => claimRound(postId, beforeStart));
     },
     async runUntilIdle() {
       for (let i = 0; i < 10_000; i++) {

@@ -332,10 +332,12 @@ export async function publishNow(ctx: AppContext, profileId: string, id: string)
       .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
     await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
   });
-  // With the engine running in this copy the targets are claimed before answering, so the aggregate
-  // comes back processing as the spec shows; an API-only copy answers queued and another copy claims them.
-  await localEngine(ctx)?.claimPost(id);
-  return getPost(ctx, profileId, id);
+  // With the engine running in this copy the targets are claimed before answering, and the aggregate is
+  // read between the claim and the first publish, so it comes back processing as the spec shows (a fast
+  // platform could otherwise finish first). An API-only copy answers queued and another copy claims them.
+  let claimed: Post | undefined;
+  await localEngine(ctx)?.claimPost(id, async () => { claimed = await getPost(ctx, profileId, id); });
+  return claimed ?? getPost(ctx, profileId, id);
 }
 
 export async function cancelPost(ctx: AppContext, profileId: string, id: string): Promise<Post> {
