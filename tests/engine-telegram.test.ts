@@ -45,6 +45,21 @@ describe("Telegram", () => {
     expect(long.body.error.code).toBe("content_too_long");
   });
 
+  test("Telegram's limits are checked at creation as Telegram counts them: UTF-16 units, 1024 with media", async () => {
+    const { accountId } = await h.telegram(profileId, "@crier_limits");
+    // 2,049 emoji are 2,049 code points but 4,098 UTF-16 units: over Telegram's 4,096.
+    const emoji = await create({ content: "😀".repeat(2049), targets: [{ account_id: accountId }] });
+    expect(emoji.status).toBe(400);
+    expect(emoji.body.error.code).toBe("content_too_long");
+    const image = { url: "https://cdn.example.com/a.png", type: "image" };
+    const caption = await create({ content: "c".repeat(1025), media: [image], targets: [{ account_id: accountId }] });
+    expect(caption.status).toBe(400);
+    expect(caption.body.error.code).toBe("content_too_long");
+    expect(caption.body.error.message).toContain("1024 with media");
+    expect((await create({ content: "c".repeat(1024), media: [image], targets: [{ account_id: accountId }] })).status).toBe(201);
+    expect((await create({ content: "c".repeat(1025), targets: [{ account_id: accountId }] })).status).toBe(201);
+  });
+
   test("429 with retry_after: waits that long, then exactly one message", async () => {
     const { accountId, chatId } = await h.telegram(profileId, "@crier_busy");
     h.telegramEmulator.failNext({ kind: "rate_limit", on: "sendMessage", retryAfterSeconds: 90 });

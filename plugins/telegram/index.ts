@@ -255,7 +255,7 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema,
-  textLimit: { max: TEXT_MAX, unit: "characters", withMediaMax: CAPTION_MAX },
+  textLimit: { max: TEXT_MAX, unit: "utf16", withMediaMax: CAPTION_MAX },
   defaultApiUrl: DEFAULT_API_URL,
   // Telegram allows about 20 posts a minute per channel: one at a time is plenty.
   concurrency: 2,

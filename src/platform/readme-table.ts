@@ -15,7 +15,9 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
     const d = registry.describe(p.platform)!;
     const c = d.capabilities;
     const fc = d.media_requirements.file_constraints;
-    const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${p.textLimit.unit}`;
+    const unit = p.textLimit.unit === "utf16" ? "UTF-16 units" : p.textLimit.unit;
+    const caption = p.textLimit.withMediaMax !== undefined ? ` (${p.textLimit.withMediaMax} with media)` : "";
+    const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${unit}${caption}`;
     const images = c.images ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each` : "no";
     const video = c.video ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}` : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";

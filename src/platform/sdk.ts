@@ -5,6 +5,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
+import type { TextUnit } from "./text.ts";
 import type { Capabilities, MediaRequirements, Platform } from "../modules/accounts/model.ts";
 
 export type { Platform };
@@ -260,7 +261,7 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   /** Text limit after content_override, and how it is counted. */
   textLimit: {
     max: number;
-    unit: "characters" | "graphemes" | "bytes";
+    unit: TextUnit;
     /** A lower limit when media is attached, where the text becomes a caption (Telegram: 1024). */
     withMediaMax?: number;
   };

@@ -15,3 +15,19 @@ export function graphemeCount(text: string): number {
 export function utf8Length(text: string): number {
   return encoder.encode(text).length;
 }
+
+/**
+ * How a platform counts the length of a post: characters are Unicode code points, utf16 counts UTF-16
+ * code units (String.length, Telegram), graphemes what a reader sees as one character (Bluesky), bytes
+ * UTF-8 bytes (Farcaster, Nostr, YouTube).
+ */
+export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes";
+
+export function countText(text: string, unit: TextUnit): number {
+  switch (unit) {
+    case "bytes": return utf8Length(text);
+    case "utf16": return text.length;
+    case "graphemes": return graphemeCount(text);
+    case "characters": return [...text].length;
+  }
+}

@@ -195,7 +195,7 @@ describe("declaration and disconnect", () => {
     expect(plugin.capabilities.backfill).toBe(false);
     expect(plugin.fetchRecent).toBeUndefined();
     expect(plugin.metrics).toBeUndefined();
-    expect(plugin.textLimit).toEqual({ max: 4096, unit: "characters", withMediaMax: 1024 });
+    expect(plugin.textLimit).toEqual({ max: 4096, unit: "utf16", withMediaMax: 1024 });
     expect(plugin.disconnect?.disableRecord).toBe(true);
   });
 

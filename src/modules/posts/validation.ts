@@ -3,6 +3,7 @@
  * naming the target now, never a failure at publish time (DESIGN.md, Publishing).
  */
 import { Value } from "@sinclair/typebox/value";
+import { countText } from "../../platform/text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import type { MediaItem, Plugin } from "../../platform/sdk.ts";
 import type { MediaInput } from "./model.ts";
@@ -44,15 +45,6 @@ export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
 /** The type a file's extension says it has (contents are not fetched during validation). */
 const mimeOf = (m: MediaItem): string | undefined => m.mime_type ?? MIME_BY_EXT[extensionOf(m.url)];
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
-
-export function countText(text: string, unit: "characters" | "graphemes" | "bytes"): number {
-  if (unit === "bytes") return Buffer.byteLength(text, "utf8");
-  if (unit === "characters") return [...text].length;
-  let n = 0;
-  for (const _ of graphemes.segment(text)) n++;
-  return n;
-}
 
 const HASHTAG = /(?:^|[^\p{L}\p{N}_&#])#[\p{L}\p{N}_]*\p{L}[\p{L}\p{N}_]*/gu;
 export const countHashtags = (text: string) => (text.match(HASHTAG) ?? []).length;
@@ -89,8 +81,11 @@ export function checkTarget(t: TargetCheck): void {
 
   const limit = plugin.textLimit;
   const length = countText(content, limit.unit);
-  if (length > limit.max) {
-    fail(t, "content_too_long", `the text is ${length} ${limit.unit} long; ${plugin.displayName} takes at most ${limit.max}.`,
+  // With media attached the text becomes a caption, which some platforms cap lower (Telegram: 1024).
+  const max = media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
+  if (length > max) {
+    const unit = limit.unit === "utf16" ? "UTF-16 units" : limit.unit;
+    fail(t, "content_too_long", `the text is ${length} ${unit} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? " with media" : ""}.`,
       "Shorten the content, or give this target a shorter content_override.");
   }
   if (content.trim() === "" && media.length === 0) {
