@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 interface Page { id: string; name: string; token: string }
 interface Post { id: string; page: string; message: string; link: string | null; photos: string[]; video: string | null; createdAt: Date; reactions: number; comments: number; shares: number; views: number }
@@ -45,7 +45,7 @@ const num = () => String(100_000_000_000_000n + BigInt(randomBytes(5).readUIntBE
 export function createFacebookEmulator(): FacebookEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let userTokens = new Map<string, boolean>();
   let pages: Page[] = [];
   let posts: Post[] = [];
@@ -93,16 +93,7 @@ export function createFacebookEmulator(): FacebookEmulator {
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const p = path.replace(/^\/v\d+\.\d+/, "");
-    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize")) {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new GraphError(400, 100, "client_id and redirect_uri are required");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize")) return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
     if (m === "GET" && (p === "/oauth/access_token" || path === "/oauth/token")) {
       const q = url.searchParams;
       if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret")) throw new GraphError(400, 1, "Error validating client secret.");
@@ -112,10 +103,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         userTokens.set(long, true);
         return Response.json({ access_token: long, token_type: "bearer", expires_in: 5184000 });
       }
-      const raw = q.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== q.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid verification code format.", 36007);
-      if (code) code.used = true;
+      if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid verification code format.", 36007);
       const short = `EAAShort${randomBytes(16).toString("hex")}`;
       userTokens.set(short, false);
       return Response.json({ access_token: short, token_type: "bearer", expires_in: 5400 });
@@ -227,7 +215,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       userTokens = new Map();
       pages = [];
       addPage("Sandbox Page");

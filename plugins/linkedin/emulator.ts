@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
 const ACCESS_TTL_MS = 60 * 86400_000;
@@ -32,7 +32,7 @@ const error = (status: number, message: string, code = "ERROR") => Response.json
 export function createLinkedInEmulator(): LinkedInEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let tokens = new Map<string, number>();
   let assets = new Map<string, Asset>();
   let posts: Post[] = [];
@@ -53,12 +53,9 @@ export function createLinkedInEmulator(): LinkedInEmulator {
   async function token(req: Request): Promise<Response> {
     const f = new URLSearchParams(await req.text());
     if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "Client authentication failed" }, { status: 401 });
-    const raw = f.get("code") ?? "";
-    const code = codes.get(raw);
-    if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) {
+    if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) {
       return Response.json({ error: "invalid_request", error_description: "Unable to retrieve access token: authorization code not found" }, { status: 400 });
     }
-    if (code) code.used = true;
     const at = `AQ${randomBytes(24).toString("base64url")}`;
     tokens.set(at, Date.now() + ACCESS_TTL_MS);
     return Response.json({ access_token: at, expires_in: ACCESS_TTL_MS / 1000, scope: "openid,profile,w_member_social", token_type: "Bearer", id_token: "x" });
@@ -66,16 +63,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new LiError(400, "client_id and redirect_uri are required");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new LiError(400, "client_id and redirect_uri are required"));
     if (m === "POST" && (path === "/oauth/v2/accessToken" || path === "/oauth/token")) return token(req);
     const upload = /^\/upload\/([a-f0-9]+)\/(\d+)$/.exec(path);
     if (upload && m === "PUT") {
@@ -177,7 +165,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       tokens = new Map();
       assets = new Map();
       posts = [];

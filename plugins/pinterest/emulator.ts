@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 30 * 86400;
 
@@ -32,7 +32,7 @@ const sniff = (b: Buffer) => (b[0] === 0xff && b[1] === 0xd8 ? "image/jpeg" : b.
 export function createPinterestEmulator(): PinterestEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let access = new Map<string, number>();
   let refreshes = new Set<string>();
   let videos = new Map<string, Video>();
@@ -61,10 +61,7 @@ export function createPinterestEmulator(): PinterestEmulator {
     if (!id || clients.get(id) !== secret) throw new PinError(401, 1, "Invalid client credentials.");
     const f = new URLSearchParams(await req.text());
     if (f.get("grant_type") === "authorization_code") {
-      const raw = f.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) throw new PinError(400, 1, "Invalid authorization code.");
-      if (code) code.used = true;
+      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new PinError(400, 1, "Invalid authorization code.");
       return Response.json(issue());
     }
     if (f.get("grant_type") === "refresh_token") {
@@ -131,16 +128,7 @@ export function createPinterestEmulator(): PinterestEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new PinError(400, 1, "client_id and redirect_uri are required.");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new PinError(400, 1, "client_id and redirect_uri are required."));
     if (m === "POST" && (path === "/oauth/token")) return token(req);
     const upload = /^\/upload\/(\d+)$/.exec(path);
     if (m === "POST" && upload) {
@@ -205,7 +193,7 @@ export function createPinterestEmulator(): PinterestEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       access = new Map();
       refreshes = new Set();
       videos = new Map();

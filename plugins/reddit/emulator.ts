@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
 
@@ -35,7 +35,7 @@ const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "_").
 export function createRedditEmulator(): RedditEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let access = new Map<string, number>();
   let refreshes = new Set<string>();
   let assets = new Map<string, { key: string; uploaded: boolean; type: string }>();
@@ -67,10 +67,7 @@ export function createRedditEmulator(): RedditEmulator {
     if (!id || clients.get(id) !== secret) return Response.json({ message: "Unauthorized", error: 401 }, { status: 401 });
     const f = new URLSearchParams(await req.text());
     if (f.get("grant_type") === "authorization_code") {
-      const raw = f.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" });
-      if (code) code.used = true;
+      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" });
       return Response.json(issue(true));
     }
     if (f.get("grant_type") === "refresh_token") {
@@ -103,16 +100,7 @@ export function createRedditEmulator(): RedditEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize")) {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new HttpError(400, "invalid client_id or redirect_uri");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize")) return codes.authorize(url, clients, () => new HttpError(400, "invalid client_id or redirect_uri"));
     if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) return token(req);
     if (m === "POST" && path === "/media-upload") {
       const form = await req.formData().catch(() => null);
@@ -213,7 +201,7 @@ export function createRedditEmulator(): RedditEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       access = new Map();
       refreshes = new Set();
       assets = new Map();

@@ -9,7 +9,7 @@
  */
 import { createDecipheriv, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 3600;
@@ -28,7 +28,7 @@ const refusal = (status: number, code: string, message: string) => Response.json
 export function createSnapchatEmulator(): Emulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let access = new Map<string, number>();
   let refreshes = new Set<string>();
   let media = new Map<string, Media>();
@@ -64,16 +64,7 @@ export function createSnapchatEmulator(): Emulator {
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/login/oauth2/authorize")) {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new SnapError(400, "INVALID_REQUEST", "client_id and redirect_uri are required");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/login/oauth2/authorize")) return codes.authorize(url, clients, () => new SnapError(400, "INVALID_REQUEST", "client_id and redirect_uri are required"));
     if (m === "POST" && (path === "/login/oauth2/access_token" || path === "/oauth/token")) {
       const f = new URLSearchParams(await req.text());
       if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client" }, { status: 401 });
@@ -81,10 +72,7 @@ export function createSnapchatEmulator(): Emulator {
         if (!refreshes.has(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant" }, { status: 400 });
         return Response.json(issue());
       }
-      const raw = f.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" }, { status: 400 });
-      if (code) code.used = true;
+      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" }, { status: 400 });
       return Response.json(issue());
     }
     authed(req);
@@ -155,7 +143,7 @@ export function createSnapchatEmulator(): Emulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       access = new Map();
       refreshes = new Set();
       media = new Map();

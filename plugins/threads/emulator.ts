@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
 
 const TEXT_MAX = 500;
 const LONG_TTL_S = 60 * 86400;
@@ -50,7 +50,7 @@ const newId = () => String(17_000_000_000_000_000n + BigInt(randomBytes(6).readU
 export function createThreadsEmulator(): ThreadsEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let tokens = new Map<string, { long: boolean; exp: number }>();
   let containers = new Map<string, Container>();
   let posts: Post[] = [];
@@ -161,23 +161,11 @@ export function createThreadsEmulator(): ThreadsEmulator {
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new GraphError(400, 100, "client_id and redirect_uri are required");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
     if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) {
       const f = await form(req);
       if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) throw new GraphError(400, 101, "Error validating client secret.");
-      const raw = f.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid authorization code", 36007);
-      if (code) code.used = true;
+      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid authorization code", 36007);
       return Response.json({ access_token: issue(false), user_id: Number(user.id.slice(0, 15)) });
     }
     if (m === "GET" && path === "/access_token") {
@@ -239,7 +227,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       tokens = new Map();
       containers = new Map();
       posts = [];

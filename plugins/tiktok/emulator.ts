@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 24 * 3600;
@@ -57,7 +57,7 @@ const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
 export function createTikTokEmulator(): TikTokEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let access = new Map<string, number>();
   let refreshes = new Set<string>();
   let publishes = new Map<string, Publish>();
@@ -84,10 +84,7 @@ export function createTikTokEmulator(): TikTokEmulator {
     const f = new URLSearchParams(await req.text());
     if (clients.get(f.get("client_key") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "Client key or secret is incorrect." }, { status: 401 });
     if (f.get("grant_type") === "authorization_code") {
-      const raw = f.get("code") ?? "";
-      const code = codes.get(raw);
-      if (!raw.startsWith("sandbox_") && (!code || code.used || code.redirect !== f.get("redirect_uri"))) return Response.json({ error: "invalid_grant", error_description: "Authorization code is expired." }, { status: 400 });
-      if (code) code.used = true;
+      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant", error_description: "Authorization code is expired." }, { status: 400 });
       return Response.json(issue());
     }
     if (f.get("grant_type") === "refresh_token") {
@@ -148,16 +145,7 @@ export function createTikTokEmulator(): TikTokEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_key") ?? "") || !redirect) throw new TikTokError(400, "invalid_request", "client_key and redirect_uri are required.");
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) return codes.authorize(url, clients, () => new TikTokError(400, "invalid_request", "client_key and redirect_uri are required."), "client_key");
     if (m === "POST" && (path === "/v2/oauth/token/" || path === "/oauth/token")) return token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (m === "PUT" && upload) {
@@ -256,7 +244,7 @@ export function createTikTokEmulator(): TikTokEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       access = new Map();
       refreshes = new Set();
       publishes = new Map();

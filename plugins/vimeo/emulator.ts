@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
 const VIEWS = ["anybody", "contacts", "disable", "nobody", "password", "unlisted", "users"];
@@ -49,7 +49,7 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 export function createVimeoEmulator(): VimeoEmulator {
   const failures = new FailurePlan();
   const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; used: boolean }>();
+  const codes = new AuthorizationCodes();
   let tokens = new Map<string, string>();
   let videos = new Map<string, Video>();
   let emulated: EmulatedPost[] = [];
@@ -75,10 +75,7 @@ export function createVimeoEmulator(): VimeoEmulator {
     if (!id || clients.get(id) !== secret) throw new VimeoError(401, "Your client credentials are invalid.", 8001);
     const b = await form(req);
     if (b.grant_type !== "authorization_code") throw new VimeoError(400, "grant_type must be authorization_code", 2204);
-    const code = codes.get(b.code ?? "");
-    const sandbox = (b.code ?? "").startsWith("sandbox_");
-    if (!sandbox && (!code || code.used || code.redirect !== b.redirect_uri)) throw new VimeoError(400, "The authorization code is invalid or was already used.", 2207);
-    if (code) code.used = true;
+    if (!codes.redeem(b.code ?? "", b.redirect_uri)) throw new VimeoError(400, "The authorization code is invalid or was already used.", 2207);
     const at = randomBytes(16).toString("hex");
     tokens.set(at, user.uri);
     return json({ access_token: at, token_type: "bearer", scope: "public private upload edit interact stats", user });
@@ -100,16 +97,7 @@ export function createVimeoEmulator(): VimeoEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new VimeoError(400, "client_id and redirect_uri are required", 2200);
-      const code = randomBytes(12).toString("hex");
-      codes.set(code, { redirect, used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
+    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new VimeoError(400, "client_id and redirect_uri are required", 2200));
     if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) return token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (upload) {
@@ -193,7 +181,7 @@ export function createVimeoEmulator(): VimeoEmulator {
     posts: () => [...emulated],
     reset() {
       failures.clear();
-      codes = new Map();
+      codes.clear();
       tokens = new Map();
       videos = new Map();
       emulated = [];

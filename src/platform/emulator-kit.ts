@@ -2,6 +2,7 @@
  * Pieces every emulator needs and no platform owns: the queue of failures tests ask for, holding a
  * response to simulate a timeout after the work was done, and serving an emulator on a loopback port.
  */
+import { randomBytes } from "node:crypto";
 import type { Emulator, FailureSpec } from "./sdk.ts";
 
 interface PendingFailure extends FailureSpec {
@@ -81,6 +82,42 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
     },
     failNext: (spec) => r.failures.add(spec),
   };
+}
+
+/**
+ * Authorization codes of the OAuth code flow as the platforms hand them out: one per consent, bound to
+ * its redirect_uri, good once. Codes starting "sandbox_" are taken without a consent page, so a sandbox
+ * profile connects without a browser.
+ */
+export class AuthorizationCodes {
+  private codes = new Map<string, { redirect: string; used: boolean }>();
+
+  /**
+   * The consent page as a user who says yes meets it: a redirect back with a fresh code and the state.
+   * An unknown client or a missing redirect_uri throws the platform's own `refuse()` error.
+   */
+  authorize(url: URL, clients: { has(id: string): boolean }, refuse: () => Error, clientIdParam = "client_id"): Response {
+    const redirect = url.searchParams.get("redirect_uri");
+    if (!clients.has(url.searchParams.get(clientIdParam) ?? "") || !redirect) throw refuse();
+    const code = randomBytes(12).toString("hex");
+    this.codes.set(code, { redirect, used: false });
+    const back = new URL(redirect);
+    back.searchParams.set("code", code);
+    back.searchParams.set("state", url.searchParams.get("state") ?? "");
+    return new Response(null, { status: 302, headers: { location: back.toString() } });
+  }
+
+  /** Uses up a code: false when it was never issued, was used already, or was issued for another redirect_uri. */
+  redeem(code: string, redirect: string | null | undefined): boolean {
+    const issued = this.codes.get(code);
+    if (!code.startsWith("sandbox_") && (!issued || issued.used || issued.redirect !== redirect)) return false;
+    if (issued) issued.used = true;
+    return true;
+  }
+
+  clear(): void {
+    this.codes = new Map();
+  }
 }
 
 export interface ServedEmulator {
