@@ -1,53 +1,33 @@
 /** Instagram specifics beyond the conformance suite: caption rules, JPEG only, Reels, carousels, insights. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import instagram, { captionProblem } from "../../plugins/instagram/index.ts";
 import { createInstagramEmulator, type InstagramEmulator } from "../../plugins/instagram/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: InstagramEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<InstagramEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  emulator = createInstagramEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => {
+  rig = await oauthRig(createInstagramEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/access_token",
+    media: (req) => {
       const p = new URL(req.url).pathname;
       const type = p.endsWith(".jpg") ? "image/jpeg" : p.endsWith(".png") ? "image/png" : "video/mp4";
       return new Response(new Uint8Array(100), { headers: { "content-type": type } });
     },
   });
-  h = await listeningHarness({
-    CRIER_INSTAGRAM_API_URL: served.url,
-    CRIER_INSTAGRAM_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_INSTAGRAM_TOKEN_URL: `${served.url}/oauth/access_token`,
-    CRIER_INSTAGRAM_CLIENT_ID: "sandbox",
-    CRIER_INSTAGRAM_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/instagram", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("sandbox.insta");
-  ctx = providerFor(h.ctx, row, { sandbox: false }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
-const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const url = (f: string) => `${rig.mediaUrl}/${f}`;
 const job = (content: string, items: { f: string; type: "image" | "video" }[]) =>
   ({ content, options: {}, idempotencyToken: crypto.randomUUID(), media: items.map((i) => ({ url: url(i.f), type: i.type })) });
 async function settle(out: Outcome): Promise<Outcome> {

@@ -1,53 +1,33 @@
 /** Pinterest specifics beyond the conformance suite: boards, titles, carousels, a GIF by URL, a failed video, refresh, metrics. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import pinterest, { pinTitle } from "../../plugins/pinterest/index.ts";
 import { createPinterestEmulator, type PinterestEmulator } from "../../plugins/pinterest/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: PinterestEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<PinterestEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  emulator = createPinterestEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => {
+  rig = await oauthRig(createPinterestEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/token",
+    media: (req) => {
       const p = new URL(req.url).pathname;
       if (p.endsWith(".gif")) return new Response(Buffer.from("GIF89a"), { headers: { "content-type": "image/gif" } });
       return new Response(new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
     },
+    mediaMaxBytes: 1024 * 1024,
   });
-  h = await listeningHarness({
-    CRIER_PINTEREST_API_URL: served.url,
-    CRIER_PINTEREST_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_PINTEREST_TOKEN_URL: `${served.url}/oauth/token`,
-    CRIER_PINTEREST_CLIENT_ID: "sandbox",
-    CRIER_PINTEREST_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/pinterest", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
-const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const url = (f: string) => `${rig.mediaUrl}/${f}`;
 const job = (content: string, items: { url: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) => ({ content, media: items, options, idempotencyToken: crypto.randomUUID() });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await pinterest.checkStatus!(ctx, out.handle);

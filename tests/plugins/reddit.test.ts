@@ -1,46 +1,30 @@
 /** Reddit specifics beyond the conformance suite: post kinds, json.errors, RATELIMIT waits, image and gallery uploads, comment threads. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import reddit, { jsonErrors } from "../../plugins/reddit/index.ts";
 import { createRedditEmulator, type RedditEmulator } from "../../plugins/reddit/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: RedditEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<RedditEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  emulator = createRedditEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } }) });
-  h = await listeningHarness({
-    CRIER_REDDIT_API_URL: served.url,
-    CRIER_REDDIT_AUTHORIZE_URL: `${served.url}/api/v1/authorize`,
-    CRIER_REDDIT_TOKEN_URL: `${served.url}/api/v1/access_token`,
-    CRIER_REDDIT_CLIENT_ID: "sandbox",
-    CRIER_REDDIT_CLIENT_SECRET: "sandbox",
+  rig = await oauthRig(createRedditEmulator(), {
+    authorizePath: "/api/v1/authorize",
+    tokenPath: "/api/v1/access_token",
+    media: () => new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } }),
+    mediaMaxBytes: 1024 * 1024,
   });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/reddit", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("sandbox_redditor");
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
-const png = () => ({ url: `http://127.0.0.1:${media.port}/a.png`, type: "image" as const });
+const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
 const job = (content: string, options: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ content, media: [], options, idempotencyToken: crypto.randomUUID(), ...extra });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await reddit.checkStatus!(ctx, out.handle);

@@ -1,19 +1,12 @@
 /** Snapchat specifics beyond the conformance suite: placements as variants, Spotlight rules, encrypted uploads. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import snapchat from "../../plugins/snapchat/index.ts";
 import { createSnapchatEmulator } from "../../plugins/snapchat/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 const emulator = createSnapchatEmulator();
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<typeof emulator>;
 let ctx: PluginContext;
 
 const MP4 = new Uint8Array(4096);
@@ -21,36 +14,23 @@ MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
 const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1, 0xff, 0xd9]);
 
 beforeAll(async () => {
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => new URL(req.url).pathname.endsWith(".jpg")
+  rig = await oauthRig(emulator, {
+    authorizePath: "/login/oauth2/authorize",
+    tokenPath: "/login/oauth2/access_token",
+    media: (req) => new URL(req.url).pathname.endsWith(".jpg")
       ? new Response(JPEG, { headers: { "content-type": "image/jpeg" } })
       : new Response(MP4, { headers: { "content-type": "video/mp4" } }),
+    mediaMaxBytes: 1024 * 1024,
   });
-  h = await listeningHarness({
-    CRIER_SNAPCHAT_API_URL: served.url,
-    CRIER_SNAPCHAT_AUTHORIZE_URL: `${served.url}/login/oauth2/authorize`,
-    CRIER_SNAPCHAT_TOKEN_URL: `${served.url}/login/oauth2/access_token`,
-    CRIER_SNAPCHAT_CLIENT_ID: "sandbox",
-    CRIER_SNAPCHAT_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/snapchat", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("sandbox.snap");
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
 const job = (content: string, file: string, type: "image" | "video", variant: string | null, options: Record<string, unknown> = {}) =>
-  ({ content, options, variant, idempotencyToken: crypto.randomUUID(), media: [{ url: `http://127.0.0.1:${media.port}/${file}`, type }] });
+  ({ content, options, variant, idempotencyToken: crypto.randomUUID(), media: [{ url: `${rig.mediaUrl}/${file}`, type }] });
 
 test("placements fan one target out: a Spotlight and a public Story of the same video", async () => {
   const options = { placements: ["spotlight", "public_story"] as ("spotlight" | "public_story")[], locale: "fr_FR" };

@@ -1,13 +1,20 @@
-// What the Bluesky and Telegram plugin tests share: the emulator served over real HTTP on 127.0.0.1, the
-// real provider HTTP client pointed at it, and the real media fetch guard reading files served from
-// loopback (the only rule relaxed: tests have no public addresses).
+// What the plugin tests share: the emulator served over real HTTP on 127.0.0.1, the real provider HTTP
+// client pointed at it, and the real media fetch guard reading files served from loopback (the only rule
+// relaxed: tests have no public addresses). Bluesky and Telegram build a plugin context directly (rig);
+// the OAuth platforms connect an account through the app the way a user does (oauthRig).
 import { createProviderHttp } from "../../src/platform/http.ts";
 import { createMediaAccess } from "../../src/platform/media.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
 import { createLogger } from "../../src/log.ts";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
 import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext } from "../../src/platform/sdk.ts";
 
 export const silent = createLogger("silent");
+
+type AccountRow = typeof accounts.$inferSelect;
 
 export interface MediaFile {
   type: string;
@@ -81,5 +88,65 @@ export function rig<E extends Emulator>(plugin: Plugin, emulator: E, defaults: {
       return ctx;
     },
     stop: () => served.stop(),
+  };
+}
+
+export interface OAuthRig<E extends Emulator> {
+  emulator: E;
+  served: ServedEmulator;
+  h: ListeningHarness;
+  /** The page the user lands on after consenting, as a browser would see it. */
+  connectPage: { status: number; html: string };
+  /** The accounts the connect stored, in the order the database returns them. */
+  rows: AccountRow[];
+  /** Where the loopback media server answers, without a trailing slash. */
+  mediaUrl: string;
+  /** The plugin context the engine would build for an account. */
+  context(row: AccountRow): PluginContext;
+  stop(): Promise<void>;
+}
+
+/**
+ * What the OAuth plugin tests share: the emulator served over real HTTP, a listening server whose
+ * CRIER_<PLATFORM>_* settings point the plugin at it, a user connecting an account through the consent
+ * redirect, and a loopback server for media files. The test asserts what the connect produced.
+ */
+export async function oauthRig<E extends Emulator>(emulator: E, p: {
+  authorizePath: string;
+  tokenPath: string;
+  /** The setting holding the client id (TikTok: CLIENT_KEY). */
+  clientIdSetting?: string;
+  media(req: Request): Response;
+  /** Reads media from loopback up to this size; without it, the engine's default media access. */
+  mediaMaxBytes?: number;
+}): Promise<OAuthRig<E>> {
+  const served = serveEmulator(emulator);
+  const media = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: p.media });
+  const prefix = `CRIER_${emulator.platform.toUpperCase()}_`;
+  const h = await listeningHarness({
+    [`${prefix}API_URL`]: served.url,
+    [`${prefix}AUTHORIZE_URL`]: `${served.url}${p.authorizePath}`,
+    [`${prefix}TOKEN_URL`]: `${served.url}${p.tokenPath}`,
+    [`${prefix}${p.clientIdSetting ?? "CLIENT_ID"}`]: "sandbox",
+    [`${prefix}CLIENT_SECRET`]: "sandbox",
+  });
+  const { token, profileId } = await h.profile();
+  const res = await h.request("POST", `/v1/accounts/connect/${emulator.platform}`, { token });
+  const connectPage = await followAuthorization(res.body.data.authorization_url);
+  const rows = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  const mediaAccess = p.mediaMaxBytes === undefined ? {} : { media: createMediaAccess({ maxBytes: p.mediaMaxBytes, allowAddress: () => true }) };
+  return {
+    emulator,
+    served,
+    h,
+    connectPage,
+    rows,
+    mediaUrl: `http://127.0.0.1:${media.port}`,
+    context: (row) => providerFor(h.ctx, row, { sandbox: false, ...mediaAccess }).context,
+    async stop() {
+      await h.stop();
+      await served.stop();
+      media.stop(true);
+    },
   };
 }

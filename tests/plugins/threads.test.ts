@@ -1,54 +1,34 @@
 /** Threads specifics beyond the conformance suite: carousels, reply chains, media Threads cannot download, insights. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import threads from "../../plugins/threads/index.ts";
 import { createThreadsEmulator, type ThreadsEmulator } from "../../plugins/threads/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: ThreadsEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<ThreadsEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  emulator = createThreadsEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => {
+  rig = await oauthRig(createThreadsEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/access_token",
+    media: (req) => {
       const p = new URL(req.url).pathname;
       if (p.endsWith(".jpg")) return new Response(new Uint8Array(100), { headers: { "content-type": "image/jpeg" } });
       if (p.endsWith(".mp4")) return new Response(new Uint8Array(100), { headers: { "content-type": "video/mp4" } });
       return new Response("gone", { status: 404 });
     },
   });
-  h = await listeningHarness({
-    CRIER_THREADS_API_URL: served.url,
-    CRIER_THREADS_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_THREADS_TOKEN_URL: `${served.url}/oauth/access_token`,
-    CRIER_THREADS_CLIENT_ID: "sandbox",
-    CRIER_THREADS_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/threads", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("sandbox.threads");
-  ctx = providerFor(h.ctx, row, { sandbox: false }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
-const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const url = (f: string) => `${rig.mediaUrl}/${f}`;
 const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await threads.checkStatus!(ctx, out.handle);

@@ -1,59 +1,40 @@
 /** TikTok specifics beyond the conformance suite: chunk plan, privacy options, drafts, photo pulls, 19-digit ids. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import tiktok, { chunkPlan } from "../../plugins/tiktok/index.ts";
 import { createTikTokEmulator, type TikTokEmulator } from "../../plugins/tiktok/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 const MB = 1024 * 1024;
 let emulator: TikTokEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<TikTokEmulator>;
 let ctx: PluginContext;
 
 const MP4 = new Uint8Array(4096);
 MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
 
 beforeAll(async () => {
-  emulator = createTikTokEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => {
+  rig = await oauthRig(createTikTokEmulator(), {
+    authorizePath: "/v2/auth/authorize/",
+    tokenPath: "/v2/oauth/token/",
+    clientIdSetting: "CLIENT_KEY",
+    media: (req) => {
       const p = new URL(req.url).pathname;
       if (p.endsWith(".jpg")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/jpeg" } });
       if (p.endsWith(".png")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } });
       return new Response(MP4, { headers: { "content-type": "video/mp4" } });
     },
+    mediaMaxBytes: 10 * MB,
   });
-  h = await listeningHarness({
-    CRIER_TIKTOK_API_URL: served.url,
-    CRIER_TIKTOK_AUTHORIZE_URL: `${served.url}/v2/auth/authorize/`,
-    CRIER_TIKTOK_TOKEN_URL: `${served.url}/v2/oauth/token/`,
-    CRIER_TIKTOK_CLIENT_KEY: "sandbox",
-    CRIER_TIKTOK_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/tiktok", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("sandbox_tiktoker");
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 10 * MB, allowAddress: () => true }) }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
-const url = (f: string) => `http://127.0.0.1:${media.port}/${f}`;
+const url = (f: string) => `${rig.mediaUrl}/${f}`;
 const job = (content: string, items: { f: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) =>
   ({ content, options, idempotencyToken: crypto.randomUUID(), media: items.map((i) => ({ url: url(i.f), type: i.type })) });
 async function settle(out: Outcome): Promise<Outcome> {

@@ -3,16 +3,11 @@
  * duplicate posts, a video X cannot process, rate-limit reset times, and the four-image rule.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import { RefreshError, type PluginContext } from "../../src/platform/sdk.ts";
 import twitter from "../../plugins/twitter/index.ts";
 import { weightedLength } from "../../plugins/twitter/text.ts";
 import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 test("weighted length: URLs 23, CJK and emoji 2, Latin 1", () => {
   expect(weightedLength("hello")).toBe(5);
@@ -23,42 +18,27 @@ test("weighted length: URLs 23, CJK and emoji 2, Latin 1", () => {
 });
 
 let emulator: XEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<XEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  emulator = createXEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => new URL(req.url).pathname.endsWith(".png")
+  rig = await oauthRig(createXEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/token",
+    media: (req) => new URL(req.url).pathname.endsWith(".png")
       ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
       : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
+    mediaMaxBytes: 10 * 1024 * 1024,
   });
-  h = await listeningHarness({
-    CRIER_TWITTER_API_URL: served.url,
-    CRIER_TWITTER_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_TWITTER_TOKEN_URL: `${served.url}/oauth/token`,
-    CRIER_TWITTER_CLIENT_ID: "sandbox",
-    CRIER_TWITTER_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/twitter", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 10 * 1024 * 1024, allowAddress: () => true }) }).context;
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
 const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
-const png = () => ({ url: `http://127.0.0.1:${media.port}/a.png`, type: "image" as const });
+const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
 
 describe("posting", () => {
   test("a post over 280 weighted is refused before calling X", async () => {
@@ -81,7 +61,7 @@ describe("posting", () => {
 
   test("a video X cannot process fails for good, with no post", async () => {
     const before = emulator.posts().length;
-    let out = await twitter.publish!(ctx, job("bad video", { media: [{ url: `http://127.0.0.1:${media.port}/v.mp4`, type: "video" }] }));
+    let out = await twitter.publish!(ctx, job("bad video", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }));
     for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
     expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
     expect(emulator.posts().length).toBe(before);

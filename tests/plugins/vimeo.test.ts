@@ -1,53 +1,33 @@
 /** Vimeo specifics beyond the conformance suite: title and privacy, quota, a video Vimeo cannot transcode. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import vimeo, { titleOf } from "../../plugins/vimeo/index.ts";
 import { createVimeoEmulator, type VimeoEmulator } from "../../plugins/vimeo/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: VimeoEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<VimeoEmulator>;
 let ctx: PluginContext;
 
 const MP4 = new Uint8Array(2048);
 MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
 
 beforeAll(async () => {
-  emulator = createVimeoEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(2048), { headers: { "content-type": "video/mp4" } }),
+  rig = await oauthRig(createVimeoEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/access_token",
+    media: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(2048), { headers: { "content-type": "video/mp4" } }),
+    mediaMaxBytes: 1024 * 1024,
   });
-  h = await listeningHarness({
-    CRIER_VIMEO_API_URL: served.url,
-    CRIER_VIMEO_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_VIMEO_TOKEN_URL: `${served.url}/oauth/access_token`,
-    CRIER_VIMEO_CLIENT_ID: "sandbox",
-    CRIER_VIMEO_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/vimeo", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
 const job = (content: string, file = "good.mp4", options: Record<string, unknown> = {}) =>
-  ({ content, options, idempotencyToken: crypto.randomUUID(), media: [{ url: `http://127.0.0.1:${media.port}/${file}`, type: "video" as const }] });
+  ({ content, options, idempotencyToken: crypto.randomUUID(), media: [{ url: `${rig.mediaUrl}/${file}`, type: "video" as const }] });
 
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await vimeo.checkStatus!(ctx, out.handle);

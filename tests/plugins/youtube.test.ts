@@ -1,54 +1,34 @@
 /** YouTube specifics beyond the conformance suite: title rules, Shorts URLs, a video YouTube rejects, refresh. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import youtube, { titleOf } from "../../plugins/youtube/index.ts";
 import { createYouTubeEmulator, type YouTubeEmulator } from "../../plugins/youtube/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { oauthRig, type OAuthRig } from "./support.ts";
 
 let emulator: YouTubeEmulator;
-let served: ServedEmulator;
-let media: ReturnType<typeof Bun.serve>;
-let h: ListeningHarness;
+let rig: OAuthRig<YouTubeEmulator>;
 let ctx: PluginContext;
 
 const MP4 = new Uint8Array(4096);
 MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
 
 beforeAll(async () => {
-  emulator = createYouTubeEmulator();
-  served = serveEmulator(emulator);
-  media = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(4096), { headers: { "content-type": "video/mp4" } }),
+  rig = await oauthRig(createYouTubeEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/token",
+    media: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(4096), { headers: { "content-type": "video/mp4" } }),
+    mediaMaxBytes: 1024 * 1024,
   });
-  h = await listeningHarness({
-    CRIER_YOUTUBE_API_URL: served.url,
-    CRIER_YOUTUBE_AUTHORIZE_URL: `${served.url}/oauth/authorize`,
-    CRIER_YOUTUBE_TOKEN_URL: `${served.url}/token`,
-    CRIER_YOUTUBE_CLIENT_ID: "sandbox",
-    CRIER_YOUTUBE_CLIENT_SECRET: "sandbox",
-  });
-  const { token, profileId } = await h.profile();
-  const res = await h.request("POST", "/v1/accounts/connect/youtube", { token });
-  expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+  emulator = rig.emulator;
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
   expect(row.username).toBe("@sandboxtube");
-  ctx = providerFor(h.ctx, row, { sandbox: false, media: createMediaAccess({ maxBytes: 1024 * 1024, allowAddress: () => true }) }).context;
+  ctx = rig.context(row);
 });
-afterAll(async () => {
-  await h.stop();
-  await served.stop();
-  media.stop(true);
-});
+afterAll(() => rig.stop());
 
 const job = (content: string, video: Record<string, unknown> = {}, options: Record<string, unknown> = {}) =>
-  ({ content, options, idempotencyToken: crypto.randomUUID(), media: [{ url: `http://127.0.0.1:${media.port}/good.mp4`, type: "video" as const, ...video }] });
+  ({ content, options, idempotencyToken: crypto.randomUUID(), media: [{ url: `${rig.mediaUrl}/good.mp4`, type: "video" as const, ...video }] });
 
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await youtube.checkStatus!(ctx, out.handle);
@@ -72,7 +52,7 @@ test("a short vertical video gets a Shorts URL; a long one a watch URL; options 
 });
 
 test("a video YouTube cannot process fails for good", async () => {
-  const bad = { ...job("broken"), media: [{ url: `http://127.0.0.1:${media.port}/bad.mp4`, type: "video" as const }] };
+  const bad = { ...job("broken"), media: [{ url: `${rig.mediaUrl}/bad.mp4`, type: "video" as const }] };
   expect(await settle(await youtube.publish!(ctx, bad))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
