@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, MediaError, RefreshError,
+  ConnectError, definePlugin, unreadableMedia, RefreshError,
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
   type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
@@ -90,8 +90,7 @@ async function openMedia(ctx: PluginContext, item: MediaItem) {
     const body = await ctx.media.open(item);
     return { ok: true as const, value: { contentType: body.contentType.split(";")[0].trim().toLowerCase(), bytes: (await body.bytes()) as Uint8Array<ArrayBuffer> } };
   } catch (e) {
-    if (e instanceof MediaError) return fail(e.retryable ? { kind: "retryable", reason: e.message } : permanent(e.message, "media_unreadable"));
-    throw e;
+    return fail(unreadableMedia(e));
   }
 }
 

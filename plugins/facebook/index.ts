@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, MediaError, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
+  ConnectError, definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { classifyGraph } from "../../src/platform/graph.ts";
@@ -30,8 +30,7 @@ async function read(ctx: PluginContext, item: MediaItem): Promise<{ type: string
     const body = await ctx.media.open(item);
     return { type: body.contentType.split(";")[0].trim(), bytes: await body.bytes() };
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
 }
 

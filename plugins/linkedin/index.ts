@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
@@ -36,8 +36,7 @@ async function read(ctx: PluginContext, item: MediaItem): Promise<{ contentType:
     const body = await ctx.media.open(item);
     return { contentType: body.contentType, bytes: await body.bytes() };
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -41,8 +41,7 @@ async function imageSource(ctx: PluginContext, item: MediaItem): Promise<Record<
   try {
     body = await ctx.media.open(item);
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   const type = body.contentType.split(";")[0].trim();
   if (type === "image/jpeg" || type === "image/png") {
@@ -68,8 +67,7 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
     type = body.contentType;
     bytes = await body.bytes();
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   const reg = await ctx.http.request<{ media_id: string; upload_url: string; upload_parameters: Record<string, string> }>("POST", "/media", {
     json: { media_type: "video" }, headers: auth(ctx),

@@ -7,7 +7,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -56,8 +56,7 @@ async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Prom
     type = body.contentType.split(";")[0].trim();
     bytes = await body.bytes();
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   if (!type.startsWith("image/")) return { kind: "permanent", reason: `media ${n}: ${type} is not an image`, code: "unsupported_media" };
   const ext = type.split("/")[1].replace("jpeg", "jpg");

@@ -7,7 +7,7 @@
  */
 import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";
-import { definePlugin, MediaError, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob } from "../../src/platform/sdk.ts";
+import { definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
@@ -41,8 +41,7 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
     type = body.contentType.split(";")[0].trim();
     bytes = await body.bytes();
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   const video = type.startsWith("video/");
   if (video && type !== "video/mp4") return { kind: "permanent", reason: "Snapchat takes MP4 videos only.", code: "unsupported_media" };

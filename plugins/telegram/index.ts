@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, MediaError,
+  ConnectError, definePlugin, unreadableMedia,
   type ConnectContext, type FailureOutcome, type MediaItem, type Outcome, type PluginContext, type ProviderHttp,
   type ProviderResponse, type PublishJob,
 } from "../../src/platform/sdk.ts";
@@ -90,8 +90,7 @@ async function openAll(ctx: PluginContext, media: MediaItem[]): Promise<Step<Ope
       contentType = body.contentType.split(";")[0].trim().toLowerCase();
       bytes = (await body.bytes()) as Uint8Array<ArrayBuffer>;
     } catch (e) {
-      if (!(e instanceof MediaError)) throw e;
-      return { ok: false, outcome: e.retryable ? { kind: "retryable", reason: e.message } : permanent(e.message, "media_unreadable") };
+      return { ok: false, outcome: unreadableMedia(e) };
     }
     const kind = contentType === "image/gif" ? "animation" : item.type === "video" ? "video" : "photo";
     const max = kind === "photo" ? PHOTO_MAX : FILE_MAX;

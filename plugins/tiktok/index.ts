@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, RefreshError, type Credentials, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -59,8 +59,7 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
     type = body.contentType.split(";")[0].trim();
     bytes = await body.bytes();
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   const { chunkSize, count } = chunkPlan(bytes.length);
   const source_info = { source: "FILE_UPLOAD", video_size: bytes.length, chunk_size: chunkSize, total_chunk_count: count };

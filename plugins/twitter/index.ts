@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -30,8 +30,7 @@ async function readMedia(ctx: PluginContext, item: MediaItem): Promise<{ content
     const body = await ctx.media.open(item);
     return { contentType: body.contentType.split(";")[0].trim().toLowerCase(), bytes: await body.bytes() };
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : permanent(e.message, "media_unreadable");
-    throw e;
+    return unreadableMedia(e);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { GB, mediaRequired } from "../../src/platform/limits.ts";
@@ -47,8 +47,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     body = await ctx.media.open(videos[0]);
     size = body.size ?? (bytes = await body.bytes()).length;
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   if (!body.contentType.startsWith("video/")) return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
   const privacy = (job.options as { privacy_view?: string }).privacy_view ?? "anybody";

@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, MediaError, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -56,8 +56,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     body = await ctx.media.open(video);
     size = body.size ?? (bytes = await body.bytes()).length;
   } catch (e) {
-    if (e instanceof MediaError) return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
-    throw e;
+    return unreadableMedia(e);
   }
   if (!body.contentType.startsWith("video/")) return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
   const options = job.options as { privacy_status?: string; ai_generated?: boolean };

@@ -57,6 +57,15 @@ export class MediaError extends Error {
 }
 
 /**
+ * The outcome of a publish whose media could not be read (`catch (e) { return unreadableMedia(e); }`):
+ * retried when the trouble may pass. Anything but a MediaError is a bug and is thrown on.
+ */
+export function unreadableMedia(e: unknown): { kind: "retryable"; reason: string } | { kind: "permanent"; reason: string; code: string } {
+  if (!(e instanceof MediaError)) throw e;
+  return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+}
+
+/**
  * Raised by a plugin's refresh(): `retryable` when the platform could not be asked (network, 5xx, 429),
  * so the engine tries again later instead of asking the user to reconnect; otherwise the refresh was
  * refused for good.

@@ -47,6 +47,13 @@ test("a video under 75 KB is refused before uploading", async () => {
   expect(await linkedin.publish!(ctx, job("tiny", [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }]))).toMatchObject({ kind: "permanent", code: "media_size" });
 });
 
+test("media that cannot be read fails for good, with no post", async () => {
+  const before = emulator.posts().length;
+  const out = await linkedin.publish!(ctx, job("unreadable", [{ url: "ftp://127.0.0.1/a.png", type: "image" }]));
+  expect(out).toMatchObject({ kind: "permanent", code: "media_unreadable" });
+  expect(emulator.posts().length).toBe(before);
+});
+
 test("metrics read likes and comments", async () => {
   const out = await linkedin.publish!(ctx, job("measured"));
   if (out.kind !== "published") throw new Error(out.kind);
