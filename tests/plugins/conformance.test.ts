@@ -57,7 +57,9 @@ afterAll(() => mediaServer.stop(true));
 // The media of these tests lives on loopback, which the real guard refuses; only here is it allowed.
 const testMedia = () => createMediaAccess({ maxBytes: 50 * 1024 * 1024, allowAddress: () => true });
 
-const TIMEOUT_MS = 400;
+// The provider timeout of these tests: short enough that the timeout case stays quick, long enough that
+// an ordinary call (Farcaster signs typed data, Nostr talks to a relay) finishes on a loaded CI machine.
+const TIMEOUT_MS = 2_000;
 
 let job = 0;
 /** The media kind a platform's default post takes when it requires media (Snapchat: a Spotlight video). */
@@ -179,7 +181,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       [{ kind: "auth_expired" }, "auth_expired"],
       // A timeout on the creating call is unknown; on an earlier step (an upload session) nothing exists
       // yet, so retryable is right too, and then no post may appear.
-      [{ kind: "timeout", delayMs: TIMEOUT_MS * 3 }, "unknown"],
+      [{ kind: "timeout", delayMs: TIMEOUT_MS * 2 }, "unknown"],
     ];
     test.each(failures.map(([spec, kind]) => [spec.kind, spec, kind] as const))("failure %s maps to its outcome", async (_name, spec, kind) => {
       const before = emulator.posts().length;
