@@ -6,11 +6,11 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
-import { classifyGraph } from "../../src/platform/graph.ts";
+import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const V = "/v23.0";
@@ -67,25 +67,11 @@ async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outc
   if (code === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
   if (code === "ERROR" || code === "EXPIRED") return { kind: "permanent", reason: `Instagram could not prepare the media: ${st.body.status ?? code}`, code: code.toLowerCase() };
   // A container is published once; a finished retry must not publish it a second time.
-  if (code === "PUBLISHED") return { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media_publish`, { form: { creation_id: creationId }, headers: auth(ctx), creates: true });
-  if (!res.ok) return res.outcome;
-  const link = await ctx.http.request<{ permalink?: string }>("GET", `${V}/${res.body.id}`, { query: { fields: "permalink" }, headers: auth(ctx) });
-  return { kind: "published", platformPostId: res.body.id, url: link.ok ? link.body.permalink ?? null : null };
+  if (code === "PUBLISHED") return alreadyPublished;
+  return publishContainer(ctx, `${V}/me/media_publish`, creationId, V);
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const res = await ctx.http.request<TokenResponse>("GET", "/refresh_access_token", {
-    query: { grant_type: "ig_refresh_token", access_token: String(ctx.credentials.access_token) },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Instagram could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`Instagram refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
-  }
-  const next = tokenCredentials(res.body, ctx.now());
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = (ctx: PluginContext): Promise<Credentials> => refreshLongLivedToken(ctx, "ig_refresh_token", "Instagram");
 
 interface IgMedia { id: string; caption?: string; media_type?: string; media_url?: string; thumbnail_url?: string; permalink?: string; timestamp?: string; children?: { data?: { media_type?: string; media_url?: string }[] } }
 

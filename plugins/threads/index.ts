@@ -5,11 +5,11 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
-import { classifyGraph } from "../../src/platform/graph.ts";
+import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
 const V = "/v1.0";
@@ -60,25 +60,11 @@ async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outc
   if (st.body.status === "ERROR" || st.body.status === "EXPIRED") {
     return { kind: "permanent", reason: `Threads could not prepare the post: ${st.body.error_message ?? st.body.status}`, code: st.body.error_message ?? st.body.status };
   }
-  if (st.body.status === "PUBLISHED") return { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads_publish`, { form: { creation_id: creationId }, headers: auth(ctx), creates: true });
-  if (!res.ok) return res.outcome;
-  const link = await ctx.http.request<{ permalink?: string }>("GET", `${V}/${res.body.id}`, { query: { fields: "permalink" }, headers: auth(ctx) });
-  return { kind: "published", platformPostId: res.body.id, url: link.ok ? link.body.permalink ?? null : null };
+  if (st.body.status === "PUBLISHED") return alreadyPublished;
+  return publishContainer(ctx, `${V}/me/threads_publish`, creationId, V);
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const res = await ctx.http.request<TokenResponse>("GET", "/refresh_access_token", {
-    query: { grant_type: "th_refresh_token", access_token: String(ctx.credentials.access_token) },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Threads could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`Threads refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
-  }
-  const next = tokenCredentials(res.body, ctx.now());
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = (ctx: PluginContext): Promise<Credentials> => refreshLongLivedToken(ctx, "th_refresh_token", "Threads");
 
 interface ThreadsPost { id: string; media_type?: string; media_url?: string; permalink?: string; text?: string; timestamp?: string; is_quote_post?: boolean; children?: { data?: { media_type?: string; media_url?: string }[] } }
 
