@@ -24,6 +24,8 @@ export interface Config {
   publicUrl: string;
   dataDir: string;
   databaseUrl?: string;
+  /** Connections to PostgreSQL per running copy. */
+  databasePoolSize: number;
   secretKey: Buffer;
   logLevel: LogLevel;
   uploadTicketTtlSeconds: number;
@@ -45,7 +47,7 @@ export const CONFIG_VARIABLES = [
   "PORT", "HOST", "PUBLIC_URL", "DATA_DIR", "DATABASE_URL", "SECRET_KEY", "LOG_LEVEL",
   "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
   "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
-  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS",
+  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS", "DATABASE_POOL_SIZE",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     dataDir,
     databaseUrl,
+    databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     secretKey: secretKey(env, dataDir),
     logLevel,
     uploadTicketTtlSeconds: ttl,

@@ -31,6 +31,7 @@ const invalid: [Record<string, string>, string][] = [
   [{ SECRET_KEY: "short" }, "SECRET_KEY"],
   [{ UPLOAD_TICKET_TTL: "soon" }, "UPLOAD_TICKET_TTL"],
   [{ MAX_VIDEO_BYTES: "-1" }, "MAX_VIDEO_BYTES"],
+  [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
   [{ S3_BUCKET: "b", S3_FORCE_PATH_STYLE: "maybe" }, "S3_FORCE_PATH_STYLE"],
 ];
 for (const [env, name] of invalid) {

@@ -66,7 +66,7 @@ export function openPostgres(url: string, max = 10): Db {
   return { ...wrap(db, "postgres", () => client.end({ timeout: 5 })), url };
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Db> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl);
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Db> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.databasePoolSize);
   return openPglite(join(opts.dataDir, "pglite"));
 }
