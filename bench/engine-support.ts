@@ -48,7 +48,7 @@ export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<
 }
 
 export function benchContext(url: string, env: Record<string, string>, poolSize = 10): AppContext {
-  const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, ...env });
+  const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: "0", ...env });
   const db: Db = openPostgres(url, poolSize);
   const platforms = createRegistry();
   return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config) };

@@ -26,6 +26,8 @@ export interface Config {
   databaseUrl?: string;
   /** Connections to PostgreSQL per running copy. */
   databasePoolSize: number;
+  /** Requests per minute per API key, per running copy; 0 turns the limit off. */
+  rateLimitPerMinute: number;
   secretKey: Buffer;
   logLevel: LogLevel;
   uploadTicketTtlSeconds: number;
@@ -47,7 +49,7 @@ export const CONFIG_VARIABLES = [
   "PORT", "HOST", "PUBLIC_URL", "DATA_DIR", "DATABASE_URL", "SECRET_KEY", "LOG_LEVEL",
   "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
   "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
-  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS", "DATABASE_POOL_SIZE",
+  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS", "DATABASE_POOL_SIZE", "RATE_LIMIT_PER_MINUTE",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 0, 10_000_000),
     secretKey: secretKey(env, dataDir),
     logLevel,
     uploadTicketTtlSeconds: ttl,

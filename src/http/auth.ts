@@ -2,19 +2,22 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { authenticate, type Principal } from "../modules/keys/service.ts";
 import { MissingScope, Unauthorized } from "./errors.ts";
+import { limiterFor } from "./rate-limit.ts";
 import type { Scope } from "./scopes.ts";
 
 export type { Principal };
 
 /**
  * The `scope` macro: a route declares `{ scope: "posts:read" }` and gets `principal` (profile id and
- * scopes of the bearer key) or a 401/403 before its handler runs. The scope is also written into the
- * route's OpenAPI entry (x-scope, with 401/403 added by openapi-auth.ts), so docs and enforcement share one source.
+ * scopes of the bearer key), or a 401/403 (or 429 over the key's rate limit) before its handler runs.
+ * The scope is also written into the route's OpenAPI entry (x-scope, with 401/403/429 added by
+ * openapi-finish.ts), so docs and enforcement share one source.
  */
 export function auth(ctx: AppContext) {
   // Authentication runs at the transform stage, before schema validation, so a request without a
   // valid key is a 401 whatever its body; resolve then hands the principal to the handler, typed.
   const principals = new WeakMap<Request, Principal>();
+  const limiter = limiterFor(ctx);
   return new Elysia({ name: "auth" }).macro({
     scope: (scope: Scope) => ({
       detail: {
@@ -28,6 +31,7 @@ export function auth(ctx: AppContext) {
         const principal = await authenticate(ctx.db, match[1], ctx.clock.now());
         if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);
+        limiter.take(principal.keyId, ctx.clock.now().getTime());
         principals.set(request, principal);
       },
       resolve({ request }) {

@@ -12,7 +12,7 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"
 
 /**
  * Completes the generated description where the generator cannot see what our shared hooks do:
- * - every operation that declares a scope (x-scope, set by the `scope` macro) can answer 401 and 403;
+ * - every operation that declares a scope (x-scope, set by the `scope` macro) can answer 401, 403 and 429;
  * - JSON bodies are read by the envelope's own size-capped parser, which hides their media type from
  *   the generator, so the route's body schema is put back under application/json.
  */
@@ -30,6 +30,7 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
       op.responses ??= {};
       op.responses["401"] ??= errorResponse("invalid_api_key: the key is missing, malformed, unknown, revoked or expired");
       op.responses["403"] ??= errorResponse(`missing_scope: the key lacks the '${op["x-scope"]}' scope`);
+      op.responses["429"] ??= errorResponse("rate_limited: the key made more than RATE_LIMIT_PER_MINUTE requests in a minute; wait Retry-After seconds");
     }
   }
   return doc;
