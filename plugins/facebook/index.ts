@@ -7,6 +7,7 @@
 import { t } from "elysia";
 import {
   ConnectError, definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { classifyGraph } from "../../src/platform/graph.ts";
@@ -17,7 +18,7 @@ const VERSION = "v24.0";
 const TEXT_MAX = 63206;
 const PHOTOS_MAX = 10;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && "reason" in v;
 const v = (ctx: PluginContext) => `/${ctx.settings.VERSION ?? VERSION}`;
 const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.page_access_token)}` });

@@ -8,8 +8,9 @@ import { t } from "elysia";
 import {
   definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
@@ -19,11 +20,10 @@ const HASHTAGS_MAX = 30;
 const MENTIONS_MAX = 20;
 const CAROUSEL_MAX = 10;
 
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 
 async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media`, { form: fields, headers: auth(ctx) });
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media`, { form: fields, headers: bearerAuth(ctx) });
   return res.ok ? res.body.id : res.outcome;
 }
 
@@ -61,7 +61,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
-  const st = await ctx.http.request<{ status_code?: string; status?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status_code,status" }, headers: auth(ctx) });
+  const st = await ctx.http.request<{ status_code?: string; status?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status_code,status" }, headers: bearerAuth(ctx) });
   if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
   const code = st.body.status_code;
   if (code === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
@@ -78,7 +78,7 @@ interface IgMedia { id: string; caption?: string; media_type?: string; media_url
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<{ data: IgMedia[] }>("GET", `${V}/me/media`, {
     query: { fields: "id,caption,media_type,media_product_type,media_url,thumbnail_url,permalink,timestamp,children{media_type,media_url}", limit: 50 },
-    headers: auth(ctx),
+    headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Instagram media: ${res.outcome.reason}`);
   const item = (type?: string, url?: string, thumb?: string): MediaItem[] =>
@@ -103,7 +103,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   for (const id of ids) {
     const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
       query: { metric: "views,likes,comments,shares,saved" },
-      headers: auth(ctx),
+      headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`Instagram insights ${id}: ${res.outcome.reason}`);
     const v = (name: string) => {

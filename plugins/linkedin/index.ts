@@ -6,6 +6,7 @@
 import { t } from "elysia";
 import {
   definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
@@ -15,7 +16,7 @@ const TEXT_MAX = 3000;
 const IMAGES_MAX = 20;
 const VIDEO_MAX = 500 * MB;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
 
 const headers = (ctx: PluginContext) => ({

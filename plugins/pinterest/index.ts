@@ -8,8 +8,9 @@ import { t } from "elysia";
 import {
   definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://api.pinterest.com/v5/oauth/token";
@@ -17,9 +18,8 @@ const TITLE_MAX = 100;
 const DESCRIPTION_MAX = 800;
 const CAROUSEL_MAX = 5;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 const pinUrl = (id: string) => `https://www.pinterest.com/pin/${id}/`;
 
 interface Options { title?: string; board_id?: string; link?: string }
@@ -31,7 +31,7 @@ export function pinTitle(job: Pick<PublishJob, "content" | "options">): string {
 
 async function boardOf(ctx: PluginContext, options: Options): Promise<string | Fail> {
   if (options.board_id) return options.board_id;
-  const res = await ctx.http.request<{ items: { id: string }[] }>("GET", "/boards", { query: { page_size: 25 }, headers: auth(ctx) });
+  const res = await ctx.http.request<{ items: { id: string }[] }>("GET", "/boards", { query: { page_size: 25 }, headers: bearerAuth(ctx) });
   if (!res.ok) return res.outcome;
   return res.body.items[0]?.id ?? { kind: "permanent", reason: "This Pinterest account has no board: create one, or set platform_options.board_id.", code: "no_board" };
 }
@@ -55,7 +55,7 @@ async function imageSource(ctx: PluginContext, item: MediaItem): Promise<Record<
 interface Pending { pin: Record<string, unknown>; media_id: string }
 
 async function createPin(ctx: PluginContext, pin: Record<string, unknown>): Promise<Outcome> {
-  const res = await ctx.http.request<{ id: string }>("POST", "/pins", { json: pin, headers: auth(ctx), creates: true });
+  const res = await ctx.http.request<{ id: string }>("POST", "/pins", { json: pin, headers: bearerAuth(ctx), creates: true });
   return res.ok ? { kind: "published", platformPostId: res.body.id, url: pinUrl(res.body.id) } : res.outcome;
 }
 
@@ -70,7 +70,7 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
     return unreadableMedia(e);
   }
   const reg = await ctx.http.request<{ media_id: string; upload_url: string; upload_parameters: Record<string, string> }>("POST", "/media", {
-    json: { media_type: "video" }, headers: auth(ctx),
+    json: { media_type: "video" }, headers: bearerAuth(ctx),
   });
   if (!reg.ok) return reg.outcome;
   // The upload goes to the storage URL Pinterest hands out, with its signed fields and the file last.
@@ -115,7 +115,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const pending = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<{ status?: string }>("GET", `/media/${pending.media_id}`, { headers: auth(ctx) });
+  const res = await ctx.http.request<{ status?: string }>("GET", `/media/${pending.media_id}`, { headers: bearerAuth(ctx) });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   if (res.body.status === "failed") return { kind: "permanent", reason: "Pinterest could not process the video", code: "video_processing_failed" };
   if (res.body.status !== "succeeded") return { kind: "submitted", handle };
@@ -143,7 +143,7 @@ async function refresh(ctx: PluginContext): Promise<Credentials> {
 interface ApiPin { id: string; title?: string | null; description?: string | null; link?: string | null; created_at?: string; media?: { media_type?: string; images?: Record<string, { url?: string }>; cover_image_url?: string } }
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const res = await ctx.http.request<{ items: ApiPin[] }>("GET", "/pins", { query: { page_size: 50 }, headers: auth(ctx) });
+  const res = await ctx.http.request<{ items: ApiPin[] }>("GET", "/pins", { query: { page_size: 50 }, headers: bearerAuth(ctx) });
   if (!res.ok) throw new Error(`Pinterest pins: ${res.outcome.reason}`);
   return res.body.items
     .map((p): RecentPost => {
@@ -165,7 +165,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{ pin_metrics?: { lifetime_metrics?: Record<string, number> } }>("GET", `/pins/${id}`, { query: { pin_metrics: true }, headers: auth(ctx) });
+    const res = await ctx.http.request<{ pin_metrics?: { lifetime_metrics?: Record<string, number> } }>("GET", `/pins/${id}`, { query: { pin_metrics: true }, headers: bearerAuth(ctx) });
     if (!res.ok) throw new Error(`Pinterest pin ${id}: ${res.outcome.reason}`);
     const m = res.body.pin_metrics?.lifetime_metrics ?? {};
     out[id] = { views: m.impression ?? null, likes: m.reaction ?? null, comments: m.comment ?? null, shares: null, saves: m.save ?? null };

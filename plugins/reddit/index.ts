@@ -9,6 +9,7 @@ import { t } from "elysia";
 import {
   definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
@@ -21,7 +22,7 @@ const TEXT_MAX = 40000;
 const GALLERY_MAX = 20;
 const URL_ONLY = /^\s*(https?:\/\/\S+)\s*$/i;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
 const headers = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}`, "user-agent": USER_AGENT });
 

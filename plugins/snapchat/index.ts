@@ -7,8 +7,9 @@
  */
 import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";
-import { definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob, type FailureOutcome,
+} from "../../src/platform/sdk.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://accounts.snapchat.com/login/oauth2/access_token";
@@ -16,12 +17,11 @@ const PLACEMENTS = ["spotlight", "public_story"] as const;
 const DESCRIPTION_MAX = 160;
 const CHUNK = 32 * MB;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && "reason" in v;
 interface Envelope { request_status?: string; request_id?: string; display_message?: string; error_code?: string }
 interface Options { placements?: string[]; locale?: string }
 
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 const profile = (ctx: PluginContext) => ctx.account.remoteId;
 
 /** Snap's envelope: anything but SUCCESS is a failure; MEDIA_PROCESSING means try again shortly. */
@@ -52,7 +52,7 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
   const encrypted = Buffer.concat([cipher.update(bytes), cipher.final()]);
   const created = await ctx.http.request<Envelope & { media_id?: string; add_path?: string; finalize_path?: string }>("POST", `/v1/public_profiles/${profile(ctx)}/media`, {
     json: { type: video ? "VIDEO" : "IMAGE", name: `crier-${job.idempotencyToken}`, key: key.toString("base64"), iv: iv.toString("base64") },
-    headers: auth(ctx),
+    headers: bearerAuth(ctx),
   });
   if (!created.ok) return created.outcome;
   const fail = envelopeFailure(created.body);
@@ -64,14 +64,14 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
     form.set("action", "ADD");
     form.set("part_number", String(part));
     form.set("file", new File([encrypted.subarray(offset, offset + CHUNK)], `part-${part}`, { type: "application/octet-stream" }));
-    const res = await ctx.http.request<Envelope>("POST", add_path, { multipart: form, headers: auth(ctx) });
+    const res = await ctx.http.request<Envelope>("POST", add_path, { multipart: form, headers: bearerAuth(ctx) });
     if (!res.ok) return res.outcome;
     const f = envelopeFailure(res.body);
     if (f) return f;
   }
   const form = new FormData();
   form.set("action", "FINALIZE");
-  const fin = await ctx.http.request<Envelope>("POST", finalize_path, { multipart: form, headers: auth(ctx) });
+  const fin = await ctx.http.request<Envelope>("POST", finalize_path, { multipart: form, headers: bearerAuth(ctx) });
   if (!fin.ok) return fin.outcome;
   return envelopeFailure(fin.body) ?? { id: media_id, video };
 }
@@ -88,10 +88,10 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as Options;
   const res = variant === "spotlight"
     ? await ctx.http.request<Envelope & { spotlight?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/spotlights`, {
-      json: { media_id: media.id, description: job.content, locale: options.locale ?? "en_US", skip_save_to_profile: false }, headers: auth(ctx), creates: true,
+      json: { media_id: media.id, description: job.content, locale: options.locale ?? "en_US", skip_save_to_profile: false }, headers: bearerAuth(ctx), creates: true,
     })
     : await ctx.http.request<Envelope & { story?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/stories`, {
-      json: { media_id: media.id }, headers: auth(ctx), creates: true,
+      json: { media_id: media.id }, headers: bearerAuth(ctx), creates: true,
     });
   if (!res.ok) return res.outcome;
   const fail = envelopeFailure(res.body);

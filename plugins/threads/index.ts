@@ -7,8 +7,9 @@ import { t } from "elysia";
 import {
   definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
@@ -16,12 +17,11 @@ const V = "/v1.0";
 const TEXT_MAX = 500;
 const CAROUSEL_MAX = 20;
 
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 
 async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads`, { form: fields, headers: auth(ctx) });
+  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads`, { form: fields, headers: bearerAuth(ctx) });
   return res.ok ? res.body.id : res.outcome;
 }
 
@@ -54,7 +54,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
-  const st = await ctx.http.request<{ status?: string; error_message?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status,error_message" }, headers: auth(ctx) });
+  const st = await ctx.http.request<{ status?: string; error_message?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status,error_message" }, headers: bearerAuth(ctx) });
   if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
   if (st.body.status === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
   if (st.body.status === "ERROR" || st.body.status === "EXPIRED") {
@@ -75,7 +75,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
       limit: 50,
       ...(since && { since: Math.floor(since.getTime() / 1000) + 1 }),
     },
-    headers: auth(ctx),
+    headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Threads posts: ${res.outcome.reason}`);
   const item = (type?: string, url?: string): MediaItem[] => (url ? [{ url, type: type === "VIDEO" ? "video" : "image" } as MediaItem] : []);
@@ -97,7 +97,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   for (const id of ids) {
     const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
       query: { metric: "views,likes,replies,reposts,quotes,shares" },
-      headers: auth(ctx),
+      headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`Threads insights ${id}: ${res.outcome.reason}`);
     const v = (name: string) => {

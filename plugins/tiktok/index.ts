@@ -8,8 +8,9 @@ import { t } from "elysia";
 import {
   definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
   type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
@@ -20,11 +21,10 @@ const PHOTOS_MAX = 35;
 const SINGLE_CHUNK_MAX = 64 * MB;
 const CHUNK = 10 * MB;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 interface Options { publish_mode?: "draft"; video_cover_timestamp_ms?: number; ai_generated?: boolean; privacy_level?: string }
 interface Envelope<T> { data: T; error: { code: string; message: string; log_id?: string } }
 
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 
 /** TikTok's chunk plan: one piece up to 64 MB, else 10 MB chunks with the remainder in the last one. */
 export function chunkPlan(size: number): { chunkSize: number; count: number } {
@@ -33,7 +33,7 @@ export function chunkPlan(size: number): { chunkSize: number; count: number } {
 }
 
 async function call<T>(ctx: PluginContext, path: string, json: unknown, creates = false): Promise<T | Fail> {
-  const res = await ctx.http.request<Envelope<T>>("POST", path, { json, headers: auth(ctx), creates });
+  const res = await ctx.http.request<Envelope<T>>("POST", path, { json, headers: bearerAuth(ctx), creates });
   if (!res.ok) return res.outcome;
   return res.body.data;
 }
@@ -140,7 +140,7 @@ async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outco
  * same double.
  */
 async function exactId(ctx: PluginContext, approx: number): Promise<string | undefined> {
-  const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", { query: { fields: "id" }, json: { max_count: 20 }, headers: auth(ctx) });
+  const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", { query: { fields: "id" }, json: { max_count: 20 }, headers: bearerAuth(ctx) });
   return res.ok ? res.body.data.videos.find((v) => Number(v.id) === approx)?.id : undefined;
 }
 
@@ -164,7 +164,7 @@ interface ApiVideo { id: string; title?: string; video_description?: string; cre
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/list/", {
-    query: { fields: "id,title,video_description,create_time,share_url,cover_image_url" }, json: { max_count: 20 }, headers: auth(ctx),
+    query: { fields: "id,title,video_description,create_time,share_url,cover_image_url" }, json: { max_count: 20 }, headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`TikTok videos: ${res.outcome.reason}`);
   return res.body.data.videos
@@ -183,7 +183,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 20) {
     const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/query/", {
-      query: { fields: "id,view_count,like_count,comment_count,share_count" }, json: { filters: { video_ids: ids.slice(i, i + 20) } }, headers: auth(ctx),
+      query: { fields: "id,view_count,like_count,comment_count,share_count" }, json: { filters: { video_ids: ids.slice(i, i + 20) } }, headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`TikTok video query: ${res.outcome.reason}`);
     // TikTok does not expose saves.

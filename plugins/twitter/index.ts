@@ -7,6 +7,7 @@ import { t } from "elysia";
 import {
   definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
@@ -20,7 +21,7 @@ const CHUNK_BYTES = 4 * MB;
 /** Refresh a little before the access token runs out rather than fail a publish on it. */
 const REFRESH_MARGIN_MS = 60_000;
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+type Fail = FailureOutcome;
 const permanent = (reason: string, code: string): Fail => ({ kind: "permanent", reason, code });
 const bearer = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 const postUrl = (username: string, id: string) => `https://x.com/${username}/status/${id}`;

@@ -8,7 +8,7 @@ import {
   definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://oauth2.googleapis.com/token";
@@ -17,7 +17,6 @@ const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
 const REFRESH_MARGIN_MS = 60_000;
 
-const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 
 /** platform_options.title, else the first line of the content; YouTube refuses < and > in titles. */
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
@@ -62,7 +61,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as { privacy_status?: string; ai_generated?: boolean };
   const session = await ctx.http.request("POST", "/upload/youtube/v3/videos", {
     query: { uploadType: "resumable", part: "snippet,status" },
-    headers: { ...auth(ctx), "x-upload-content-length": String(size), "x-upload-content-type": body.contentType },
+    headers: { ...bearerAuth(ctx), "x-upload-content-length": String(size), "x-upload-content-type": body.contentType },
     json: {
       snippet: { title: titleOf(job), description: job.content, categoryId: "22" },
       status: {
@@ -77,7 +76,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!location) return { kind: "retryable", reason: "YouTube opened no upload session" };
   // Sending the bytes is what creates the video.
   const uploaded = await ctx.http.request<{ id: string }>("PUT", location, {
-    headers: { ...auth(ctx), "content-type": body.contentType },
+    headers: { ...bearerAuth(ctx), "content-type": body.contentType },
     body: (bytes ?? body.stream()) as BodyInit,
     creates: true,
     timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
@@ -90,7 +89,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const h = JSON.parse(handle) as Handle;
   const res = await ctx.http.request<{ items?: { id: string; status?: { uploadStatus?: string; failureReason?: string; rejectionReason?: string } }[] }>(
-    "GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: auth(ctx) },
+    "GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: bearerAuth(ctx) },
   );
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const status = res.body.items?.[0]?.status;
@@ -120,13 +119,13 @@ async function refresh(ctx: PluginContext): Promise<Credentials> {
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const channel = await ctx.http.request<{ items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[] }>("GET", "/youtube/v3/channels", {
-    query: { part: "contentDetails", mine: true }, headers: auth(ctx),
+    query: { part: "contentDetails", mine: true }, headers: bearerAuth(ctx),
   });
   if (!channel.ok) throw new Error(`YouTube channel: ${channel.outcome.reason}`);
   const uploads = channel.body.items?.[0]?.contentDetails?.relatedPlaylists?.uploads;
   if (!uploads) return [];
   const res = await ctx.http.request<{ items?: { snippet?: { title?: string; description?: string; publishedAt?: string; thumbnails?: { high?: { url?: string } } }; contentDetails?: { videoId?: string; videoPublishedAt?: string } }[] }>(
-    "GET", "/youtube/v3/playlistItems", { query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 }, headers: auth(ctx) },
+    "GET", "/youtube/v3/playlistItems", { query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 }, headers: bearerAuth(ctx) },
   );
   if (!res.ok) throw new Error(`YouTube uploads: ${res.outcome.reason}`);
   return (res.body.items ?? [])
@@ -150,7 +149,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
     const res = await ctx.http.request<{ items?: { id: string; statistics?: { viewCount?: string; likeCount?: string; commentCount?: string } }[] }>(
-      "GET", "/youtube/v3/videos", { query: { part: "statistics", id: ids.slice(i, i + 50).join(",") }, headers: auth(ctx) },
+      "GET", "/youtube/v3/videos", { query: { part: "statistics", id: ids.slice(i, i + 50).join(",") }, headers: bearerAuth(ctx) },
     );
     if (!res.ok) throw new Error(`YouTube videos: ${res.outcome.reason}`);
     const num = (v?: string) => (v === undefined ? null : Number(v));

@@ -4,7 +4,7 @@
  * container publishing and token refresh of Instagram and Threads.
  */
 import { RefreshError, type Credentials, type FailureOutcome, type Outcome, type PluginContext, type ProviderResponse } from "./sdk.ts";
-import { tokenCredentials, type TokenResponse } from "./oauth.ts";
+import { bearerAuth, tokenCredentials, type TokenResponse } from "./oauth.ts";
 
 interface GraphError { message?: string; type?: string; code?: number; error_subcode?: number; error_user_msg?: string }
 
@@ -22,23 +22,20 @@ export function classifyGraph(res: ProviderResponse): FailureOutcome | undefined
   return { kind: "permanent", reason, code: String(err.error_subcode ?? err.code) };
 }
 
-type Fail = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
-
-const bearer = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 
 /**
  * The last step of Meta's container publishing (Instagram, Threads): publish a container the platform
  * has finished preparing (the creating call), then read the new post's permalink.
  */
 export async function publishContainer(ctx: PluginContext, publishPath: string, creationId: string, version: string): Promise<Outcome> {
-  const res = await ctx.http.request<{ id: string }>("POST", publishPath, { form: { creation_id: creationId }, headers: bearer(ctx), creates: true });
+  const res = await ctx.http.request<{ id: string }>("POST", publishPath, { form: { creation_id: creationId }, headers: bearerAuth(ctx), creates: true });
   if (!res.ok) return res.outcome;
-  const link = await ctx.http.request<{ permalink?: string }>("GET", `${version}/${res.body.id}`, { query: { fields: "permalink" }, headers: bearer(ctx) });
+  const link = await ctx.http.request<{ permalink?: string }>("GET", `${version}/${res.body.id}`, { query: { fields: "permalink" }, headers: bearerAuth(ctx) });
   return { kind: "published", platformPostId: res.body.id, url: link.ok ? link.body.permalink ?? null : null };
 }
 
 /** A container already published by an earlier attempt must never be published again. */
-export const alreadyPublished: Fail = { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
+export const alreadyPublished: FailureOutcome = { kind: "permanent", reason: "This container was already published by an earlier attempt.", code: "already_published" };
 
 /**
  * Refreshes a long-lived Instagram or Threads token (GET /refresh_access_token with the platform's

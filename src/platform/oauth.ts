@@ -4,7 +4,7 @@
  * CRIER_<PLATFORM>_AUTHORIZE_URL and CRIER_<PLATFORM>_TOKEN_URL (sandbox profiles and tests use that).
  */
 import { createHash } from "node:crypto";
-import { ConnectError, type ConnectContext, type ConnectedIdentity, type ConnectFlow, type Credentials } from "./sdk.ts";
+import { ConnectError, type ConnectContext, type ConnectedIdentity, type ConnectFlow, type Credentials, type PluginContext } from "./sdk.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -34,6 +34,9 @@ export interface OAuthSpec {
   /** Turns the token answer into the connected account(s) (usually one "who am I" call). */
   identity(c: ConnectContext, token: TokenResponse): Promise<ConnectedIdentity | ConnectedIdentity[]>;
 }
+
+/** The Authorization header of an OAuth-connected account's API calls. */
+export const bearerAuth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 
 export const pkceChallenge = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 
