@@ -273,6 +273,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
     unit: TextUnit;
     /** A lower limit when media is attached, where the text becomes a caption (Telegram: 1024). */
     withMediaMax?: number;
+    /** A second cap in UTF-8 bytes, for platforms that enforce one beside `unit` (Bluesky: 3000). */
+    maxBytes?: number;
   };
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;
