@@ -285,8 +285,8 @@ describe("emulator", () => {
 });
 
 describe("declaration", () => {
-  test("options are an open object; the text limit counts graphemes", () => {
-    expect(plugin.textLimit).toEqual({ max: 300, unit: "graphemes" });
+  test("options are an open object; the text limit counts graphemes, with a 3000-byte cap beside it", () => {
+    expect(plugin.textLimit).toEqual({ max: 300, unit: "graphemes", maxBytes: 3000 });
     expect((plugin.optionsSchema as any).additionalProperties).toBe(true);
     expect(plugin.mediaRequirements.file_constraints).toMatchObject({ maxFiles: 4, maxImageFiles: 4, maxVideoFiles: 1, allowMixedMedia: false });
   });
