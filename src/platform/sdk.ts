@@ -81,6 +81,11 @@ export interface MediaAccess {
   open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody>;
 }
 
+/**
+ * What the engine hands a plugin. Content and media already meet the plugin's declaration (textLimit,
+ * mediaRequirements, capabilities): they were checked once, when the post was created. A plugin checks
+ * again only what needs the file itself (its real type or byte size).
+ */
 export interface PublishJob {
   content: string;
   media: MediaItem[];
