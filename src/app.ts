@@ -4,6 +4,7 @@ import type { AppContext } from "./context.ts";
 import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
 import { finishOpenApi } from "./http/openapi-finish.ts";
+import { describePlatformOptions } from "./http/openapi-platforms.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
 import { sandboxRoutes } from "./modules/sandbox/routes.ts";
@@ -32,7 +33,7 @@ export function createApp(ctx: AppContext) {
     .use(envelope(ctx))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) =>
-      path === "/openapi.json" ? finishOpenApi(response, self.routes as never) : undefined)
+      path === "/openapi.json" ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list()) : undefined)
     .use(openapi({
       path: "/docs",
       specPath: "/openapi.json",

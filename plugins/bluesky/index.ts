@@ -9,7 +9,6 @@ import {
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
   type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
-import { graphemeCount, utf8Length } from "../../src/platform/text.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
 const DEFAULT_API_URL = "https://bsky.social";
@@ -225,15 +224,8 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const s = readSession(ctx.credentials);
   if (!s) return { kind: "auth_expired", reason: "no Bluesky session is stored for this account" };
   const text = job.content;
-  const graphemes = graphemeCount(text);
-  if (graphemes > MAX_GRAPHEMES) return permanent(`text is ${graphemes} graphemes; Bluesky allows ${MAX_GRAPHEMES}`, "text_too_long");
-  if (utf8Length(text) > MAX_TEXT_BYTES) return permanent(`text is over ${MAX_TEXT_BYTES} bytes; Bluesky refuses it`, "text_too_long");
   const images = job.media.filter((m) => m.type === "image");
   const videos = job.media.filter((m) => m.type === "video");
-  if (images.length && videos.length) return permanent("a Bluesky post carries images or one video, not both", "mixed_media");
-  if (videos.length > 1) return permanent("a Bluesky post carries one video", "too_many_media");
-  if (images.length > MAX_IMAGES) return permanent(`a Bluesky post carries up to ${MAX_IMAGES} images`, "too_many_media");
-  if (!text.trim() && !job.media.length) return permanent("an empty post: no text and no media", "empty_post");
 
   let reply: { root: StrongRef; parent: StrongRef } | undefined;
   if (job.replyTo) {
@@ -472,7 +464,7 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
-  textLimit: { max: MAX_GRAPHEMES, unit: "graphemes" },
+  textLimit: { max: MAX_GRAPHEMES, unit: "graphemes", maxBytes: MAX_TEXT_BYTES },
   defaultApiUrl: DEFAULT_API_URL,
   concurrency: 4,
   connect: {

@@ -55,11 +55,8 @@ async function permalink(ctx: PluginContext, id: string): Promise<string> {
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  if ([...job.content].length > TEXT_MAX) return { kind: "permanent", reason: `Facebook posts take at most ${TEXT_MAX} characters.`, code: "text_too_long" };
   if (!ctx.credentials.page_access_token) return { kind: "auth_expired", reason: "no Page token is stored for this Page; connect it again" };
   const videos = job.media.filter((m) => m.type === "video");
-  if (videos.length > 1 || (videos.length && job.media.length > 1)) return { kind: "permanent", reason: "A Facebook post takes one video alone, or photos.", code: "too_many_media" };
-  if (job.media.length > PHOTOS_MAX) return { kind: "permanent", reason: `Crier attaches at most ${PHOTOS_MAX} photos to a Facebook post.`, code: "too_many_media" };
   if (videos.length) {
     const file = await read(ctx, videos[0]);
     if (isFail(file)) return file;

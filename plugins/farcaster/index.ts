@@ -108,9 +108,6 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
 const idemOf = (token: string) => createHash("sha256").update(token).digest("hex").slice(0, 16);
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const bytes = Buffer.byteLength(job.content, "utf8");
-  if (bytes > MAX_BYTES) return { kind: "permanent", reason: `The cast is ${bytes} bytes; Farcaster takes at most ${MAX_BYTES}.`, code: "text_too_long" };
-  if (job.media.length > MAX_EMBEDS) return { kind: "permanent", reason: `Farcaster takes at most ${MAX_EMBEDS} embeds.`, code: "too_many_media" };
   const options = job.options as { channel_id?: string; reply_to?: { hash: string; author_fid: number } | null };
   const parent = job.replyTo
     ? { parent: job.replyTo.platformPostId, parent_author_fid: Number(ctx.account.remoteId) }

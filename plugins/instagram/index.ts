@@ -27,19 +27,7 @@ async function container(ctx: PluginContext, fields: Record<string, string>): Pr
   return res.ok ? res.body.id : res.outcome;
 }
 
-/** Checks Instagram applies to captions: length, hashtags, mentions. */
-export function captionProblem(caption: string): string | null {
-  if ([...caption].length > CAPTION_MAX) return `Instagram captions take at most ${CAPTION_MAX} characters.`;
-  if ((caption.match(/(^|\s)#[\p{L}\p{N}_]+/gu) ?? []).length > HASHTAGS_MAX) return `Instagram allows at most ${HASHTAGS_MAX} hashtags.`;
-  if ((caption.match(/(^|\s)@[\w.]+/g) ?? []).length > MENTIONS_MAX) return `Instagram allows at most ${MENTIONS_MAX} @mentions.`;
-  return null;
-}
-
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const problem = captionProblem(job.content);
-  if (problem) return { kind: "permanent", reason: problem, code: "caption_invalid" };
-  if (job.media.length === 0) return { kind: "permanent", reason: "Instagram posts need at least one image or video.", code: "media_required" };
-  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `An Instagram carousel takes at most ${CAROUSEL_MAX} items.`, code: "too_many_media" };
   const caption: Record<string, string> = job.content ? { caption: job.content } : {};
   let id: string | Fail;
   if (job.media.length === 1) {

@@ -101,11 +101,8 @@ async function createPost(ctx: PluginContext, post: Record<string, unknown>): Pr
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  if ([...job.content].length > TEXT_MAX) return { kind: "permanent", reason: `LinkedIn posts take at most ${TEXT_MAX} characters.`, code: "text_too_long" };
   if (!ctx.credentials.author_urn) return { kind: "auth_expired", reason: "the stored LinkedIn credentials lack the member; connect the account again" };
   const videos = job.media.filter((m) => m.type === "video");
-  if (videos.length > 1 || (videos.length && job.media.length > 1)) return { kind: "permanent", reason: "LinkedIn takes one video alone, or up to 20 images.", code: "too_many_media" };
-  if (job.media.length > IMAGES_MAX) return { kind: "permanent", reason: `LinkedIn takes at most ${IMAGES_MAX} images.`, code: "too_many_media" };
   const post: Record<string, unknown> = {
     author: ctx.credentials.author_urn,
     commentary: escapeLittleText(job.content),

@@ -127,8 +127,6 @@ const noteUrl = (event: Event, relay: string) => `https://njump.me/${neventEncod
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const relays = relaysOf(ctx.http, ctx.settings);
   const template = noteTemplate(ctx, job, relays[0]);
-  const bytes = Buffer.byteLength(template.content, "utf8");
-  if (bytes > MAX_BYTES) return { kind: "permanent", reason: `The note is ${bytes} bytes; relays take at most ${MAX_BYTES}.`, code: "text_too_long" };
   const wait = ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const p = pool(ctx.http);
   const signer = signerFor(ctx.credentials as unknown as StoredCredentials, p);

@@ -83,11 +83,7 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as Options;
-  if ([...job.content].length > DESCRIPTION_MAX) return { kind: "permanent", reason: `Pin descriptions take at most ${DESCRIPTION_MAX} characters.`, code: "text_too_long" };
-  if (job.media.length === 0) return { kind: "permanent", reason: "A pin needs an image or a video.", code: "media_required" };
   const videos = job.media.filter((m) => m.type === "video");
-  if (videos.length && job.media.length > 1) return { kind: "permanent", reason: "A video pin has one video and nothing else.", code: "too_many_media" };
-  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `A carousel pin takes at most ${CAROUSEL_MAX} images.`, code: "too_many_media" };
   const board = await boardOf(ctx, options);
   if (isFail(board)) return board;
   const pin: Record<string, unknown> = {

@@ -104,7 +104,6 @@ async function comment(ctx: PluginContext, parent: string, text: string): Promis
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as Options;
-  if ([...job.content].length > TEXT_MAX) return { kind: "permanent", reason: `Reddit posts take at most ${TEXT_MAX} characters.`, code: "text_too_long" };
   // Later items of a thread are comments under the post (or under the previous comment).
   if (job.replyTo) {
     if (job.media.length) return { kind: "permanent", reason: "Reddit comments cannot carry media.", code: "media_in_comment" };
@@ -114,8 +113,6 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const title = titleOf(job);
   if (!title) return { kind: "permanent", reason: "A Reddit post needs a title: set platform_options.title or start the content with a line.", code: "title_required" };
   const sr = options.subreddit;
-  if (job.media.some((m) => m.type === "video")) return { kind: "permanent", reason: "Crier does not post videos to Reddit.", code: "unsupported_media" };
-  if (job.media.length > GALLERY_MAX) return { kind: "permanent", reason: `A Reddit gallery takes at most ${GALLERY_MAX} images.`, code: "too_many_media" };
   if (job.media.length === 0) {
     const url = URL_ONLY.exec(job.content)?.[1];
     const type = options.postType ?? "auto";

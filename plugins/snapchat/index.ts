@@ -77,12 +77,10 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  if (job.media.length !== 1) return { kind: "permanent", reason: "A Snapchat post is exactly one image or one video.", code: "media_required" };
   const video = job.media[0].type === "video";
   const variant = job.variant ?? (video ? "spotlight" : "public_story");
   if (!PLACEMENTS.includes(variant as never)) return { kind: "permanent", reason: `Unknown Snapchat placement ${variant}.`, code: "invalid_variant" };
   if (variant === "spotlight" && !video) return { kind: "permanent", reason: "Spotlight takes videos only; use the public_story placement for images.", code: "spotlight_video_only" };
-  if ([...job.content].length > DESCRIPTION_MAX) return { kind: "permanent", reason: `Spotlight descriptions take at most ${DESCRIPTION_MAX} characters, hashtags included.`, code: "text_too_long" };
   const media = await uploadMedia(ctx, job);
   if (isFail(media)) return media;
   const options = job.options as Options;

@@ -157,17 +157,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
   let sent;
   if (job.media.length === 0) {
-    if (!text.trim()) return permanent("an empty post: no text and no media", "empty_post");
-    // Telegram counts UTF-16 code units, like String.length.
-    if (text.length > TEXT_MAX) return permanent(`text is ${text.length} characters; Telegram allows ${TEXT_MAX}`, "text_too_long");
     sent = await call<Message>(ctx.http, token, "sendMessage", {
       ...common,
       text,
       ...(options.disable_link_preview && { link_preview_options: { is_disabled: true } }),
     }, true);
   } else {
-    if (text.length > CAPTION_MAX) return permanent(`a caption is ${text.length} characters; Telegram allows ${CAPTION_MAX} with media`, "caption_too_long");
-    if (job.media.length > ALBUM_MAX) return permanent(`Telegram albums hold up to ${ALBUM_MAX} items`, "too_many_media");
     const opened = await openAll(ctx, job.media);
     if (!opened.ok) return opened.outcome;
     if (opened.value.length > 1 && opened.value.some((f) => f.kind === "animation")) {

@@ -29,9 +29,6 @@ const mediaFields = (m: MediaItem): Record<string, string> =>
   m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url };
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const chars = [...job.content].length;
-  if (chars > TEXT_MAX) return { kind: "permanent", reason: `Threads posts take at most ${TEXT_MAX} characters (this one has ${chars}).`, code: "text_too_long" };
-  if (job.media.length > CAROUSEL_MAX) return { kind: "permanent", reason: `A Threads carousel takes at most ${CAROUSEL_MAX} items.`, code: "too_many_media" };
   const common: Record<string, string> = {
     ...(job.content && { text: job.content }),
     ...(job.replyTo && { reply_to_id: job.replyTo.platformPostId }),

@@ -113,11 +113,7 @@ async function publishPhotos(ctx: PluginContext, job: PublishJob, options: Optio
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as Options;
-  if ([...job.content].length > CAPTION_MAX) return { kind: "permanent", reason: `TikTok captions take at most ${CAPTION_MAX} characters.`, code: "text_too_long" };
   const videos = job.media.filter((m) => m.type === "video");
-  if (job.media.length === 0) return { kind: "permanent", reason: "TikTok posts need one video or 1 to 35 photos.", code: "media_required" };
-  if (videos.length && job.media.length > 1) return { kind: "permanent", reason: "TikTok takes one video alone, or photos only.", code: "too_many_media" };
-  if (job.media.length > PHOTOS_MAX) return { kind: "permanent", reason: `TikTok takes at most ${PHOTOS_MAX} photos.`, code: "too_many_media" };
   return videos.length ? publishVideo(ctx, job, options) : publishPhotos(ctx, job, options);
 }
 

@@ -11,7 +11,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
-import { MAX_WEIGHT, weightedLength } from "./text.ts";
+import { weightedLength } from "../../src/platform/text.ts";
+
+/** What X itself refuses above, in weighted characters. */
+const MAX_WEIGHT = 280;
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_MS = 2 * 3600_000;

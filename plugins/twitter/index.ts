@@ -11,7 +11,9 @@ import {
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
-import { MAX_WEIGHT, weightedLength } from "./text.ts";
+
+/** X's limit in weighted characters (src/platform/text.ts: URLs 23, CJK and emoji 2). */
+const MAX_WEIGHT = 280;
 
 const TOKEN_URL = "https://api.x.com/2/oauth2/token";
 const MAX_IMAGE_BYTES = 5 * MB;
@@ -100,13 +102,9 @@ async function ensureFreshToken(ctx: PluginContext): Promise<Fail | null> {
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const weight = weightedLength(job.content);
-  if (weight > MAX_WEIGHT) return permanent(`The post weighs ${weight} of X's ${MAX_WEIGHT} (URLs count 23, CJK and emoji 2).`, "text_too_long");
   const stale = await ensureFreshToken(ctx);
   if (stale) return stale;
   const videos = job.media.filter((m) => m.type === "video");
-  if (videos.length > 1 || (videos.length && job.media.length > 1)) return permanent("X takes one video alone, or up to 4 images.", "too_many_media");
-  if (job.media.length > 4) return permanent("X takes at most 4 images.", "too_many_media");
   const tweet: Record<string, unknown> = { text: job.content };
   if (job.replyTo) tweet.reply = { in_reply_to_tweet_id: job.replyTo.platformPostId };
   if (videos.length) {
@@ -229,7 +227,7 @@ export default definePlugin({
   displayName: "X (Twitter)",
   defaultApiUrl: "https://api.x.com",
   // 280 weighted: each URL counts 23, CJK characters and emoji count 2 (checked again at publish).
-  textLimit: { max: MAX_WEIGHT, unit: "characters" },
+  textLimit: { max: MAX_WEIGHT, unit: "weighted" },
   capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime"],

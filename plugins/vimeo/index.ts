@@ -38,13 +38,11 @@ interface VimeoVideo {
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const videos = job.media.filter((m) => m.type === "video");
-  if (videos.length !== 1 || job.media.length !== 1) return { kind: "permanent", reason: "A Vimeo post is exactly one video.", code: "media_required" };
   let body: Awaited<ReturnType<PluginContext["media"]["open"]>>;
   let size: number;
   let bytes: Uint8Array | null = null;
   try {
-    body = await ctx.media.open(videos[0]);
+    body = await ctx.media.open(job.media[0]);
     size = body.size ?? (bytes = await body.bytes()).length;
   } catch (e) {
     return unreadableMedia(e);

@@ -41,11 +41,7 @@ async function ensureFreshToken(ctx: PluginContext): Promise<Outcome | null> {
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const video = job.media.find((m) => m.type === "video");
-  if (!video || job.media.length !== 1) return { kind: "permanent", reason: "A YouTube post is exactly one video.", code: "media_required" };
-  if (Buffer.byteLength(job.content, "utf8") > DESCRIPTION_MAX_BYTES) {
-    return { kind: "permanent", reason: `YouTube descriptions take at most ${DESCRIPTION_MAX_BYTES} bytes.`, code: "text_too_long" };
-  }
+  const video = job.media[0];
   const stale = await ensureFreshToken(ctx);
   if (stale) return stale;
   let body: Awaited<ReturnType<PluginContext["media"]["open"]>>;

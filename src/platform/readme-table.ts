@@ -1,6 +1,7 @@
 // The README's platform table, rendered from the registry so the documentation cannot drift from the
 // declarations: scripts/platform-table.ts prints it, and a test checks the README contains it.
 import type { PlatformRegistry } from "./catalog.ts";
+import { UNIT_NAMES } from "./text.ts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 const MB = 1024 * 1024;
@@ -15,9 +16,10 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
     const d = registry.describe(p.platform)!;
     const c = d.capabilities;
     const fc = d.media_requirements.file_constraints;
-    const unit = p.textLimit.unit === "utf16" ? "UTF-16 units" : p.textLimit.unit;
+    const unit = UNIT_NAMES[p.textLimit.unit];
     const caption = p.textLimit.withMediaMax !== undefined ? ` (${p.textLimit.withMediaMax} with media)` : "";
-    const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${unit}${caption}`;
+    const bytes = p.textLimit.maxBytes !== undefined ? ` and ${p.textLimit.maxBytes} bytes` : "";
+    const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${unit}${bytes}${caption}`;
     const images = c.images ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each` : "no";
     const video = c.video ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}` : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";

@@ -81,6 +81,11 @@ export interface MediaAccess {
   open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody>;
 }
 
+/**
+ * What the engine hands a plugin. Content and media already meet the plugin's declaration (textLimit,
+ * mediaRequirements, capabilities): they were checked once, when the post was created. A plugin checks
+ * again only what needs the file itself (its real type or byte size).
+ */
 export interface PublishJob {
   content: string;
   media: MediaItem[];
@@ -273,6 +278,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
     unit: TextUnit;
     /** A lower limit when media is attached, where the text becomes a caption (Telegram: 1024). */
     withMediaMax?: number;
+    /** A second cap in UTF-8 bytes, for platforms that enforce one beside `unit` (Bluesky: 3000). */
+    maxBytes?: number;
   };
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;

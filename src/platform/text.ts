@@ -1,6 +1,7 @@
 /**
  * Measuring post text the way platforms count it. Platforms disagree: Bluesky counts graphemes (what a
- * reader sees as one character) and UTF-8 bytes, Telegram counts UTF-16 code units (String.length).
+ * reader sees as one character) and UTF-8 bytes, Telegram counts UTF-16 code units (String.length), X
+ * weighs each character.
  */
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
@@ -16,12 +17,35 @@ export function utf8Length(text: string): number {
   return encoder.encode(text).length;
 }
 
+const URL_WEIGHT = 23;
+/** Code point ranges X counts as 1 (Latin, general punctuation and a few more); everything else is 2. */
+const LIGHT: [number, number][] = [[0, 4351], [8192, 8205], [8208, 8223], [8242, 8247]];
+const WEB_URL = /\bhttps?:\/\/[^\s<>"']+/gi;
+
+/**
+ * X's weighted length (the twitter-text v3 rules): code points in the light ranges count 1, everything
+ * else (CJK, emoji) counts 2, and every URL counts 23 whatever its length.
+ */
+export function weightedLength(text: string): number {
+  let weight = 0;
+  const withoutUrls = text.normalize("NFC").replace(WEB_URL, () => {
+    weight += URL_WEIGHT;
+    return "";
+  });
+  // A grapheme keeps an emoji with its modifiers as one unit, which X counts once (2).
+  for (const { segment } of segmenter.segment(withoutUrls)) {
+    const cp = segment.codePointAt(0)!;
+    weight += segment.length > 2 || !LIGHT.some(([a, b]) => cp >= a && cp <= b) ? 2 : 1;
+  }
+  return weight;
+}
+
 /**
  * How a platform counts the length of a post: characters are Unicode code points, utf16 counts UTF-16
  * code units (String.length, Telegram), graphemes what a reader sees as one character (Bluesky), bytes
- * UTF-8 bytes (Farcaster, Nostr, YouTube).
+ * UTF-8 bytes (Farcaster, Nostr, YouTube), weighted X's weighting (URLs 23, CJK and emoji 2).
  */
-export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes";
+export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighted";
 
 export function countText(text: string, unit: TextUnit): number {
   switch (unit) {
@@ -29,5 +53,15 @@ export function countText(text: string, unit: TextUnit): number {
     case "utf16": return text.length;
     case "graphemes": return graphemeCount(text);
     case "characters": return [...text].length;
+    case "weighted": return weightedLength(text);
   }
 }
+
+/** How a unit reads in a message or a table: "280 weighted characters". */
+export const UNIT_NAMES: Record<TextUnit, string> = {
+  characters: "characters",
+  utf16: "UTF-16 units",
+  graphemes: "graphemes",
+  bytes: "bytes",
+  weighted: "weighted characters",
+};

@@ -65,3 +65,27 @@ test("JSON request bodies are described under application/json with their schema
   expect(body.content["application/json"].schema.properties).toHaveProperty("selected_account_ids");
   expect(body.content["application/json"].schema.additionalProperties).toBe(false);
 });
+
+test("every plugin's platform_options schema is a component, linked from PostTargetInput.platform_options", async () => {
+  const spec = (await h.request("GET", "/openapi.json")).body;
+  const target = spec.paths["/v1/posts"].post.requestBody.content["application/json"].schema.properties.targets.items;
+  expect(target.title).toBe("PostTargetInput");
+  const options = target.properties.platform_options;
+  const plugins = h.ctx.platforms.list();
+  expect(plugins.length).toBeGreaterThanOrEqual(15);
+  for (const p of plugins) {
+    const name = `${p.platform[0].toUpperCase()}${p.platform.slice(1)}Options`;
+    const schema = spec.components.schemas[name];
+    expect(schema, name).toBeDefined();
+    // The component is the plugin's own schema, keys and all.
+    expect(Object.keys(schema.properties ?? {}).sort()).toEqual(Object.keys((p.optionsSchema as any).properties ?? {}).sort());
+    expect(schema.description).toContain(p.platform);
+    expect(options["x-platform-options"][p.platform]).toEqual({ $ref: `#/components/schemas/${name}` });
+    expect(options.description).toContain(`(#/components/schemas/${name})`);
+  }
+  expect(spec.components.schemas.TwitterOptions).toBeDefined();
+  expect(spec.components.schemas.VimeoOptions.properties.title.maxLength).toBe(128);
+  // PATCH takes the same targets, described the same way.
+  const patched = spec.paths["/v1/posts/{id}"].patch.requestBody.content["application/json"].schema.properties.targets.items;
+  expect(patched.properties.platform_options["x-platform-options"]).toEqual(options["x-platform-options"]);
+});

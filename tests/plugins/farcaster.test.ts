@@ -153,12 +153,7 @@ describe("casting", () => {
     expect(emulator.posts().length).toBe(before + 1);
   });
 
-  test("text over 1,024 bytes is refused before calling Neynar", async () => {
-    const before = emulator.posts().length;
-    const out = await farcaster.publish!(ctx, job("é".repeat(513)));
-    expect(out).toMatchObject({ kind: "permanent", code: "text_too_long" });
-    expect(emulator.posts().length).toBe(before);
-  });
+  // Text over 1,024 bytes is refused at creation (tests/modules/platform-limits.test.ts).
 
   test("a revoked signer is auth_expired", async () => {
     emulator.revokeSigner(String(ctx.credentials.signer_uuid));

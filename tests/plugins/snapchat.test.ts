@@ -49,6 +49,4 @@ test("a Spotlight of an image is refused for good; a Story of it is fine", async
   expect((await snapchat.publish!(ctx, job("pic", "a.jpg", "image", "public_story"))).kind).toBe("published");
 });
 
-test("a Spotlight description over 160 characters is refused before uploading", async () => {
-  expect(await snapchat.publish!(ctx, job("x".repeat(161), "v.mp4", "video", "spotlight"))).toMatchObject({ kind: "permanent", code: "text_too_long" });
-});
+// A description over 160 characters is refused at creation (tests/modules/platform-limits.test.ts).

@@ -3,8 +3,9 @@
  * naming the target now, never a failure at publish time (DESIGN.md, Publishing).
  */
 import { Value } from "@sinclair/typebox/value";
-import { countText } from "../../platform/text.ts";
+import { countText, UNIT_NAMES, utf8Length } from "../../platform/text.ts";
 import { BadRequest } from "../../http/errors.ts";
+import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaItem, Plugin } from "../../platform/sdk.ts";
 import type { MediaInput } from "./model.ts";
 
@@ -48,6 +49,8 @@ const mimeOf = (m: MediaItem): string | undefined => m.mime_type ?? MIME_BY_EXT[
 
 const HASHTAG = /(?:^|[^\p{L}\p{N}_&#])#[\p{L}\p{N}_]*\p{L}[\p{L}\p{N}_]*/gu;
 export const countHashtags = (text: string) => (text.match(HASHTAG) ?? []).length;
+const MENTION = /(?:^|\s)@[\w.]+/g;
+const countMentions = (text: string) => (text.match(MENTION) ?? []).length;
 
 export interface TargetCheck {
   /** "targets[2] (account 1f…, bluesky)": how errors name the target. */
@@ -76,7 +79,7 @@ export function checkTarget(t: TargetCheck): void {
   if (check) {
     const field = check.path ? `platform_options${check.path.replace(/\//g, ".")}` : "platform_options";
     fail(t, "invalid_platform_options", `${field} ${check.message.replace(/^Expected/, "should be").replace(/^Unexpected property$/, "is not accepted by " + plugin.displayName)}.`,
-      `See the platform_options ${plugin.displayName} accepts in /openapi.json (PostTargetInput).`);
+      `See components.schemas.${optionsComponentName(plugin.platform)} in /openapi.json for the platform_options ${plugin.displayName} accepts.`);
   }
 
   const limit = plugin.textLimit;
@@ -84,8 +87,11 @@ export function checkTarget(t: TargetCheck): void {
   // With media attached the text becomes a caption, which some platforms cap lower (Telegram: 1024).
   const max = media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
   if (length > max) {
-    const unit = limit.unit === "utf16" ? "UTF-16 units" : limit.unit;
-    fail(t, "content_too_long", `the text is ${length} ${unit} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? " with media" : ""}.`,
+    fail(t, "content_too_long", `the text is ${length} ${UNIT_NAMES[limit.unit]} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? " with media" : ""}.`,
+      "Shorten the content, or give this target a shorter content_override.");
+  }
+  if (limit.maxBytes !== undefined && utf8Length(content) > limit.maxBytes) {
+    fail(t, "content_too_long", `the text is ${utf8Length(content)} bytes in UTF-8; ${plugin.displayName} takes at most ${limit.maxBytes}.`,
       "Shorten the content, or give this target a shorter content_override.");
   }
   if (content.trim() === "" && media.length === 0) {
@@ -126,6 +132,11 @@ export function checkTarget(t: TargetCheck): void {
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);
     if (tags > req.max_hashtags) fail(t, "too_many_hashtags", `${tags} hashtags; ${plugin.displayName} takes at most ${req.max_hashtags}.`, "Remove some hashtags.");
+  }
+  // Declared among the file constraints, as the accounts API shows them (Instagram: 20).
+  if (typeof fc.maxMentions === "number") {
+    const mentions = countMentions(content);
+    if (mentions > fc.maxMentions) fail(t, "too_many_mentions", `${mentions} @mentions; ${plugin.displayName} takes at most ${fc.maxMentions}.`, "Remove some @mentions.");
   }
 }
 

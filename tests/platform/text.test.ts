@@ -1,0 +1,19 @@
+import { expect, test } from "bun:test";
+import { countText, weightedLength } from "../../src/platform/text.ts";
+
+test("weighted length: URLs 23, CJK and emoji 2, Latin 1", () => {
+  expect(weightedLength("hello")).toBe(5);
+  expect(weightedLength("see https://example.com/a/very/long/path/that/goes/on")).toBe(4 + 23);
+  expect(weightedLength("日本")).toBe(4);
+  expect(weightedLength("👍🏽")).toBe(2);
+  expect(weightedLength("é")).toBe(1);
+});
+
+test("each unit counts the same text its own way", () => {
+  const text = "日👍🏽é";
+  expect(countText(text, "characters")).toBe(4);
+  expect(countText(text, "utf16")).toBe(6);
+  expect(countText(text, "graphemes")).toBe(3);
+  expect(countText(text, "bytes")).toBe(3 + 8 + 2);
+  expect(countText(text, "weighted")).toBe(2 + 2 + 1);
+});
