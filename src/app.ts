@@ -5,6 +5,7 @@ import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
 import { finishOpenApi } from "./http/openapi-finish.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
+import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
 import { sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
@@ -54,7 +55,8 @@ export function createApp(ctx: AppContext) {
     .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
-    .use(postsRoutes(ctx));
+    .use(postsRoutes(ctx))
+    .use(analyticsRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

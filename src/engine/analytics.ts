@@ -11,7 +11,7 @@ import { metricsStatusOf, type MetricsStatus } from "../domain/metrics-status.ts
 import { providerFor } from "../platform/provider.ts";
 import { METRIC_NAMES, RefreshError, type Plugin, type PluginContext, type PostMetrics } from "../platform/sdk.ts";
 import { observedHttp } from "./analytics-http.ts";
-import { FOLLOWERS_EVERY_MS, NATIVE_EVERY_MS, nextMetricsRead, nextReadAfterFailure } from "./analytics-schedule.ts";
+import { FOLLOWERS_EVERY_MS, NATIVE_EVERY_MS, nextMetricsRead, nextReadAfterFailure } from "../domain/analytics-schedule.ts";
 import { trackAccounts, trackNativePosts, trackPublishedTargets } from "./analytics-track.ts";
 
 export interface AnalyticsOptions {
