@@ -200,4 +200,5 @@ export default definePlugin({
   publish,
   checkStatus,
   metrics,
+  metricNames: ["likes", "comments"],
 });
