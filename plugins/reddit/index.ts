@@ -263,5 +263,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  metricNames: ["likes", "comments"],
   accountStats,
 });
