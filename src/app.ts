@@ -6,6 +6,7 @@ import { SCOPES } from "./http/scopes.ts";
 import { finishOpenApi } from "./http/openapi-finish.ts";
 import { describePlatformOptions } from "./http/openapi-platforms.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
+import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
 import { sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
@@ -55,7 +56,8 @@ export function createApp(ctx: AppContext) {
     .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
-    .use(postsRoutes(ctx));
+    .use(postsRoutes(ctx))
+    .use(analyticsRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

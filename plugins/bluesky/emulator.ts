@@ -457,6 +457,9 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     },
     failNext: xrpc.failNext,
     posts: () => [...emulated],
+    setFollowers(n) {
+      for (const a of accounts.values()) a.followers = n;
+    },
     reset() {
       failures.clear();
       accounts = new Map();

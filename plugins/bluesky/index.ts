@@ -7,7 +7,7 @@ import { t } from "elysia";
 import {
   ConnectError, definePlugin, unreadableMedia, RefreshError,
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
-  type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
+  type AccountStats, type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
@@ -444,6 +444,14 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
   return { remoteId: session.did, username: session.handle, avatarUrl, credentials: { ...session }, metadata };
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const s = readSession(ctx.credentials);
+  if (!s) throw new Error("no Bluesky session is stored for this account");
+  const res = await ctx.http.request<{ followersCount?: number }>("GET", "/xrpc/app.bsky.actor.getProfile", { query: { actor: s.did }, headers: bearer(s.accessJwt) });
+  if (!res.ok) throw new Error(`Bluesky getProfile: ${res.outcome.reason}`);
+  return { followers: res.body.followersCount ?? null };
+}
+
 export default definePlugin({
   platform: "bluesky",
   displayName: "Bluesky",
@@ -488,4 +496,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["likes", "comments", "shares", "saves"],
 });

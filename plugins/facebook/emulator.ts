@@ -112,6 +112,12 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (!userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
       return Response.json({ data: pages.map((x) => ({ id: x.id, name: x.name, access_token: x.token, category: "Brand", tasks: ["CREATE_CONTENT", "MANAGE"], picture: { data: { url: `https://graph.facebook.com/${x.id}/picture` } } })) });
     }
+    const pageNode = /^\/(\d+)$/.exec(p);
+    if (pageNode && m === "GET" && pages.some((x) => x.id === pageNode[1])) {
+      const page = pageAuth(req, url, pageNode[1]);
+      const fields = (url.searchParams.get("fields") ?? "").split(",");
+      return Response.json({ id: page.id, name: page.name, ...(fields.includes("followers_count") && { followers_count: followers }), ...(fields.includes("fan_count") && { fan_count: followers }) });
+    }
     const edge = /^\/(\d+)\/(feed|photos|videos|posts|insights)$/.exec(p);
     if (edge && m === "POST" && edge[2] === "feed") {
       const page = pageAuth(req, url, edge[1]);
@@ -201,6 +207,9 @@ export function createFacebookEmulator(): FacebookEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "facebook",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -213,6 +222,9 @@ export function createFacebookEmulator(): FacebookEmulator {
       errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

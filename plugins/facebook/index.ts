@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
+  ConnectError, definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
@@ -150,6 +150,15 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  // followers_count is what Meta shows as the Page's audience; fan_count (likes) is the older number.
+  const res = await ctx.http.request<{ followers_count?: number; fan_count?: number }>("GET", `${v(ctx)}/${ctx.account.remoteId}`, {
+    query: { fields: "followers_count,fan_count" }, headers: auth(ctx),
+  });
+  if (!res.ok) throw new Error(`Facebook Page: ${res.outcome.reason}`);
+  return { followers: res.body.followers_count ?? res.body.fan_count ?? null };
+}
+
 export default definePlugin({
   platform: "facebook",
   displayName: "Facebook Page",
@@ -201,4 +210,6 @@ export default definePlugin({
   checkStatus,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "shares"],
 });

@@ -269,6 +269,9 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       errorResponse: (e) => json({ code: e.code, message: e.message }, e.status),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      for (const u of users.values()) u.followers = n;
+    },
     reset() {
       failures.clear();
       apps = new Map();

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type ProviderHttp,
+  ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type ProviderHttp,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
@@ -187,6 +187,12 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await call<{ users: NeynarUser[] }>(ctx.http, ctx.settings, "GET", "/v2/farcaster/user/bulk", { query: { fids: ctx.account.remoteId } });
+  if (!res.ok) throw new Error(`Neynar user: ${res.outcome.reason}`);
+  return { followers: res.body.users[0]?.follower_count ?? null };
+}
+
 export default definePlugin({
   platform: "farcaster",
   displayName: "Farcaster",
@@ -236,6 +242,8 @@ export default definePlugin({
   publish,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["likes", "comments", "shares"],
   disconnect: {
     disableRecord: true,
     providerRevocationRequired: true,

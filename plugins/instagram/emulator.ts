@@ -174,7 +174,10 @@ export function createInstagramEmulator(): InstagramEmulator {
     }
     authed(req, url);
     const p = path.replace(/^\/v\d+\.\d+/, "");
-    if (m === "GET" && p === "/me") return Response.json(user);
+    if (m === "GET" && p === "/me") {
+      const fields = (url.searchParams.get("fields") ?? "").split(",");
+      return Response.json({ ...user, ...(fields.includes("followers_count") && { followers_count: followers }) });
+    }
     if (m === "POST" && (p === "/me/media" || p === `/${user.id}/media`)) return createContainer(req);
     if (m === "POST" && (p === "/me/media_publish" || p === `/${user.id}/media_publish`)) return publishContainer((await form(req)).get("creation_id") ?? "");
     if (m === "GET" && (p === "/me/media" || p === `/${user.id}/media`)) {
@@ -211,6 +214,9 @@ export function createInstagramEmulator(): InstagramEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "instagram",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -223,6 +229,9 @@ export function createInstagramEmulator(): InstagramEmulator {
       errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -103,6 +103,12 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ followers_count?: number }>("GET", `${V}/me`, { query: { fields: "followers_count" }, headers: bearerAuth(ctx) });
+  if (!res.ok) throw new Error(`Instagram account: ${res.outcome.reason}`);
+  return { followers: res.body.followers_count ?? null };
+}
+
 export default definePlugin({
   platform: "instagram",
   displayName: "Instagram",
@@ -147,4 +153,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "shares", "saves"],
 });

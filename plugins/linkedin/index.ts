@@ -197,4 +197,5 @@ export default definePlugin({
   publish,
   checkStatus,
   metrics,
+  metricNames: ["likes", "comments"],
 });

@@ -247,6 +247,7 @@ export default definePlugin({
   publish,
   fetchRecent,
   metrics,
+  metricNames: ["likes", "comments", "shares"],
   async onDisconnect(ctx) {
     // Best effort: ask the signer to forget Crier's client key.
     const p = pool(ctx.http);

@@ -144,7 +144,7 @@ export function createPinterestEmulator(): PinterestEmulator {
       return new Response(null, { status: 204 });
     }
     authed(req);
-    if (m === "GET" && path === "/user_account") return Response.json(user);
+    if (m === "GET" && path === "/user_account") return Response.json({ ...user, follower_count: followers, following_count: 0, pin_count: pins.length });
     if (m === "GET" && path === "/boards") return Response.json({ items: boards, bookmark: null });
     if (m === "POST" && path === "/media") {
       const b = (await req.json().catch(() => null)) as { media_type?: string } | null;
@@ -179,6 +179,9 @@ export function createPinterestEmulator(): PinterestEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "pinterest",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -191,6 +194,9 @@ export function createPinterestEmulator(): PinterestEmulator {
       errorResponse: (e) => Response.json({ code: e.code, message: e.message }, { status: e.status }),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -169,6 +169,12 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ follower_count?: number }>("GET", "/user_account", { headers: bearerAuth(ctx) });
+  if (!res.ok) throw new Error(`Pinterest user account: ${res.outcome.reason}`);
+  return { followers: res.body.follower_count ?? null };
+}
+
 export default definePlugin({
   platform: "pinterest",
   displayName: "Pinterest",
@@ -219,4 +225,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "saves"],
 });

@@ -111,7 +111,7 @@ export function createRedditEmulator(): RedditEmulator {
       return new Response(`<?xml version="1.0" encoding="UTF-8"?><PostResponse><Location>${base}/media-upload/${encodeURIComponent(key)}</Location><Key>${key}</Key></PostResponse>`, { status: 201, headers: { "content-type": "application/xml" } });
     }
     authed(req);
-    if (m === "GET" && path === "/api/v1/me") return Response.json(user);
+    if (m === "GET" && path === "/api/v1/me") return Response.json({ ...user, subreddit: { display_name: `u_${user.name}`, subscribers: followers } });
     if (m === "POST" && path === "/api/media/asset.json") {
       const f = new URLSearchParams(await req.text());
       const type = f.get("mimetype") ?? "";
@@ -187,6 +187,9 @@ export function createRedditEmulator(): RedditEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "reddit",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -199,6 +202,9 @@ export function createRedditEmulator(): RedditEmulator {
       errorResponse: (e) => Response.json({ message: e.message, error: e.status }, { status: e.status }),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

@@ -7,7 +7,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -204,6 +204,13 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  // A user's followers are the subscribers of their profile subreddit (u_<name>).
+  const res = await ctx.http.request<{ subreddit?: { subscribers?: number } | null }>("GET", "/api/v1/me", { headers: headers(ctx) });
+  if (!res.ok) throw new Error(`Reddit user: ${res.outcome.reason}`);
+  return { followers: res.body.subreddit?.subscribers ?? null };
+}
+
 export default definePlugin({
   platform: "reddit",
   displayName: "Reddit",
@@ -253,4 +260,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  metricNames: ["likes", "comments"],
+  accountStats,
 });

@@ -270,6 +270,10 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const ch = chatOf(p, bot);
       return { ...chatJson(ch), accent_color_id: 0, max_reaction_count: 11 };
     },
+    getChatMemberCount(p, bot) {
+      chatOf(p, bot);
+      return followers;
+    },
     getChatMember(p, bot) {
       const ch = chatOf(p, bot);
       const userId = Number(str(p, "user_id"));
@@ -374,6 +378,9 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     errorResponse: (e) => reply({ ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) }, e.code),
   });
 
+  // The member count every channel reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "telegram",
     // Both spellings: the sandbox fills required settings with placeholders under their full names.
@@ -384,6 +391,9 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     },
     failNext: botApi.failNext,
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       bots = new Map();

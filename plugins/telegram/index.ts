@@ -8,7 +8,7 @@ import { t } from "elysia";
 import {
   ConnectError, definePlugin, unreadableMedia,
   type ConnectContext, type FailureOutcome, type MediaItem, type Outcome, type PluginContext, type ProviderHttp,
-  type ProviderResponse, type PublishJob,
+  type ProviderResponse, type PublishJob, type AccountStats,
 } from "../../src/platform/sdk.ts";
 import { MB } from "../../src/platform/limits.ts";
 
@@ -228,6 +228,15 @@ export async function leaveChannel(ctx: PluginContext): Promise<void> {
   if (!res.ok) ctx.log.warn("telegram: the bot could not leave the channel", { reason: res.outcome.reason });
 }
 
+/** A channel's audience is its member count, which a bot that is a member may read. */
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const token = botToken(ctx.settings);
+  if (!token) throw new Error(notConfigured);
+  const res = await call<number>(ctx.http, token, "getChatMemberCount", { chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId) });
+  if (!res.ok) throw new Error(`Telegram getChatMemberCount: ${res.outcome.reason}`);
+  return { followers: typeof res.body.result === "number" ? res.body.result : null };
+}
+
 export default definePlugin({
   platform: "telegram",
   displayName: "Telegram",
@@ -270,4 +279,5 @@ export default definePlugin({
   onDisconnect,
   classifyResponse,
   publish,
+  accountStats,
 });

@@ -180,6 +180,10 @@ export function createThreadsEmulator(): ThreadsEmulator {
     }
     authed(req, url);
     if (m === "GET" && path === "/v1.0/me") return Response.json(user);
+    if (m === "GET" && (path === "/v1.0/me/threads_insights" || path === `/v1.0/${user.id}/threads_insights`)) {
+      if (url.searchParams.get("metric") !== "followers_count") throw new GraphError(400, 100, "metric must be followers_count here.");
+      return Response.json({ data: [{ name: "followers_count", period: "day", title: "followers_count", total_value: { value: followers }, id: `${user.id}/insights/followers_count/day` }] });
+    }
     if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) return createContainer(req);
     if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`)) return publishContainer((await form(req)).get("creation_id") ?? "");
     if (m === "GET" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) {
@@ -213,6 +217,9 @@ export function createThreadsEmulator(): ThreadsEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "threads",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -225,6 +232,9 @@ export function createThreadsEmulator(): ThreadsEmulator {
       errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

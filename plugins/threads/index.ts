@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -107,6 +107,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ data: { name: string; total_value?: { value: number } }[] }>("GET", `${V}/me/threads_insights`, {
+    query: { metric: "followers_count" }, headers: bearerAuth(ctx),
+  });
+  if (!res.ok) throw new Error(`Threads insights: ${res.outcome.reason}`);
+  return { followers: res.body.data.find((d) => d.name === "followers_count")?.total_value?.value ?? null };
+}
+
 export default definePlugin({
   platform: "threads",
   displayName: "Threads",
@@ -149,4 +157,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "shares"],
 });

@@ -163,7 +163,10 @@ export function createTikTokEmulator(): TikTokEmulator {
       return new Response(null, { status: 201 });
     }
     authed(req);
-    if (m === "GET" && path === "/v2/user/info/") return envelope({ user });
+    if (m === "GET" && path === "/v2/user/info/") {
+      const fields = (url.searchParams.get("fields") ?? "").split(",");
+      return envelope({ user: { ...user, ...(fields.includes("follower_count") && { follower_count: followers, following_count: 0, likes_count: 0, video_count: videos.length }) } });
+    }
     if (m === "POST" && path === "/v2/post/publish/creator_info/query/") {
       return envelope({ creator_avatar_url: user.avatar_url, creator_username: user.username, creator_nickname: user.display_name, privacy_level_options: privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: false, max_video_post_duration_sec: 600 });
     }
@@ -230,6 +233,9 @@ export function createTikTokEmulator(): TikTokEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "tiktok",
     sandboxSettings: { CLIENT_KEY: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -242,6 +248,9 @@ export function createTikTokEmulator(): TikTokEmulator {
       errorResponse: (e) => envelope({}, e.code, e.message, e.status),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

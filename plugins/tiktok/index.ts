@@ -6,7 +6,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -188,6 +188,13 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  // Needs the user.info.stats scope; without it TikTok answers 403 (limited).
+  const res = await ctx.http.request<Envelope<{ user?: { follower_count?: number } }>>("GET", "/v2/user/info/", { query: { fields: "follower_count" }, headers: bearerAuth(ctx) });
+  if (!res.ok) throw new Error(`TikTok user info: ${res.outcome.reason}`);
+  return { followers: res.body.data?.user?.follower_count ?? null };
+}
+
 export default definePlugin({
   platform: "tiktok",
   displayName: "TikTok",
@@ -250,4 +257,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "shares"],
 });

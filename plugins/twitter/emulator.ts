@@ -152,7 +152,10 @@ export function createXEmulator(): XEmulator {
     if (m === "GET" && path === "/oauth/authorize") return authorize(url);
     if (m === "POST" && (path === "/2/oauth2/token" || path === "/oauth/token")) return token(req);
     const me = authed(req);
-    if (m === "GET" && path === "/2/users/me") return Response.json({ data: user });
+    if (m === "GET" && path === "/2/users/me") {
+      const metrics = (url.searchParams.get("user.fields") ?? "").split(",").includes("public_metrics");
+      return Response.json({ data: { ...user, ...(metrics && { public_metrics: { followers_count: followers, following_count: 0, tweet_count: tweets.length, listed_count: 0 } }) } });
+    }
     if (m === "POST" && path === "/2/media/upload") return simpleUpload(req, me);
     if (m === "POST" && path === "/2/media/upload/initialize") {
       const b = (await req.json().catch(() => ({}))) as { media_type?: string; total_bytes?: number; media_category?: string };
@@ -251,6 +254,7 @@ export function createXEmulator(): XEmulator {
       });
     }
     if (f.kind === "server_error") return problem(503, "Service Unavailable", "Service Unavailable");
+    if (f.kind === "forbidden") return problem(403, "Forbidden", "You are not permitted to use this endpoint with your access level.");
     if (f.kind === "auth_expired") {
       const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
       const tok = m ? access.get(m[1]) : undefined;
@@ -259,6 +263,9 @@ export function createXEmulator(): XEmulator {
     }
     return null;
   }
+
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
 
   return {
     platform: "twitter",
@@ -272,6 +279,9 @@ export function createXEmulator(): XEmulator {
       errorResponse: (e) => problem(e.status, e.title, e.message, e.headers),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       clients = new Map([["sandbox", { id: "sandbox", secret: "sandbox" }]]);

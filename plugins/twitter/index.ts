@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -222,6 +222,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ data?: { public_metrics?: { followers_count?: number } } }>("GET", "/2/users/me", {
+    query: { "user.fields": "public_metrics" }, headers: bearer(ctx),
+  });
+  if (!res.ok) throw new Error(`X user: ${res.outcome.reason}`);
+  return { followers: res.body.data?.public_metrics?.followers_count ?? null };
+}
+
 export default definePlugin({
   platform: "twitter",
   displayName: "X (Twitter)",
@@ -272,5 +280,7 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments", "shares", "saves"],
   disconnect: { providerRevocationRequired: false },
 });

@@ -153,6 +153,7 @@ export function createVimeoEmulator(): VimeoEmulator {
         return json(videoJson(v, base));
       }
     }
+    if (m === "GET" && path === "/me") return json({ uri: `/users/${owner}`, metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } } });
     if (m === "GET" && path === "/me/videos") {
       const list = [...videos.values()].filter((v) => v.owner === owner).reverse().slice(0, Number(url.searchParams.get("per_page") ?? 25));
       return json({ total: list.length, data: list.map((v) => videoJson(v, base)) });
@@ -167,6 +168,9 @@ export function createVimeoEmulator(): VimeoEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "vimeo",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -179,6 +183,9 @@ export function createVimeoEmulator(): VimeoEmulator {
       errorResponse: (e) => json({ error: e.message, developer_message: e.message, error_code: e.code }, e.status),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes.clear();

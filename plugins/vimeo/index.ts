@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob, type RecentPost,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { GB, mediaRequired } from "../../src/platform/limits.ts";
@@ -116,6 +116,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ metadata?: { connections?: { followers?: { total?: number } } } }>("GET", "/me", {
+    query: { fields: "metadata.connections.followers.total" }, headers: headers(ctx),
+  });
+  if (!res.ok) throw new Error(`Vimeo user: ${res.outcome.reason}`);
+  return { followers: res.body.metadata?.connections?.followers?.total ?? null };
+}
+
 export default definePlugin({
   platform: "vimeo",
   displayName: "Vimeo",
@@ -164,4 +172,6 @@ export default definePlugin({
   checkStatus,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments"],
 });

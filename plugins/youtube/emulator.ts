@@ -151,6 +151,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         id: channel.id,
         ...(parts.includes("snippet") && { snippet: { title: channel.title, customUrl: channel.customUrl, thumbnails: { default: { url: "https://yt3.ggpht.com/sandbox" } } } }),
         ...(parts.includes("contentDetails") && { contentDetails: { relatedPlaylists: { uploads: `UU${channel.id.slice(2)}` } } }),
+        ...(parts.includes("statistics") && { statistics: { viewCount: "0", subscriberCount: String(followers), hiddenSubscriberCount: false, videoCount: String(videos.length) } }),
       }] });
     }
     if (m === "GET" && path === "/youtube/v3/videos") {
@@ -181,6 +182,9 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     return null;
   }
 
+  // The audience every account reports (accountStats); tests set it with setFollowers().
+  let followers = 1000;
+
   return {
     platform: "youtube",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
@@ -193,6 +197,9 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       errorResponse: (e) => Response.json(body(e.status, e.reason, e.message), { status: e.status }),
     }),
     posts: () => [...emulated],
+    setFollowers(n) {
+      followers = n;
+    },
     reset() {
       failures.clear();
       codes = new Map();

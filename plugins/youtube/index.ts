@@ -5,7 +5,7 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type PostMetrics,
+  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
@@ -156,6 +156,16 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  const res = await ctx.http.request<{ items?: { statistics?: { subscriberCount?: string; hiddenSubscriberCount?: boolean } }[] }>("GET", "/youtube/v3/channels", {
+    query: { part: "statistics", mine: true }, headers: bearerAuth(ctx),
+  });
+  if (!res.ok) throw new Error(`YouTube channel statistics: ${res.outcome.reason}`);
+  const s = res.body.items?.[0]?.statistics;
+  // A channel may hide its subscriber count: then there is no number, not zero.
+  return { followers: s && !s.hiddenSubscriberCount && s.subscriberCount !== undefined ? Number(s.subscriberCount) : null };
+}
+
 export default definePlugin({
   platform: "youtube",
   displayName: "YouTube",
@@ -214,4 +224,6 @@ export default definePlugin({
   refresh,
   fetchRecent,
   metrics,
+  accountStats,
+  metricNames: ["views", "likes", "comments"],
 });

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   pgTable, uuid, text, boolean, integer, bigint, jsonb, timestamp, primaryKey, index, uniqueIndex, doublePrecision,
 } from "drizzle-orm/pg-core";
+import type { MetricsStatus } from "../domain/metrics-status.ts";
 
 // Millisecond precision everywhere: API cursors and expected_updated_at travel as ISO strings with
 // milliseconds, so the stored value must round-trip exactly.
@@ -144,3 +145,78 @@ export const postTargets = pgTable("post_targets", {
   index("post_targets_waiting_account_idx").on(t.accountId, t.dueAt, t.position).where(sql`status in ('pending', 'scheduled')`),
   index("post_targets_account_idx").on(t.accountId, t.status),
 ]);
+
+
+const count = (name: string) => bigint(name, { mode: "number" });
+
+/**
+ * Every published item whose numbers are read: a published target (post_id/target_id set) or a post made
+ * on the platform itself (found by fetchRecent). The latest numbers live here; every reading is also kept
+ * in metric_snapshots.
+ */
+export const analyticsItems = pgTable("analytics_items", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  platform: text("platform").notNull(),
+  platformPostId: text("platform_post_id").notNull(),
+  targetId: uuid("target_id").references(() => postTargets.id, { onDelete: "set null" }),
+  postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
+  url: text("url"),
+  caption: text("caption").notNull().default(""),
+  mediaType: text("media_type").$type<"video" | "photo">().notNull().default("photo"),
+  thumbnailUrl: text("thumbnail_url"),
+  mediaUrl: text("media_url"),
+  publishedAt: ts("published_at").notNull(),
+  views: count("views"),
+  likes: count("likes"),
+  comments: count("comments"),
+  shares: count("shares"),
+  saves: count("saves"),
+  metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
+  lastUpdated: ts("last_updated"),
+  nextReadAt: ts("next_read_at").notNull(),
+  leaseUntil: ts("lease_until"),
+  claimedBy: text("claimed_by"),
+  createdAt: createdAt(),
+}, (t) => [
+  uniqueIndex("analytics_items_remote_idx").on(t.accountId, t.platformPostId),
+  uniqueIndex("analytics_items_target_idx").on(t.targetId),
+  index("analytics_items_due_idx").on(t.nextReadAt),
+  index("analytics_items_profile_idx").on(t.profileId, t.publishedAt),
+]);
+
+export const metricSnapshots = pgTable("metric_snapshots", {
+  itemId: uuid("item_id").notNull().references(() => analyticsItems.id, { onDelete: "cascade" }),
+  observedAt: ts("observed_at").notNull(),
+  views: count("views"),
+  likes: count("likes"),
+  comments: count("comments"),
+  shares: count("shares"),
+  saves: count("saves"),
+}, (t) => [primaryKey({ columns: [t.itemId, t.observedAt] })]);
+
+/** Per account: its audience and when it is read next, what the last read said, and its lease. */
+export const accountAnalytics = pgTable("account_analytics", {
+  accountId: uuid("account_id").primaryKey().references(() => accounts.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  followers: count("followers"),
+  followersObservedAt: ts("followers_observed_at"),
+  metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
+  nextStatsAt: ts("next_stats_at").notNull(),
+  nextNativeAt: ts("next_native_at").notNull(),
+  leaseUntil: ts("lease_until"),
+  claimedBy: text("claimed_by"),
+}, (t) => [index("account_analytics_profile_idx").on(t.profileId)]);
+
+export const followerSnapshots = pgTable("follower_snapshots", {
+  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  observedAt: ts("observed_at").notNull(),
+  followers: count("followers").notNull(),
+}, (t) => [primaryKey({ columns: [t.accountId, t.observedAt] })]);
+
+/** The last refresh a profile asked for (POST /v1/analytics/refresh is rate-limited per profile). */
+export const analyticsRefreshes = pgTable("analytics_refreshes", {
+  profileId: uuid("profile_id").primaryKey().references(() => profiles.id, { onDelete: "cascade" }),
+  requestedAt: ts("requested_at").notNull(),
+});

@@ -14,6 +14,7 @@ import { claimPolls, loadJobs, pollTarget, publishTarget, type DispatchSettings,
 import { Recorder } from "./recorder.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
 import { clearLocalEngine, setLocalEngine, type LocalEngine } from "./local.ts";
+import { analyticsCollector } from "./analytics.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */
@@ -36,6 +37,8 @@ export interface EngineOptions {
    * of at the next tick: keeps dispatch lag well under a second. startEngine turns it on.
    */
   wakeForNextDue?: boolean;
+  /** Reads analytics in the background (src/engine/analytics.ts) at most this often; startEngine turns it on. */
+  analyticsIntervalMs?: number;
   /** Called at the end of every tick (the server hangs media cleanup here). */
   onTick?: () => Promise<void> | void;
 }
@@ -84,6 +87,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     const set = Number(platformSettings(ctx, p.platform).CONCURRENCY);
     return [p.platform, Math.min(Number.isInteger(set) && set > 0 ? set : p.concurrency ?? o.concurrency, o.concurrency)] as const;
   }));
+  const analytics = o.analyticsIntervalMs ? analyticsCollector(ctx, { claimedBy: id, intervalMs: o.analyticsIntervalMs }) : undefined;
   const running = new Map<string, { promise: Promise<void>; platform: string; accountId: string }>();
   // Status checks of submitted targets in flight (they run beside the ticks, not inside them).
   const polling = new Map<string, Promise<void>>();
@@ -236,6 +240,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       log.error("engine chores failed", { error: (e as Error)?.message });
     }
     await drain();
+    analytics?.maybeRun();
     if (o.onTick) {
       try {
         await o.onTick();
@@ -277,7 +282,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       clearLocalEngine(ctx, engine);
       // Claims already in flight finish (what they claim is published, not left to expire), then wait.
       await drain();
-      const left = [...[...running.values()].map((r) => r.promise), ...polling.values()];
+      const left = [...[...running.values()].map((r) => r.promise), ...polling.values(), ...(analytics ? [analytics.stop()] : [])];
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timedOut = await Promise.race([
@@ -300,7 +305,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
  * stop() stops claiming, waits (bounded) for the publishes in flight, and returns.
  */
 export function startEngine(ctx: AppContext, opts: EngineOptions = {}): { engine: Engine; stop(): Promise<void> } {
-  const engine = createEngine(ctx, { wakeForNextDue: true, ...opts });
+  const engine = createEngine(ctx, { wakeForNextDue: true, analyticsIntervalMs: 15_000, ...opts });
   const cron = new Cron("* * * * * *", { protect: true, name: `crier-engine-${engine.id}` }, () => engine.tick());
   void engine.tick();
   return {

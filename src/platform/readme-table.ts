@@ -2,6 +2,7 @@
 // declarations: scripts/platform-table.ts prints it, and a test checks the README contains it.
 import type { PlatformRegistry } from "./catalog.ts";
 import { UNIT_NAMES } from "./text.ts";
+import { METRIC_NAMES } from "./sdk.ts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 const MB = 1024 * 1024;
@@ -29,4 +30,22 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
     .map((p) => `- ${p.displayName}: ${p.missing!.join("; ")}.`);
   if (missing.length === 0) return rows.join("\n");
   return [...rows, "", "Still missing on the declared-only platforms:", "", ...missing].join("\n");
+}
+
+/**
+ * The README's analytics table: which numbers each platform gives (metricNames), whether followers are
+ * read (accountStats) and whether posts made on the platform itself are found (fetchRecent on a source).
+ */
+export function renderAnalyticsTable(registry: PlatformRegistry): string {
+  const rows = [
+    "| Platform | Views | Likes | Comments | Shares | Saves | Followers | Posts made on the platform |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const p of registry.list()) {
+    const names = new Set(p.metrics ? p.metricNames ?? [] : []);
+    const cells = METRIC_NAMES.map((n) => yes(names.has(n)));
+    const native = yes(Boolean(p.fetchRecent && p.capabilities.source));
+    rows.push(`| ${p.displayName} (\`${p.platform}\`) | ${cells.join(" | ")} | ${yes(Boolean(p.accountStats))} | ${native} |`);
+  }
+  return rows.join("\n");
 }

@@ -248,6 +248,15 @@ export interface PostMetrics {
   quotes?: number | null;
 }
 
+/** The numbers of a post analytics knows; a platform declares which of them it exposes. */
+export const METRIC_NAMES = ["views", "likes", "comments", "shares", "saves"] as const;
+export type MetricName = (typeof METRIC_NAMES)[number];
+
+/** What accountStats reads of an account: its audience now (followers, subscribers, members, fans). */
+export interface AccountStats {
+  followers: number | null;
+}
+
 /** media_requirements as a plugin declares them: file_constraints is a free object in the spec. */
 export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints"> & {
   file_constraints: MediaRequirements["file_constraints"] & Record<string, unknown>;
@@ -311,6 +320,17 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   refresh?(ctx: PluginContext): Promise<Credentials>;
   fetchRecent?(ctx: PluginContext, since: Date | null): Promise<RecentPost[]>;
   metrics?(ctx: PluginContext, platformPostIds: string[]): Promise<Record<string, PostMetrics>>;
+  /**
+   * Which PostMetrics numbers the platform really exposes: the others are reported as null even when
+   * metrics() fills them in (a platform that has no such number must never show 0). Required with metrics.
+   */
+  metricNames?: readonly MetricName[];
+  /**
+   * The account's audience as the platform counts it (YouTube subscribers, Page fans, channel members),
+   * read at connect and then weekly. Throws like metrics() when the platform refuses; ctx.http's
+   * answer tells the engine why.
+   */
+  accountStats?(ctx: PluginContext): Promise<AccountStats>;
 }
 
 export type Plugin = PluginDefinition<TSchema>;
@@ -321,7 +341,8 @@ export function definePlugin<O extends TSchema>(def: PluginDefinition<O>): Plugi
 
 /** A failure an emulator is told to produce, for tests of each outcome class. */
 export interface FailureSpec {
-  kind: "rate_limit" | "server_error" | "timeout" | "auth_expired";
+  /** forbidden: the token lacks a permission (403), where the emulator implements it. */
+  kind: "rate_limit" | "server_error" | "timeout" | "auth_expired" | "forbidden";
   /** Which operation fails: a path fragment or method name the emulator recognises (default: the next call). */
   on?: string;
   /** With kind "timeout": hold the response this long after doing the work (default 30 s). */
@@ -361,6 +382,8 @@ export interface Emulator {
    */
   openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
   posts(): EmulatedPost[];
+  /** Sets the audience count every account of the emulator reports (emulators of platforms with accountStats). */
+  setFollowers?(count: number): void;
   reset(): void;
 }
 

@@ -222,6 +222,12 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       const m = await plugin.metrics!(ctx, ids);
       for (const id of ids) expect(m[id]).toBeDefined();
     });
+
+    testWhen(typeof plugin.accountStats === "function")("accountStats reads the audience the platform reports", async () => {
+      expect(typeof emulator.setFollowers).toBe("function");
+      emulator.setFollowers!(777);
+      expect(await plugin.accountStats!(ctx)).toEqual({ followers: 777 });
+    });
   });
 
   describe("regular profile with CRIER_<PLATFORM>_API_URL pointing at the emulator", () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { Capabilities, MediaRequirements, PLATFORMS } from "../../src/modules/accounts/model.ts";
 import { createRegistry, pluginStatus } from "../../src/platform/registry.ts";
-import { renderPlatformTable } from "../../src/platform/readme-table.ts";
+import { renderAnalyticsTable, renderPlatformTable } from "../../src/platform/readme-table.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -116,4 +116,15 @@ test("the README's platform table matches the declarations (regenerate with bun 
   const start = readme.indexOf("\n", readme.indexOf("<!-- platform-table:start")) + 1;
   const end = readme.indexOf("<!-- platform-table:end -->");
   expect(readme.slice(start, end).trim()).toBe(renderPlatformTable(registry));
+});
+
+test("the README's analytics table matches the declarations (regenerate with bun scripts/analytics-table.ts)", () => {
+  const readme = readFileSync(join(import.meta.dir, "../../README.md"), "utf8");
+  const start = readme.indexOf("\n", readme.indexOf("<!-- analytics-table:start")) + 1;
+  const end = readme.indexOf("<!-- analytics-table:end -->");
+  expect(readme.slice(start, end).trim()).toBe(renderAnalyticsTable(registry));
+});
+
+test("a plugin with metrics declares which numbers it gives", () => {
+  for (const p of registry.list().filter((x) => x.metrics)) expect(p.metricNames?.length ?? 0).toBeGreaterThan(0);
 });

@@ -1,0 +1,55 @@
+/**
+ * What the collection reads numbers for: every published target becomes an analytics item (a copy found
+ * earlier by fetchRecent becomes the service's own), and every active account gets its analytics row,
+ * due at once so followers are read right after connecting.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import type { RecentPost } from "../platform/sdk.ts";
+
+export async function trackPublishedTargets(db: Db, now: Date): Promise<void> {
+  const at = now.toISOString();
+  await db.rows(sql`
+    insert into analytics_items as i (profile_id, account_id, platform, platform_post_id, target_id, post_id, url, caption,
+      media_type, thumbnail_url, media_url, published_at, next_read_at)
+    select t.profile_id, t.account_id, t.platform, t.platform_post_id, t.id, t.post_id, t.platform_post_url,
+      coalesce(t.content_override, p.content),
+      case when exists (select 1 from jsonb_array_elements(p.media) m where m->>'type' = 'video') then 'video' else 'photo' end,
+      coalesce(p.media->0->>'thumbnail_url', case when p.media->0->>'type' = 'image' then p.media->0->>'url' end),
+      p.media->0->>'url',
+      coalesce(t.published_at, t.updated_at), ${at}::timestamptz
+    from post_targets t join posts p on p.id = t.post_id
+    where t.status = 'published' and t.platform_post_id is not null and t.account_id is not null
+      and not exists (select 1 from analytics_items x where x.target_id = t.id)
+    on conflict (account_id, platform_post_id) do update
+      set target_id = excluded.target_id, post_id = excluded.post_id, caption = excluded.caption, media_url = excluded.media_url,
+          media_type = excluded.media_type, thumbnail_url = coalesce(excluded.thumbnail_url, i.thumbnail_url)
+      where i.target_id is null
+    returning i.id`);
+}
+
+export async function trackAccounts(db: Db, now: Date): Promise<void> {
+  const at = now.toISOString();
+  await db.rows(sql`
+    insert into account_analytics (account_id, profile_id, next_stats_at, next_native_at)
+    select a.id, a.profile_id, ${at}::timestamptz, ${at}::timestamptz from accounts a
+    where a.status = 'active' and not exists (select 1 from account_analytics x where x.account_id = a.id)
+    on conflict do nothing
+    returning account_id`);
+}
+
+/** Posts made on the platform itself: added once, never over an item the service published. */
+export async function trackNativePosts(db: Db, account: { id: string; profileId: string; platform: string }, posts: RecentPost[], now: Date): Promise<void> {
+  if (!posts.length) return;
+  const rows = posts.map((p) => {
+    const first = p.media[0];
+    const thumb = first?.thumbnail_url ?? (first?.type === "image" ? first.url : null);
+    const type = p.kind === "video" || p.media.some((m) => m.type === "video") ? "video" : "photo";
+    return sql`(${account.profileId}::uuid, ${account.id}::uuid, ${account.platform}, ${p.platformPostId}, ${p.url}, ${p.content}, ${type}, ${thumb ?? null}, ${p.createdAt.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)`;
+  });
+  await db.rows(sql`
+    insert into analytics_items (profile_id, account_id, platform, platform_post_id, url, caption, media_type, thumbnail_url, published_at, next_read_at)
+    values ${sql.join(rows, sql`, `)}
+    on conflict (account_id, platform_post_id) do nothing
+    returning id`);
+}
