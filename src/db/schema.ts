@@ -144,3 +144,15 @@ export const postTargets = pgTable("post_targets", {
   index("post_targets_waiting_account_idx").on(t.accountId, t.dueAt, t.position).where(sql`status in ('pending', 'scheduled')`),
   index("post_targets_account_idx").on(t.accountId, t.status),
 ]);
+
+/**
+ * Periodic engine jobs (src/engine/jobs.ts), one row per job: across every copy sharing the database a
+ * job runs at most once per period and never twice at once. A copy that dies mid-run holds the lease
+ * until lease_until, then any copy may take the job again.
+ */
+export const engineJobs = pgTable("engine_jobs", {
+  name: text("name").primaryKey(),
+  nextRunAt: ts("next_run_at").notNull(),
+  leaseUntil: ts("lease_until"),
+  heldBy: text("held_by"),
+});
