@@ -46,7 +46,7 @@ async function publishEarly(scheduler: boolean, handle: string) {
     const accountId = await connectBluesky(server.ctx, profile.id, handle);
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${server.url}${path}`, {
-        method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body && JSON.stringify(body),
+        method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: res.status, body: await res.json() as any };
     };
