@@ -32,9 +32,9 @@ await new Promise<void>((resolve) => {
 });
 if (process.env.MODE === "ticks") {
   // As `crier serve` runs it: croner ticks every second plus wake-ups for the next due target.
-  const running = startEngine(ctx, { id: process.env.COPY_ID });
+  const engine = startEngine(ctx, { id: process.env.COPY_ID });
   while ((await waiting()) > 0) await Bun.sleep(200);
-  await running.stop();
+  await engine.stop();
 } else {
   const engine = createEngine(ctx, { id: process.env.COPY_ID });
   const t0 = performance.now();

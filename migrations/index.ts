@@ -4,7 +4,8 @@ import m0 from "./0000_initial.sql" with { type: "text" };
 import m1 from "./0001_post_targets_waiting_idx.sql" with { type: "text" };
 import m2 from "./0002_post_targets_waiting_account_idx.sql" with { type: "text" };
 import m3 from "./0003_claim_function.sql" with { type: "text" };
-import m4 from "./0006_analytics.sql" with { type: "text" };
+import m4 from "./0004_engine_rules.sql" with { type: "text" };
+import m5 from "./0005_analytics.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -12,5 +13,6 @@ export const migrationSql: Record<string, string> = {
   "0001_post_targets_waiting_idx": m1,
   "0002_post_targets_waiting_account_idx": m2,
   "0003_claim_function": m3,
-  "0006_analytics": m4,
+  "0004_engine_rules": m4,
+  "0005_analytics": m5,
 };

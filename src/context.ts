@@ -10,6 +10,21 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => new Date() };
 
+/**
+ * What the API may ask of an engine running in this copy. The engine implements it; src/server.ts (or a
+ * test) wires it in, so the API never imports the engine.
+ */
+export interface LocalDispatch {
+  /** Due work exists now: look for it without waiting for the next tick. */
+  wake(): void;
+  /**
+   * Claims the post's due targets right away and starts publishing them (not waiting for the outcome).
+   * `beforeStart` runs once the claim is committed and before any publish starts: the moment the
+   * targets are certainly processing.
+   */
+  claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void>;
+}
+
 /** Everything a route, service or the engine may use; built once at start (src/server.ts) or by a test. */
 export interface AppContext {
   config: Config;
@@ -20,4 +35,6 @@ export interface AppContext {
   platforms: PlatformRegistry;
   /** Media bytes: createStorage(config, clock) from src/storage/index.ts (fs or s3 by config). */
   storage: Storage;
+  /** The engine of this copy, when one runs (not under serve --no-scheduler); set once it started. */
+  dispatch?: LocalDispatch;
 }

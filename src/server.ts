@@ -47,6 +47,8 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   });
   const admin = config.databaseUrl ? null : startAdminSocket(config.dataDir, ctx);
   const engine = opts.scheduler ? startEngine(ctx, { onTick: everyMinute(() => mediaCleanup(ctx)) }) : null;
+  // The API wakes this copy's engine when it creates due work, and claims a post published now at once.
+  if (engine) ctx.dispatch = engine;
   const url = `http://${server.hostname}:${server.port}`;
   log.info("listening", { url, public_url: config.publicUrl, database: db.kind, scheduler: opts.scheduler });
 

@@ -220,3 +220,15 @@ export const analyticsRefreshes = pgTable("analytics_refreshes", {
   profileId: uuid("profile_id").primaryKey().references(() => profiles.id, { onDelete: "cascade" }),
   requestedAt: ts("requested_at").notNull(),
 });
+
+/**
+ * Periodic engine jobs (src/engine/jobs.ts), one row per job: across every copy sharing the database a
+ * job runs at most once per period and never twice at once. A copy that dies mid-run holds the lease
+ * until lease_until, then any copy may take the job again.
+ */
+export const engineJobs = pgTable("engine_jobs", {
+  name: text("name").primaryKey(),
+  nextRunAt: ts("next_run_at").notNull(),
+  leaseUntil: ts("lease_until"),
+  heldBy: text("held_by"),
+});

@@ -4,6 +4,7 @@
  * fetchRecent, followers through accountStats. Items and accounts are claimed with a lease, so copies
  * sharing one database share the work; every reading is kept as a snapshot.
  */
+import { randomUUID } from "node:crypto";
 import { eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { accounts, profiles } from "../db/schema.ts";
@@ -12,6 +13,7 @@ import { providerFor } from "../platform/provider.ts";
 import { METRIC_NAMES, RefreshError, type Plugin, type PluginContext, type PostMetrics } from "../platform/sdk.ts";
 import { observedHttp } from "./analytics-http.ts";
 import { FOLLOWERS_EVERY_MS, NATIVE_EVERY_MS, nextMetricsRead, nextReadAfterFailure } from "../domain/analytics-schedule.ts";
+import type { PeriodicJob } from "./jobs.ts";
 import { trackAccounts, trackNativePosts, trackPublishedTargets } from "./analytics-track.ts";
 
 export interface AnalyticsOptions {
@@ -39,27 +41,15 @@ export async function collectAnalytics(ctx: AppContext, o: AnalyticsOptions): Pr
 }
 
 /**
- * The scheduler's hook: at most one pass at a time per copy, at most every intervalMs, in the background
- * so publishing never waits for a platform's statistics.
+ * The periodic job (src/engine/jobs.ts) that collects analytics: one pass at a time across copies, in the
+ * background so publishing never waits for a platform's statistics. Items and accounts are leased too, so
+ * a pass that outlives its job lease never reads the same item twice.
  */
-export function analyticsCollector(ctx: AppContext, o: AnalyticsOptions & { intervalMs?: number }) {
-  const every = o.intervalMs ?? 15_000;
-  let last = -Infinity;
-  let running: Promise<void> | undefined;
-  return {
-    maybeRun(): void {
-      const now = ctx.clock.now().getTime();
-      if (running || now - last < every) return;
-      last = now;
-      running = collectAnalytics(ctx, o)
-        .catch((e) => ctx.log.error("analytics collection failed", { error: (e as Error)?.message }))
-        .finally(() => { running = undefined; });
-    },
-    async stop(): Promise<void> {
-      await running;
-    },
-  };
-}
+export const analyticsJob: PeriodicJob = {
+  name: "analytics",
+  everyMs: 15_000,
+  run: (ctx) => collectAnalytics(ctx, { claimedBy: `analytics-${randomUUID()}` }),
+};
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; status: MetricsStatus; reason: string };
 

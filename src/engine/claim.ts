@@ -2,7 +2,7 @@
  * Claiming due targets so that no target is ever handed to two publishers, across any number of copies
  * sharing one database, and at most one publish runs per account at a time.
  *
- * One claim is one call of crier_claim (migrations/0003_claim_function.sql), one transaction:
+ * One claim is one call of crier_claim (migrations/0004_engine_rules.sql), one transaction:
  *  1. candidate accounts with a due target, each with a transaction-scoped advisory lock taken with try
  *     (a busy account is skipped): two claimers can never both be between "is this account idle?" and
  *     "mark its target processing";
@@ -39,7 +39,7 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
   const platforms = Object.keys(req.caps).filter((p) => req.caps[p] > 0);
   const limit = Math.min(req.limit, platforms.reduce((n, p) => n + req.caps[p], 0));
   if (limit <= 0) return [];
-  // One call, one implicit transaction: crier_claim (migrations/0003_claim_function.sql) does both steps.
+  // One call, one implicit transaction: crier_claim (migrations/0004_engine_rules.sql) does both steps.
   return claimStatement(db, {
     now: req.now.toISOString(), leaseUntil: req.leaseUntil.toISOString(), claimedBy: req.claimedBy,
     caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))), limit,

@@ -32,6 +32,8 @@ export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBas
   return Math.round(ceiling / 2 + (ceiling / 2) * s.random());
 }
 
+const threadPredecessors = sql`crier_thread_predecessors(${postTargets.postId}, ${postTargets.accountId}, ${postTargets.position}, ${postTargets.targetVariant})`;
+
 /** Everything the plugin needs about claimed targets, read in one query after the claim committed. */
 const selectJobs = prepared((d) => d.select({
     target: postTargets,
@@ -39,14 +41,10 @@ const selectJobs = prepared((d) => d.select({
     media: posts.media,
     account: accounts,
     sandbox: profiles.sandbox,
-    replyTo: sql<string | null>`(select e.platform_post_id from post_targets e
-      where e.post_id = ${postTargets.postId} and e.account_id = ${postTargets.accountId} and e.target_variant is null
-        and ${postTargets.targetVariant} is null and e.position < ${postTargets.position}
-      order by e.position desc limit 1)`,
-    root: sql<string | null>`(select e.platform_post_id from post_targets e
-      where e.post_id = ${postTargets.postId} and e.account_id = ${postTargets.accountId} and e.target_variant is null
-        and ${postTargets.targetVariant} is null and e.position < ${postTargets.position}
-      order by e.position asc limit 1)`,
+    // A thread item replies to the item before it and names the first (crier_thread_predecessors,
+    // migrations/0004_engine_rules.sql, is the thread rule the claim and housekeeping use too).
+    replyTo: sql<string | null>`(select e.platform_post_id from ${threadPredecessors} e order by e.position desc limit 1)`,
+    root: sql<string | null>`(select e.platform_post_id from ${threadPredecessors} e order by e.position asc limit 1)`,
   }).from(postTargets)
     .innerJoin(posts, eq(posts.id, postTargets.postId))
     .innerJoin(accounts, eq(accounts.id, postTargets.accountId))
@@ -102,7 +100,7 @@ async function call(fn: () => Promise<Outcome>): Promise<Outcome> {
  * auth_expired: one refresh through the plugin, then one more try. The token was refused, so nothing
  * was created and trying again is safe. Still refused → the account needs the user.
  */
-async function withRefresh(ctx: AppContext, plugin: Plugin, pctx: PluginContext, accountId: string, run: () => Promise<Outcome>): Promise<Outcome | "reconnect"> {
+async function withRefresh(ctx: AppContext, s: DispatchSettings, plugin: Plugin, pctx: PluginContext, accountId: string, run: () => Promise<Outcome>): Promise<Outcome | "reconnect"> {
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
   if (plugin.refresh) {
@@ -119,7 +117,7 @@ async function withRefresh(ctx: AppContext, plugin: Plugin, pctx: PluginContext,
       pctx.log.warn("token refresh refused", { error: (refreshed as Error)?.message });
     }
   }
-  await ctx.db.db.update(accounts).set({ status: "auth_required", updatedAt: ctx.clock.now() }).where(eq(accounts.id, accountId));
+  await s.recorder.accountNeedsReconnect(accountId, ctx.clock.now());
   return "reconnect";
 }
 
@@ -156,7 +154,7 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
     idempotencyToken: t.id,
     ...(job.replyTo && { replyTo: { platformPostId: job.replyTo, rootPlatformPostId: job.root ?? job.replyTo } }),
   };
-  const outcome = await withRefresh(ctx, plugin, context, job.account.id, () => plugin.publish!(context, publishJob));
+  const outcome = await withRefresh(ctx, s, plugin, context, job.account.id, () => plugin.publish!(context, publishJob));
   const now = ctx.clock.now();
   if (outcome === "reconnect") {
     await record(ctx, s, target.id, RECONNECT);
@@ -206,45 +204,41 @@ export async function claimPolls(ctx: AppContext, s: DispatchSettings & { leaseM
   return rows.map((r) => r.id);
 }
 
+/** Checks on a submitted target we leased (claimPolls) and records what the platform says now. */
 export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId: string): Promise<void> {
   const job = await loadJobOne(ctx, targetId);
   if (!job || job.target.status !== "submitted") return;
-  const fence = sql`${postTargets.id} = ${targetId} and ${postTargets.status} = 'submitted' and ${postTargets.claimedBy} = ${s.claimedBy}`;
+  const t = job.target;
   const now = ctx.clock.now();
-  const settle = (values: Partial<typeof postTargets.$inferInsert>) => ctx.db.db.update(postTargets)
-    .set({ ...values, leaseUntil: null, updatedAt: ctx.clock.now() }).where(fence);
-  const fail = (code: string, reason: string) => settle({ status: "failed", errorCode: code, error: reason, dueAt: null });
+  const fail = (code: string, reason: string) => s.recorder.recordCheck(targetId, { status: "failed", errorCode: code, error: reason, at: now });
   if (job.account.status !== "active" || !job.account.credentials) {
-    await fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
-    return;
+    return fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
   }
   const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
   const outcome = plugin.checkStatus
-    ? await withRefresh(ctx, plugin, context, job.account.id, () => plugin.checkStatus!(context, job.target.submittedHandle ?? ""))
+    ? await withRefresh(ctx, s, plugin, context, job.account.id, () => plugin.checkStatus!(context, t.submittedHandle ?? ""))
     : { kind: "unknown" as const, reason: "The plugin cannot check on submitted work." };
-  if (outcome === "reconnect") return void (await fail("auth_required", RECONNECT.reason));
+  if (outcome === "reconnect") return fail("auth_required", RECONNECT.reason);
+  let handle = t.submittedHandle;
   switch (outcome.kind) {
     case "published":
-      await settle({ status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, dueAt: null, error: null, errorCode: null });
-      return;
+      return s.recorder.recordCheck(targetId, { status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, at: now });
     case "permanent":
-      await fail(outcome.code ?? "platform_rejected", outcome.reason);
-      return;
+      return fail(outcome.code ?? "platform_rejected", outcome.reason);
     case "unknown":
     case "auth_expired":
       // The check may have created the post (a timeout after its creating call): never polled again.
-      await fail("outcome_unknown", `${outcome.reason} The post may or may not be on the platform; check there before retrying.`);
-      return;
+      return fail("outcome_unknown", `${outcome.reason} The post may or may not be on the platform; check there before retrying.`);
     case "submitted":
-      if (outcome.handle !== job.target.submittedHandle) await settle({ submittedHandle: outcome.handle });
+      handle = outcome.handle;
       break;
     case "retryable":
       break;
   }
-  if (job.target.submitDeadline && job.target.submitDeadline.getTime() <= now.getTime()) {
-    await fail("outcome_unknown", `The platform was still processing the post at the deadline (${job.target.submitDeadline.toISOString()}); it may appear later.`);
-    return;
+  if (t.submitDeadline && t.submitDeadline.getTime() <= now.getTime()) {
+    return fail("outcome_unknown", `The platform was still processing the post at the deadline (${t.submitDeadline.toISOString()}); it may appear later.`);
   }
-  // Still processing, or a passing error where nothing was created: the next poll is already scheduled.
-  await settle({});
+  // Still processing, or a passing error where nothing was created: the next poll stays where claimPolls
+  // put it (due_at), and the lease is released.
+  return s.recorder.recordCheck(targetId, { status: "submitted", submittedHandle: handle, submitDeadline: t.submitDeadline, dueAt: t.dueAt, at: now });
 }

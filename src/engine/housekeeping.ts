@@ -41,18 +41,19 @@ export async function failUnpublishable(db: Db, now: Date): Promise<number> {
   return a.length + b.length;
 }
 
-/** A thread item cannot reply to an earlier item that failed, was skipped or cancelled: it is skipped. */
+/**
+ * A thread item cannot reply to an earlier item that failed, was skipped or cancelled: it is skipped.
+ * Which items are earlier is crier_thread_predecessors (migrations/0004_engine_rules.sql).
+ */
 export async function skipOrphanedThreadItems(db: Db, now: Date): Promise<number> {
   const rows = await db.rows(sql`
     update post_targets t set status = 'skipped', due_at = null, updated_at = ${now.toISOString()}::timestamptz,
       error_code = 'thread_parent_not_published',
       error = 'An earlier item of this thread was not published, so this reply was not sent.'
     where t.status in ('pending', 'scheduled') and t.due_at <= ${now.toISOString()}::timestamptz
-      and t.target_variant is null
       and exists (
-        select 1 from post_targets e
-        where e.post_id = t.post_id and e.account_id = t.account_id and e.position < t.position
-          and e.target_variant is null and e.status in ('failed', 'skipped', 'cancelled'))
+        select 1 from crier_thread_predecessors(t.post_id, t.account_id, t.position, t.target_variant) e
+        where e.status in ('failed', 'skipped', 'cancelled'))
     returning t.id`);
   return rows.length;
 }

@@ -1,12 +1,16 @@
 /**
- * Writes publish results in batches, group-commit style: one statement at a time, and every result that
- * comes in while it runs goes into the next one, so a lone result is written at once and a busy copy still
- * writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot and
- * account free again) only once its result is committed, so a crash can never lose a recorded outcome.
+ * The engine's one writer of what came of a target or an account: publish results, status checks of
+ * submitted targets and an account's lost authorization all go through here.
+ *
+ * Target results are written in batches, group-commit style: one statement at a time, and every result
+ * that comes in while it runs goes into the next one, so a lone result is written at once and a busy copy
+ * still writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot
+ * and account free again) only once its result is committed, so a crash can never lose a recorded outcome.
  */
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { preparedSql } from "../db/prepared.ts";
 import type { Db } from "../db/client.ts";
+import { accounts } from "../db/schema.ts";
 import type { TargetStatus } from "./status.ts";
 
 export interface TargetResult {
@@ -22,13 +26,17 @@ export interface TargetResult {
   at: Date;
 }
 
-interface Pending { id: string; r: TargetResult; done: () => void; fail: (e: unknown) => void }
+/** What the target is while we hold it: claimed to publish (processing) or to check on (submitted). */
+type HeldAs = "processing" | "submitted";
+
+interface Pending { id: string; r: TargetResult; heldAs: HeldAs; done: () => void; fail: (e: unknown) => void }
 
 const p = (name: string) => sql.placeholder(name);
 /**
- * One statement, prepared, whatever the batch size. Fenced on our claim: a target another copy declared
- * expired (outcome_unknown) may still get the real outcome from us, but nothing someone else claimed
- * since is overwritten.
+ * One statement, prepared, whatever the batch size. Fenced on our claim and on what the target was when
+ * we took it: a publish whose target another copy declared expired (outcome_unknown) may still record the
+ * real outcome, but nothing someone else claimed since is overwritten, and a status check records only
+ * while the target is still submitted.
  * Not waiting for the disk is safe here: a result lost in a database crash leaves the target processing,
  * and its lease then ends it outcome_unknown. Nothing is ever published twice by it; the claim, which
  * decides that, is committed durably. set_config(..., true) inside the statement applies to its own
@@ -39,10 +47,11 @@ const recordStatement = preparedSql("crier_record_results", sql`
     published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
     submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at
   from jsonb_to_recordset(${p("rows")}::text::jsonb) as v(id uuid, status text, ppid text, url text, published_at timestamptz,
-      error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz),
+      error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz, held_as text),
     (select set_config('synchronous_commit', 'off', true)) as relaxed
   where t.id = v.id and t.claimed_by = ${p("claimedBy")}::text
-    and (t.status = 'processing' or (t.status = 'failed' and t.error_code = 'outcome_unknown'))
+    and (t.status = v.held_as
+      or (v.held_as = 'processing' and t.status = 'failed' and t.error_code = 'outcome_unknown'))
   returning t.id`);
 
 const MAX_BATCH = 64;
@@ -54,9 +63,31 @@ export class Recorder {
 
   constructor(private db: Db, private claimedBy: string) {}
 
+  /** What came of publishing a target we claimed (it is processing under our lease). */
   record(id: string, r: TargetResult): Promise<void> {
+    return this.enqueue(id, r, "processing");
+  }
+
+  /**
+   * What a status check of a submitted target we leased found. The whole row is written, so a target
+   * still processing on the platform passes its handle, deadline and next due time along unchanged.
+   */
+  recordCheck(id: string, r: TargetResult): Promise<void> {
+    return this.enqueue(id, r, "submitted");
+  }
+
+  /**
+   * The platform refused the account's authorization even after a refresh: every later target of it
+   * fails auth_required (housekeeping) until the user reconnects. Written at once, not batched, before
+   * the target's own result: once the target reads failed, the account already reads auth_required.
+   */
+  async accountNeedsReconnect(accountId: string, at: Date): Promise<void> {
+    await this.db.db.update(accounts).set({ status: "auth_required", updatedAt: at }).where(eq(accounts.id, accountId));
+  }
+
+  private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
     return new Promise((done, fail) => {
-      this.pending.push({ id, r, done, fail });
+      this.pending.push({ id, r, heldAs, done, fail });
       this.schedule();
     });
   }
@@ -78,10 +109,10 @@ export class Recorder {
     this.writing = true;
     const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
     try {
-      const rows = batch.map(({ id, r }) => ({
+      const rows = batch.map(({ id, r, heldAs }) => ({
         id, status: r.status, ppid: r.platformPostId ?? null, url: r.platformPostUrl ?? null, published_at: ts(r.publishedAt),
         error: r.error ?? null, code: r.errorCode ?? null, due_at: ts(r.dueAt), handle: r.submittedHandle ?? null,
-        deadline: ts(r.submitDeadline), at: ts(r.at),
+        deadline: ts(r.submitDeadline), at: ts(r.at), held_as: heldAs,
       }));
       await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
       for (const p of batch) p.done();

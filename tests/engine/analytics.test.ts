@@ -3,7 +3,7 @@
  * fan-out of Snapchat placements in the per-post numbers, and the scheduler's hook.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { collectAnalytics } from "../../src/engine/analytics.ts";
+import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createRegistry } from "../../src/platform/registry.ts";
 import { fakeMp4 } from "../plugins/support.ts";
@@ -87,7 +87,7 @@ test("the engine's tick runs the collection when analytics is on", async () => {
   h.ctx.platforms.emulatorFor("youtube")!.setFollowers!(4242);
   // A week on, the followers are due again.
   h.clock.advance(8 * 24 * 3600_000);
-  const engine = createEngine(h.ctx, { random: () => 0.5, analyticsIntervalMs: 1000 });
+  const engine = createEngine(h.ctx, { random: () => 0.5, jobs: [analyticsJob] });
   await engine.tick();
   await engine.stop();
   const res = await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token });

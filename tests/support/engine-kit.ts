@@ -33,6 +33,8 @@ export async function engineHarness(opts: { engine?: EngineOptions; env?: Record
     env: { CRIER_BLUESKY_API_URL: served.url, CRIER_TELEGRAM_API_URL: servedTelegram.url, CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, ...opts.env },
   });
   const engine = createEngine(h.ctx, { random: () => 0.5, ...opts.engine });
+  // As src/server.ts does: the API wakes this engine and claims posts published now through it.
+  h.ctx.dispatch = engine;
   const close = h.close;
   return Object.assign(h, {
     emulator,

@@ -8,7 +8,6 @@ import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
 import { postStatus, type TargetStatus } from "../../engine/status.ts";
-import { localEngine } from "../../engine/local.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
@@ -246,7 +245,7 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
   const result = !key && !body.draft_id
     ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
     : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) => getPost(ctx, profileId, id));
-  if (!result.replayed && result.value.status === "queued") localEngine(ctx)?.kick();
+  if (!result.replayed && result.value.status === "queued") ctx.dispatch?.wake();
   return result;
 }
 
@@ -310,7 +309,7 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
     }
     return toPost(updated, (await targetsOf(tx, [id])).get(id)!);
   });
-  if (post.status === "queued") localEngine(ctx)?.kick();
+  if (post.status === "queued") ctx.dispatch?.wake();
   return post;
 }
 
@@ -336,7 +335,7 @@ export async function publishNow(ctx: AppContext, profileId: string, id: string)
   // read between the claim and the first publish, so it comes back processing as the spec shows (a fast
   // platform could otherwise finish first). An API-only copy answers queued and another copy claims them.
   let claimed: Post | undefined;
-  await localEngine(ctx)?.claimPost(id, async () => { claimed = await getPost(ctx, profileId, id); });
+  await ctx.dispatch?.claimPost(id, async () => { claimed = await getPost(ctx, profileId, id); });
   return claimed ?? getPost(ctx, profileId, id);
 }
 
@@ -375,7 +374,7 @@ export async function retryPost(ctx: AppContext, profileId: string, id: string):
     await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
     return getPost(ctx, profileId, id, tx);
   });
-  localEngine(ctx)?.kick();
+  ctx.dispatch?.wake();
   return post;
 }
 
@@ -428,6 +427,6 @@ export async function retryTarget(ctx: AppContext, profileId: string, postId: st
     }
     await tx.update(postTargets).set(retryReset(ctx.clock.now())).where(eq(postTargets.id, targetId));
   });
-  localEngine(ctx)?.kick();
+  ctx.dispatch?.wake();
   return getTarget(ctx, profileId, postId, targetId);
 }

@@ -1,0 +1,145 @@
+/**
+ * When the engine of one copy works: a tick (every second under `crier serve`, never overlapping itself)
+ * does the chores, fills the publish slots and starts due periodic jobs; between ticks it wakes up exactly
+ * when the next target falls due; stop() ends all of it and waits (bounded) for what is in flight.
+ */
+import { Cron } from "croner";
+import type { AppContext } from "../context.ts";
+import type { Logger } from "../log.ts";
+import { nextDueWithin } from "./claim.ts";
+import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
+import type { JobRunner } from "./jobs.ts";
+import type { PublishPool } from "./pool.ts";
+import type { StatusChecks } from "./status-checks.ts";
+
+export interface LifecycleOptions {
+  id: string;
+  leaseMs: number;
+  /** How long stop() waits for publishes, status checks and periodic jobs in flight. */
+  shutdownTimeoutMs: number;
+  /** Called at the end of every tick. */
+  onTick?: () => Promise<void> | void;
+}
+
+export interface EngineParts {
+  pool: PublishPool;
+  checks: StatusChecks;
+  jobs: JobRunner;
+}
+
+export class EngineLifecycle {
+  private stopping = false;
+  private cron: Cron | undefined;
+  private wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly parts: EngineParts,
+    private readonly o: LifecycleOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /** One tick: chores, then claim and publish until nothing is due or slots are full. */
+  async tick(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      await this.chores();
+    } catch (e) {
+      this.log.error("engine chores failed", { error: (e as Error)?.message });
+    }
+    await this.parts.pool.fillSlots();
+    await this.guard("periodic jobs failed", () => this.parts.jobs.startDue());
+    if (this.o.onTick) await this.guard("tick hook failed", this.o.onTick);
+  }
+
+  /**
+   * Ticks until nothing is due now and nothing is in flight: publishes, status checks and periodic jobs
+   * (tests drive the engine this way with their TestClock).
+   */
+  async runUntilIdle(): Promise<void> {
+    const { pool, checks, jobs } = this.parts;
+    for (let i = 0; i < 10_000; i++) {
+      await this.tick();
+      await pool.idle();
+      await checks.settled();
+      await jobs.settled();
+      await pool.fillSlots();
+      if (pool.inFlight() === 0) {
+        await this.chores();
+        if ((await pool.claimOnce()) === 0 && pool.inFlight() === 0) return;
+      }
+    }
+  }
+
+  /** Ticks every second (croner, protected against overlap), starting now. */
+  startTimer(): void {
+    this.cron = new Cron("* * * * * *", { protect: true, name: `crier-engine-${this.o.id}` }, () => this.tick());
+    void this.tick();
+  }
+
+  /**
+   * Between ticks, wakes up exactly when the next target falls due (within the coming second) instead of
+   * at the next tick: keeps dispatch lag well under a second.
+   */
+  armWake(): void {
+    this.armWakeNow().catch((e) => this.log.error("wake-up check failed", { error: (e as Error)?.message }));
+  }
+
+  /**
+   * Stops ticking and claiming; claims in flight finish, then waits (bounded) for publishes, status
+   * checks and periodic jobs. What is still running then stays under our lease; when it runs out those
+   * targets end outcome_unknown, visibly.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.cron?.stop();
+    if (this.wake) clearTimeout(this.wake.timer);
+    const { pool, checks, jobs } = this.parts;
+    jobs.stop();
+    await pool.stopClaiming();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = await Promise.race([
+      Promise.all([pool.publishesSettled(), checks.settled(), jobs.settled()]).then(() => false),
+      new Promise<boolean>((r) => { timer = setTimeout(() => r(true), this.o.shutdownTimeoutMs); }),
+    ]);
+    clearTimeout(timer);
+    if (timedOut) {
+      this.log.warn("stopped with work still in flight", { targets: [...pool.publishingIds(), ...checks.checkingIds()] });
+    }
+  }
+
+  /** The per-tick housekeeping that moves targets without calling any platform, then due status checks. */
+  private async chores(): Promise<void> {
+    const { pool, checks } = this.parts;
+    const now = this.ctx.clock.now();
+    await renewLeases(this.ctx.db, this.o.id, [...pool.publishingIds(), ...checks.checkingIds()], new Date(now.getTime() + this.o.leaseMs));
+    const expired = await expireLeases(this.ctx.db, now);
+    if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
+    await failUnpublishable(this.ctx.db, now);
+    await skipOrphanedThreadItems(this.ctx.db, now);
+    await checks.startDue();
+  }
+
+  private async armWakeNow(): Promise<void> {
+    const now = this.ctx.clock.now().getTime();
+    if (this.stopping || (this.wake && this.wake.at > now)) return;
+    const next = await nextDueWithin(this.ctx.db, this.ctx.clock.now(), 1000);
+    if (!next || this.stopping) return;
+    const at = next.getTime();
+    this.wake = {
+      at,
+      timer: setTimeout(() => {
+        this.wake = undefined;
+        this.parts.pool.claimSoon();
+      }, Math.max(0, at - now) + 1),
+    };
+  }
+
+  private async guard(what: string, work: () => Promise<unknown> | unknown): Promise<void> {
+    try {
+      await work();
+    } catch (e) {
+      this.log.error(what, { error: (e as Error)?.message });
+    }
+  }
+}

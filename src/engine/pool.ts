@@ -1,0 +1,194 @@
+/**
+ * The publish slots of one copy: how many publishes run at once (in all and per platform), the claims
+ * that fill free slots with due targets, and the publishes those claims started. Finished publishes free
+ * their slot and account at once, so claiming goes on without waiting for the next tick.
+ */
+import type { AppContext } from "../context.ts";
+import type { Logger } from "../log.ts";
+import { claimDue, type ClaimedTarget } from "./claim.ts";
+import { loadJobs, publishTarget, type DispatchSettings, type Job } from "./dispatch.ts";
+
+export interface PoolOptions {
+  /** Publishes at once in this copy, over all platforms. */
+  concurrency: number;
+  /** Slots per platform (never above concurrency); platforms absent here are never claimed. */
+  platformCaps: Map<string, number>;
+  leaseMs: number;
+  /** Called whenever the last claim in flight finishes (the lifecycle arms its wake-up here). */
+  onClaimsSettled?: () => void;
+}
+
+interface Running { promise: Promise<void>; platform: string; accountId: string }
+
+// Claims run several at once (each commit waits for the disk; PostgreSQL flushes concurrent commits
+// together), each on slots it reserved first, so together they never exceed a cap.
+const MAX_PARALLEL_CLAIMS = 2;
+
+export class PublishPool {
+  private readonly running = new Map<string, Running>();
+  private readonly reserved = new Map<string, number>();
+  private reservedTotal = 0;
+  private claims = 0;
+  private claimAgain = false;
+  private closed = false;
+  private claimsSettledWaiters: (() => void)[] = [];
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly settings: DispatchSettings,
+    private readonly o: PoolOptions,
+    private readonly log: Logger,
+  ) {}
+
+  inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Targets this copy is publishing right now (their leases are renewed every tick). */
+  publishingIds(): string[] {
+    return [...this.running.keys()];
+  }
+
+  /** Due work may exist: start a claim loop, or ask a running one to look again when it ends. */
+  claimSoon(): void {
+    if (this.closed) return;
+    if (this.claims < MAX_PARALLEL_CLAIMS) void this.claimUntilNothingFits();
+    else this.claimAgain = true;
+  }
+
+  /** Starts claiming and resolves when no claim is in flight; the publishes they started may still run. */
+  fillSlots(): Promise<void> {
+    this.claimSoon();
+    return this.claimsSettled();
+  }
+
+  /** Resolves when no claim is in flight. */
+  claimsSettled(): Promise<void> {
+    if (this.claims === 0) return Promise.resolve();
+    return new Promise((resolve) => this.claimsSettledWaiters.push(resolve));
+  }
+
+  /** Resolves when no claim and no publish is in flight. */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Claims the post's due targets right away and starts publishing them. `beforeStart` runs once the
+   * claim is committed and before any publish starts.
+   */
+  async claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void> {
+    if (this.closed || this.running.size >= this.o.concurrency) return this.claimSoon();
+    await this.countedClaim(() => this.claimRound(postId, beforeStart));
+  }
+
+  /** One claim right now, outside the claim loops: how many targets it took. */
+  claimOnce(): Promise<number> {
+    return this.claimRound();
+  }
+
+  /** Stops claiming; resolves once the claims in flight finished (what they claim is published, not left to expire). */
+  async stopClaiming(): Promise<void> {
+    this.closed = true;
+    await this.claimsSettled();
+  }
+
+  /** Resolves when the publishes running now have finished. */
+  async publishesSettled(): Promise<void> {
+    await Promise.allSettled([...this.running.values()].map((r) => r.promise));
+  }
+
+  private isIdle() {
+    return this.running.size === 0 && this.claims === 0;
+  }
+
+  private notifyIdle() {
+    if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** Free slots per platform: the cap minus what runs and what other claims in flight reserved. */
+  private freeSlots(): Record<string, number> {
+    const free: Record<string, number> = {};
+    const used = new Map<string, number>();
+    for (const r of this.running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
+    for (const [platform, cap] of this.o.platformCaps) {
+      const n = cap - (used.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
+      if (n > 0) free[platform] = n;
+    }
+    return free;
+  }
+
+  private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
+    const free = this.freeSlots();
+    const limit = this.o.concurrency - this.running.size - this.reservedTotal;
+    if (limit <= 0 || Object.keys(free).length === 0) return 0;
+    for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) + n);
+    this.reservedTotal += limit;
+    try {
+      const now = this.ctx.clock.now();
+      const claimed = await claimDue(this.ctx.db, {
+        now,
+        leaseUntil: new Date(now.getTime() + this.o.leaseMs),
+        claimedBy: this.settings.claimedBy,
+        caps: free,
+        limit,
+        busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
+        postId,
+      });
+      if (!claimed.length) return 0;
+      await beforeStart?.();
+      // One query loads every claimed job; they count as running from now on.
+      const jobs = loadJobs(this.ctx, claimed.map((t) => t.id));
+      for (const t of claimed) this.startPublish(t, jobs);
+      return claimed.length;
+    } finally {
+      for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) - n);
+      this.reservedTotal -= limit;
+    }
+  }
+
+  private startPublish(target: ClaimedTarget, jobs: Promise<Map<string, Job>>) {
+    const promise = jobs.then((m) => m.get(target.id), () => undefined)
+      .then((loaded) => publishTarget(this.ctx, this.settings, target, loaded))
+      .then(() => undefined, (e) => {
+        // Our own failure before or after the plugin call: the lease runs out and the target ends
+        // outcome_unknown unless the result was recorded; never silently requeued.
+        this.log.error("publish crashed", { target_id: target.id, error: (e as Error)?.message, stack: (e as Error)?.stack });
+      })
+      .finally(() => {
+        this.running.delete(target.id);
+        this.claimSoon();
+        this.notifyIdle();
+      });
+    this.running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
+  }
+
+  /** A claim loop: claims until nothing more is due or no slot is free, and again if asked meanwhile. */
+  private claimUntilNothingFits(): Promise<void> {
+    return this.countedClaim(async () => {
+      do {
+        this.claimAgain = false;
+        while (!this.closed && (await this.claimRound()) > 0) { /* claim while there is work and room */ }
+      } while (this.claimAgain && !this.closed);
+    });
+  }
+
+  /** Runs a claim counted in `claims`, so close() and the idle waits know about it. */
+  private async countedClaim(work: () => Promise<unknown>): Promise<void> {
+    this.claims++;
+    try {
+      await work();
+    } catch (e) {
+      this.log.error("claim failed", { error: (e as Error)?.message });
+    } finally {
+      this.claims--;
+      if (this.claims === 0) {
+        for (const w of this.claimsSettledWaiters.splice(0)) w();
+        if (!this.closed) this.o.onClaimsSettled?.();
+      }
+      this.notifyIdle();
+    }
+  }
+}
