@@ -4,6 +4,7 @@ import m0 from "./0000_initial.sql" with { type: "text" };
 import m1 from "./0001_post_targets_waiting_idx.sql" with { type: "text" };
 import m2 from "./0002_post_targets_waiting_account_idx.sql" with { type: "text" };
 import m3 from "./0003_claim_function.sql" with { type: "text" };
+import m4 from "./0005_workflows.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -11,4 +12,5 @@ export const migrationSql: Record<string, string> = {
   "0001_post_targets_waiting_idx": m1,
   "0002_post_targets_waiting_account_idx": m2,
   "0003_claim_function": m3,
+  "0005_workflows": m4,
 };

@@ -10,6 +10,7 @@ import { sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
+import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -54,7 +55,8 @@ export function createApp(ctx: AppContext) {
     .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
-    .use(postsRoutes(ctx));
+    .use(postsRoutes(ctx))
+    .use(workflowsRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

@@ -14,6 +14,7 @@ import { claimPolls, loadJobs, pollTarget, publishTarget, type DispatchSettings,
 import { Recorder } from "./recorder.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
 import { clearLocalEngine, setLocalEngine, type LocalEngine } from "./local.ts";
+import { workflowRunner } from "./workflows.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */
@@ -84,6 +85,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     const set = Number(platformSettings(ctx, p.platform).CONCURRENCY);
     return [p.platform, Math.min(Number.isInteger(set) && set > 0 ? set : p.concurrency ?? o.concurrency, o.concurrency)] as const;
   }));
+  const workflows = workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random });
   const running = new Map<string, { promise: Promise<void>; platform: string; accountId: string }>();
   // Status checks of submitted targets in flight (they run beside the ticks, not inside them).
   const polling = new Map<string, Promise<void>>();
@@ -226,6 +228,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
         .catch((e) => log.error("status check failed", { target_id: t, error: (e as Error)?.message }))
         .finally(() => polling.delete(t)));
     }
+    await workflows.chores();
   }
 
   async function tick() {
@@ -263,6 +266,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
         await tick();
         await idle();
         await Promise.allSettled([...polling.values()]);
+        await workflows.settled();
         await drain();
         if (running.size === 0) {
           await chores();
@@ -277,7 +281,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       clearLocalEngine(ctx, engine);
       // Claims already in flight finish (what they claim is published, not left to expire), then wait.
       await drain();
-      const left = [...[...running.values()].map((r) => r.promise), ...polling.values()];
+      const left = [...[...running.values()].map((r) => r.promise), ...polling.values(), workflows.settled()];
       if (left.length) log.info("waiting for publishes in flight", { count: left.length });
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timedOut = await Promise.race([
