@@ -201,6 +201,10 @@ export async function itemsBySource(ctx: AppContext, sourceIds: string[]): Promi
     .where(inArray(workflowItems.sourceId, sourceIds))
     .orderBy(workflowItems.createdAt, workflowItems.id);
   const order = new Map(sourceIds.map((id, i) => [id, i]));
+  // Destinations in the workflow's order of target_account_ids.
+  const targets = sources.length ? (await ctx.db.db.select({ ids: workflows.targetAccountIds }).from(workflows).where(eq(workflows.id, sources[0].workflowId)))[0]?.ids ?? [] : [];
+  const rank = (accountId: string) => (targets.indexOf(accountId) + 1) || Infinity;
+  dests.sort((a, b) => rank(a.i.accountId) - rank(b.i.accountId));
   return sources.sort((a, b) => order.get(a.id)! - order.get(b.id)!).map((s) => ({
     id: s.id,
     source_item_id: s.sourceItemId,
