@@ -117,8 +117,8 @@ export async function createWorkflow(ctx: AppContext, profileId: string, body: W
   const settings = withDefaults(body.settings);
   const create = async (q: Queryable, id: string) => {
     const shape = { source_account_id: body.source_account_id, target_account_ids: body.target_account_ids, settings };
-    checkSettings(ctx, shape, await checkAccounts(ctx, q, profileId, shape));
     await checkLimit(q, profileId);
+    checkSettings(ctx, shape, await checkAccounts(ctx, q, profileId, shape));
     const now = ctx.clock.now();
     const [row] = await q.insert(workflows).values({
       id, profileId, name: body.name, description: body.description ?? null, sourceAccountId: body.source_account_id,
