@@ -6,6 +6,7 @@ import m2 from "./0002_post_targets_waiting_account_idx.sql" with { type: "text"
 import m3 from "./0003_claim_function.sql" with { type: "text" };
 import m4 from "./0004_engine_rules.sql" with { type: "text" };
 import m5 from "./0005_analytics.sql" with { type: "text" };
+import m6 from "./0006_workflows.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -15,4 +16,5 @@ export const migrationSql: Record<string, string> = {
   "0003_claim_function": m3,
   "0004_engine_rules": m4,
   "0005_analytics": m5,
+  "0006_workflows": m6,
 };

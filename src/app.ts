@@ -12,6 +12,7 @@ import { sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
+import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -57,7 +58,8 @@ export function createApp(ctx: AppContext) {
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
-    .use(analyticsRoutes(ctx));
+    .use(analyticsRoutes(ctx))
+    .use(workflowsRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

@@ -18,6 +18,13 @@ export interface S3Config {
   publicUrl?: string;
 }
 
+export interface AiConfig {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  timeoutMs: number;
+}
+
 export interface Config {
   port: number;
   host: string;
@@ -40,6 +47,10 @@ export interface Config {
   /** Attempts of a target on retryable failures (429, 5xx, connection refused) before it fails. */
   publishMaxAttempts: number;
   s3?: S3Config;
+  /** Seconds between two polls of a workflow's source account (jittered per poll). */
+  workflowPollIntervalSeconds: number;
+  /** OpenAI-compatible chat-completions endpoint for workflow caption adaptation; absent: adapt_caption is refused. */
+  ai?: AiConfig;
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -50,6 +61,7 @@ export const CONFIG_VARIABLES = [
   "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
   "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
   "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS", "DATABASE_POOL_SIZE", "RATE_LIMIT_PER_MINUTE",
+  "WORKFLOW_POLL_INTERVAL", "AI_BASE_URL", "AI_API_KEY", "AI_MODEL", "AI_TIMEOUT",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -92,6 +104,23 @@ export function parseDuration(raw: string): number | null {
   if (!m) return null;
   const unit = { s: 1, m: 60, h: 3600, d: 86400 }[(m[2] ?? "s") as "s"];
   return Number(m[1]) * unit;
+}
+
+/** A duration setting (parseDuration) of at least `min` seconds, or the fallback when unset. */
+function duration(env: Env, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const parsed = parseDuration(raw);
+  if (parsed === null || parsed < min) throw new ConfigError(`${name} must be a duration of at least ${min}s like 30s or 5m, got "${raw}"`);
+  return parsed;
+}
+
+function ai(env: Env): AiConfig | undefined {
+  const baseUrl = url(env, "AI_BASE_URL", ["http:", "https:"]);
+  const model = env.AI_MODEL?.trim();
+  if (!baseUrl && !model) return undefined;
+  if (!baseUrl || !model) throw new ConfigError("AI_BASE_URL and AI_MODEL go together: set both to turn on caption adaptation, or neither");
+  return { baseUrl, model, apiKey: env.AI_API_KEY?.trim() || undefined, timeoutMs: duration(env, "AI_TIMEOUT", 30, 1) * 1000 };
 }
 
 function secretKey(env: Env, dataDir: string): Buffer {
@@ -160,6 +189,8 @@ export function loadConfig(env: Env = process.env): Config {
     publishLeaseSeconds: integer(env, "PUBLISH_LEASE_SECONDS", 120, 5, 86400),
     publishMaxAttempts: integer(env, "PUBLISH_MAX_ATTEMPTS", 5, 1, 100),
     s3,
+    workflowPollIntervalSeconds: duration(env, "WORKFLOW_POLL_INTERVAL", 300, 1),
+    ai: ai(env),
     env: { ...env },
   };
 }

@@ -98,6 +98,14 @@ async function profiles(args: string[]) {
     const p = await admin(loadConfig(), "profiles.create", { name: values.name.trim(), sandbox: !!values.sandbox });
     console.error(`created ${p.sandbox ? "sandbox " : ""}profile "${p.name}"`);
     console.log(p.id);
+  } else if (sub === "set-limits") {
+    const { values, positionals } = parse(rest, { workflows: { type: "string" } }, HELP["profiles set-limits"]);
+    if (positionals.length !== 1 || !/^[0-9a-f-]{36}$/i.test(positionals[0])) throw new UsageError("give exactly one PROFILE_ID, a profile's id from 'crier profiles list' (see --help)");
+    const raw = values.workflows?.trim();
+    if (raw === undefined) throw new UsageError("--workflows is required (see --help)");
+    if (raw !== "unlimited" && !/^\d+$/.test(raw)) throw new UsageError(`--workflows must be a whole number >= 0 or 'unlimited', got "${raw}"`);
+    const r = await admin(loadConfig(), "profiles.set-limits", { profileId: positionals[0], workflows: raw === "unlimited" ? null : Number(raw) });
+    console.log(`profile ${r.profile_id}: workflows ${r.workflows}`);
   } else if (sub === "list") {
     parse(rest, {}, HELP["profiles list"]);
     console.log(table(await admin(loadConfig(), "profiles.list", {}), ["id", "name", "sandbox", "created_at"]));

@@ -43,7 +43,7 @@ describe("usage errors exit 2 with one line", () => {
 });
 
 test("--help works on every command", async () => {
-  for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["profiles", "create", "--help"], ["profiles", "list", "--help"],
+  for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["profiles", "create", "--help"], ["profiles", "list", "--help"], ["profiles", "set-limits", "--help"],
     ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"]]) {
     const r = await runCli(args, env);
     expect(r.code).toBe(0);
@@ -87,6 +87,30 @@ describe("keys and profiles", () => {
     const list = await runCli(["profiles", "list"], env);
     expect(list.stdout).toContain(p.lastLine);
     expect(list.stdout).toContain("playground");
+  });
+
+  test("profiles set-limits --workflows caps workflows (403 workflow_limit_reached); unlimited clears it", async () => {
+    const p = (await runCli(["profiles", "create", "--name", "limited"], env)).lastLine;
+    expect((await runCli(["profiles", "set-limits", p, "--workflows", "many"], env)).code).toBe(2);
+    expect((await runCli(["profiles", "set-limits", "--workflows", "1"], env)).code).toBe(2);
+    const set = await runCli(["profiles", "set-limits", p, "--workflows", "0"], env);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain("workflows 0");
+    const token = (await runCli(["keys", "create", "--name", "wf", "--profile", p], env)).lastLine;
+    const server = await startServe(env);
+    try {
+      const body = JSON.stringify({ name: "w", source_account_id: crypto.randomUUID(), target_account_ids: [crypto.randomUUID()], is_active: true });
+      const post = () => fetch(`${server.url}/v1/workflows`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+      const res = await post();
+      expect(res.status).toBe(403);
+      const err = (await res.json()).error;
+      expect(err.code).toBe("workflow_limit_reached");
+      expect(err.message).toContain("maximum of 0 workflows");
+      expect((await runCli(["profiles", "set-limits", p, "--workflows", "unlimited"], env)).stdout).toContain("workflows unlimited");
+      expect((await post()).status).toBe(400);
+    } finally {
+      await server.stop();
+    }
   });
 
   test("commands work while the server runs, and revocation applies at once", async () => {

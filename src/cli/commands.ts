@@ -2,6 +2,7 @@ import type { AppContext } from "../context.ts";
 import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import type { Scope } from "../http/scopes.ts";
 import { createKey, createProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
+import { setWorkflowLimit } from "../modules/workflows/service.ts";
 
 /**
  * Everything `crier profiles|keys|media` can do to the database. The same functions run in-process
@@ -14,6 +15,7 @@ export const adminCommands = {
   },
   "profiles.list": async ({ db }: AppContext) =>
     (await listProfiles(db)).map((p) => ({ id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() })),
+  "profiles.set-limits": ({ db }: AppContext, a: { profileId: string; workflows: number | null }) => setWorkflowLimit(db.db, a.profileId, a.workflows),
   "keys.create": async ({ db }: AppContext, a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null }) =>
     createKey(db, { name: a.name, profileId: a.profileId, scopes: a.scopes, expiresAt: a.expiresAt ? new Date(a.expiresAt) : null }),
   "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),

@@ -8,6 +8,7 @@ Commands:
   migrate                         apply database migrations and exit
   profiles create --name NAME [--sandbox]
   profiles list
+  profiles set-limits PROFILE_ID --workflows N|unlimited
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
   keys list [--profile ID]
   keys revoke ID
@@ -26,10 +27,19 @@ Options:
   migrate: `Usage: crier migrate
 
 Applies pending database migrations and exits ('crier serve' also applies them at start).`,
-  profiles: `Usage: crier profiles <create|list>
+  profiles: `Usage: crier profiles <create|list|set-limits>
 
   profiles create --name NAME [--sandbox]   create a profile; prints its id as the last line
-  profiles list                             list profiles`,
+  profiles list                             list profiles
+  profiles set-limits PROFILE_ID --workflows N|unlimited
+                                            cap the profile's workflows (default unlimited)`,
+  "profiles set-limits": `Usage: crier profiles set-limits PROFILE_ID --workflows N|unlimited
+
+Sets the profile's limits. With N workflows (N >= 0), creating one more answers 403
+workflow_limit_reached; existing workflows are kept. 'unlimited' clears the limit (the default).
+
+Options:
+  --workflows N|unlimited   the most workflows the profile may have`,
   "profiles create": `Usage: crier profiles create --name NAME [--sandbox]
 
 Creates a profile and prints its id as the last line of stdout.

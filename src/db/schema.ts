@@ -232,3 +232,74 @@ export const engineJobs = pgTable("engine_jobs", {
   leaseUntil: ts("lease_until"),
   heldBy: text("held_by"),
 });
+
+/** Per-profile limits set by the operator (`crier profiles set-limits`); null means unlimited. */
+export const profileLimits = pgTable("profile_limits", {
+  profileId: uuid("profile_id").primaryKey().references(() => profiles.id, { onDelete: "cascade" }),
+  workflows: integer("workflows"),
+  updatedAt: updatedAt(),
+});
+
+export const workflows = pgTable("workflows", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  sourceAccountId: uuid("source_account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  targetAccountIds: jsonb("target_account_ids").$type<string[]>().notNull(),
+  settings: jsonb("settings").$type<Record<string, unknown>>().notNull(),
+  isActive: boolean("is_active").notNull(),
+  futureContentEnabled: boolean("future_content_enabled").notNull().default(true),
+  lastChecked: ts("last_checked"),
+  lastEnabledAt: ts("last_enabled_at"),
+  /** When the engine polls the source next; a poll holds lease_until so one copy polls at a time. */
+  pollDueAt: ts("poll_due_at"),
+  leaseUntil: ts("lease_until"),
+  claimedBy: text("claimed_by"),
+  /** Why the last poll failed (null after a successful one). */
+  lastError: text("last_error"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  index("workflows_page_idx").on(t.profileId, t.updatedAt, t.id),
+  index("workflows_poll_idx").on(t.pollDueAt).where(sql`is_active and future_content_enabled`),
+]);
+
+/** One source post a workflow took: unique per workflow, so no poll, restart or copy takes it twice. */
+export const workflowSources = pgTable("workflow_sources", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  workflowId: uuid("workflow_id").notNull().references(() => workflows.id, { onDelete: "cascade" }),
+  sourceItemId: text("source_item_id").notNull(),
+  sourceUrl: text("source_url"),
+  kind: text("kind").notNull(),
+  content: text("content").notNull(),
+  publishedAt: ts("published_at").notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  uniqueIndex("workflow_sources_item_idx").on(t.workflowId, t.sourceItemId),
+  index("workflow_sources_page_idx").on(t.workflowId, t.updatedAt, t.id),
+]);
+
+/** What became of one source post for one destination: queued (with its slot), skipped, posted or failed. */
+export const workflowItems = pgTable("workflow_items", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  sourceId: uuid("source_id").notNull().references(() => workflowSources.id, { onDelete: "cascade" }),
+  workflowId: uuid("workflow_id").notNull().references(() => workflows.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
+  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  status: text("status").$type<"queued" | "skipped" | "posted" | "failed">().notNull(),
+  reason: text("reason"),
+  reasonCode: text("reason_code"),
+  slotAt: ts("slot_at"),
+  caption: text("caption"),
+  media: jsonb("media").$type<unknown[]>().notNull().default([]),
+  platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
+  postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+}, (t) => [
+  uniqueIndex("workflow_items_dest_idx").on(t.sourceId, t.accountId),
+  index("workflow_items_due_idx").on(t.slotAt).where(sql`status = 'queued'`),
+  index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
+]);

@@ -11,6 +11,7 @@ import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems }
 import type { JobRunner } from "./jobs.ts";
 import type { PublishPool } from "./pool.ts";
 import type { StatusChecks } from "./status-checks.ts";
+import type { WorkflowRunner } from "./workflows.ts";
 
 export interface LifecycleOptions {
   id: string;
@@ -25,6 +26,8 @@ export interface EngineParts {
   pool: PublishPool;
   checks: StatusChecks;
   jobs: JobRunner;
+  /** Workflow polls and the items whose slot has come (src/engine/workflows.ts), every tick. */
+  workflows: WorkflowRunner;
 }
 
 export class EngineLifecycle {
@@ -57,12 +60,13 @@ export class EngineLifecycle {
    * (tests drive the engine this way with their TestClock).
    */
   async runUntilIdle(): Promise<void> {
-    const { pool, checks, jobs } = this.parts;
+    const { pool, checks, jobs, workflows } = this.parts;
     for (let i = 0; i < 10_000; i++) {
       await this.tick();
       await pool.idle();
       await checks.settled();
       await jobs.settled();
+      await workflows.settled();
       await pool.fillSlots();
       if (pool.inFlight() === 0) {
         await this.chores();
@@ -94,12 +98,12 @@ export class EngineLifecycle {
     this.stopping = true;
     this.cron?.stop();
     if (this.wake) clearTimeout(this.wake.timer);
-    const { pool, checks, jobs } = this.parts;
+    const { pool, checks, jobs, workflows } = this.parts;
     jobs.stop();
     await pool.stopClaiming();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
-      Promise.all([pool.publishesSettled(), checks.settled(), jobs.settled()]).then(() => false),
+      Promise.all([pool.publishesSettled(), checks.settled(), jobs.settled(), workflows.settled()]).then(() => false),
       new Promise<boolean>((r) => { timer = setTimeout(() => r(true), this.o.shutdownTimeoutMs); }),
     ]);
     clearTimeout(timer);
@@ -110,7 +114,7 @@ export class EngineLifecycle {
 
   /** The per-tick housekeeping that moves targets without calling any platform, then due status checks. */
   private async chores(): Promise<void> {
-    const { pool, checks } = this.parts;
+    const { pool, checks, workflows } = this.parts;
     const now = this.ctx.clock.now();
     await renewLeases(this.ctx.db, this.o.id, [...pool.publishingIds(), ...checks.checkingIds()], new Date(now.getTime() + this.o.leaseMs));
     const expired = await expireLeases(this.ctx.db, now);
@@ -118,6 +122,7 @@ export class EngineLifecycle {
     await failUnpublishable(this.ctx.db, now);
     await skipOrphanedThreadItems(this.ctx.db, now);
     await checks.startDue();
+    await workflows.chores();
   }
 
   private async armWakeNow(): Promise<void> {

@@ -14,6 +14,7 @@ import { EngineLifecycle } from "./lifecycle.ts";
 import { PublishPool } from "./pool.ts";
 import { Recorder } from "./recorder.ts";
 import { StatusChecks } from "./status-checks.ts";
+import { workflowRunner } from "./workflows.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */
@@ -97,6 +98,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     pool,
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
+    workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }),
   };
   const life = new EngineLifecycle(ctx, parts, { id, leaseMs: o.leaseMs, shutdownTimeoutMs: o.shutdownTimeoutMs, onTick: o.onTick }, log);
   return {

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
-import { prepared, preparedSql } from "../../db/prepared.ts";
+import { prepared } from "../../db/prepared.ts";
+import { insertPostStatement } from "../../db/post-insert.ts";
 import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
@@ -198,23 +199,6 @@ async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]
   });
   return toPost(post, targets);
 }
-
-const p = (name: string) => sql.placeholder(name);
-// Only for new targets (newRows): no error, lease, result or attempt yet, so those columns keep their defaults.
-const insertPostStatement = preparedSql("crier_insert_post", sql`
-  with p as (
-    insert into posts (id, profile_id, content, external_id, media, origin, publish_at, draft_id, workflow_id, created_at, updated_at)
-    values (${p("id")}::text::uuid, ${p("profileId")}::text::uuid, ${p("content")}::text, ${p("externalId")}::text, ${p("media")}::text::jsonb,
-      ${p("origin")}::text, ${p("publishAt")}::text::timestamptz, ${p("draftId")}::text::uuid, ${p("workflowId")}::text::uuid,
-      ${p("createdAt")}::text::timestamptz, ${p("updatedAt")}::text::timestamptz)
-  )
-  insert into post_targets (id, post_id, profile_id, account_id, platform, target_variant, position, content_override, platform_options,
-    status, scheduled_time, due_at, created_at, updated_at)
-  select x.id, ${p("id")}::text::uuid, ${p("profileId")}::text::uuid, x.account_id, x.platform, x.target_variant, x.position,
-    x.content_override, x.platform_options, ${p("status")}::text, ${p("scheduledTime")}::text::timestamptz, ${p("dueAt")}::text::timestamptz,
-    ${p("targetsCreatedAt")}::text::timestamptz, ${p("targetsUpdatedAt")}::text::timestamptz
-  from jsonb_to_recordset(${p("targets")}::text::jsonb) as x(id uuid, account_id uuid, platform text, target_variant text, position int,
-    content_override text, platform_options jsonb)`);
 
 function newRows(id: string, profileId: string, body: PostCreate, content: string, media: MediaItem[], list: NewTarget[], when: ReturnType<typeof timing>) {
   const post: PostRow = {

@@ -1,0 +1,58 @@
+/**
+ * Workflows end to end: a listening app (so hosted connect pages and OAuth redirects work) with a sandbox
+ * profile, whose accounts are connected the way a user connects them and whose every platform call goes
+ * to Crier's in-process emulators. `native` posts on a source account as if the user posted there.
+ */
+import { eq } from "drizzle-orm";
+import { accounts, profiles } from "../../src/db/schema.ts";
+import { providerFor } from "../../src/platform/provider.ts";
+import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
+import type { Emulator, MediaItem } from "../../src/platform/sdk.ts";
+import type { Config } from "../../src/config.ts";
+import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "./connect-kit.ts";
+
+export interface WorkflowHarness extends ListeningHarness {
+  token: string;
+  profileId: string;
+  engine: Engine;
+  connect(platform: string, values?: Record<string, string>): Promise<string>;
+  native(accountId: string, content: string, media?: MediaItem[]): Promise<string>;
+  emulator(platform: string): Emulator;
+  /** Posts on a destination's emulator whose text contains `marker`. */
+  postsWith(platform: string, marker: string): string[];
+}
+
+export async function workflowHarness(overrides: Partial<Config> = {}): Promise<WorkflowHarness> {
+  const h = await listeningHarness({}, { workflowPollIntervalSeconds: 300, ...overrides });
+  const { token, profileId } = await h.profile({ sandbox: true });
+  const engine = createEngine(h.ctx, { random: () => 0.5 });
+  const stop = h.stop;
+  const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform)!;
+  return Object.assign(h, {
+    token, profileId, engine, emulator,
+    async connect(platform: string, values: Record<string, string> = {}) {
+      const before = new Set((await h.request("GET", "/v1/accounts", { token })).body.data.map((a: { id: string }) => a.id));
+      const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
+      if (res.status !== 201) throw new Error(`connect ${platform}: ${JSON.stringify(res.body)}`);
+      const page = res.body.data.hosted_url ? await submitHostedForm(res.body.data.hosted_url, values) : await followAuthorization(res.body.data.authorization_url);
+      if (page.status !== 200) throw new Error(`connect ${platform}: ${page.status} ${page.html.slice(0, 300)}`);
+      const after = (await h.request("GET", "/v1/accounts", { token })).body.data as { id: string; platform: string }[];
+      const added = after.find((a) => a.platform === platform && !before.has(a.id));
+      if (!added) throw new Error(`connect ${platform}: no new account`);
+      return added.id;
+    },
+    async native(accountId: string, content: string, media: MediaItem[] = []) {
+      const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, accountId));
+      const [p] = await h.db.db.select().from(profiles).where(eq(profiles.id, row.profileId));
+      const { plugin, context } = providerFor(h.ctx, row, { sandbox: p.sandbox });
+      const out = await plugin.publish!(context, { content, media, options: {}, idempotencyToken: crypto.randomUUID() });
+      if (out.kind !== "published") throw new Error(`native post: ${JSON.stringify(out)}`);
+      return out.platformPostId;
+    },
+    postsWith: (platform: string, marker: string) => emulator(platform).posts().map((p) => p.text).filter((t) => t.includes(marker)),
+    async stop() {
+      await engine.stop();
+      await stop();
+    },
+  });
+}
