@@ -1,5 +1,5 @@
 import type { Config } from "../config.ts";
-import { systemClock, type Clock } from "../context.ts";
+import { systemClock, type Clock } from "../clock.ts";
 import { createFsStorage } from "./fs.ts";
 import { createS3Storage } from "./s3.ts";
 

@@ -4,7 +4,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
-import type { Clock } from "../context.ts";
+import type { Clock } from "../clock.ts";
 import type { ObjectInfo, OpenedObject, Storage } from "./index.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 

@@ -1,8 +1,8 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pluginFolders, renderPluginIndex } from "../../src/platform/plugin-index.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { pluginFolders, renderPluginIndex } from "../../scripts/plugin-index.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
 
 const pluginsDir = join(import.meta.dir, "../../plugins");
 

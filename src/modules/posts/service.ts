@@ -7,12 +7,13 @@ import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
-import { postStatus, type TargetStatus } from "../../engine/status.ts";
+import { postStatus, type TargetStatus } from "../../domain/status.ts";
 import { localEngine } from "../../engine/local.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
-import { checkTarget, normalizeMedia, optionsForPlugin } from "./validation.ts";
+import { optionsForPlugin } from "../../platform/host/options.ts";
+import { checkTarget, normalizeMedia } from "./validation.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;

@@ -6,7 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import { countText } from "../../platform/text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import type { MediaItem, Plugin } from "../../platform/sdk.ts";
-import type { MediaInput } from "./model.ts";
+import type { MediaInput } from "../../platform/media-item.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
 const MIME_BY_EXT: Record<string, string> = {
@@ -127,10 +127,4 @@ export function checkTarget(t: TargetCheck): void {
     const tags = countHashtags(content);
     if (tags > req.max_hashtags) fail(t, "too_many_hashtags", `${tags} hashtags; ${plugin.displayName} takes at most ${req.max_hashtags}.`, "Remove some hashtags.");
   }
-}
-
-/** platform_options as handed to the plugin: what its schema knows, unknown keys dropped (they stay stored). */
-export function optionsForPlugin(plugin: Plugin, options: Record<string, unknown> | null): Record<string, unknown> {
-  const copy = structuredClone(options ?? {});
-  return Value.Clean(plugin.optionsSchema, copy) as Record<string, unknown>;
 }
