@@ -2,7 +2,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log.ts";
-import type { Storage } from "./storage/index.ts";
+import type { Storage } from "./storage/storage.ts";
 import type { PlatformRegistry } from "./platform/host/catalog.ts";
 import type { CredentialStore } from "./platform/host/provider.ts";
 

@@ -13,7 +13,7 @@ import { claimDue, nextDueWithin, type ClaimedTarget } from "./claim.ts";
 import { claimPolls, loadJobs, pollTarget, publishTarget, type DispatchSettings, type Job } from "./dispatch.ts";
 import { Recorder } from "./recorder.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
-import { clearLocalEngine, setLocalEngine, type LocalEngine } from "./local.ts";
+import { clearLocalEngine, setLocalEngine, type LocalEngine } from "../local-engine.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */

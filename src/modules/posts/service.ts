@@ -8,7 +8,7 @@ import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
 import { postStatus, type TargetStatus } from "../../domain/status.ts";
-import { localEngine } from "../../engine/local.ts";
+import { localEngine } from "../../local-engine.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";

@@ -1,4 +1,8 @@
-import type { AppContext } from "../context.ts";
+/**
+ * Where the engine of this copy (src/engine/scheduler.ts) registers itself and the API finds it: the one
+ * meeting point of the two, so the posts module needs nothing from src/engine.
+ */
+import type { AppContext } from "./context.ts";
 
 /** What the API can ask of an engine running in the same copy (there may be none: serve --no-scheduler). */
 export interface LocalEngine {
