@@ -133,6 +133,9 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     const options = input.platform_options ?? {};
     checkTarget({ label: label(), accountId: account.id, plugin, content: text, media, options });
     const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
+    // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
+    const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
+    if (undeclared !== undefined) throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
     if (variants && repeat > 0) {
       throw new BadRequest("duplicate_target", `${label()}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
     }
