@@ -11,7 +11,8 @@ import { createLogger } from "../src/log.ts";
 import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { createPost } from "../src/modules/posts/service.ts";
 import { serveEmulator, type ServedEmulator } from "../src/platform/emulator-kit.ts";
-import { createRegistry } from "../src/platform/registry.ts";
+import { accountCredentials } from "../src/modules/accounts/service.ts";
+import { createRegistry } from "../src/platform/host/registry.ts";
 import { createStorage } from "../src/storage/index.ts";
 import { SCOPES } from "../src/http/scopes.ts";
 import { createBlueskyEmulator, type BlueskyEmulator } from "../plugins/bluesky/emulator.ts";
@@ -80,7 +81,8 @@ beforeAll(async () => {
     PUBLISH_LEASE_SECONDS: "5", CRIER_BLUESKY_API_URL: served.url, CRIER_BLUESKY_TIMEOUT_MS: "120000",
   };
   const config = loadConfig({ ...childEnv, DATABASE_URL: childEnv.DATABASE_URL });
-  const ctx: AppContext = { config, db, clock: { now: () => new Date() }, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config) };
+  const clock = { now: () => new Date() };
+  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock }) };
   const profile = await createProfile(db, "crash");
   token = (await createKey(db, { name: "crash", profileId: profile.id, scopes: [...SCOPES] })).token;
   const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, i) => connectBluesky(ctx, profile.id, `crash${i}.test`)));

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { postStatus, TARGET_STATUSES, type PostStatus, type TargetStatus } from "../src/engine/status.ts";
+import { postStatus, TARGET_STATUSES, type PostStatus, type TargetStatus } from "../src/domain/status.ts";
 import { posts, postTargets } from "../src/db/schema.ts";
 import { postStatusSql } from "../src/modules/posts/status-sql.ts";
 import { createHarness, type Harness } from "./support/harness.ts";

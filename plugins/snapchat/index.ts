@@ -138,6 +138,7 @@ export default definePlugin({
     placements: t.Optional(t.Array(t.UnionEnum(PLACEMENTS), { minItems: 1, uniqueItems: true, default: ["spotlight"] })),
     locale: t.Optional(t.String({ pattern: "^[a-z]{2}_[A-Z]{2}$", default: "en_US" })),
   }, { additionalProperties: true }),
+  variantNames: PLACEMENTS,
   variants: (options) => [...new Set((options as Options).placements ?? ["spotlight"])],
   connect: oauthFlow({
     authorizeUrl: "https://accounts.snapchat.com/login/oauth2/authorize",

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { PLUGINS } from "../../plugins/index.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
 import type { Plugin } from "../../src/platform/sdk.ts";
 import { createHarness } from "../support/harness.ts";
 import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";

@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
-import { Capabilities, MediaRequirements } from "../../src/modules/accounts/model.ts";
+import { Capabilities, MediaRequirements } from "../../src/platform/declaration.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
 import type { Emulator, FailureSpec, MediaItem, Outcome, Plugin, PluginContext } from "../../src/platform/sdk.ts";
 import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 

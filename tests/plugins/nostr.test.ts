@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { providerFor } from "../../src/platform/provider.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import nostr from "../../plugins/nostr/index.ts";
 import { createNostrEmulator, type NostrEmulator } from "../../plugins/nostr/emulator.ts";

@@ -2,13 +2,13 @@
 // client pointed at it, and the real media fetch guard reading files served from loopback (the only rule
 // relaxed: tests have no public addresses). Bluesky and Telegram build a plugin context directly (rig);
 // the OAuth platforms connect an account through the app the way a user does (oauthRig).
-import { createProviderHttp } from "../../src/platform/http.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
+import { createProviderHttp } from "../../src/platform/host/provider-http.ts";
+import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
 import { createLogger } from "../../src/log.ts";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
-import { providerFor } from "../../src/platform/provider.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
 import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
 import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext } from "../../src/platform/sdk.ts";
 

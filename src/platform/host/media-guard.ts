@@ -6,8 +6,8 @@
  */
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
-import type { Logger } from "../log.ts";
-import { MediaError, type MediaAccess, type MediaBody, type MediaItem } from "./sdk.ts";
+import type { Logger } from "../../log.ts";
+import { MediaError, type MediaAccess, type MediaBody, type MediaItem } from "../sdk.ts";
 
 /** What the media module offers to recognise and open the server's own public URLs (src/storage). */
 export interface OwnStorageOpener {

@@ -1,8 +1,8 @@
 // The README's platform table, rendered from the registry so the documentation cannot drift from the
 // declarations: scripts/platform-table.ts prints it, and a test checks the README contains it.
-import type { PlatformRegistry } from "./catalog.ts";
-import { UNIT_NAMES } from "./text.ts";
-import { METRIC_NAMES } from "./sdk.ts";
+import type { PlatformRegistry } from "../src/platform/host/catalog.ts";
+import { UNIT_NAMES } from "../src/platform/text.ts";
+import { METRIC_NAMES } from "../src/platform/sdk.ts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 const MB = 1024 * 1024;

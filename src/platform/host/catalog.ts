@@ -1,5 +1,5 @@
-import type { Capabilities, MediaRequirements } from "../modules/accounts/model.ts";
-import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "./sdk.ts";
+import type { Capabilities, ConnectionMode, MediaRequirements } from "../declaration.ts";
+import type { Emulator, Plugin, PluginStatus } from "../sdk.ts";
 
 /** What the account routes need to know of a platform; the plugin registry provides it. */
 export interface PlatformDescription {
@@ -30,7 +30,7 @@ export interface PlatformRegistry extends PlatformCatalog {
   newEmulator(platform: string): Emulator | undefined;
 }
 
-/** A registry with no platforms (the real one is createRegistry() in src/platform/registry.ts). */
+/** A registry with no platforms (the real one is createRegistry() in src/platform/host/registry.ts). */
 export const emptyCatalog: PlatformRegistry = {
   describe: () => undefined,
   list: () => [],

@@ -4,13 +4,11 @@
  * requests with it and the engine checks what a workflow is about to queue.
  */
 import { Value } from "@sinclair/typebox/value";
-import { countText, UNIT_NAMES, utf8Length } from "./text.ts";
-import { BadRequest } from "../http/errors.ts";
-import { optionsComponentName } from "../http/openapi-platforms.ts";
-import type { MediaItem, Plugin } from "./sdk.ts";
-
-/** A media item as a caller sends it (MediaInput of the spec). */
-type MediaInput = Omit<MediaItem, "type" | "mime_type"> & { type?: MediaItem["type"] };
+import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
+import { BadRequest } from "../../http/errors.ts";
+import { optionsComponentName } from "../../http/openapi-platforms.ts";
+import type { MediaInput } from "../media-item.ts";
+import type { MediaItem, Plugin } from "../sdk.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
 const MIME_BY_EXT: Record<string, string> = {
@@ -141,10 +139,4 @@ export function checkTarget(t: TargetCheck): void {
     const mentions = countMentions(content);
     if (mentions > fc.maxMentions) fail(t, "too_many_mentions", `${mentions} @mentions; ${plugin.displayName} takes at most ${fc.maxMentions}.`, "Remove some @mentions.");
   }
-}
-
-/** platform_options as handed to the plugin: what its schema knows, unknown keys dropped (they stay stored). */
-export function optionsForPlugin(plugin: Plugin, options: Record<string, unknown> | null): Record<string, unknown> {
-  const copy = structuredClone(options ?? {});
-  return Value.Clean(plugin.optionsSchema, copy) as Record<string, unknown>;
 }

@@ -3,14 +3,39 @@
  * override from the environment, or the sandbox emulator), the platform's settings, and for an account
  * its decrypted credentials and a way to save refreshed ones.
  */
-import { eq } from "drizzle-orm";
-import type { AppContext } from "../context.ts";
-import { accounts } from "../db/schema.ts";
-import { decryptJson, encryptJson } from "../db/crypto.ts";
-import { createProviderHttp } from "./http.ts";
-import { createMediaAccess, type OwnStorageOpener } from "./media.ts";
+import type { Clock } from "../../clock.ts";
+import type { Config } from "../../config.ts";
+import { decryptJson } from "../../db/crypto.ts";
+import type { Logger } from "../../log.ts";
+import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, ProviderHttp } from "../sdk.ts";
+import type { PlatformRegistry } from "./catalog.ts";
+import { createMediaAccess, type OwnStorageOpener } from "./media-guard.ts";
+import { createProviderHttp } from "./provider-http.ts";
 import { inProcessWebSocket } from "./sandbox-socket.ts";
-import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, ProviderHttp } from "./sdk.ts";
+
+/** Where credentials a plugin refreshed are kept: the accounts service, handed in by whoever builds the context. */
+export interface CredentialStore {
+  save(accountId: string, credentials: Credentials): Promise<void>;
+}
+
+/** What the host side needs of the application; src/context.ts's AppContext is one. */
+export interface HostContext {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  platforms: PlatformRegistry;
+  credentials: CredentialStore;
+}
+
+/** The stored account a plugin runs for (a row of accounts; credentials encrypted, null once disconnected). */
+export interface HostedAccount {
+  id: string;
+  platform: string;
+  remoteId: string;
+  username: string;
+  metadata: Record<string, unknown> | null;
+  credentials: string | null;
+}
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -20,7 +45,7 @@ export const envPrefix = (platform: string) => `CRIER_${platform.toUpperCase()}_
  * CRIER_<PLATFORM>_* variables of the environment, each under its full name and under its suffix
  * (CRIER_TWITTER_CLIENT_ID is also settings.CLIENT_ID).
  */
-export function platformSettings(ctx: AppContext, platform: string): Record<string, string | undefined> {
+export function platformSettings(ctx: HostContext, platform: string): Record<string, string | undefined> {
   const prefix = envPrefix(platform);
   const out: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(ctx.config.env)) {
@@ -35,7 +60,7 @@ export function platformSettings(ctx: AppContext, platform: string): Record<stri
  * Settings for a sandbox profile: placeholders for every required setting, what the emulator asks for,
  * and OAuth endpoints on the emulator (whose authorize page redirects straight back with a code).
  */
-export function sandboxSettings(ctx: AppContext, platform: string): Record<string, string | undefined> {
+export function sandboxSettings(ctx: HostContext, platform: string): Record<string, string | undefined> {
   const plugin = ctx.platforms.get(platform);
   const base = sandboxBaseUrl(ctx, platform);
   const prefix = envPrefix(platform);
@@ -60,17 +85,17 @@ export function settingSuffix(platform: string, name: string): string {
 }
 
 /** The settings a plugin runs with: the environment's, or the sandbox's for sandbox profiles. */
-export function settingsFor(ctx: AppContext, platform: string, opts: { sandbox: boolean }): Record<string, string | undefined> {
+export function settingsFor(ctx: HostContext, platform: string, opts: { sandbox: boolean }): Record<string, string | undefined> {
   return opts.sandbox ? sandboxSettings(ctx, platform) : platformSettings(ctx, platform);
 }
 
 /** Where sandbox profiles reach the platform: the emulator this process serves. */
-export function sandboxBaseUrl(ctx: AppContext, platform: string): string {
+export function sandboxBaseUrl(ctx: HostContext, platform: string): string {
   return `${ctx.config.publicUrl.replace(/\/+$/, "")}/sandbox/${platform}`;
 }
 
 /** CRIER_<PLATFORM>_API_URL, else the plugin's real API; the emulator for sandbox profiles. */
-export function apiBaseUrl(ctx: AppContext, plugin: Plugin, opts: { sandbox: boolean }): string {
+export function apiBaseUrl(ctx: HostContext, plugin: Plugin, opts: { sandbox: boolean }): string {
   if (opts.sandbox) return sandboxBaseUrl(ctx, plugin.platform);
   return (ctx.config.env[`${envPrefix(plugin.platform)}API_URL`]?.trim() || plugin.defaultApiUrl).replace(/\/+$/, "");
 }
@@ -79,7 +104,7 @@ export function apiBaseUrl(ctx: AppContext, plugin: Plugin, opts: { sandbox: boo
  * Sandbox calls go straight to the process's emulator instead of out through PUBLIC_URL, which may sit
  * behind a proxy this process cannot reach. URLs outside the sandbox prefix use the network as usual.
  */
-function sandboxFetch(ctx: AppContext, platform: string): typeof fetch {
+function sandboxFetch(ctx: HostContext, platform: string): typeof fetch {
   const prefix = sandboxBaseUrl(ctx, platform);
   const f = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = new Request(input, init);
@@ -99,13 +124,13 @@ function sandboxFetch(ctx: AppContext, platform: string): typeof fetch {
   return f as typeof fetch;
 }
 
-export function requirePlugin(ctx: AppContext, platform: string): Plugin {
+export function requirePlugin(ctx: HostContext, platform: string): Plugin {
   const plugin = ctx.platforms.get(platform);
   if (!plugin) throw new Error(`no plugin for platform "${platform}"`);
   return plugin;
 }
 
-export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
+export function providerHttp(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
   const plugin = requirePlugin(ctx, platform);
   // The timeout is an operator's choice, so it comes from the environment for sandbox profiles too.
   const timeout = Number(platformSettings(ctx, platform).TIMEOUT_MS);
@@ -123,7 +148,7 @@ export function providerHttp(ctx: AppContext, platform: string, opts: { sandbox:
 }
 
 /** What a connect flow (no account yet) runs with. */
-export function connectContext(ctx: AppContext, platform: string, opts: { sandbox: boolean }): ConnectContext {
+export function connectContext(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ConnectContext {
   return {
     http: providerHttp(ctx, platform, opts),
     settings: settingsFor(ctx, platform, opts),
@@ -131,8 +156,6 @@ export function connectContext(ctx: AppContext, platform: string, opts: { sandbo
     now: () => ctx.clock.now(),
   };
 }
-
-type AccountRow = typeof accounts.$inferSelect;
 
 export interface ProviderForOptions {
   /** The account's profile is a sandbox profile: every call goes to the emulator. */
@@ -146,7 +169,7 @@ export interface ProviderForOptions {
  * The plugin and its context for one account. Throws when the platform has no plugin or the account has
  * no credentials (disconnected): the engine checks the account's status before calling.
  */
-export function providerFor(ctx: AppContext, account: AccountRow, opts: ProviderForOptions): { plugin: Plugin; context: PluginContext } {
+export function providerFor(ctx: HostContext, account: HostedAccount, opts: ProviderForOptions): { plugin: Plugin; context: PluginContext } {
   const plugin = requirePlugin(ctx, account.platform);
   if (!account.credentials) throw new Error(`account ${account.id} has no stored credentials`);
   const context: PluginContext = {
@@ -154,9 +177,7 @@ export function providerFor(ctx: AppContext, account: AccountRow, opts: Provider
     account: { id: account.id, remoteId: account.remoteId, username: account.username, metadata: account.metadata ?? {} },
     credentials: decryptJson<Credentials>(ctx.config.secretKey, account.credentials),
     async saveCredentials(c: Credentials) {
-      await ctx.db.db.update(accounts)
-        .set({ credentials: encryptJson(ctx.config.secretKey, c), updatedAt: ctx.clock.now() })
-        .where(eq(accounts.id, account.id));
+      await ctx.credentials.save(account.id, c);
       context.credentials = c;
     },
     media: opts.media ?? createMediaAccess({ ownStorage: opts.ownStorage, maxBytes: maxMediaBytes(ctx), log: ctx.log.child({ component: "media-fetch" }) }),
@@ -167,6 +188,6 @@ export function providerFor(ctx: AppContext, account: AccountRow, opts: Provider
   return { plugin, context };
 }
 
-function maxMediaBytes(ctx: AppContext): number {
+function maxMediaBytes(ctx: HostContext): number {
   return Math.max(ctx.config.maxImageBytes, ctx.config.maxGifBytes, ctx.config.maxVideoBytes);
 }

@@ -3,7 +3,7 @@
  * of WebSocket platforms (Nostr relays) use instead of leaving the process through PUBLIC_URL. It keeps
  * the browser API's shape (readyState, on* handlers, asynchronous delivery) that clients rely on.
  */
-import type { Emulator } from "./sdk.ts";
+import type { Emulator } from "../sdk.ts";
 
 type Handler<E> = ((ev: E) => void) | null;
 

@@ -2,9 +2,9 @@
  * The registry: every plugin under plugins/ (listed in the generated plugins/index.ts), what the account
  * routes show of each platform, and one emulator instance per platform for sandbox profiles.
  */
-import { EMULATORS, PLUGINS } from "../../plugins/index.ts";
+import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
-import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "./sdk.ts";
+import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "../sdk.ts";
 
 export type { PlatformRegistry };
 
@@ -27,6 +27,11 @@ export function describePlugin(p: Plugin): PlatformDescription {
   };
 }
 
+/** Every target_variant value: the variant names of the plugins that fan one target out (Snapchat). */
+export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): string[] {
+  return Object.keys(plugins).sort().flatMap((id) => plugins[id].variantNames ?? []);
+}
+
 export function createRegistry(
   plugins: Record<string, Plugin> = PLUGINS,
   emulators: Record<string, () => Emulator> = EMULATORS,
@@ -34,6 +39,7 @@ export function createRegistry(
   const byId = new Map<string, Plugin>();
   for (const [folder, plugin] of Object.entries(plugins)) {
     if (plugin.platform !== folder) throw new Error(`plugins/${folder} declares platform "${plugin.platform}"; the folder name must be the platform id`);
+    if (plugin.variants && !plugin.variantNames?.length) throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
     byId.set(folder, plugin);
   }
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
