@@ -9,7 +9,7 @@ import { rowsOf } from "../db/client.ts";
 import { accounts, profiles, workflows } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { checkTarget } from "../platform/host/content-check.ts";
-import { providerFor } from "../platform/provider.ts";
+import { providerFor } from "../platform/host/provider.ts";
 import { RefreshError, type FailureOutcome, type MediaItem, type Plugin, type PluginContext, type RecentPost } from "../platform/sdk.ts";
 import type { DestinationSettings, WorkflowSettings } from "../domain/workflow-settings.ts";
 import { buildCaption } from "./captions.ts";
