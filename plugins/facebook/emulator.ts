@@ -9,8 +9,9 @@
  * more with addPage).
  */
 import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { AuthorizationCodes, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
 
 interface Page { id: string; name: string; token: string }
 interface Post { id: string; page: string; message: string; link: string | null; photos: string[]; video: string | null; createdAt: Date; reactions: number; comments: number; shares: number; views: number }
@@ -21,15 +22,6 @@ export interface FacebookEmulator extends Emulator {
   addPage(name: string): string;
   engage(id: string, counts: Partial<Pick<Post, "reactions" | "comments" | "shares" | "views">>): void;
 }
-
-class GraphError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
-    super(message);
-  }
-}
-
-const graph = (status: number, code: number, message: string, subcode?: number) =>
-  Response.json({ error: { message, type: code === 190 ? "OAuthException" : "GraphMethodException", code, ...(subcode && { error_subcode: subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status });
 
 function sniffImage(b: Buffer): string | null {
   if (b[0] === 0xff && b[1] === 0xd8) return "image/jpeg";
@@ -194,23 +186,16 @@ export function createFacebookEmulator(): FacebookEmulator {
     throw new GraphError(400, 100, `Unknown path components: ${path}`, 2500);
   }
 
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return graph(400, 32, "Page request limit reached");
-    if (f.kind === "server_error") return graph(500, 2, "An unexpected error has occurred. Please retry your request later.");
-    if (f.kind === "auth_expired") return graph(400, 190, "Error validating access token: The session has been invalidated because the user changed their password.", 460);
-    return null;
-  }
-
   return {
     platform: "facebook",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    ...failingHandler({
+    ...graphFailingHandler({
       failures,
       canFail: (path) => /^\/v\d+\.\d+\/\d/.test(path),
-      failureResponse,
       route: (req, path) => route(req, path, new URL(req.url)),
-      error: GraphError,
-      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+      apiType: "GraphMethodException",
+      throttled: new GraphError(400, 32, "Page request limit reached"),
+      expired: new GraphError(400, 190, "Error validating access token: The session has been invalidated because the user changed their password.", 460),
     }),
     posts: () => [...emulated],
     reset() {

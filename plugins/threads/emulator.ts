@@ -9,10 +9,9 @@
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
  * refresh that follows (which Threads allows only for a still-valid token) can succeed.
  */
-import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
-import { downloadedType, GraphError, graphErrorResponse, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
 
 const TEXT_MAX = 500;
 const LONG_TTL_S = 60 * 86400;
@@ -37,7 +36,6 @@ export interface ThreadsEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Post, "views" | "likes" | "reposts" | "quotes">>): void;
 }
 
-const graph = (...a: ConstructorParameters<typeof GraphError>) => graphErrorResponse(new GraphError(...a), "THApiException");
 const newId = graphId(17_000_000_000_000_000n);
 
 export function createThreadsEmulator(): ThreadsEmulator {
@@ -158,23 +156,15 @@ export function createThreadsEmulator(): ThreadsEmulator {
     throw new GraphError(400, 100, `Unknown path ${m} ${path}`);
   }
 
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return graph(400, 4, "Application request limit reached");
-    if (f.kind === "server_error") return graph(500, 2, "An unexpected error has occurred. Please retry your request later.");
-    if (f.kind === "auth_expired") return graph(401, 190, "Error validating access token: Session has expired.", 463);
-    return null;
-  }
-
   return {
     platform: "threads",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    ...failingHandler({
+    ...graphFailingHandler({
       failures,
       canFail: (path) => path.startsWith("/v1.0/"),
-      failureResponse,
       route: (req, path) => route(req, path, new URL(req.url)),
-      error: GraphError,
-      errorResponse: (e) => graphErrorResponse(e, "THApiException"),
+      apiType: "THApiException",
+      expired: auth.expired(),
     }),
     posts: () => [...state.emulated],
     reset() {

@@ -4,7 +4,8 @@
  * Instagram/Threads token flow (code exchange, long-lived exchange, refresh of a long-lived token).
  */
 import { randomBytes } from "node:crypto";
-import { AuthorizationCodes } from "./emulator-kit.ts";
+import { AuthorizationCodes, failingHandler, type FailurePlan } from "./emulator-kit.ts";
+import type { Emulator } from "./sdk.ts";
 
 export class GraphError extends Error {
   constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
@@ -15,6 +16,36 @@ export class GraphError extends Error {
 /** Meta's error body; `apiType` is the exception type the platform names its own refusals with. */
 export const graphErrorResponse = (e: GraphError, apiType: string) =>
   Response.json({ error: { message: e.message, type: e.code === 190 ? "OAuthException" : apiType, code: e.code, ...(e.subcode && { error_subcode: e.subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status: e.status });
+
+export interface GraphHandlerSpec {
+  failures: FailurePlan;
+  canFail(path: string): boolean;
+  route(req: Request, path: string): Promise<Response>;
+  /** The exception type of the platform's own refusals (IGApiException, THApiException, GraphMethodException). */
+  apiType: string;
+  /** How the platform answers throttling (default: code 4, the application limit). */
+  throttled?: GraphError;
+  /** How the platform answers an expired token. */
+  expired: GraphError;
+}
+
+/**
+ * The handle() and failNext() of a Graph emulator: GraphErrors thrown by `route` become Meta's error
+ * body, and queued failures are answered the way Meta answers them (throttling, error 2, code 190).
+ */
+export function graphFailingHandler(spec: GraphHandlerSpec): Pick<Emulator, "handle" | "failNext"> {
+  const answer = (e: GraphError) => graphErrorResponse(e, spec.apiType);
+  const throttled = spec.throttled ?? new GraphError(400, 4, "Application request limit reached");
+  const unavailable = new GraphError(500, 2, "An unexpected error has occurred. Please retry your request later.");
+  return failingHandler({
+    failures: spec.failures,
+    canFail: spec.canFail,
+    failureResponse: (f) => (f.kind === "rate_limit" ? answer(throttled) : f.kind === "server_error" ? answer(unavailable) : f.kind === "auth_expired" ? answer(spec.expired) : null),
+    route: spec.route,
+    error: GraphError,
+    errorResponse: answer,
+  });
+}
 
 /** Graph ids: long decimal numbers, starting at the platform's base. */
 export const graphId = (base: bigint) => () => String(base + BigInt(randomBytes(6).readUIntBE(0, 6)));
@@ -93,7 +124,12 @@ export class LongLivedTokens {
   /** Throws the platform's expired-session error unless the call carries a live token. */
   authed(req: Request, url: URL): void {
     const t = this.tokens.get(this.presented(req, url));
-    if (!t || t.exp <= Date.now()) throw new GraphError(this.spec.expiredStatus, 190, "Error validating access token: Session has expired.", 463);
+    if (!t || t.exp <= Date.now()) throw this.expired();
+  }
+
+  /** The platform's answer to an expired token. */
+  expired(): GraphError {
+    return new GraphError(this.spec.expiredStatus, 190, "Error validating access token: Session has expired.", 463);
   }
 
   reset(): void {
