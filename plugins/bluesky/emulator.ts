@@ -6,7 +6,7 @@
  * audience and method, record shape and limits, blob ownership, types and sizes.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
 
@@ -473,10 +473,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     engage(uri, counts) {
       const r = state.records.get(uri);
       if (!r) throw new Error(`no post ${uri}`);
-      r.likes += counts.likes ?? 0;
-      r.reposts += counts.reposts ?? 0;
-      r.quotes += counts.quotes ?? 0;
-      r.bookmarks += counts.bookmarks ?? 0;
+      addCounts(r, counts);
     },
     refuseVideo(did, message) {
       const acc = state.accounts.get(did);

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, AuthorizationCodes, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
 import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
 
 interface Page { id: string; name: string; token: string }
@@ -210,10 +210,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     engage(id, counts) {
       const post = state.posts.find((x) => x.id === id);
       if (!post) throw new Error(`no post ${id}`);
-      post.reactions += counts.reactions ?? 0;
-      post.comments += counts.comments ?? 0;
-      post.shares += counts.shares ?? 0;
-      post.views += counts.views ?? 0;
+      addCounts(post, counts);
     },
   };
 }

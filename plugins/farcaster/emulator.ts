@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
 import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
 
 /** The settings sandbox profiles run the plugin with. The mnemonic is the well-known public test one. */
@@ -287,8 +287,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     engage(hash, counts) {
       const c = state.casts.find((x) => x.hash === hash);
       if (!c) throw new Error(`no cast ${hash}`);
-      c.likes += counts.likes ?? 0;
-      c.recasts += counts.recasts ?? 0;
+      addCounts(c, counts);
     },
   };
 }

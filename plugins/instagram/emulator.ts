@@ -10,7 +10,7 @@
  * refresh that follows can succeed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
 import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
 
 const CAPTION_MAX = 2200;
@@ -176,11 +176,7 @@ export function createInstagramEmulator(): InstagramEmulator {
     engage(id, counts) {
       const x = state.media.find((y) => y.id === id);
       if (!x) throw new Error(`no media ${id}`);
-      x.views += counts.views ?? 0;
-      x.likes += counts.likes ?? 0;
-      x.comments += counts.comments ?? 0;
-      x.shares += counts.shares ?? 0;
-      x.saved += counts.saved ?? 0;
+      addCounts(x, counts);
     },
   };
 }

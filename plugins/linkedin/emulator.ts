@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
 const ACCESS_TTL_MS = 60 * 86400_000;
@@ -162,8 +162,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     engage(urn, counts) {
       const p = state.posts.find((x) => x.urn === urn);
       if (!p) throw new Error(`no post ${urn}`);
-      p.likes += counts.likes ?? 0;
-      p.comments += counts.comments ?? 0;
+      addCounts(p, counts);
     },
   };
 }

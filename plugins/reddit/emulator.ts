@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
 
@@ -187,7 +187,7 @@ export function createRedditEmulator(): RedditEmulator {
     engage(name, counts) {
       const p = state.posts.find((x) => x.name === name);
       if (!p) throw new Error(`no post ${name}`);
-      p.ups += counts.ups ?? 0;
+      addCounts(p, counts);
     },
   };
 }

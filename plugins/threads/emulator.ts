@@ -10,7 +10,7 @@
  * refresh that follows (which Threads allows only for a still-valid token) can succeed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
 import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
 
 const TEXT_MAX = 500;
@@ -175,10 +175,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
     engage(id, counts) {
       const p = state.posts.find((x) => x.id === id);
       if (!p) throw new Error(`no post ${id}`);
-      p.views += counts.views ?? 0;
-      p.likes += counts.likes ?? 0;
-      p.reposts += counts.reposts ?? 0;
-      p.quotes += counts.quotes ?? 0;
+      addCounts(p, counts);
     },
   };
 }

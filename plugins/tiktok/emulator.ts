@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable, type OAuthRefusal } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable, type OAuthRefusal } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 24 * 3600;
@@ -239,10 +239,7 @@ export function createTikTokEmulator(): TikTokEmulator {
     engage(id, counts) {
       const v = state.videos.find((x) => x.id === id);
       if (!v) throw new Error(`no video ${id}`);
-      v.views += counts.views ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
-      v.shares += counts.shares ?? 0;
+      addCounts(v, counts);
     },
     setPrivacyOptions(options) {
       state.privacyOptions = [...options];

@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 import { MAX_WEIGHT, weightedLength } from "./text.ts";
 
 const MB = 1024 * 1024;
@@ -226,11 +226,7 @@ export function createXEmulator(): XEmulator {
     engage(id, counts) {
       const t = state.tweets.find((x) => x.id === id);
       if (!t) throw new Error(`no post ${id}`);
-      t.likes += counts.likes ?? 0;
-      t.reposts += counts.reposts ?? 0;
-      t.quotes += counts.quotes ?? 0;
-      t.bookmarks += counts.bookmarks ?? 0;
-      t.impressions += counts.impressions ?? 0;
+      addCounts(t, counts);
     },
     expireTokens: () => oauth.expireAll(),
   };

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
 const VIEWS = ["anybody", "contacts", "disable", "nobody", "password", "unlisted", "users"];
@@ -172,9 +172,7 @@ export function createVimeoEmulator(): VimeoEmulator {
     engage(id, counts) {
       const v = state.videos.get(id);
       if (!v) throw new Error(`no video ${id}`);
-      v.plays += counts.plays ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
+      addCounts(v, counts);
     },
     exhaustQuota() {
       state.quotaLeft = 0;

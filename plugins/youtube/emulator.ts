@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_MS = 3600_000;
 const PRIVACY = ["public", "unlisted", "private"];
@@ -169,9 +169,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     engage(id, counts) {
       const v = state.videos.find((x) => x.id === id);
       if (!v) throw new Error(`no video ${id}`);
-      v.views += counts.views ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
+      addCounts(v, counts);
     },
     expireTokens: () => oauth.expireAll(),
   };

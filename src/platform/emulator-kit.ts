@@ -95,6 +95,11 @@ export function resettable<S extends object>(init: () => S): S & { reset(): void
   return state;
 }
 
+/** engage() of an emulator's test API: adds each given count to the post's counter of the same name. */
+export function addCounts<K extends string>(target: NoInfer<Record<K, number>>, counts: Partial<Record<K, number>>): void {
+  for (const [k, v] of Object.entries(counts) as [K, number | undefined][]) target[k] += v ?? 0;
+}
+
 const S256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 
 interface IssuedCode { client: string; redirect: string; challenge: string | null; exp: number; used: boolean }
