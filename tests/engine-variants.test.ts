@@ -7,7 +7,8 @@ import { createSnapchatEmulator } from "../plugins/snapchat/emulator.ts";
 import { createEngine } from "../src/engine/scheduler.ts";
 import { createKey } from "../src/modules/keys/service.ts";
 import { SCOPES } from "../src/http/scopes.ts";
-import { fakeMp4, oauthRig, type OAuthRig } from "./plugins/support.ts";
+import { oauthRig, type OAuthRig } from "./plugins/support.ts";
+import { fakeMp4 } from "./support/media-fixtures.ts";
 
 const emulator = createSnapchatEmulator();
 let rig: OAuthRig<typeof emulator>;

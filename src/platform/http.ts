@@ -4,8 +4,10 @@
  * applies them to every call; plugins use them where a platform answers in its own way.
  */
 import type { FailureOutcome, ProviderResponse } from "./sdk.ts";
+import { parseRetryAfter } from "./retry-after.ts";
 
 export type { FailureOutcome, ProviderResponse };
+export { parseRetryAfter };
 
 /**
  * A plugin may recognise its platform's way of saying "expired token" or "slow down" (Bluesky answers
@@ -14,16 +16,6 @@ export type { FailureOutcome, ProviderResponse };
 export type ResponseClassifier = (res: ProviderResponse) => FailureOutcome | undefined;
 
 const MAX_REASON = 500;
-
-/** Retry-After is either delay-seconds or an HTTP date (RFC 9110 §10.2.3). */
-export function parseRetryAfter(value: string | null | undefined, now: Date): number | undefined {
-  if (!value) return undefined;
-  const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now.getTime());
-}
 
 /** Pulls a human-readable reason out of the error bodies platforms send. */
 export function reasonOf(body: unknown, status: number): string {

@@ -11,6 +11,7 @@ import { providerFor } from "../../src/platform/host/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import farcaster from "../../plugins/farcaster/index.ts";
 import { createFarcasterEmulator, SANDBOX_SETTINGS, type FarcasterEmulator } from "../../plugins/farcaster/emulator.ts";
+import { job } from "./support.ts";
 import { listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
 function env(served: ServedEmulator, overrides: Record<string, string> = {}) {
@@ -125,7 +126,6 @@ describe("casting", () => {
     await served.stop();
   });
 
-  const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
 
   test("a thread chains casts by parent hash", async () => {
     const first = await farcaster.publish!(ctx, job("one"));
