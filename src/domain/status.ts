@@ -1,7 +1,7 @@
 /**
  * The aggregate status of a post, derived from its targets and nothing else (DESIGN.md, Publishing).
  * It is never stored: storing it would let it drift from the targets. The SQL twin used to filter lists
- * (src/modules/posts/status-sql.ts) is checked against this function by tests/engine-status.test.ts.
+ * (src/modules/posts/status-sql.ts) is checked against this function by tests/domain/status.test.ts.
  */
 export const TARGET_STATUSES = ["pending", "scheduled", "processing", "submitted", "published", "failed", "skipped", "cancelled"] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];

@@ -98,7 +98,7 @@ describe("publish", () => {
   });
 
   // 301 graphemes, over 3000 bytes, and images with a video are refused at creation
-  // (tests/modules/platform-limits.test.ts, tests/posts.test.ts).
+  // (tests/modules/posts/platform-limits.test.ts, tests/modules/posts/posts.test.ts).
   test("300 graphemes are published", async () => {
     const ctx = await account();
     const ok = await plugin.publish!(ctx, job({ content: "👍🏽".repeat(300) }));

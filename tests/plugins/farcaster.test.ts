@@ -153,7 +153,7 @@ describe("casting", () => {
     expect(emulator.posts().length).toBe(before + 1);
   });
 
-  // Text over 1,024 bytes is refused at creation (tests/modules/platform-limits.test.ts).
+  // Text over 1,024 bytes is refused at creation (tests/modules/posts/platform-limits.test.ts).
 
   test("a revoked signer is auth_expired", async () => {
     emulator.revokeSigner(String(ctx.credentials.signer_uuid));

@@ -32,7 +32,7 @@ async function settle(out: Outcome): Promise<Outcome> {
 }
 
 // Captions over 2,200 characters, 30 hashtags or 20 mentions are refused at creation
-// (tests/modules/platform-limits.test.ts).
+// (tests/modules/posts/platform-limits.test.ts).
 
 test("a PNG is refused by Instagram for good", async () => {
   expect(await settle(await instagram.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({ kind: "permanent", code: "error" });

@@ -46,4 +46,4 @@ test("a Spotlight of an image is refused for good; a Story of it is fine", async
   expect((await snapchat.publish!(ctx, snap("pic", "a.jpg", "image", "public_story"))).kind).toBe("published");
 });
 
-// A description over 160 characters is refused at creation (tests/modules/platform-limits.test.ts).
+// A description over 160 characters is refused at creation (tests/modules/posts/platform-limits.test.ts).

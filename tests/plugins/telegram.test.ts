@@ -128,7 +128,7 @@ describe("publish", () => {
   });
 
   // Text over 4096 and captions over 1024 UTF-16 units, and 11 items, are refused at creation
-  // (tests/engine-telegram.test.ts, tests/modules/platform-limits.test.ts).
+  // (tests/engine/telegram.test.ts, tests/modules/posts/platform-limits.test.ts).
   test("limits: text of 4096 UTF-16 units is sent; photo 10 MB, no GIF in an album", async () => {
     const ctx = await channel();
     // An emoji is two UTF-16 units: 2048 of them are exactly 4096.

@@ -32,7 +32,7 @@ describe("posting", () => {
     expect(await twitter.publish!(ctx, job("same words"))).toMatchObject({ kind: "permanent", code: "duplicate" });
   });
 
-  // Over 280 weighted and five images are refused at creation now (tests/modules/platform-limits.test.ts).
+  // Over 280 weighted and five images are refused at creation now (tests/modules/posts/platform-limits.test.ts).
   test("140 CJK characters (weighted 280) and four images go in one post", async () => {
     expect((await twitter.publish!(ctx, job("日".repeat(140)))).kind).toBe("published");
     expect(emulator.posts().at(-1)!.text).toBe("日".repeat(140));

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openPostgres, type Db } from "../src/db/client.ts";
-import { createEngine } from "../src/engine/scheduler.ts";
-import type { AppContext } from "../src/context.ts";
-import { workflowHarness, type WorkflowHarness } from "./support/workflow-kit.ts";
+import { openPostgres, type Db } from "../../src/db/client.ts";
+import { createEngine } from "../../src/engine/scheduler.ts";
+import type { AppContext } from "../../src/context.ts";
+import { workflowHarness, type WorkflowHarness } from "../support/workflow-kit.ts";
 
 // Two copies of the engine, each with its own connection pool, polling one workflow on one PostgreSQL
 // database at once, with on-demand checks racing them. PGlite is one connection: PostgreSQL only.

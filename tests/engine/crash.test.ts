@@ -3,21 +3,21 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { loadConfig } from "../src/config.ts";
-import type { AppContext } from "../src/context.ts";
-import { openDatabase, type Db } from "../src/db/client.ts";
-import { migrate } from "../src/db/migrate.ts";
-import { createLogger } from "../src/log.ts";
-import { createKey, createProfile } from "../src/modules/keys/service.ts";
-import { createPost } from "../src/modules/posts/service.ts";
-import { serveEmulator, type ServedEmulator } from "../src/platform/emulator-kit.ts";
-import { accountCredentials } from "../src/modules/accounts/service.ts";
-import { createRegistry } from "../src/platform/host/registry.ts";
-import { createStorage } from "../src/storage/index.ts";
-import { SCOPES } from "../src/http/scopes.ts";
-import { createBlueskyEmulator, type BlueskyEmulator } from "../plugins/bluesky/emulator.ts";
-import { connectBluesky } from "./support/engine-kit.ts";
-import { testDatabase } from "./support/db.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { AppContext } from "../../src/context.ts";
+import { openDatabase, type Db } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createLogger } from "../../src/log.ts";
+import { createKey, createProfile } from "../../src/modules/keys/service.ts";
+import { createPost } from "../../src/modules/posts/service.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { accountCredentials } from "../../src/modules/accounts/service.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
+import { createStorage } from "../../src/storage/index.ts";
+import { SCOPES } from "../../src/http/scopes.ts";
+import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
+import { connectBluesky } from "../support/engine-kit.ts";
+import { testDatabase } from "../support/db.ts";
 
 // `crier serve` as a child process is killed with SIGKILL while its publishes are in flight (the
 // emulator created the posts but holds its answers), then started again. Every target must end

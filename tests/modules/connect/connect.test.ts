@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { PLUGINS } from "../../plugins/index.ts";
-import { createRegistry } from "../../src/platform/host/registry.ts";
-import type { Plugin } from "../../src/platform/sdk.ts";
-import { createHarness } from "../support/harness.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import { accounts } from "../../../src/db/schema.ts";
+import { PLUGINS } from "../../../plugins/index.ts";
+import { createRegistry } from "../../../src/platform/host/registry.ts";
+import type { Plugin } from "../../../src/platform/sdk.ts";
+import { createHarness } from "../../support/harness.ts";
+import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../../support/connect-kit.ts";
 
 // A stand-in for X's token endpoint and /2/users/me, checking what X checks: client auth, the code,
 // redirect_uri and the PKCE verifier against the challenge of the authorization request.

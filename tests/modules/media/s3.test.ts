@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, createHmac } from "node:crypto";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
-import { createHarness, TestClock, type Harness } from "../support/harness.ts";
-import { startS3 } from "../support/s3.ts";
-import { makeJpeg, makePng } from "../support/media-fixtures.ts";
-import { createS3Storage, type S3Storage } from "../../src/storage/s3.ts";
-import { cleanupExpiredUploads } from "../../src/modules/media/cleanup.ts";
+import { createHarness, TestClock, type Harness } from "../../support/harness.ts";
+import { startS3 } from "../../support/s3.ts";
+import { makeJpeg, makePng } from "../../support/media-fixtures.ts";
+import { createS3Storage, type S3Storage } from "../../../src/storage/s3.ts";
+import { cleanupExpiredUploads } from "../../../src/modules/media/cleanup.ts";
 
 let s3: Awaited<ReturnType<typeof startS3>>;
 let h: Harness;

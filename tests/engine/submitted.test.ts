@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts } from "../src/db/schema.ts";
-import { createEngine, type Engine } from "../src/engine/scheduler.ts";
-import { serveEmulator, type ServedEmulator } from "../src/platform/emulator-kit.ts";
-import { createXEmulator, type XEmulator } from "../plugins/twitter/emulator.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "./support/connect-kit.ts";
-import { makeMp4 } from "./support/media-fixtures.ts";
+import { accounts } from "../../src/db/schema.ts";
+import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { makeMp4 } from "../support/media-fixtures.ts";
 
 // A platform that is still processing (X transcoding a video): the target is `submitted`, the engine
 // polls it through the plugin's checkStatus, and the post appears exactly once when the platform is done.

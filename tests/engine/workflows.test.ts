@@ -5,8 +5,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { accounts } from "../src/db/schema.ts";
-import { workflowHarness, type WorkflowHarness } from "./support/workflow-kit.ts";
+import { accounts } from "../../src/db/schema.ts";
+import { workflowHarness, type WorkflowHarness } from "../support/workflow-kit.ts";
 
 let h: WorkflowHarness;
 let src: string;

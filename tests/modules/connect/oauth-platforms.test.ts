@@ -5,10 +5,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { decryptJson } from "../../src/db/crypto.ts";
-import { createRegistry } from "../../src/platform/host/registry.ts";
-import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
+import { accounts } from "../../../src/db/schema.ts";
+import { decryptJson } from "../../../src/db/crypto.ts";
+import { createRegistry } from "../../../src/platform/host/registry.ts";
+import { followAuthorization, listeningHarness, type ListeningHarness } from "../../support/connect-kit.ts";
 
 type Reply = (req: Request, url: URL, body: URLSearchParams) => unknown;
 

@@ -1,8 +1,8 @@
 /** The workflows API: every rule of WorkflowSettings, the account checks, the limit, scopes and foreign ids. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { setWorkflowLimit } from "../../src/modules/workflows/service.ts";
-import { workflowHarness, type WorkflowHarness } from "../support/workflow-kit.ts";
+import { setWorkflowLimit } from "../../../src/modules/workflows/service.ts";
+import { workflowHarness, type WorkflowHarness } from "../../support/workflow-kit.ts";
 
 let h: WorkflowHarness;
 const acc: Record<string, string> = {};

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { createEngine, type Engine } from "../src/engine/scheduler.ts";
-import type { PeriodicJob } from "../src/engine/jobs.ts";
-import { createHarness, type Harness } from "./support/harness.ts";
+import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
+import type { PeriodicJob } from "../../src/engine/jobs.ts";
+import { createHarness, type Harness } from "../support/harness.ts";
 
 // Periodic engine jobs (the seam workflows and analytics run on): two copies share one database, and a
 // job runs at most once per period and never twice at once, whichever copy ticks.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { postStatus, TARGET_STATUSES, type PostStatus, type TargetStatus } from "../src/domain/status.ts";
-import { posts, postTargets } from "../src/db/schema.ts";
-import { postStatusSql } from "../src/modules/posts/status-sql.ts";
-import { createHarness, type Harness } from "./support/harness.ts";
+import { postStatus, TARGET_STATUSES, type PostStatus, type TargetStatus } from "../../src/domain/status.ts";
+import { posts, postTargets } from "../../src/db/schema.ts";
+import { postStatusSql } from "../../src/modules/posts/status-sql.ts";
+import { createHarness, type Harness } from "../support/harness.ts";
 
 /** Every multiset of target states of size 1..n (order never matters to the rule). */
 function combinations(n: number): TargetStatus[][] {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
-import type { Harness } from "../support/harness.ts";
-import { postsHarness } from "../support/posts-kit.ts";
+import { upsertConnectedAccount } from "../../../src/modules/accounts/service.ts";
+import type { Harness } from "../../support/harness.ts";
+import { postsHarness } from "../../support/posts-kit.ts";
 
 // Each platform's declared limits are checked once, at POST /v1/posts, as the platform counts them; the
 // plugins no longer check them again at publish time, so a refusal here is the only one there is.

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, runCli, startServe } from "./support/cli.ts";
-import { testDatabase } from "./support/db.ts";
-import type { Db } from "../src/db/client.ts";
+import { ROOT, runCli, startServe } from "../support/cli.ts";
+import { testDatabase } from "../support/db.ts";
+import type { Db } from "../../src/db/client.ts";
 
 // Builds the real single executable and runs it from an empty directory with no node_modules.
 let binary: string;

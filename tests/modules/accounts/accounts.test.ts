@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createHarness, type Harness } from "../support/harness.ts";
-import { accounts } from "../../src/db/schema.ts";
-import { decryptJson } from "../../src/db/crypto.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { createHarness, type Harness } from "../../support/harness.ts";
+import { accounts } from "../../../src/db/schema.ts";
+import { decryptJson } from "../../../src/db/crypto.ts";
+import { upsertConnectedAccount } from "../../../src/modules/accounts/service.ts";
 
 let h: Harness;
 beforeAll(async () => { h = await createHarness(); });

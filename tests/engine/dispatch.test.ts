@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, postTargets } from "../src/db/schema.ts";
-import { engineHarness, type EngineHarness } from "./support/engine-kit.ts";
+import { accounts, postTargets } from "../../src/db/schema.ts";
+import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
 
 // The engine publishing through the real Bluesky plugin to its emulator over HTTP on 127.0.0.1.
 // Time moves only with the TestClock; the engine is driven tick by tick (runUntilIdle).
@@ -289,7 +289,7 @@ describe("leases", () => {
     // Scheduled, so that the harness's own engine (kicked by a publish-now create) leaves it alone.
     const post = await create({ content: "shutdown.test", publish_at: later(1000), targets: [{ account_id: acct }] });
     h.clock.advance(1000);
-    const { createEngine } = await import("../src/engine/scheduler.ts");
+    const { createEngine } = await import("../../src/engine/scheduler.ts");
     const other = createEngine(h.ctx, { id: "stopping-copy" });
     await other.tick();
     expect(other.inFlight()).toBe(1);

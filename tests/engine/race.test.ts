@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openPostgres, type Db } from "../src/db/client.ts";
-import { createEngine } from "../src/engine/scheduler.ts";
-import type { AppContext } from "../src/context.ts";
-import { engineHarness, type EngineHarness } from "./support/engine-kit.ts";
+import { openPostgres, type Db } from "../../src/db/client.ts";
+import { createEngine } from "../../src/engine/scheduler.ts";
+import type { AppContext } from "../../src/context.ts";
+import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
 
 // Two copies of the engine, each with its own connection pool, on one PostgreSQL database, racing over
 // the same due targets. PGlite is one connection in one process, so this needs TEST_DATABASE_URL.

@@ -3,12 +3,12 @@
  * variant with target_variant, each published once through the engine, from media uploaded to Crier.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createSnapchatEmulator } from "../plugins/snapchat/emulator.ts";
-import { createEngine } from "../src/engine/scheduler.ts";
-import { createKey } from "../src/modules/keys/service.ts";
-import { SCOPES } from "../src/http/scopes.ts";
-import { oauthRig, type OAuthRig } from "./plugins/support.ts";
-import { fakeMp4 } from "./support/media-fixtures.ts";
+import { createSnapchatEmulator } from "../../plugins/snapchat/emulator.ts";
+import { createEngine } from "../../src/engine/scheduler.ts";
+import { createKey } from "../../src/modules/keys/service.ts";
+import { SCOPES } from "../../src/http/scopes.ts";
+import { oauthRig, type OAuthRig } from "../plugins/support.ts";
+import { fakeMp4 } from "../support/media-fixtures.ts";
 
 const emulator = createSnapchatEmulator();
 let rig: OAuthRig<typeof emulator>;

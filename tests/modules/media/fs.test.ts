@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { createHarness, type Harness } from "../support/harness.ts";
-import { makeGif, makeJpeg, makeMp4, makePng, makeWebm } from "../support/media-fixtures.ts";
-import { maxUploadBytes } from "../../src/storage/index.ts";
-import type { FsStorage } from "../../src/storage/fs.ts";
-import { cleanupExpiredUploads } from "../../src/modules/media/cleanup.ts";
+import { createHarness, type Harness } from "../../support/harness.ts";
+import { makeGif, makeJpeg, makeMp4, makePng, makeWebm } from "../../support/media-fixtures.ts";
+import { maxUploadBytes } from "../../../src/storage/index.ts";
+import type { FsStorage } from "../../../src/storage/fs.ts";
+import { cleanupExpiredUploads } from "../../../src/modules/media/cleanup.ts";
 
 let h: Harness;
 let server: ReturnType<typeof Bun.serve>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SANDBOX_BOT_TOKEN } from "../plugins/telegram/emulator.ts";
-import { engineHarness, type EngineHarness } from "./support/engine-kit.ts";
+import { SANDBOX_BOT_TOKEN } from "../../plugins/telegram/emulator.ts";
+import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
 
 // Publishing to Telegram channels (and to Telegram and Bluesky in one post) through the real plugins
 // and their emulators over HTTP on 127.0.0.1, the engine driven by the TestClock.

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { postTargets } from "../src/db/schema.ts";
-import { upsertConnectedAccount } from "../src/modules/accounts/service.ts";
-import type { Harness } from "./support/harness.ts";
-import { postsHarness } from "./support/posts-kit.ts";
+import { postTargets } from "../../../src/db/schema.ts";
+import { upsertConnectedAccount } from "../../../src/modules/accounts/service.ts";
+import type { Harness } from "../../support/harness.ts";
+import { postsHarness } from "../../support/posts-kit.ts";
 
 // The posts API without an engine in this copy (serve --no-scheduler): what is accepted, what is refused,
 // and that a refused request changes nothing. Publishing itself is in tests/engine*.test.ts.

@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts } from "../../src/db/schema.ts";
-import { collectAnalytics } from "../../src/engine/analytics.ts";
-import { createEngine } from "../../src/engine/scheduler.ts";
-import { providerFor } from "../../src/platform/host/provider.ts";
-import { median, engagementRate, titleOf, versusMedian } from "../../src/modules/analytics/numbers.ts";
-import type { XEmulator } from "../../plugins/twitter/emulator.ts";
-import type { BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import { accounts } from "../../../src/db/schema.ts";
+import { collectAnalytics } from "../../../src/engine/analytics.ts";
+import { createEngine } from "../../../src/engine/scheduler.ts";
+import { providerFor } from "../../../src/platform/host/provider.ts";
+import { median, engagementRate, titleOf, versusMedian } from "../../../src/modules/analytics/numbers.ts";
+import type { XEmulator } from "../../../plugins/twitter/emulator.ts";
+import type { BlueskyEmulator } from "../../../plugins/bluesky/emulator.ts";
+import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../../support/connect-kit.ts";
 
 let h: ListeningHarness;
 let token: string;

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli, startServe } from "./support/cli.ts";
-import { testDatabase } from "./support/db.ts";
-import type { Db } from "../src/db/client.ts";
+import { runCli, startServe } from "../support/cli.ts";
+import { testDatabase } from "../support/db.ts";
+import type { Db } from "../../src/db/client.ts";
 
 // With TEST_DATABASE_URL the commands run on a fresh PostgreSQL database; otherwise on an embedded
 // database in a temporary DATA_DIR (where the lock and admin socket come into play).

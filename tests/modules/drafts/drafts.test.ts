@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createHarness, type Harness } from "../support/harness.ts";
-import { drafts } from "../../src/db/schema.ts";
+import { createHarness, type Harness } from "../../support/harness.ts";
+import { drafts } from "../../../src/db/schema.ts";
 
 let h: Harness;
 let token: string;
