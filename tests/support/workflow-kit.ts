@@ -29,12 +29,19 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
   const stop = h.stop;
   const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform)!;
   return Object.assign(h, {
-    token, profileId, engine, emulator,
+    token,
+    profileId,
+    engine,
+    emulator,
     async connect(platform: string, values: Record<string, string> = {}) {
-      const before = new Set((await h.request("GET", "/v1/accounts", { token })).body.data.map((a: { id: string }) => a.id));
+      const before = new Set(
+        (await h.request("GET", "/v1/accounts", { token })).body.data.map((a: { id: string }) => a.id),
+      );
       const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
       if (res.status !== 201) throw new Error(`connect ${platform}: ${JSON.stringify(res.body)}`);
-      const page = res.body.data.hosted_url ? await submitHostedForm(res.body.data.hosted_url, values) : await followAuthorization(res.body.data.authorization_url);
+      const page = res.body.data.hosted_url
+        ? await submitHostedForm(res.body.data.hosted_url, values)
+        : await followAuthorization(res.body.data.authorization_url);
       if (page.status !== 200) throw new Error(`connect ${platform}: ${page.status} ${page.html.slice(0, 300)}`);
       const after = (await h.request("GET", "/v1/accounts", { token })).body.data as { id: string; platform: string }[];
       const added = after.find((a) => a.platform === platform && !before.has(a.id));
@@ -45,11 +52,20 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, accountId));
       const [p] = await h.db.db.select().from(profiles).where(eq(profiles.id, row.profileId));
       const { plugin, context } = providerFor(h.ctx, row, { sandbox: p.sandbox });
-      const out = await plugin.publish!(context, { content, media, options: {}, idempotencyToken: crypto.randomUUID() });
+      const out = await plugin.publish!(context, {
+        content,
+        media,
+        options: {},
+        idempotencyToken: crypto.randomUUID(),
+      });
       if (out.kind !== "published") throw new Error(`native post: ${JSON.stringify(out)}`);
       return out.platformPostId;
     },
-    postsWith: (platform: string, marker: string) => emulator(platform).posts().map((p) => p.text).filter((t) => t.includes(marker)),
+    postsWith: (platform: string, marker: string) =>
+      emulator(platform)
+        .posts()
+        .map((p) => p.text)
+        .filter((t) => t.includes(marker)),
     async stop() {
       await engine.stop();
       await stop();
