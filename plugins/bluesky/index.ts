@@ -7,7 +7,7 @@ import { t } from "elysia";
 import {
   ConnectError, definePlugin, unreadableMedia, RefreshError,
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
-  type AccountStats, type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentPost,
+  type AccountStats, type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentMedia, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
@@ -300,7 +300,7 @@ interface PostView {
 }
 
 /** Media of a record as fetchable URLs: the original blobs, read from the account's PDS. */
-function mediaOf(ctx: PluginContext, s: BlueskySession, embed: PostView["record"]["embed"]): { media: MediaItem[]; kind: RecentPost["kind"] } {
+function mediaOf(ctx: PluginContext, s: BlueskySession, embed: PostView["record"]["embed"]): { media: RecentMedia[]; kind: RecentPost["kind"] } {
   if (!embed) return { media: [], kind: "text" };
   const pds = s.pdsUrl ?? ctx.http.baseUrl;
   const blobUrl = (b: BlobRef) => `${pds}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(s.did)}&cid=${encodeURIComponent(b.ref.$link)}`;
@@ -311,13 +311,13 @@ function mediaOf(ctx: PluginContext, s: BlueskySession, embed: PostView["record"
     return {
       kind: "image",
       media: embed.images.map((i) => ({
-        url: blobUrl(i.image), type: "image" as const, mime_type: i.image.mimeType, size: i.image.size,
+        url: blobUrl(i.image), type: "image" as const, downloadable: true, mime_type: i.image.mimeType, size: i.image.size,
         ...(i.aspectRatio && { width: i.aspectRatio.width, height: i.aspectRatio.height }),
       })),
     };
   }
   if (type.startsWith("app.bsky.embed.video") && embed.video) {
-    return { kind: "video", media: [{ url: blobUrl(embed.video), type: "video", mime_type: embed.video.mimeType, size: embed.video.size }] };
+    return { kind: "video", media: [{ url: blobUrl(embed.video), type: "video", downloadable: true, mime_type: embed.video.mimeType, size: embed.video.size }] };
   }
   return { media: [], kind: "text" };
 }

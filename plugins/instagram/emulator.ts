@@ -1,7 +1,8 @@
 /**
  * An emulator of the Instagram Login and Graph content-publishing surface the plugin uses: OAuth (code
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
- * REELS, carousel of 2–10 with VIDEO children) whose media it really downloads and type-checks, status
+ * REELS, optionally a Trial Reel by trial_params, carousel of 2–10 with VIDEO children) whose media it
+ * really downloads and type-checks, status
  * codes moving IN_PROGRESS → FINISHED or ERROR over status checks, media_publish, permalinks, the
  * user's media and insights. Errors are Graph errors.
  *
@@ -27,6 +28,8 @@ interface Container {
   error: string | null;
   checks: number;
   published: boolean;
+  /** trial_params of a REELS container: a Trial Reel. */
+  trial: { graduation_strategy: string } | null;
 }
 
 interface Media { id: string; container: Container; createdAt: Date; views: number; likes: number; comments: number; shares: number; saved: number }
@@ -90,6 +93,21 @@ export function createInstagramEmulator(): InstagramEmulator {
     }
   }
 
+  /** trial_params is JSON with a graduation_strategy, and only REELS containers take it. */
+  function trialOf(raw: string | null, type: Container["type"]): Container["trial"] {
+    if (raw === null) return null;
+    if (type !== "REELS") throw new GraphError(400, 100, "Param trial_params is only supported for REELS media");
+    let parsed: { graduation_strategy?: unknown } | null = null;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      // handled below
+    }
+    const g = parsed?.graduation_strategy;
+    if (g !== "MANUAL" && g !== "SS_PERFORMANCE") throw new GraphError(400, 100, "Param trial_params[graduation_strategy] must be one of {MANUAL, SS_PERFORMANCE}");
+    return { graduation_strategy: g };
+  }
+
   async function createContainer(req: Request): Promise<Response> {
     const f = await form(req);
     const caption = f.get("caption") ?? "";
@@ -99,7 +117,7 @@ export function createInstagramEmulator(): InstagramEmulator {
     const type: Container["type"] = declared === "CAROUSEL" ? "CAROUSEL" : declared === "REELS" ? "REELS" : declared === "VIDEO" ? "VIDEO" : "IMAGE";
     if (declared === "VIDEO" && !item) throw new GraphError(400, 100, "media_type VIDEO is deprecated for feed posts: use REELS", 2207067);
     if (declared && !["CAROUSEL", "REELS", "VIDEO", "STORIES"].includes(declared)) throw new GraphError(400, 100, "Param media_type is not valid");
-    const c: Container = { id: newId(), type, caption, url: null, children: [], item, outcome: "FINISHED", error: null, checks: 0, published: false };
+    const c: Container = { id: newId(), type, caption, url: null, children: [], item, outcome: "FINISHED", error: null, checks: 0, published: false, trial: trialOf(f.get("trial_params"), type) };
     if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
       if (!/^https?:\/\//.test(url)) throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} is required`);
@@ -137,7 +155,7 @@ export function createInstagramEmulator(): InstagramEmulator {
     const m: Media = { id: newId(), container: c, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0, saved: 0 };
     media.push(m);
     const items = c.type === "CAROUSEL" ? c.children.map((k) => containers.get(k)!) : [c];
-    emulated.push({ id: m.id, text: c.caption, media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })), createdAt: m.createdAt });
+    emulated.push({ id: m.id, text: c.caption, media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })), createdAt: m.createdAt, ...(c.trial && { options: { trial_params: c.trial } }) });
     return Response.json({ id: m.id });
   }
 

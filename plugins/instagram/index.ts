@@ -7,7 +7,7 @@
 import { t } from "elysia";
 import {
   definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
-  type RecentPost,
+  type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
@@ -27,13 +27,20 @@ async function container(ctx: PluginContext, fields: Record<string, string>): Pr
   return res.ok ? res.body.id : res.outcome;
 }
 
+interface Options { trial_reel?: boolean; trial_graduation?: "MANUAL" | "SS_PERFORMANCE" }
+
+/** A Trial Reel is shown to non-followers first; Instagram takes it on REELS containers only. */
+const trialParams = (o: Options): Record<string, string> =>
+  o.trial_reel ? { trial_params: JSON.stringify({ graduation_strategy: o.trial_graduation ?? "MANUAL" }) } : {};
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const caption: Record<string, string> = job.content ? { caption: job.content } : {};
+  const options = (job.options ?? {}) as Options;
   let id: string | Fail;
   if (job.media.length === 1) {
     const m = job.media[0];
     id = m.type === "video"
-      ? await container(ctx, { media_type: "REELS", video_url: m.url, share_to_feed: "true", ...(m.thumbnail_url && { cover_url: m.thumbnail_url }), ...caption })
+      ? await container(ctx, { media_type: "REELS", video_url: m.url, share_to_feed: "true", ...(m.thumbnail_url && { cover_url: m.thumbnail_url }), ...trialParams(options), ...caption })
       : await container(ctx, { image_url: m.url, ...caption });
   } else {
     const children: string[] = [];
@@ -69,8 +76,9 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Instagram media: ${res.outcome.reason}`);
-  const item = (type?: string, url?: string, thumb?: string): MediaItem[] =>
-    url ? [{ url, type: type === "VIDEO" ? "video" : "image", ...(thumb && { thumbnail_url: thumb }) } as MediaItem] : [];
+  // media_url is the file on Instagram's CDN.
+  const item = (type?: string, url?: string, thumb?: string): RecentMedia[] =>
+    url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true, ...(thumb && { thumbnail_url: thumb }) }] : [];
   return res.body.data
     .map((p): RecentPost => {
       const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url, p.thumbnail_url);
@@ -129,6 +137,8 @@ export default definePlugin({
   },
   optionsSchema: t.Object({
     ai_generated: t.Optional(t.Boolean({ description: "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented)." })),
+    trial_reel: t.Optional(t.Boolean({ description: "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual." })),
+    trial_graduation: t.Optional(t.UnionEnum(["MANUAL", "SS_PERFORMANCE"], { default: "MANUAL", description: "With trial_reel: MANUAL (you share it to followers in the Instagram app) or SS_PERFORMANCE (Instagram shares it if it performs well with non-followers)." })),
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",

@@ -11,7 +11,7 @@ import { neventEncode, npubEncode } from "nostr-tools/nip19";
 import { generateSecretKey, getPublicKey, verifyEvent, type Event, type EventTemplate } from "nostr-tools/pure";
 import {
   ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type ProviderHttp,
-  type PublishJob, type RecentPost,
+  type PublishJob, type RecentMedia, type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
@@ -159,11 +159,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   }
 }
 
-function mediaOf(event: Event): MediaItem[] {
+function mediaOf(event: Event): RecentMedia[] {
   return event.tags.filter((t) => t[0] === "imeta").flatMap((t) => {
     const url = t.find((x) => x.startsWith("url "))?.slice(4);
     const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
-    return url ? [{ url, type: mime.startsWith("video/") ? "video" : "image" } as MediaItem] : [];
+    // An imeta tag (NIP-92) describes an attached file by its URL.
+    return url ? [{ url, type: mime.startsWith("video/") ? "video" : "image", downloadable: true } satisfies RecentMedia] : [];
   });
 }
 

@@ -6,7 +6,7 @@
 import { t } from "elysia";
 import {
   definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
-  type RecentPost,
+  type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
@@ -75,7 +75,8 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Threads posts: ${res.outcome.reason}`);
-  const item = (type?: string, url?: string): MediaItem[] => (url ? [{ url, type: type === "VIDEO" ? "video" : "image" } as MediaItem] : []);
+  // media_url is the file on Threads' CDN.
+  const item = (type?: string, url?: string): RecentMedia[] => (url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true }] : []);
   return res.body.data.map((p) => {
     const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url);
     return {

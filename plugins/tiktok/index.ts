@@ -168,7 +168,8 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
       platformPostId: v.id,
       url: v.share_url ?? null,
       content: v.video_description ?? v.title ?? "",
-      media: [{ url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`, type: "video", ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }) }],
+      // The Display API gives the share page, never the video file.
+      media: [{ url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`, type: "video", downloadable: false, ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }) }],
       createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
       kind: "video",
     }))

@@ -23,6 +23,8 @@ export interface DispatchSettings {
   submitDeadlineMs: number;
   random: () => number;
   ownStorage?: OwnStorageOpener;
+  /** See EngineOptions.allowMediaAddress (tests only). */
+  allowMediaAddress?: (ip: string) => boolean;
   recorder: Recorder;
 }
 
@@ -134,7 +136,7 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
   }
   let provider: ReturnType<typeof providerFor>;
   try {
-    provider = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+    provider = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage, allowMediaAddress: s.allowMediaAddress });
   } catch (e) {
     // Nothing was sent: the failure is ours (no plugin, unreadable credentials), and it is reported as such.
     await record(ctx, s, target.id, { kind: "failed", code: "internal_error", reason: `Crier could not prepare the publish: ${(e as Error)?.message}` });
@@ -214,7 +216,7 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
   if (job.account.status !== "active" || !job.account.credentials) {
     return fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
   }
-  const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+  const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage, allowMediaAddress: s.allowMediaAddress });
   const outcome = plugin.checkStatus
     ? await withRefresh(ctx, s, plugin, context, job.account.id, () => plugin.checkStatus!(context, t.submittedHandle ?? ""))
     : { kind: "unknown" as const, reason: "The plugin cannot check on submitted work." };

@@ -10,7 +10,7 @@ import { accounts, profiles, workflows } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { checkTarget } from "../platform/content-check.ts";
 import { providerFor } from "../platform/provider.ts";
-import { RefreshError, type FailureOutcome, type MediaItem, type Plugin, type PluginContext, type RecentPost } from "../platform/sdk.ts";
+import { RefreshError, type FailureOutcome, type MediaItem, type Plugin, type PluginContext, type RecentMedia, type RecentPost } from "../platform/sdk.ts";
 import type { DestinationSettings, WorkflowSettings } from "../domain/workflow-settings.ts";
 import { buildCaption } from "./captions.ts";
 import { filterSkip } from "./workflow-filters.ts";
@@ -106,18 +106,30 @@ function optionsFor(platform: string, s: DestinationSettings | undefined): Recor
   return null;
 }
 
-function mediaFor(platform: string, media: MediaItem[], settings: WorkflowSettings): MediaItem[] {
-  if (platform !== "tiktok" || settings.platform_settings?.tiktok?.keep_source_thumbnail !== false) return media;
-  return media.map(({ thumbnail_url: _, ...m }) => m);
+/** The source's media as the destination's post carries it (by URL, fetched through the media guard at publish). */
+function mediaFor(platform: string, media: RecentMedia[], settings: WorkflowSettings): MediaItem[] {
+  const files = media.map(({ downloadable: _, ...m }): MediaItem => m);
+  if (platform !== "tiktok" || settings.platform_settings?.tiktok?.keep_source_thumbnail !== false) return files;
+  return files.map(({ thumbnail_url: _, ...m }) => m);
 }
 
-async function plan(ctx: AppContext, settings: WorkflowSettings, post: RecentPost, dest: Destination, ownOutput: boolean): Promise<Planned> {
+/** Why the source's media cannot be carried, when a media item is a page or a stand-in rather than the file. */
+function notDownloadable(post: RecentPost, sourcePlatform: string): string | null {
+  const page = post.media.find((m) => !m.downloadable);
+  if (!page) return null;
+  return `The source post's ${page.type} cannot be copied: ${sourcePlatform} gives only ${page.url}, not the file itself.`;
+}
+
+async function plan(ctx: AppContext, settings: WorkflowSettings, post: RecentPost, dest: Destination, ownOutput: boolean, sourcePlatform: string): Promise<Planned> {
   const base = { accountId: dest.account.id, caption: null, media: [], options: null, intervalMs: (dest.settings?.minimum_interval_minutes ?? 0) * 60_000 };
   if (ownOutput) {
     return { ...base, status: "skipped", reasonCode: "workflow_output", reason: "This source post was created by a Crier workflow; workflow output is never copied again (no loops)." };
   }
   const skip = filterSkip(post, settings);
   if (skip) return { ...base, status: "skipped", reasonCode: skip.code, reason: skip.reason };
+  // Posting the text without its video would be a different post: the item is skipped, not trimmed.
+  const page = notDownloadable(post, sourcePlatform);
+  if (page) return { ...base, status: "skipped", reasonCode: "media_not_downloadable", reason: page };
   const plugin = dest.plugin;
   if (!plugin?.publish || !plugin.capabilities.destination) {
     return { ...base, status: "skipped", reasonCode: "platform_not_supported", reason: `Crier cannot publish to ${dest.account.platform}.` };
@@ -215,10 +227,11 @@ export async function pollWorkflow(ctx: AppContext, wf: WorkflowRow): Promise<Po
     const account = dests.find((a) => a.id === id);
     return account ? [{ account, plugin: ctx.platforms.get(account.platform), settings: settings.destination_publish_settings?.[id] }] : [];
   });
+  const sourceName = ctx.platforms.get(src.account.platform)?.displayName ?? src.account.platform;
   const out: string[] = [];
   for (const post of eligible) {
     if (taken.has(post.platformPostId)) continue;
-    const planned = await Promise.all(destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId))));
+    const planned = await Promise.all(destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId), sourceName)));
     const id = await take(ctx, wf, post, planned);
     if (id) out.push(id);
   }

@@ -8,7 +8,6 @@ import type { AppContext } from "../context.ts";
 import { rowsOf } from "../db/client.ts";
 import { workflows } from "../db/schema.ts";
 import { Conflict, NotFound } from "../http/errors.ts";
-import { localEngine } from "./local.ts";
 import { postDueItems } from "./workflow-posts.ts";
 import { pollWorkflow, type PollResult } from "./workflow-poll.ts";
 
@@ -78,7 +77,7 @@ async function pollClaimed(ctx: AppContext, o: WorkflowRunnerOptions, wf: Workfl
   await release(ctx, o, wf, result);
   if (!result.ok) ctx.log.warn("workflow poll failed", { workflow_id: wf.id, error: result.error });
   // Items due now become posts at once rather than at the next tick.
-  if (result.taken.length && (await postDueItems(ctx)) > 0) localEngine(ctx)?.kick();
+  if (result.taken.length && (await postDueItems(ctx)) > 0) ctx.dispatch?.wake();
   return result;
 }
 
