@@ -147,7 +147,8 @@ async function plan(ctx: AppContext, settings: WorkflowSettings, post: RecentPos
     if (!(e instanceof ApiError)) throw e;
     return { ...base, status: "skipped", reasonCode: e.errorCode, reason: e.message, caption };
   }
-  return { ...base, status: "queued", reasonCode: null, reason: null, caption, media, options };
+  // The post keeps its media in the API's shape (MediaInput: no mime_type); the check above had the type.
+  return { ...base, status: "queued", reasonCode: null, reason: null, caption, media: media.map(({ mime_type: _, ...m }) => m), options };
 }
 
 /** Source post ids on the source account that a workflow published (never copied again). */
