@@ -1,10 +1,9 @@
 /**
  * An emulator of the Instagram Login and Graph content-publishing surface the plugin uses: OAuth (code
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
- * REELS, optionally a Trial Reel by trial_params, carousel of 2–10 with VIDEO children) whose media it
- * really downloads and type-checks, status
- * codes moving IN_PROGRESS → FINISHED or ERROR over status checks, media_publish, permalinks, the
- * user's media and insights. Errors are Graph errors.
+ * REELS, a Trial Reel with trial_params, carousel of 2–10 with VIDEO children) whose media it really
+ * downloads and type-checks, status codes moving IN_PROGRESS → FINISHED or ERROR over status checks,
+ * media_publish, permalinks, the user's media and insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the account sandbox.insta.
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
