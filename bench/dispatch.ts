@@ -9,7 +9,7 @@
 import { spawn } from "node:child_process";
 import { sql } from "drizzle-orm";
 import { serveEmulator } from "../src/platform/emulator-kit.ts";
-import { connectContext } from "../src/platform/provider.ts";
+import { connectContext } from "../src/platform/host/provider.ts";
 import { upsertConnectedAccount } from "../src/modules/accounts/service.ts";
 import { createProfile } from "../src/modules/keys/service.ts";
 import { createBlueskyEmulator } from "../plugins/bluesky/emulator.ts";

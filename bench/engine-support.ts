@@ -7,11 +7,13 @@ import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import { loadConfig } from "../src/config.ts";
-import { systemClock, type AppContext } from "../src/context.ts";
+import { systemClock } from "../src/clock.ts";
+import type { AppContext } from "../src/context.ts";
 import { openPostgres, type Db } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/log.ts";
-import { createRegistry } from "../src/platform/registry.ts";
+import { accountCredentials } from "../src/modules/accounts/service.ts";
+import { createRegistry } from "../src/platform/host/registry.ts";
 import { createStorage } from "../src/storage/index.ts";
 
 export const BENCH_SECRET = "bench-secret-key-that-is-long-enough-0000";
@@ -51,7 +53,7 @@ export function benchContext(url: string, env: Record<string, string>, poolSize 
   const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: "0", ...env });
   const db: Db = openPostgres(url, poolSize);
   const platforms = createRegistry();
-  return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config) };
+  return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) };
 }
 
 /**

@@ -2,11 +2,13 @@
 // memory can be read from /proc without the client's. Prints one JSON line, then serves until killed.
 import { loadConfig } from "../src/config.ts";
 import { createApp } from "../src/app.ts";
-import { systemClock, type AppContext } from "../src/context.ts";
+import { systemClock } from "../src/clock.ts";
+import type { AppContext } from "../src/context.ts";
 import { openPglite, openPostgres } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/log.ts";
-import { createRegistry } from "../src/platform/registry.ts";
+import { accountCredentials } from "../src/modules/accounts/service.ts";
+import { createRegistry } from "../src/platform/host/registry.ts";
 import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { createStorage, maxUploadBytes } from "../src/storage/index.ts";
 
@@ -19,6 +21,7 @@ const profile = await createProfile(db, "bench");
 const { token } = await createKey(db, { name: "bench", profileId: profile.id, scopes: ["media:read", "media:write"] });
 const ctx: AppContext = {
   config, db, clock: systemClock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config),
+  credentials: accountCredentials({ db, config, clock: systemClock }),
 };
 const app = createApp(ctx);
 const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (r) => app.handle(r), maxRequestBodySize: maxUploadBytes(config), idleTimeout: 120 });

@@ -1,7 +1,7 @@
 // Regenerates plugins/index.ts from the folders under plugins/. Run after adding a plugin folder or an
 // emulator.ts: bun scripts/gen-plugins.ts (tests/platform/registry.test.ts fails while it is stale).
 import { writeFileSync } from "node:fs";
-import { pluginFolders, renderPluginIndex } from "../src/platform/plugin-index.ts";
+import { pluginFolders, renderPluginIndex } from "./plugin-index.ts";
 
 const folders = pluginFolders("plugins");
 writeFileSync("plugins/index.ts", renderPluginIndex(folders));

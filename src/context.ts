@@ -1,14 +1,10 @@
+import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db/client.ts";
 import type { Logger } from "./log.ts";
-import type { Storage } from "./storage/index.ts";
-import type { PlatformRegistry } from "./platform/catalog.ts";
-
-export interface Clock {
-  now(): Date;
-}
-
-export const systemClock: Clock = { now: () => new Date() };
+import type { Storage } from "./storage/storage.ts";
+import type { PlatformRegistry } from "./platform/host/catalog.ts";
+import type { CredentialStore } from "./platform/host/provider.ts";
 
 /**
  * What the API may ask of an engine running in this copy. The engine implements it; src/server.ts (or a
@@ -31,8 +27,10 @@ export interface AppContext {
   db: Db;
   clock: Clock;
   log: Logger;
-  /** The plugin registry: createRegistry() from src/platform/registry.ts. */
+  /** The plugin registry: createRegistry() from src/platform/host/registry.ts. */
   platforms: PlatformRegistry;
+  /** Where plugins' refreshed credentials go: accountCredentials() from src/modules/accounts/service.ts. */
+  credentials: CredentialStore;
   /** Media bytes: createStorage(config, clock) from src/storage/index.ts (fs or s3 by config). */
   storage: Storage;
   /** The engine of this copy, when one runs (not under serve --no-scheduler); set once it started. */

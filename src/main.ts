@@ -2,15 +2,17 @@
 import { parseArgs } from "node:util";
 import { ConfigError, loadConfig, parseDuration, type Config } from "./config.ts";
 import { openDatabase } from "./db/client.ts";
-import { systemClock, type AppContext } from "./context.ts";
+import { systemClock } from "./clock.ts";
+import type { AppContext } from "./context.ts";
 import { createLogger } from "./log.ts";
-import { createRegistry } from "./platform/registry.ts";
+import { createRegistry } from "./platform/host/registry.ts";
 import { createStorage } from "./storage/index.ts";
 import { migrate } from "./db/migrate.ts";
 import { startServer } from "./server.ts";
 import { callAdminSocket } from "./cli/admin.ts";
 import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
+import { accountCredentials } from "./modules/accounts/service.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { HELP } from "./cli/help.ts";
 
@@ -51,7 +53,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
   const db = await openDatabase(config);
   try {
     await migrate(db);
-    return await run({ config, db, clock: systemClock, log: createLogger(config.logLevel), platforms: createRegistry(), storage: createStorage(config) });
+    return await run({ config, db, clock: systemClock, log: createLogger(config.logLevel), platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) });
   } catch (e) {
     if (e instanceof KeyInputError) throw new UsageError(e.message);
     throw e;

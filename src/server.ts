@@ -1,12 +1,14 @@
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { systemClock, type AppContext } from "./context.ts";
+import { systemClock } from "./clock.ts";
+import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./log.ts";
 import { createStorage, maxUploadBytes } from "./storage/index.ts";
-import { createRegistry } from "./platform/registry.ts";
+import { createRegistry } from "./platform/host/registry.ts";
 import { startEngine } from "./engine/index.ts";
+import { accountCredentials } from "./modules/accounts/service.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
@@ -36,7 +38,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
-  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: createRegistry(), storage: createStorage(config) };
+  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) };
   const app = createApp(ctx);
   const server = Bun.serve({
     hostname: config.host,

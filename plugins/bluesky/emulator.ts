@@ -6,7 +6,7 @@
  * audience and method, record shape and limits, blob ownership, types and sizes.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
 
@@ -99,16 +99,19 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
   const videoPolls = opts.videoPolls ?? 2;
   const retainLimit = opts.retainedBlobBytes ?? RETAINED_BLOB_BYTES;
   const failures = new FailurePlan();
-  let accounts = new Map<string, Account>();
-  let tokens = new Map<string, Token>();
-  let serviceTokens = new Map<string, ServiceToken>();
-  let blobs = new Map<string, Blob>();
-  let records = new Map<string, StoredRecord>();
-  let jobs = new Map<string, VideoJob>();
-  let emulated: EmulatedPost[] = [];
+  const state = resettable(() => ({
+    accounts: new Map<string, Account>(),
+    tokens: new Map<string, Token>(),
+    serviceTokens: new Map<string, ServiceToken>(),
+    blobs: new Map<string, Blob>(),
+    records: new Map<string, StoredRecord>(),
+    jobs: new Map<string, VideoJob>(),
+    emulated: [] as EmulatedPost[],
+    retained: 0,
+  }));
 
-  const byHandle = (handle: string) => [...accounts.values()].find((a) => a.handle === handle.toLowerCase());
-  const byActor = (actor: string) => accounts.get(actor) ?? byHandle(actor);
+  const byHandle = (handle: string) => [...state.accounts.values()].find((a) => a.handle === handle.toLowerCase());
+  const byActor = (actor: string) => state.accounts.get(actor) ?? byHandle(actor);
   const videosUsed = (acc: Account) => {
     const day = new Date(now()).toISOString().slice(0, 10);
     if (acc.videoDay !== day) {
@@ -123,7 +126,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     if (existing) return existing;
     const did = plcDid(handle);
     const acc: Account = { did, handle, email: email ?? `${handle.split(".")[0]}@example.com`, displayName: handle.split(".")[0], followers: 0, videosToday: 0, videoDay: "" };
-    accounts.set(did, acc);
+    state.accounts.set(did, acc);
     return acc;
   }
 
@@ -140,8 +143,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     const t = now();
     const refreshJwt = jwt({ scope: "com.atproto.refresh", sub: acc.did, iat: Math.floor(t / 1000), exp: Math.floor((t + REFRESH_TTL_MS) / 1000) });
     const accessJwt = jwt({ scope: "com.atproto.appPass", sub: acc.did, iat: Math.floor(t / 1000), exp: Math.floor((t + ACCESS_TTL_MS) / 1000) });
-    tokens.set(refreshJwt, { did: acc.did, scope: "refresh", exp: t + REFRESH_TTL_MS, revoked: false, family: refreshJwt });
-    tokens.set(accessJwt, { did: acc.did, scope: "access", exp: t + ACCESS_TTL_MS, revoked: false, family: refreshJwt });
+    state.tokens.set(refreshJwt, { did: acc.did, scope: "refresh", exp: t + REFRESH_TTL_MS, revoked: false, family: refreshJwt });
+    state.tokens.set(accessJwt, { did: acc.did, scope: "access", exp: t + ACCESS_TTL_MS, revoked: false, family: refreshJwt });
     return {
       accessJwt, refreshJwt, handle: acc.handle, did: acc.did, didDoc: didDoc(acc, base),
       email: acc.email, emailConfirmed: true, emailAuthFactor: false, active: true,
@@ -157,24 +160,24 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
   function authed(req: Request, scope: "access" | "refresh" = "access"): Account {
     const raw = bearerOf(req);
     if (!raw) throw new XrpcError(401, "AuthMissing", "Authentication Required");
-    const tok = tokens.get(raw);
+    const tok = state.tokens.get(raw);
     if (!tok) throw new XrpcError(401, "InvalidToken", "Token could not be verified");
     if (tok.scope !== scope) throw bad("Invalid token type", "InvalidToken");
     if (tok.revoked) throw bad("Token has been revoked", "ExpiredToken");
     if (tok.exp <= now()) throw bad("Token has expired", "ExpiredToken");
-    return accounts.get(tok.did)!;
+    return state.accounts.get(tok.did)!;
   }
 
   /** A service-auth token minted by getServiceAuth, for this host and this method. */
   function serviceAuthed(req: Request, base: string, lxm: string): Account {
     const raw = bearerOf(req);
     if (!raw) throw new XrpcError(401, "AuthMissing", "Authentication Required");
-    const st = serviceTokens.get(raw);
+    const st = state.serviceTokens.get(raw);
     if (!st) throw new XrpcError(401, "BadJwt", "Token could not be verified");
     if (st.exp * 1000 <= now()) throw new XrpcError(401, "JwtExpired", "jwt expired");
     if (st.aud !== didWebOf(base)) throw new XrpcError(401, "BadJwtAudience", `jwt audience does not match service did: ${st.aud}`);
     if (st.lxm !== lxm) throw new XrpcError(401, "BadJwtLexiconMethod", `bad jwt lexicon method ("lxm"). must match: ${lxm}`);
-    return accounts.get(st.iss)!;
+    return state.accounts.get(st.iss)!;
   }
 
   const didWebOf = (base: string) => `did:web:${encodeURIComponent(new URL(base).host)}`;
@@ -198,19 +201,18 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     return { mimeType, bytes };
   }
 
-  let retained = 0;
   const storeBlob = (did: string, mimeType: string, bytes: Uint8Array<ArrayBuffer>): Blob => {
     const key = `${did} ${cid(bytes, "raw")}`;
-    const existing = blobs.get(key);
+    const existing = state.blobs.get(key);
     if (existing?.bytes) return existing;
     const b: Blob = { did, cid: key.split(" ")[1], mimeType, size: bytes.length, bytes };
-    blobs.set(key, b);
-    retained += bytes.length;
+    state.blobs.set(key, b);
+    state.retained += bytes.length;
     // A sandbox runs inside the server: evict the oldest bytes rather than grow without bound.
-    for (const old of blobs.values()) {
-      if (retained <= retainLimit) break;
+    for (const old of state.blobs.values()) {
+      if (state.retained <= retainLimit) break;
       if (old.bytes && old !== b) {
-        retained -= old.bytes.length;
+        state.retained -= old.bytes.length;
         old.bytes = null;
       }
     }
@@ -220,12 +222,12 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
   const blobUrl = (base: string, did: string, c: string) => `${base}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${encodeURIComponent(c)}`;
 
   function author(did: string) {
-    const a = accounts.get(did);
+    const a = state.accounts.get(did);
     return { did, handle: a?.handle ?? "handle.invalid", displayName: a?.displayName ?? "", labels: [] };
   }
 
   const view = (r: StoredRecord, base: string) =>
-    postView(r, { author: author(r.did), blobUrl: (did, c) => blobUrl(base, did, c), replyCount: [...records.values()].filter((x) => x.replyParent === r.uri).length });
+    postView(r, { author: author(r.did), blobUrl: (did, c) => blobUrl(base, did, c), replyCount: [...state.records.values()].filter((x) => x.replyParent === r.uri).length });
 
   function looksLikeVideo(b: Uint8Array): boolean {
     const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
@@ -247,8 +249,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (typeof body.password !== "string") throw bad('Input must have the property "password"');
       const ident = body.identifier.trim().toLowerCase();
       let acc: Account | undefined;
-      if (ident.startsWith("did:")) acc = accounts.get(ident);
-      else if (ident.includes("@")) acc = [...accounts.values()].find((a) => a.email === ident) ?? ensureAccount(`${ident.split("@")[0]}.bsky.social`, ident);
+      if (ident.startsWith("did:")) acc = state.accounts.get(ident);
+      else if (ident.includes("@")) acc = [...state.accounts.values()].find((a) => a.email === ident) ?? ensureAccount(`${ident.split("@")[0]}.bsky.social`, ident);
       else if (/^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(ident)) acc = byHandle(ident) ?? (body.password ? ensureAccount(ident) : undefined);
       if (!acc || !body.password || (acc.password !== undefined && acc.password !== body.password)) {
         throw new XrpcError(401, "AuthenticationRequired", "Invalid identifier or password");
@@ -257,7 +259,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     },
     async "com.atproto.server.refreshSession"(req, _url, base) {
       const acc = authed(req, "refresh");
-      const old = tokens.get(bearerOf(req)!)!;
+      const old = state.tokens.get(bearerOf(req)!)!;
       // Refresh tokens rotate: the one used is spent.
       old.revoked = true;
       return json(issueSession(acc, base));
@@ -265,7 +267,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     async "com.atproto.server.deleteSession"(req) {
       authed(req, "refresh");
       const family = bearerOf(req)!;
-      for (const t of tokens.values()) if (t.family === family) t.revoked = true;
+      for (const t of state.tokens.values()) if (t.family === family) t.revoked = true;
       return new Response(null, { status: 200 });
     },
     async "com.atproto.repo.uploadBlob"(req) {
@@ -281,21 +283,21 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const record = body.record as Record<string, unknown> | undefined;
       if (!record || typeof record !== "object") throw bad('Input must have the property "record"');
       const problem = validatePost(record, {
-        blob: (c) => blobs.get(`${acc.did} ${c}`),
-        record: (uri) => records.get(uri),
+        blob: (c) => state.blobs.get(`${acc.did} ${c}`),
+        record: (uri) => state.records.get(uri),
       });
       if (problem) throw bad(`Invalid app.bsky.feed.post record: ${problem}`);
       const rkey = typeof body.rkey === "string" ? body.rkey : tid(now());
       const uri = `at://${acc.did}/app.bsky.feed.post/${rkey}`;
-      if (records.has(uri)) throw bad(`Record already exists: ${uri}`);
+      if (state.records.has(uri)) throw bad(`Record already exists: ${uri}`);
       const recordCid = cid(JSON.stringify(record), "dag-cbor");
       const parent = (record.reply as { parent?: { uri?: string } } | undefined)?.parent?.uri ?? null;
       const stored: StoredRecord = {
         uri, cid: recordCid, did: acc.did, rkey, value: record, indexedAt: new Date(now()).toISOString(), replyParent: parent,
         likes: 0, reposts: 0, quotes: 0, bookmarks: 0,
       };
-      records.set(uri, stored);
-      emulated.push({
+      state.records.set(uri, stored);
+      state.emulated.push({
         id: uri,
         text: String(record.text ?? ""),
         media: mediaOfRecord(record),
@@ -314,7 +316,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (acc.videoRefusal || videosUsed(acc) >= DAILY_VIDEOS) throw bad(acc.videoRefusal ?? "Daily video limit reached", "UploadLimitExceeded");
       acc.videosToday += 1;
       const jobId = crypto.randomUUID();
-      jobs.set(jobId, { jobId, did: acc.did, bytes, valid: looksLikeVideo(bytes), polls: 0 });
+      state.jobs.set(jobId, { jobId, did: acc.did, bytes, valid: looksLikeVideo(bytes), polls: 0 });
       return json({ jobStatus: { jobId, did: acc.did, state: "JOB_STATE_CREATED", progress: 0 } });
     },
   };
@@ -334,13 +336,13 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (!Number.isInteger(exp) || exp <= nowS) throw bad("expiration is in the past", "BadExpiration");
       if (exp - nowS > (lxm ? 3600 : 60)) throw bad("expiration is too far in the future", "BadExpiration");
       const token = jwt({ iss: acc.did, aud, lxm, exp });
-      serviceTokens.set(token, { iss: acc.did, aud, lxm, exp });
+      state.serviceTokens.set(token, { iss: acc.did, aud, lxm, exp });
       return json({ token });
     },
     "com.atproto.repo.getRecord"(_req, url) {
       const repo = q(url, "repo");
       const did = byActor(repo)?.did ?? repo;
-      const r = records.get(`at://${did}/${q(url, "collection")}/${q(url, "rkey")}`);
+      const r = state.records.get(`at://${did}/${q(url, "collection")}/${q(url, "rkey")}`);
       if (!r) throw bad(`Could not locate record: at://${did}/${url.searchParams.get("collection")}/${url.searchParams.get("rkey")}`, "RecordNotFound");
       return json({ uri: r.uri, cid: r.cid, value: r.value });
     },
@@ -350,7 +352,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       return json({ did: acc.did });
     },
     "com.atproto.sync.getBlob"(_req, url) {
-      const b = blobs.get(`${q(url, "did")} ${q(url, "cid")}`);
+      const b = state.blobs.get(`${q(url, "did")} ${q(url, "cid")}`);
       if (!b?.bytes) throw bad("Blob not found", "BlobNotFound");
       return new Response(b.bytes, { headers: { "content-type": b.mimeType, "content-length": String(b.size) } });
     },
@@ -358,7 +360,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       authed(req);
       const acc = byActor(q(url, "actor"));
       if (!acc) throw bad("Profile not found");
-      const postsCount = [...records.values()].filter((r) => r.did === acc.did).length;
+      const postsCount = [...state.records.values()].filter((r) => r.did === acc.did).length;
       return json({ ...author(acc.did), followersCount: acc.followers, followsCount: 0, postsCount, indexedAt: new Date(now()).toISOString() });
     },
     "app.bsky.feed.getAuthorFeed"(req, url, base) {
@@ -369,7 +371,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw bad("limit must be an integer between 1 and 100");
       const filter = url.searchParams.get("filter") ?? "posts_with_replies";
       const cursor = url.searchParams.get("cursor");
-      const mine = [...records.values()]
+      const mine = [...state.records.values()]
         .filter((r) => r.did === acc.did)
         .filter((r) => filter !== "posts_no_replies" || !r.replyParent)
         .filter((r) => filter !== "posts_with_media" || r.value.embed)
@@ -384,7 +386,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       authed(req);
       const uris = url.searchParams.getAll("uris");
       if (uris.length > 25) throw bad("uris must not have more than 25 elements");
-      return json({ posts: uris.map((u) => records.get(u)).filter((r): r is StoredRecord => !!r).map((r) => view(r, base)) });
+      return json({ posts: uris.map((u) => state.records.get(u)).filter((r): r is StoredRecord => !!r).map((r) => view(r, base)) });
     },
     "app.bsky.video.getUploadLimits"(req, _url, base) {
       const acc = serviceAuthed(req, base, "app.bsky.video.getUploadLimits");
@@ -397,7 +399,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       });
     },
     "app.bsky.video.getJobStatus"(_req, url) {
-      const job = jobs.get(q(url, "jobId"));
+      const job = state.jobs.get(q(url, "jobId"));
       if (!job) throw bad("Job not found", "NotFound");
       job.polls += 1;
       const base = { jobId: job.jobId, did: job.did };
@@ -423,7 +425,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     if (f.kind === "server_error") return json({ error: "InternalServerError", message: "Internal Server Error" }, 500);
     if (f.kind === "auth_expired") {
       // The presented token really is expired from now on: only a refresh gets the account going again.
-      const t = tokens.get(bearerOf(req) ?? "");
+      const t = state.tokens.get(bearerOf(req) ?? "");
       if (t) t.exp = Math.min(t.exp, now());
       return json({ error: "ExpiredToken", message: "Token has expired" }, 400);
     }
@@ -456,20 +458,13 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       return xrpc.handle(req, path);
     },
     failNext: xrpc.failNext,
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
-      for (const a of accounts.values()) a.followers = n;
+      for (const a of state.accounts.values()) a.followers = n;
     },
     reset() {
       failures.clear();
-      accounts = new Map();
-      tokens = new Map();
-      serviceTokens = new Map();
-      blobs = new Map();
-      records = new Map();
-      jobs = new Map();
-      emulated = [];
-      retained = 0;
+      state.reset();
     },
     registerAccount(a) {
       const acc = ensureAccount(a.handle.toLowerCase());
@@ -479,19 +474,16 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       return acc.did;
     },
     engage(uri, counts) {
-      const r = records.get(uri);
+      const r = state.records.get(uri);
       if (!r) throw new Error(`no post ${uri}`);
-      r.likes += counts.likes ?? 0;
-      r.reposts += counts.reposts ?? 0;
-      r.quotes += counts.quotes ?? 0;
-      r.bookmarks += counts.bookmarks ?? 0;
+      addCounts(r, counts);
     },
     refuseVideo(did, message) {
-      const acc = accounts.get(did);
+      const acc = state.accounts.get(did);
       if (!acc) throw new Error(`no account ${did}`);
       acc.videoRefusal = message;
     },
-    record: (uri) => records.get(uri)?.value,
+    record: (uri) => state.records.get(uri)?.value,
   };
 }
 

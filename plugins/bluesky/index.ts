@@ -9,6 +9,7 @@ import {
   type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
   type AccountStats, type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentMedia, type RecentPost,
 } from "../../src/platform/sdk.ts";
+import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
 const DEFAULT_API_URL = "https://bsky.social";
@@ -398,9 +399,8 @@ function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
   if (res.status === 400 && (body?.error === "ExpiredToken" || body?.error === "InvalidToken")) return { kind: "auth_expired", reason };
   if (res.status === 429) {
     const reset = Number(res.headers.get("ratelimit-reset"));
-    const retryAfter = Number(res.headers.get("retry-after"));
-    const retryAfterMs = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000
-      : Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : undefined;
+    const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), new Date())
+      ?? (Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : undefined);
     return { kind: "retryable", reason: `rate limited: ${reason}`, ...(retryAfterMs !== undefined && { retryAfterMs }) };
   }
   return undefined;

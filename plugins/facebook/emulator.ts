@@ -9,8 +9,9 @@
  * more with addPage).
  */
 import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { addCounts, AuthorizationCodes, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
 
 interface Page { id: string; name: string; token: string }
 interface Post { id: string; page: string; message: string; link: string | null; photos: string[]; video: string | null; createdAt: Date; reactions: number; comments: number; shares: number; views: number }
@@ -21,15 +22,6 @@ export interface FacebookEmulator extends Emulator {
   addPage(name: string): string;
   engage(id: string, counts: Partial<Pick<Post, "reactions" | "comments" | "shares" | "views">>): void;
 }
-
-class GraphError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
-    super(message);
-  }
-}
-
-const graph = (status: number, code: number, message: string, subcode?: number) =>
-  Response.json({ error: { message, type: code === 190 ? "OAuthException" : "GraphMethodException", code, ...(subcode && { error_subcode: subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status });
 
 function sniffImage(b: Buffer): string | null {
   if (b[0] === 0xff && b[1] === 0xd8) return "image/jpeg";
@@ -44,18 +36,20 @@ const num = () => String(100_000_000_000_000n + BigInt(randomBytes(5).readUIntBE
 
 export function createFacebookEmulator(): FacebookEmulator {
   const failures = new FailurePlan();
+  const state = resettable(() => ({
+    userTokens: new Map<string, boolean>(),
+    pages: [] as Page[],
+    posts: [] as Post[],
+    photos: new Map<string, Photo>(),
+    videos: new Map<string, Video>(),
+    emulated: [] as EmulatedPost[],
+  }));
   const clients = new Map([["sandbox", "sandbox"]]);
   const codes = new AuthorizationCodes();
-  let userTokens = new Map<string, boolean>();
-  let pages: Page[] = [];
-  let posts: Post[] = [];
-  let photos = new Map<string, Photo>();
-  let videos = new Map<string, Video>();
-  let emulated: EmulatedPost[] = [];
 
   const addPage = (name: string) => {
     const p: Page = { id: num(), name, token: `EAAPage${randomBytes(16).toString("hex")}` };
-    pages.push(p);
+    state.pages.push(p);
     return p.id;
   };
   addPage("Sandbox Page");
@@ -63,7 +57,7 @@ export function createFacebookEmulator(): FacebookEmulator {
   const tokenOf = (req: Request, url: URL) => /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
 
   function pageAuth(req: Request, url: URL, pageId: string): Page {
-    const page = pages.find((p) => p.id === pageId);
+    const page = state.pages.find((p) => p.id === pageId);
     if (!page) throw new GraphError(400, 100, `Unsupported post request. Object with ID '${pageId}' does not exist`, 33);
     if (tokenOf(req, url) !== page.token) throw new GraphError(400, 190, "Error validating access token: the token is not this Page's token.", 460);
     return page;
@@ -85,8 +79,8 @@ export function createFacebookEmulator(): FacebookEmulator {
 
   function addPost(p: Omit<Post, "id" | "createdAt" | "reactions" | "comments" | "shares" | "views">, id?: string): Post {
     const post: Post = { ...p, id: id ?? `${p.page}_${num()}`, createdAt: new Date(), reactions: 0, comments: 0, shares: 0, views: 0 };
-    posts.push(post);
-    emulated.push({ id: post.id, text: post.message, media: [...post.photos.map(() => ({ type: "image" })), ...(post.video ? [{ type: "video" }] : [])], createdAt: post.createdAt });
+    state.posts.push(post);
+    state.emulated.push({ id: post.id, text: post.message, media: [...post.photos.map(() => ({ type: "image" })), ...(post.video ? [{ type: "video" }] : [])], createdAt: post.createdAt });
     return post;
   }
 
@@ -98,22 +92,22 @@ export function createFacebookEmulator(): FacebookEmulator {
       const q = url.searchParams;
       if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret")) throw new GraphError(400, 1, "Error validating client secret.");
       if (q.get("grant_type") === "fb_exchange_token") {
-        if (!userTokens.has(q.get("fb_exchange_token") ?? "")) throw new GraphError(400, 190, "Invalid OAuth access token.");
+        if (!state.userTokens.has(q.get("fb_exchange_token") ?? "")) throw new GraphError(400, 190, "Invalid OAuth access token.");
         const long = `EAALong${randomBytes(16).toString("hex")}`;
-        userTokens.set(long, true);
+        state.userTokens.set(long, true);
         return Response.json({ access_token: long, token_type: "bearer", expires_in: 5184000 });
       }
       if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid verification code format.", 36007);
       const short = `EAAShort${randomBytes(16).toString("hex")}`;
-      userTokens.set(short, false);
+      state.userTokens.set(short, false);
       return Response.json({ access_token: short, token_type: "bearer", expires_in: 5400 });
     }
     if (m === "GET" && p === "/me/accounts") {
-      if (!userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
-      return Response.json({ data: pages.map((x) => ({ id: x.id, name: x.name, access_token: x.token, category: "Brand", tasks: ["CREATE_CONTENT", "MANAGE"], picture: { data: { url: `https://graph.facebook.com/${x.id}/picture` } } })) });
+      if (!state.userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
+      return Response.json({ data: state.pages.map((x) => ({ id: x.id, name: x.name, access_token: x.token, category: "Brand", tasks: ["CREATE_CONTENT", "MANAGE"], picture: { data: { url: `https://graph.facebook.com/${x.id}/picture` } } })) });
     }
     const pageNode = /^\/(\d+)$/.exec(p);
-    if (pageNode && m === "GET" && pages.some((x) => x.id === pageNode[1])) {
+    if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
       const page = pageAuth(req, url, pageNode[1]);
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({ id: page.id, name: page.name, ...(fields.includes("followers_count") && { followers_count: followers }), ...(fields.includes("fan_count") && { fan_count: followers }) });
@@ -127,7 +121,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       const attached = [...f.entries()].filter(([k]) => /^attached_media\[\d+\]$/.test(k)).map(([, val]) => JSON.parse(String(val)).media_fbid as string);
       if (!message && !link && attached.length === 0) throw new GraphError(400, 100, "The post is empty: give a message, a link or attached media.");
       for (const id of attached) {
-        const ph = photos.get(id);
+        const ph = state.photos.get(id);
         if (!ph || ph.page !== page.id || ph.published) throw new GraphError(400, 100, `attached_media ${id} is not an unpublished photo of this Page.`);
       }
       const post = addPost({ page: page.id, message, link, photos: attached, video: null });
@@ -143,7 +137,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (!type) throw new GraphError(400, 100, "Invalid image format", 1366046);
       const published = String(f.get("published") ?? "true") !== "false";
       const ph: Photo = { id: num(), page: page.id, published, type };
-      photos.set(ph.id, ph);
+      state.photos.set(ph.id, ph);
       if (!published) return Response.json({ id: ph.id });
       const post = addPost({ page: page.id, message: String(f.get("message") ?? ""), link: null, photos: [ph.id], video: null });
       return Response.json({ id: ph.id, post_id: post.id });
@@ -155,14 +149,14 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (!(source instanceof Blob)) throw new GraphError(400, 100, "source or file_url is required");
       const head = Buffer.from(await source.slice(0, 12).arrayBuffer());
       const vid: Video = { id: num(), page: page.id, status: head.subarray(4, 8).toString("latin1") === "ftyp" ? "processing" : "error", reads: 0 };
-      videos.set(vid.id, vid);
+      state.videos.set(vid.id, vid);
       addPost({ page: page.id, message: String(f.get("description") ?? ""), link: null, photos: [], video: vid.id }, vid.id);
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {
       const page = pageAuth(req, url, edge[1]);
       const since = Number(url.searchParams.get("since") ?? 0);
-      const list = posts.filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
+      const list = state.posts.filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
       return Response.json({ data: list.map((x) => ({
         id: x.id, message: x.message, created_time: x.createdAt.toISOString(), permalink_url: `https://www.facebook.com/${x.id}`,
         ...(x.photos.length && { attachments: { data: [x.photos.length === 1
@@ -172,7 +166,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     }
     const insights = /^\/([\d_]+)\/insights$/.exec(p);
     if (insights && m === "GET") {
-      const post = posts.find((x) => x.id === insights[1]);
+      const post = state.posts.find((x) => x.id === insights[1]);
       if (!post) throw new GraphError(400, 100, "Object does not exist");
       ownerAuth(req, url, post.page);
       const metric = url.searchParams.get("metric") ?? "";
@@ -181,14 +175,14 @@ export function createFacebookEmulator(): FacebookEmulator {
     }
     const node = /^\/([\d_]+)$/.exec(p);
     if (node && m === "GET") {
-      const vid = videos.get(node[1]);
+      const vid = state.videos.get(node[1]);
       const fields = url.searchParams.get("fields") ?? "";
       if (vid && fields.includes("status")) {
         ownerAuth(req, url, vid.page);
         if (vid.status === "processing" && ++vid.reads >= 2) vid.status = "ready";
         return Response.json({ id: vid.id, status: { video_status: vid.status, processing_phase: { status: vid.status === "error" ? "error" : vid.status === "ready" ? "complete" : "in_progress" } } });
       }
-      const post = posts.find((x) => x.id === node[1]);
+      const post = state.posts.find((x) => x.id === node[1]);
       if (!post) throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
       ownerAuth(req, url, post.page);
       return Response.json({
@@ -200,50 +194,35 @@ export function createFacebookEmulator(): FacebookEmulator {
     throw new GraphError(400, 100, `Unknown path components: ${path}`, 2500);
   }
 
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return graph(400, 32, "Page request limit reached");
-    if (f.kind === "server_error") return graph(500, 2, "An unexpected error has occurred. Please retry your request later.");
-    if (f.kind === "auth_expired") return graph(400, 190, "Error validating access token: The session has been invalidated because the user changed their password.", 460);
-    return null;
-  }
-
   // The audience every account reports (accountStats); tests set it with setFollowers().
   let followers = 1000;
 
   return {
     platform: "facebook",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    ...failingHandler({
+    ...graphFailingHandler({
       failures,
       canFail: (path) => /^\/v\d+\.\d+\/\d/.test(path),
-      failureResponse,
       route: (req, path) => route(req, path, new URL(req.url)),
-      error: GraphError,
-      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+      apiType: "GraphMethodException",
+      throttled: new GraphError(400, 32, "Page request limit reached"),
+      expired: new GraphError(400, 190, "Error validating access token: The session has been invalidated because the user changed their password.", 460),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
       codes.clear();
-      userTokens = new Map();
-      pages = [];
+      state.reset();
       addPage("Sandbox Page");
-      posts = [];
-      photos = new Map();
-      videos = new Map();
-      emulated = [];
     },
     addPage,
     engage(id, counts) {
-      const post = posts.find((x) => x.id === id);
+      const post = state.posts.find((x) => x.id === id);
       if (!post) throw new Error(`no post ${id}`);
-      post.reactions += counts.reactions ?? 0;
-      post.comments += counts.comments ?? 0;
-      post.shares += counts.shares ?? 0;
-      post.views += counts.views ?? 0;
+      addCounts(post, counts);
     },
   };
 }

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
 import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
 
 /** The settings sandbox profiles run the plugin with. The mnemonic is the well-known public test one. */
@@ -65,24 +65,26 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 
 export function createFarcasterEmulator(): FarcasterEmulator {
   const failures = new FailurePlan();
+  const state = resettable(() => ({
+    apps: new Map<number, string>(),
+    signers: new Map<string, Signer>(),
+    users: new Map<number, User>(),
+    casts: [] as Cast[],
+    idem: new Map<string, Cast>(),
+    emulated: [] as EmulatedPost[],
+  }));
   /** App FID → custody mnemonic; its address is derived when a signature is checked (viem loads lazily). */
-  let apps = new Map<number, string>();
-  let signers = new Map<string, Signer>();
-  let users = new Map<number, User>();
-  let casts: Cast[] = [];
-  let idem = new Map<string, Cast>();
-  let emulated: EmulatedPost[] = [];
   let approver = { fid: 10001, username: "sandbox-caster" };
   const keys = new Set([SANDBOX_SETTINGS.API_KEY]);
 
-  const registerApp = (fid: number, mnemonic: string) => void apps.set(fid, mnemonic);
+  const registerApp = (fid: number, mnemonic: string) => void state.apps.set(fid, mnemonic);
   registerApp(Number(SANDBOX_SETTINGS.APP_FID), SANDBOX_SETTINGS.APP_MNEMONIC);
 
   function user(fid: number, username = `user${fid}`): User {
-    let u = users.get(fid);
+    let u = state.users.get(fid);
     if (!u) {
       u = { fid, username, displayName: username, followers: 0 };
-      users.set(fid, u);
+      state.users.set(fid, u);
     }
     return u;
   }
@@ -128,7 +130,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
 
   async function createCast(req: Request): Promise<Response> {
     const b = await body(req);
-    const signer = signers.get(String(b.signer_uuid ?? ""));
+    const signer = state.signers.get(String(b.signer_uuid ?? ""));
     if (!signer) throw new NeynarError(404, "NotFound", "Signer not found");
     if (signer.status !== "approved" || signer.fid === undefined) throw new NeynarError(403, "Forbidden", `Signer is ${signer.status}, not approved`);
     if (typeof b.text !== "string") throw new NeynarError(400, "InvalidField", "text must be a string");
@@ -146,7 +148,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     }
     if (b.idem !== undefined && (typeof b.idem !== "string" || b.idem.length > 16)) throw new NeynarError(400, "InvalidField", "idem must be a string of at most 16 characters");
     const idemKey = b.idem ? `${signer.fid}:${b.idem}` : null;
-    const earlier = idemKey ? idem.get(idemKey) : undefined;
+    const earlier = idemKey ? state.idem.get(idemKey) : undefined;
     if (earlier) return json({ success: true, cast: { hash: earlier.hash, author: { fid: earlier.fid }, text: earlier.text } });
     const parentHash = typeof b.parent === "string" && HASH.test(b.parent) ? b.parent : null;
     const cast: Cast = {
@@ -161,11 +163,11 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       recasts: 0,
       replies: 0,
     };
-    const parent = parentHash ? casts.find((c) => c.hash === parentHash) : undefined;
+    const parent = parentHash ? state.casts.find((c) => c.hash === parentHash) : undefined;
     if (parent) parent.replies += 1;
-    casts.push(cast);
-    if (idemKey) idem.set(idemKey, cast);
-    emulated.push({
+    state.casts.push(cast);
+    if (idemKey) state.idem.set(idemKey, cast);
+    state.emulated.push({
       id: cast.hash,
       text: cast.text,
       media: embeds.map((e) => {
@@ -182,7 +184,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
     if (m === "GET" && path.startsWith("/approve/")) {
-      const s = signers.get(path.slice("/approve/".length));
+      const s = state.signers.get(path.slice("/approve/".length));
       if (!s || s.status !== "pending_approval") return new Response("This approval link is not valid.", { status: 404, headers: { "content-type": "text/plain" } });
       s.status = "approved";
       s.fid = user(approver.fid, approver.username).fid;
@@ -191,16 +193,16 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     checkKey(req);
     if (m === "POST" && path === "/v2/farcaster/signer") {
       const s: Signer = { uuid: crypto.randomUUID(), publicKey: `0x${randomBytes(32).toString("hex")}`, status: "generated" };
-      signers.set(s.uuid, s);
+      state.signers.set(s.uuid, s);
       return json(signerJson(s));
     }
     if (m === "POST" && path === "/v2/farcaster/signer/signed_key") {
       const b = await body(req);
-      const s = signers.get(String(b.signer_uuid ?? ""));
+      const s = state.signers.get(String(b.signer_uuid ?? ""));
       if (!s) throw new NeynarError(404, "NotFound", "Signer not found");
       if (s.status !== "generated") throw new NeynarError(400, "InvalidState", `Signer is already ${s.status}`);
       const appFid = Number(b.app_fid);
-      const mnemonic = apps.get(appFid);
+      const mnemonic = state.apps.get(appFid);
       if (!mnemonic) throw new NeynarError(400, "InvalidField", `app_fid ${b.app_fid} is not a registered app`);
       const [{ recoverTypedDataAddress }, { mnemonicToAccount }] = await Promise.all([import("viem"), import("viem/accounts")]);
       const custody = mnemonicToAccount(mnemonic).address.toLowerCase();
@@ -223,15 +225,15 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       return json(signerJson(s, base));
     }
     if (m === "GET" && path === "/v2/farcaster/signer") {
-      const s = signers.get(url.searchParams.get("signer_uuid") ?? "");
+      const s = state.signers.get(url.searchParams.get("signer_uuid") ?? "");
       if (!s) throw new NeynarError(404, "NotFound", "Signer not found");
       return json(signerJson(s, base));
     }
     if (m === "GET" && path === "/v2/farcaster/user/bulk") {
       const fids = (url.searchParams.get("fids") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0);
       if (fids.length === 0) throw new NeynarError(400, "InvalidField", "fids is required");
-      return json({ users: fids.filter((f) => users.has(f)).map((f) => {
-        const u = users.get(f)!;
+      return json({ users: fids.filter((f) => state.users.has(f)).map((f) => {
+        const u = state.users.get(f)!;
         return { fid: u.fid, username: u.username, display_name: u.displayName, pfp_url: null, follower_count: u.followers };
       }) });
     }
@@ -240,12 +242,12 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       const fid = Number(url.searchParams.get("fid"));
       const limit = Math.min(150, Number(url.searchParams.get("limit") ?? 25));
       const withReplies = url.searchParams.get("include_replies") !== "false";
-      const list = casts.filter((c) => c.fid === fid && (withReplies || !c.parentHash)).slice().reverse().slice(0, limit);
+      const list = state.casts.filter((c) => c.fid === fid && (withReplies || !c.parentHash)).slice().reverse().slice(0, limit);
       return json({ casts: list.map(castJson), next: { cursor: null } });
     }
     if (m === "GET" && path === "/v2/farcaster/casts") {
       const hashes = (url.searchParams.get("casts") ?? "").split(",").filter(Boolean);
-      return json({ result: { casts: casts.filter((c) => hashes.includes(c.hash)).map(castJson) } });
+      return json({ result: { casts: state.casts.filter((c) => hashes.includes(c.hash)).map(castJson) } });
     }
     throw new NeynarError(404, "NotFound", `No route ${m} ${path}`);
   }
@@ -268,33 +270,27 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       error: NeynarError,
       errorResponse: (e) => json({ code: e.code, message: e.message }, e.status),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
-      for (const u of users.values()) u.followers = n;
+      for (const u of state.users.values()) u.followers = n;
     },
     reset() {
       failures.clear();
-      apps = new Map();
+      state.reset();
       registerApp(Number(SANDBOX_SETTINGS.APP_FID), SANDBOX_SETTINGS.APP_MNEMONIC);
-      signers = new Map();
-      users = new Map();
-      casts = [];
-      idem = new Map();
-      emulated = [];
     },
     registerApp,
     approveAs(u) {
       approver = u;
     },
     revokeSigner(uuid) {
-      const s = signers.get(uuid);
+      const s = state.signers.get(uuid);
       if (s) s.status = "revoked";
     },
     engage(hash, counts) {
-      const c = casts.find((x) => x.hash === hash);
+      const c = state.casts.find((x) => x.hash === hash);
       if (!c) throw new Error(`no cast ${hash}`);
-      c.likes += counts.likes ?? 0;
-      c.recasts += counts.recasts ?? 0;
+      addCounts(c, counts);
     },
   };
 }

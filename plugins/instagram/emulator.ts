@@ -9,9 +9,9 @@
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
  * refresh that follows can succeed.
  */
-import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
 
 const CAPTION_MAX = 2200;
 const LONG_TTL_S = 60 * 86400;
@@ -37,59 +37,27 @@ export interface InstagramEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Media, "views" | "likes" | "comments" | "shares" | "saved">>): void;
 }
 
-class GraphError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
-    super(message);
-  }
-}
-
-const graph = (status: number, code: number, message: string, subcode?: number) =>
-  Response.json({ error: { message, type: code === 190 ? "OAuthException" : "IGApiException", code, ...(subcode && { error_subcode: subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status });
-
-const newId = () => String(18_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6)));
+const newId = graphId(18_000_000_000_000_000n);
 
 export function createInstagramEmulator(): InstagramEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let tokens = new Map<string, { long: boolean; exp: number }>();
-  let containers = new Map<string, Container>();
-  let media: Media[] = [];
-  let emulated: EmulatedPost[] = [];
   const user = { user_id: "17841400000000001", id: "17841400000000001", username: "sandbox.insta" };
-
-  const tokenOf = (req: Request, url: URL) => /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
-
-  function authed(req: Request, url: URL) {
-    const t = tokens.get(tokenOf(req, url));
-    if (!t || t.exp <= Date.now()) throw new GraphError(400, 190, "Error validating access token: Session has expired.", 463);
-  }
-
-  function issue(long: boolean) {
-    const at = `IG${randomBytes(20).toString("hex")}`;
-    tokens.set(at, { long, exp: Date.now() + (long ? LONG_TTL_S * 1000 : 3600_000) });
-    return at;
-  }
-
-  async function form(req: Request): Promise<URLSearchParams> {
-    const text = await req.text();
-    if ((req.headers.get("content-type") ?? "").includes("json")) return new URLSearchParams(JSON.parse(text || "{}"));
-    return new URLSearchParams(text);
-  }
+  const auth = new LongLivedTokens({
+    prefix: "IG",
+    exchangeGrant: "ig_exchange_token",
+    refreshGrant: "ig_refresh_token",
+    expiredStatus: 400,
+    codeAnswer: { user_id: user.user_id, permissions: ["instagram_business_basic", "instagram_business_content_publish"] },
+  });
+  const state = resettable(() => ({ containers: new Map<string, Container>(), media: [] as Media[], emulated: [] as EmulatedPost[] }));
 
   /** Instagram downloads the media itself: JPEG only for images; MP4 or MOV for video. */
   async function inspect(url: string, video: boolean): Promise<string | null> {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-      const type = res.headers.get("content-type") ?? "";
-      await res.arrayBuffer();
-      if (!res.ok) return "ERROR: media could not be fetched from the URL (2207052)";
-      if (!video && type !== "image/jpeg") return "ERROR: only JPEG images are supported (2207026)";
-      if (video && !/^video\/(mp4|quicktime)/.test(type)) return "ERROR: the video format is not supported (2207026)";
-      return null;
-    } catch {
-      return "ERROR: media could not be fetched from the URL (2207052)";
-    }
+    const type = await downloadedType(url);
+    if (type === null) return "ERROR: media could not be fetched from the URL (2207052)";
+    if (!video && type !== "image/jpeg") return "ERROR: only JPEG images are supported (2207026)";
+    if (video && !/^video\/(mp4|quicktime)/.test(type)) return "ERROR: the video format is not supported (2207026)";
+    return null;
   }
 
   /** trial_params is JSON with a graduation_strategy, and only REELS containers take it. */
@@ -108,7 +76,7 @@ export function createInstagramEmulator(): InstagramEmulator {
   }
 
   async function createContainer(req: Request): Promise<Response> {
-    const f = await form(req);
+    const f = await graphForm(req);
     const caption = f.get("caption") ?? "";
     if ([...caption].length > CAPTION_MAX) throw new GraphError(400, 100, `The caption must be at most ${CAPTION_MAX} characters.`, 2207010);
     const item = f.get("is_carousel_item") === "true";
@@ -127,7 +95,7 @@ export function createInstagramEmulator(): InstagramEmulator {
       c.children = (f.get("children") ?? "").split(",").filter(Boolean);
       if (c.children.length < 2 || c.children.length > 10) throw new GraphError(400, 100, "A carousel needs 2 to 10 children", 2207050);
       for (const id of c.children) {
-        const child = containers.get(id);
+        const child = state.containers.get(id);
         if (!child || !child.item) throw new GraphError(400, 100, `Param children contains an invalid container ${id}`);
         if (child.outcome === "ERROR") {
           c.outcome = "ERROR";
@@ -135,7 +103,7 @@ export function createInstagramEmulator(): InstagramEmulator {
         }
       }
     }
-    containers.set(c.id, c);
+    state.containers.set(c.id, c);
     return Response.json({ id: c.id });
   }
 
@@ -146,15 +114,15 @@ export function createInstagramEmulator(): InstagramEmulator {
   }
 
   function publishContainer(id: string): Response {
-    const c = containers.get(id);
+    const c = state.containers.get(id);
     if (!c || c.item) throw new GraphError(400, 100, "Param creation_id is not a valid container", 2207008);
     if (c.published) throw new GraphError(400, 100, "The media was already published", 2207008);
     if (c.outcome !== "FINISHED" || c.checks < 1) throw new GraphError(400, 9007, "Media ID is not available", 2207027);
     c.published = true;
     const m: Media = { id: newId(), container: c, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0, saved: 0 };
-    media.push(m);
-    const items = c.type === "CAROUSEL" ? c.children.map((k) => containers.get(k)!) : [c];
-    emulated.push({ id: m.id, text: c.caption, media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })), createdAt: m.createdAt, ...(c.trial && { options: { trial_params: c.trial } }) });
+    state.media.push(m);
+    const items = c.type === "CAROUSEL" ? c.children.map((k) => state.containers.get(k)!) : [c];
+    state.emulated.push({ id: m.id, text: c.caption, media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })), createdAt: m.createdAt, ...(c.trial && { options: { trial_params: c.trial } }) });
     return Response.json({ id: m.id });
   }
 
@@ -166,43 +134,28 @@ export function createInstagramEmulator(): InstagramEmulator {
       media_product_type: c.type === "REELS" ? "REELS" : "FEED",
       permalink: `https://www.instagram.com/${c.type === "REELS" ? "reel" : "p"}/${m.id.slice(-11)}/`,
       ...(c.url && { media_url: c.url }),
-      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: containers.get(k)!.type === "IMAGE" ? "IMAGE" : "VIDEO", media_url: containers.get(k)!.url })) } }),
+      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: state.containers.get(k)!.type === "IMAGE" ? "IMAGE" : "VIDEO", media_url: state.containers.get(k)!.url })) } }),
     };
   };
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
-    if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) {
-      const f = await form(req);
-      if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) throw new GraphError(400, 101, "Error validating client secret.");
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid authorization code", 36007);
-      return Response.json({ access_token: issue(false), user_id: user.user_id, permissions: ["instagram_business_basic", "instagram_business_content_publish"] });
-    }
-    if (m === "GET" && path === "/access_token") {
-      if (url.searchParams.get("grant_type") !== "ig_exchange_token") throw new GraphError(400, 100, "grant_type must be ig_exchange_token");
-      authed(req, url);
-      return Response.json({ access_token: issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
-    }
-    if (m === "GET" && path === "/refresh_access_token") {
-      const t = tokens.get(tokenOf(req, url));
-      if (url.searchParams.get("grant_type") !== "ig_refresh_token" || !t?.long || t.exp <= Date.now()) throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
-      return Response.json({ access_token: issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
-    }
-    authed(req, url);
+    const token = await auth.route(req, path, url);
+    if (token) return token;
+    auth.authed(req, url);
     const p = path.replace(/^\/v\d+\.\d+/, "");
     if (m === "GET" && p === "/me") {
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({ ...user, ...(fields.includes("followers_count") && { followers_count: followers }) });
     }
     if (m === "POST" && (p === "/me/media" || p === `/${user.id}/media`)) return createContainer(req);
-    if (m === "POST" && (p === "/me/media_publish" || p === `/${user.id}/media_publish`)) return publishContainer((await form(req)).get("creation_id") ?? "");
+    if (m === "POST" && (p === "/me/media_publish" || p === `/${user.id}/media_publish`)) return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (p === "/me/media" || p === `/${user.id}/media`)) {
-      return Response.json({ data: [...media].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)).map(mediaJson) });
+      return Response.json({ data: [...state.media].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)).map(mediaJson) });
     }
     const insights = /^\/(\d+)\/insights$/.exec(p);
     if (m === "GET" && insights) {
-      const x = media.find((y) => y.id === insights[1]);
+      const x = state.media.find((y) => y.id === insights[1]);
       if (!x) throw new GraphError(400, 100, "Object does not exist");
       const values: Record<string, number> = { views: x.views, likes: x.likes, comments: x.comments, shares: x.shares, saved: x.saved, reach: x.views };
       const names = (url.searchParams.get("metric") ?? "").split(",");
@@ -212,23 +165,16 @@ export function createInstagramEmulator(): InstagramEmulator {
     }
     const node = /^\/(\d+)$/.exec(p);
     if (m === "GET" && node) {
-      const c = containers.get(node[1]);
+      const c = state.containers.get(node[1]);
       if (c) {
         const code = statusCode(c);
         return Response.json({ id: c.id, status_code: code, status: c.error && code === "ERROR" ? c.error : `${code}` });
       }
-      const x = media.find((y) => y.id === node[1]);
+      const x = state.media.find((y) => y.id === node[1]);
       if (x) return Response.json(mediaJson(x));
       throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
     }
     throw new GraphError(400, 100, `Unknown path ${m} ${path}`);
-  }
-
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return graph(400, 4, "Application request limit reached");
-    if (f.kind === "server_error") return graph(500, 2, "An unexpected error has occurred. Please retry your request later.");
-    if (f.kind === "auth_expired") return graph(400, 190, "Error validating access token: Session has expired.", 463);
-    return null;
   }
 
   // The audience every account reports (accountStats); tests set it with setFollowers().
@@ -237,34 +183,26 @@ export function createInstagramEmulator(): InstagramEmulator {
   return {
     platform: "instagram",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    ...failingHandler({
+    ...graphFailingHandler({
       failures,
       canFail: (path) => /^\/v\d/.test(path),
-      failureResponse,
       route: (req, path) => route(req, path, new URL(req.url)),
-      error: GraphError,
-      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+      apiType: "IGApiException",
+      expired: auth.expired(),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      tokens = new Map();
-      containers = new Map();
-      media = [];
-      emulated = [];
+      auth.reset();
+      state.reset();
     },
     engage(id, counts) {
-      const x = media.find((y) => y.id === id);
+      const x = state.media.find((y) => y.id === id);
       if (!x) throw new Error(`no media ${id}`);
-      x.views += counts.views ?? 0;
-      x.likes += counts.likes ?? 0;
-      x.comments += counts.comments ?? 0;
-      x.shares += counts.shares ?? 0;
-      x.saved += counts.saved ?? 0;
+      addCounts(x, counts);
     },
   };
 }

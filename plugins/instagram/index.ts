@@ -10,8 +10,10 @@ import {
   type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
-import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
+import {
+  alreadyPublished, classifyGraph, createCarousel, createContainer, longLivedToken, publishContainer, readInsights, refreshLongLivedToken,
+} from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const V = "/v23.0";
@@ -22,10 +24,7 @@ const CAROUSEL_MAX = 10;
 
 type Fail = FailureOutcome;
 
-async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/media`, { form: fields, headers: bearerAuth(ctx) });
-  return res.ok ? res.body.id : res.outcome;
-}
+const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/media`, fields);
 
 interface Options { trial_reel?: boolean; trial_graduation?: "MANUAL" | "SS_PERFORMANCE" }
 
@@ -43,13 +42,8 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
       ? await container(ctx, { media_type: "REELS", video_url: m.url, share_to_feed: "true", ...(m.thumbnail_url && { cover_url: m.thumbnail_url }), ...trialParams(options), ...caption })
       : await container(ctx, { image_url: m.url, ...caption });
   } else {
-    const children: string[] = [];
-    for (const m of job.media) {
-      const child = await container(ctx, m.type === "video" ? { media_type: "VIDEO", video_url: m.url, is_carousel_item: "true" } : { image_url: m.url, is_carousel_item: "true" });
-      if (typeof child !== "string") return child;
-      children.push(child);
-    }
-    id = await container(ctx, { media_type: "CAROUSEL", children: children.join(","), ...caption });
+    const items = job.media.map((m): Record<string, string> => (m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url }));
+    id = await createCarousel(ctx, `${V}/me/media`, items, caption);
   }
   if (typeof id !== "string") return id;
   return checkStatus(ctx, id);
@@ -97,15 +91,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
-      query: { metric: "views,likes,comments,shares,saved" },
-      headers: bearerAuth(ctx),
-    });
-    if (!res.ok) throw new Error(`Instagram insights ${id}: ${res.outcome.reason}`);
-    const v = (name: string) => {
-      const m = res.body.data.find((d) => d.name === name);
-      return m ? m.total_value?.value ?? m.values?.[0]?.value ?? null : null;
-    };
+    const v = await readInsights(ctx, V, id, ["views", "likes", "comments", "shares", "saved"], "Instagram");
     out[id] = { views: v("views"), likes: v("likes"), comments: v("comments"), shares: v("shares"), saves: v("saved") };
   }
   return out;
@@ -148,9 +134,7 @@ export default definePlugin({
     scopeSeparator: ",",
     async identity(c, token) {
       // The code gives a one-hour token; the long-lived one lasts 60 days and can be refreshed.
-      const long = await connectCall<TokenResponse>(c, "Getting a long-lived token", "GET", "/access_token", {
-        query: { grant_type: "ig_exchange_token", client_secret: c.settings.CLIENT_SECRET, access_token: token.access_token },
-      });
+      const long = await longLivedToken(c, "ig_exchange_token", token);
       const me = await connectCall<{ user_id?: string; id: string; username: string; profile_picture_url?: string }>(c, "Reading the Instagram account", "GET", "/me", {
         query: { fields: "user_id,username,profile_picture_url", access_token: long.access_token },
       });

@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
 const ACCESS_TTL_MS = 60 * 86400_000;
@@ -31,44 +31,35 @@ const error = (status: number, message: string, code = "ERROR") => Response.json
 
 export function createLinkedInEmulator(): LinkedInEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let tokens = new Map<string, number>();
-  let assets = new Map<string, Asset>();
-  let posts: Post[] = [];
-  let emulated: EmulatedPost[] = [];
+  const oauth = new OAuthServer({
+    clientAuth: "body",
+    accessTtlS: ACCESS_TTL_MS / 1000,
+    newToken: () => `AQ${randomBytes(24).toString("base64url")}`,
+    answer: { scope: "openid,profile,w_member_social", token_type: "Bearer", id_token: "x" },
+    refuse: (why) => why === "invalid_client"
+      ? Response.json({ error: why, error_description: "Client authentication failed" }, { status: 401 })
+      : Response.json({ error: "invalid_request", error_description: "Unable to retrieve access token: authorization code not found" }, { status: 400 }),
+  });
+  const state = resettable(() => ({ assets: new Map<string, Asset>(), posts: [] as Post[], emulated: [] as EmulatedPost[] }));
   const member = { sub: "sandboxMember01", name: "Sandbox Member", picture: "https://media.licdn.com/sandbox.jpg" };
   const author = `urn:li:person:${member.sub}`;
 
   function authed(req: Request, rest: boolean) {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? tokens.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new LiError(401, "Invalid access token", "REVOKED_ACCESS_TOKEN");
+    if (!oauth.bearer(req)) throw new LiError(401, "Invalid access token", "REVOKED_ACCESS_TOKEN");
     if (rest) {
       if (!/^\d{6}$/.test(req.headers.get("linkedin-version") ?? "")) throw new LiError(400, "A valid LinkedIn-Version header (YYYYMM) is required", "VERSION_MISSING");
       if (req.headers.get("x-restli-protocol-version") !== "2.0.0") throw new LiError(400, "X-Restli-Protocol-Version 2.0.0 is required");
     }
   }
 
-  async function token(req: Request): Promise<Response> {
-    const f = new URLSearchParams(await req.text());
-    if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "Client authentication failed" }, { status: 401 });
-    if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) {
-      return Response.json({ error: "invalid_request", error_description: "Unable to retrieve access token: authorization code not found" }, { status: 400 });
-    }
-    const at = `AQ${randomBytes(24).toString("base64url")}`;
-    tokens.set(at, Date.now() + ACCESS_TTL_MS);
-    return Response.json({ access_token: at, expires_in: ACCESS_TTL_MS / 1000, scope: "openid,profile,w_member_social", token_type: "Bearer", id_token: "x" });
-  }
-
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new LiError(400, "client_id and redirect_uri are required"));
-    if (m === "POST" && (path === "/oauth/v2/accessToken" || path === "/oauth/token")) return token(req);
+    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new LiError(400, "client_id and redirect_uri are required"));
+    if (m === "POST" && (path === "/oauth/v2/accessToken" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)\/(\d+)$/.exec(path);
     if (upload && m === "PUT") {
       authed(req, false);
-      const a = [...assets.values()].find((x) => x.token === upload[1]);
+      const a = [...state.assets.values()].find((x) => x.token === upload[1]);
       if (!a) throw new LiError(404, "Upload URL not found");
       const bytes = new Uint8Array(await req.arrayBuffer());
       const index = Number(upload[2]);
@@ -90,7 +81,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       if (owner !== author) throw new LiError(403, `Not enough permissions to upload for ${owner}`, "ACCESS_DENIED");
       const kind = path === "/rest/images" ? "image" : "video";
       const a: Asset = { urn: `urn:li:${kind}:C${randomBytes(8).toString("hex")}`, owner, kind, size: 0, parts: new Map(), received: 0, status: "WAITING_UPLOAD", reads: 0, head: null, token: randomBytes(10).toString("hex") };
-      assets.set(a.urn, a);
+      state.assets.set(a.urn, a);
       if (kind === "image") return Response.json({ value: { uploadUrlExpiresAt: Date.now() + 86400_000, uploadUrl: `${base}/upload/${a.token}/0`, image: a.urn } });
       const size = Number(b?.initializeUploadRequest?.fileSizeBytes);
       if (!Number.isInteger(size) || size < 75 * 1024 || size > 500 * 1024 * 1024) throw new LiError(400, "fileSizeBytes must be between 75 KB and 500 MB");
@@ -103,7 +94,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     }
     if (m === "POST" && path === "/rest/videos" && url.searchParams.get("action") === "finalizeUpload") {
       const b = (await req.json().catch(() => null)) as { finalizeUploadRequest?: { video?: string; uploadToken?: string; uploadedPartIds?: string[] } } | null;
-      const a = assets.get(b?.finalizeUploadRequest?.video ?? "");
+      const a = state.assets.get(b?.finalizeUploadRequest?.video ?? "");
       if (!a || a.token !== b?.finalizeUploadRequest?.uploadToken) throw new LiError(400, "Unknown video or upload token");
       const ids = b.finalizeUploadRequest.uploadedPartIds ?? [];
       if (a.received !== a.size || ids.length !== a.parts.size || ids.some((id, i) => a.parts.get(i) !== id)) throw new LiError(400, "uploadedPartIds do not match the uploaded parts");
@@ -113,7 +104,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     }
     const video = /^\/rest\/videos\/(.+)$/.exec(path);
     if (m === "GET" && video) {
-      const a = assets.get(decodeURIComponent(video[1]));
+      const a = state.assets.get(decodeURIComponent(video[1]));
       if (!a) throw new LiError(404, "Video not found");
       if (a.status === "PROCESSING" && ++a.reads >= 2) a.status = "AVAILABLE";
       return Response.json({ id: a.urn, status: a.status, owner: a.owner });
@@ -126,18 +117,18 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       const media = b.content?.media ? [b.content.media.id] : (b.content?.multiImage?.images ?? []).map((i) => i.id);
       if (b.content?.multiImage && (media.length < 2 || media.length > 20)) throw new LiError(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY");
       for (const id of media) {
-        const a = assets.get(id);
+        const a = state.assets.get(id);
         if (!a || a.owner !== author || a.status !== "AVAILABLE") throw new LiError(422, `${id} is not an available asset of the author`, "UNPROCESSABLE_ENTITY");
       }
       const post: Post = { urn: `urn:li:share:${7_000_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))}`, author, commentary: b.commentary, media, createdAt: new Date(), likes: 0, comments: 0 };
-      posts.push(post);
+      state.posts.push(post);
       // What a reader sees: little-text escapes removed.
-      emulated.push({ id: post.urn, text: b.commentary.replace(/\\(.)/g, "$1"), media: media.map((id) => ({ type: assets.get(id)!.kind })), createdAt: post.createdAt });
+      state.emulated.push({ id: post.urn, text: b.commentary.replace(/\\(.)/g, "$1"), media: media.map((id) => ({ type: state.assets.get(id)!.kind })), createdAt: post.createdAt });
       return new Response(null, { status: 201, headers: { "x-restli-id": post.urn } });
     }
     const social = /^\/rest\/socialActions\/(.+)$/.exec(path);
     if (m === "GET" && social) {
-      const p = posts.find((x) => x.urn === decodeURIComponent(social[1]));
+      const p = state.posts.find((x) => x.urn === decodeURIComponent(social[1]));
       if (!p) throw new LiError(404, "Not found");
       return Response.json({ target: p.urn, likesSummary: { totalLikes: p.likes }, commentsSummary: { aggregatedTotalComments: p.comments } });
     }
@@ -162,20 +153,16 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       error: LiError,
       errorResponse: (e) => error(e.status, e.message, e.code),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     reset() {
       failures.clear();
-      codes.clear();
-      tokens = new Map();
-      assets = new Map();
-      posts = [];
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
     engage(urn, counts) {
-      const p = posts.find((x) => x.urn === urn);
+      const p = state.posts.find((x) => x.urn === urn);
       if (!p) throw new Error(`no post ${urn}`);
-      p.likes += counts.likes ?? 0;
-      p.comments += counts.comments ?? 0;
+      addCounts(p, counts);
     },
   };
 }

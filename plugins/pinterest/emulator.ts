@@ -10,7 +10,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 30 * 86400;
 
@@ -31,45 +31,25 @@ const sniff = (b: Buffer) => (b[0] === 0xff && b[1] === 0xd8 ? "image/jpeg" : b.
 
 export function createPinterestEmulator(): PinterestEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let access = new Map<string, number>();
-  let refreshes = new Set<string>();
-  let videos = new Map<string, Video>();
-  let pins: Pin[] = [];
-  let emulated: EmulatedPost[] = [];
+  const oauth = new OAuthServer({
+    clientAuth: "basic",
+    accessTtlS: ACCESS_TTL_S,
+    refresh: "rotating",
+    newToken: (kind) => `${kind === "access" ? "pina" : "pinr"}_${randomBytes(20).toString("hex")}`,
+    answer: { token_type: "bearer", refresh_token_expires_in: 60 * 86400, scope: "boards:read,boards:write,pins:read,pins:write,user_accounts:read" },
+    refuse(why) {
+      if (why === "invalid_client") throw new PinError(401, 1, "Invalid client credentials.");
+      if (why === "invalid_refresh_token") throw new PinError(400, 1, "Invalid refresh token.");
+      if (why === "unsupported_grant_type") throw new PinError(400, 1, "Unsupported grant_type.");
+      throw new PinError(400, 1, "Invalid authorization code.");
+    },
+  });
+  const state = resettable(() => ({ videos: new Map<string, Video>(), pins: [] as Pin[], emulated: [] as EmulatedPost[] }));
   const user = { id: "1100000000000000001", username: "sandbox_pinner", profile_image: "https://i.pinimg.com/sandbox.jpg", account_type: "BUSINESS" };
   const boards = [{ id: "1100000000000000100", name: "Crier", privacy: "PUBLIC" }];
 
-  function issue() {
-    const at = `pina_${randomBytes(20).toString("hex")}`;
-    const rt = `pinr_${randomBytes(20).toString("hex")}`;
-    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
-    refreshes.add(rt);
-    return { access_token: at, token_type: "bearer", expires_in: ACCESS_TTL_S, refresh_token: rt, refresh_token_expires_in: 60 * 86400, scope: "boards:read,boards:write,pins:read,pins:write,user_accounts:read" };
-  }
-
   function authed(req: Request) {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? access.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new PinError(401, 2, "Authentication failed.");
-  }
-
-  async function token(req: Request): Promise<Response> {
-    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":") : [];
-    if (!id || clients.get(id) !== secret) throw new PinError(401, 1, "Invalid client credentials.");
-    const f = new URLSearchParams(await req.text());
-    if (f.get("grant_type") === "authorization_code") {
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new PinError(400, 1, "Invalid authorization code.");
-      return Response.json(issue());
-    }
-    if (f.get("grant_type") === "refresh_token") {
-      const rt = f.get("refresh_token") ?? "";
-      if (!refreshes.delete(rt)) throw new PinError(400, 1, "Invalid refresh token.");
-      return Response.json(issue());
-    }
-    throw new PinError(400, 1, "Unsupported grant_type.");
+    if (!oauth.bearer(req)) throw new PinError(401, 2, "Authentication failed.");
   }
 
   async function createPin(req: Request): Promise<Response> {
@@ -104,7 +84,7 @@ export function createPinterestEmulator(): PinterestEmulator {
         break;
       }
       case "video_id": {
-        const v = videos.get(String(src.media_id ?? ""));
+        const v = state.videos.get(String(src.media_id ?? ""));
         if (!v || v.status !== "succeeded") throw new PinError(400, 1, "The video is not uploaded or not processed.");
         if (!src.cover_image_url && src.cover_image_key_frame_time === undefined && !src.cover_image_data) {
           throw new PinError(400, 1, "A cover is required: cover_image_url or cover_image_content_type and cover_image_data, or cover_image_key_frame_time.");
@@ -116,8 +96,8 @@ export function createPinterestEmulator(): PinterestEmulator {
         throw new PinError(400, 1, "media_source.source_type is invalid.");
     }
     const pin: Pin = { id: String(1_100_000_000_000_000_000n + BigInt(randomBytes(5).readUIntBE(0, 5))), board: b.board_id, title, description, link: b.link ?? null, kind, count, createdAt: new Date(), metrics: {} };
-    pins.push(pin);
-    emulated.push({ id: pin.id, text: `${title}\n${description}`, media: Array.from({ length: count }, () => ({ type: kind === "video" ? "video" : "image" })), options: { board_id: pin.board }, createdAt: pin.createdAt });
+    state.pins.push(pin);
+    state.emulated.push({ id: pin.id, text: `${title}\n${description}`, media: Array.from({ length: count }, () => ({ type: kind === "video" ? "video" : "image" })), options: { board_id: pin.board }, createdAt: pin.createdAt });
     return Response.json(pinJson(pin), { status: 201 });
   }
 
@@ -128,12 +108,12 @@ export function createPinterestEmulator(): PinterestEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new PinError(400, 1, "client_id and redirect_uri are required."));
-    if (m === "POST" && (path === "/oauth/token")) return token(req);
+    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new PinError(400, 1, "client_id and redirect_uri are required."));
+    if (m === "POST" && path === "/oauth/token") return oauth.token(req);
     const upload = /^\/upload\/(\d+)$/.exec(path);
     if (m === "POST" && upload) {
       // The storage upload: every signed field must come back, and the file must be a video.
-      const v = videos.get(upload[1]);
+      const v = state.videos.get(upload[1]);
       const form = await req.formData().catch(() => null);
       if (!v || !form || form.get("policy") !== v.policy || form.get("key") !== `videos/${v.id}`) return new Response("<Error><Code>AccessDenied</Code></Error>", { status: 403 });
       const file = form.get("file");
@@ -144,27 +124,27 @@ export function createPinterestEmulator(): PinterestEmulator {
       return new Response(null, { status: 204 });
     }
     authed(req);
-    if (m === "GET" && path === "/user_account") return Response.json({ ...user, follower_count: followers, following_count: 0, pin_count: pins.length });
+    if (m === "GET" && path === "/user_account") return Response.json({ ...user, follower_count: followers, following_count: 0, pin_count: state.pins.length });
     if (m === "GET" && path === "/boards") return Response.json({ items: boards, bookmark: null });
     if (m === "POST" && path === "/media") {
       const b = (await req.json().catch(() => null)) as { media_type?: string } | null;
       if (b?.media_type !== "video") throw new PinError(400, 1, "media_type must be video.");
-      const v: Video = { id: String(5_000_000 + videos.size + 1), policy: randomBytes(16).toString("base64"), uploaded: false, status: "registered", reads: 0 };
-      videos.set(v.id, v);
+      const v: Video = { id: String(5_000_000 + state.videos.size + 1), policy: randomBytes(16).toString("base64"), uploaded: false, status: "registered", reads: 0 };
+      state.videos.set(v.id, v);
       return Response.json({ media_id: v.id, media_type: "video", upload_url: `${base}/upload/${v.id}`, upload_parameters: { key: `videos/${v.id}`, policy: v.policy, "x-amz-algorithm": "AWS4-HMAC-SHA256", "x-amz-signature": randomBytes(16).toString("hex"), "Content-Type": "multipart/form-data" } }, { status: 201 });
     }
     const media = /^\/media\/(\d+)$/.exec(path);
     if (m === "GET" && media) {
-      const v = videos.get(media[1]);
+      const v = state.videos.get(media[1]);
       if (!v) throw new PinError(404, 1, "Media not found.");
       if (v.status === "processing" && ++v.reads >= 2) v.status = "succeeded";
       return Response.json({ media_id: v.id, media_type: "video", status: v.status });
     }
     if (m === "POST" && path === "/pins") return createPin(req);
-    if (m === "GET" && path === "/pins") return Response.json({ items: [...pins].reverse().slice(0, Number(url.searchParams.get("page_size") ?? 25)).map(pinJson), bookmark: null });
+    if (m === "GET" && path === "/pins") return Response.json({ items: [...state.pins].reverse().slice(0, Number(url.searchParams.get("page_size") ?? 25)).map(pinJson), bookmark: null });
     const one = /^\/pins\/(\d+)$/.exec(path);
     if (m === "GET" && one) {
-      const p = pins.find((x) => x.id === one[1]);
+      const p = state.pins.find((x) => x.id === one[1]);
       if (!p) throw new PinError(404, 50, "Pin not found.");
       const lifetime = { impression: 0, save: 0, pin_click: 0, outbound_click: 0, reaction: 0, comment: 0, ...p.metrics };
       return Response.json({ ...pinJson(p), ...(url.searchParams.get("pin_metrics") === "true" && { pin_metrics: { "90d": lifetime, lifetime_metrics: lifetime } }) });
@@ -193,21 +173,17 @@ export function createPinterestEmulator(): PinterestEmulator {
       error: PinError,
       errorResponse: (e) => Response.json({ code: e.code, message: e.message }, { status: e.status }),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      access = new Map();
-      refreshes = new Set();
-      videos = new Map();
-      pins = [];
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
     engage(id, m) {
-      const p = pins.find((x) => x.id === id);
+      const p = state.pins.find((x) => x.id === id);
       if (!p) throw new Error(`no pin ${id}`);
       for (const [k, v] of Object.entries(m)) p.metrics[k] = (p.metrics[k] ?? 0) + (v ?? 0);
     },

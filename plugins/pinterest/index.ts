@@ -6,14 +6,16 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
+import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 
 const TOKEN_URL = "https://api.pinterest.com/v5/oauth/token";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "basic" };
 const TITLE_MAX = 100;
 const DESCRIPTION_MAX = 800;
 const CAROUSEL_MAX = 5;
@@ -118,23 +120,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return createPin(ctx, pending.pin);
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Pinterest account; connect it again", false);
-  const id = ctx.settings.CLIENT_ID ?? "";
-  const secret = ctx.settings.CLIENT_SECRET ?? "";
-  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { grant_type: "refresh_token", refresh_token: refreshToken, continuous_refresh: "true" },
-    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString("base64")}` },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Pinterest could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`Pinterest refused to refresh the token (reconnect the account): ${res.outcome.reason}`, false);
-  }
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Pinterest", form: { continuous_refresh: "true" } });
 
 interface ApiPin { id: string; title?: string | null; description?: string | null; link?: string | null; created_at?: string; media?: { media_type?: string; images?: Record<string, { url?: string }>; cover_image_url?: string } }
 
@@ -205,8 +191,7 @@ export default definePlugin({
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.pinterest.com/oauth/",
-    tokenUrl: TOKEN_URL,
-    clientAuth: "basic",
+    ...TOKEN_ENDPOINT,
     scopes: ["boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"],
     scopeSeparator: ",",
     async identity(c, token) {
@@ -218,8 +203,8 @@ export default definePlugin({
   }),
   classifyResponse(res) {
     if (res.status === 429) {
-      const after = Number(res.headers.get("retry-after"));
-      return { kind: "retryable", reason: `rate limited: ${(res.body as { message?: string } | null)?.message ?? "Too many requests"}`, retryAfterMs: Number.isFinite(after) && after > 0 ? after * 1000 : 60_000 };
+      const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), new Date()) ?? 60_000;
+      return { kind: "retryable", reason: `rate limited: ${(res.body as { message?: string } | null)?.message ?? "Too many requests"}`, retryAfterMs };
     }
     return undefined;
   },

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
 
@@ -47,48 +47,28 @@ const slug = (title: string) => title.toLowerCase().replace(/[^a-z0-9]+/g, "_").
 
 export function createRedditEmulator(): RedditEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let access = new Map<string, number>();
-  let refreshes = new Set<string>();
-  let assets = new Map<string, { key: string; uploaded: boolean; type: string }>();
-  let posts: Post[] = [];
-  let comments: Comment[] = [];
-  let emulated: EmulatedPost[] = [];
+  const oauth = new OAuthServer({
+    clientAuth: "basic",
+    accessTtlS: ACCESS_TTL_S,
+    refresh: "kept",
+    newToken: (kind) => (kind === "access" ? `eyJ${randomBytes(20).toString("hex")}` : randomBytes(16).toString("hex")),
+    answer: { token_type: "bearer", scope: "identity submit read history flair" },
+    // Reddit refuses a grant with 200 and an error field.
+    refuse: (why) => (why === "invalid_client" ? Response.json({ message: "Unauthorized", error: 401 }, { status: 401 }) : Response.json({ error: why === "unsupported_grant_type" ? why : "invalid_grant" })),
+  });
+  const state = resettable(() => ({
+    assets: new Map<string, { key: string; uploaded: boolean; type: string }>(),
+    posts: [] as Post[],
+    comments: [] as Comment[],
+    emulated: [] as EmulatedPost[],
+  }));
   const user = { id: "sbx1", name: "sandbox_redditor", icon_img: "https://styles.redditmedia.com/sandbox.png?width=256" };
 
   const errors = (...errs: [string, string, string][]) => Response.json({ json: { errors: errs } });
 
   function authed(req: Request) {
     if (!/\S+:\S+:\S+|\(by \/u\//.test(req.headers.get("user-agent") ?? "")) throw new HttpError(429, "Too Many Requests: use a unique and descriptive User-Agent");
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? access.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new HttpError(401, "Unauthorized");
-  }
-
-  function issue(withRefresh: boolean) {
-    const at = `eyJ${randomBytes(20).toString("hex")}`;
-    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
-    const rt = withRefresh ? `${randomBytes(16).toString("hex")}` : undefined;
-    if (rt) refreshes.add(rt);
-    return { access_token: at, token_type: "bearer", expires_in: ACCESS_TTL_S, scope: "identity submit read history flair", ...(rt && { refresh_token: rt }) };
-  }
-
-  async function token(req: Request): Promise<Response> {
-    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":") : [];
-    if (!id || clients.get(id) !== secret) return Response.json({ message: "Unauthorized", error: 401 }, { status: 401 });
-    const f = new URLSearchParams(await req.text());
-    if (f.get("grant_type") === "authorization_code") {
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" });
-      return Response.json(issue(true));
-    }
-    if (f.get("grant_type") === "refresh_token") {
-      // Reddit answers a refused refresh with 200 and an error field.
-      if (!refreshes.has(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant" });
-      return Response.json(issue(false));
-    }
-    return Response.json({ error: "unsupported_grant_type" });
+    if (!oauth.bearer(req)) throw new HttpError(401, "Unauthorized");
   }
 
   function subredditProblem(sr: string, kind: Post["kind"]): [string, string, string] | null {
@@ -100,8 +80,8 @@ export function createRedditEmulator(): RedditEmulator {
 
   function addPost(p: Omit<Post, "name" | "createdUtc" | "ups" | "comments">): Post {
     const post: Post = { ...p, name: `t3_${b36()}`, createdUtc: Math.floor(Date.now() / 1000), ups: 1, comments: 0 };
-    posts.push(post);
-    emulated.push({
+    state.posts.push(post);
+    state.emulated.push({
       id: post.name, text: `${post.title}\n${post.text}`, media: Array.from({ length: post.images }, () => ({ type: "image" })), createdAt: new Date(post.createdUtc * 1000),
       options: { subreddit: post.sr, flair_id: post.flairId, flair_text: post.flairText, nsfw: post.nsfw, spoiler: post.spoiler, sendreplies: post.sendReplies },
     });
@@ -117,12 +97,12 @@ export function createRedditEmulator(): RedditEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize")) return codes.authorize(url, clients, () => new HttpError(400, "invalid client_id or redirect_uri"));
-    if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) return token(req);
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize")) return oauth.authorize(url, () => new HttpError(400, "invalid client_id or redirect_uri"));
+    if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) return oauth.token(req);
     if (m === "POST" && path === "/media-upload") {
       const form = await req.formData().catch(() => null);
       const key = String(form?.get("key") ?? "");
-      const asset = [...assets.values()].find((a) => a.key === key);
+      const asset = [...state.assets.values()].find((a) => a.key === key);
       if (!asset || !(form?.get("file") instanceof Blob)) return new Response("<Error><Code>AccessDenied</Code></Error>", { status: 403, headers: { "content-type": "application/xml" } });
       asset.uploaded = true;
       return new Response(`<?xml version="1.0" encoding="UTF-8"?><PostResponse><Location>${base}/media-upload/${encodeURIComponent(key)}</Location><Key>${key}</Key></PostResponse>`, { status: 201, headers: { "content-type": "application/xml" } });
@@ -135,7 +115,7 @@ export function createRedditEmulator(): RedditEmulator {
       if (!type.startsWith("image/") || !f.get("filepath")) throw new HttpError(400, "filepath and an image mimetype are required");
       const id = randomBytes(8).toString("hex");
       const key = `rte_images/${id}/${f.get("filepath")}`;
-      assets.set(id, { key, uploaded: false, type });
+      state.assets.set(id, { key, uploaded: false, type });
       // Protocol-relative, as Reddit's: the client supplies the scheme.
       return Response.json({ args: { action: base.replace(/^https?:/, "") + "/media-upload", fields: [{ name: "key", value: key }, { name: "Content-Type", value: type }, { name: "x-amz-signature", value: randomBytes(8).toString("hex") }] }, asset: { asset_id: id, websocket_url: `wss://ws.redditmedia.com/rte_images/${id}` } });
     }
@@ -152,7 +132,7 @@ export function createRedditEmulator(): RedditEmulator {
       if (kind === "link" && !/^https?:\/\//.test(f.get("url") ?? "")) return errors(["BAD_URL", "you should check that url", "url"]);
       if (kind === "image") {
         const location = f.get("url") ?? "";
-        const asset = [...assets.values()].find((a) => location.endsWith(encodeURIComponent(a.key)) || location.endsWith(a.key));
+        const asset = [...state.assets.values()].find((a) => location.endsWith(encodeURIComponent(a.key)) || location.endsWith(a.key));
         if (!asset?.uploaded) return errors(["BAD_URL", "the image was not uploaded", "url"]);
         addPost({ sr, title, kind, text: "", url: location, images: 1, ...marksOf((k) => f.get(k)) });
         return Response.json({ json: { errors: [], data: { user_submitted_page: `https://www.reddit.com/user/${user.name}/submitted/`, websocket_url: "wss://ws.redditmedia.com/x" } } });
@@ -168,31 +148,31 @@ export function createRedditEmulator(): RedditEmulator {
       const problem = subredditProblem(sr, "gallery");
       if (problem) return errors(problem);
       const items = b?.items ?? [];
-      if (items.length < 2 || items.length > 20 || items.some((i) => !assets.get(i.media_id ?? "")?.uploaded)) return errors(["GALLERY_INVALID", "a gallery needs 2 to 20 uploaded images", "items"]);
+      if (items.length < 2 || items.length > 20 || items.some((i) => !state.assets.get(i.media_id ?? "")?.uploaded)) return errors(["GALLERY_INVALID", "a gallery needs 2 to 20 uploaded images", "items"]);
       const p = addPost({ sr, title, kind: "gallery", text: "", url: null, images: items.length, ...marksOf((k) => b?.[k]) });
       return Response.json({ json: { errors: [], data: { url: `https://www.reddit.com/gallery/${p.name.slice(3)}`, id: p.name } } });
     }
     if (m === "POST" && path === "/api/comment") {
       const f = new URLSearchParams(await req.text());
       const parent = f.get("thing_id") ?? "";
-      const post = posts.find((p) => p.name === parent);
-      const under = comments.find((c) => c.name === parent);
+      const post = state.posts.find((p) => p.name === parent);
+      const under = state.comments.find((c) => c.name === parent);
       if (!post && !under) return errors(["INVALID_THING", "that thing does not exist", "thing_id"]);
-      const root = post ?? posts.find((p) => p.name === (function find(c: Comment): string { const up = comments.find((x) => x.name === c.parent); return up ? find(up) : c.parent; })(under!));
+      const root = post ?? state.posts.find((p) => p.name === (function find(c: Comment): string { const up = state.comments.find((x) => x.name === c.parent); return up ? find(up) : c.parent; })(under!));
       const c: Comment = { name: `t1_${b36()}`, parent, text: f.get("text") ?? "" };
-      comments.push(c);
+      state.comments.push(c);
       if (root) root.comments += 1;
-      emulated.push({ id: c.name, text: c.text, media: [], replyTo: parent, createdAt: new Date() });
+      state.emulated.push({ id: c.name, text: c.text, media: [], replyTo: parent, createdAt: new Date() });
       return Response.json({ json: { errors: [], data: { things: [{ kind: "t1", data: { name: c.name, id: c.name.slice(3), body: c.text, permalink: `${root ? permalink(root) : "/"}${c.name.slice(3)}/` } }] } } });
     }
     const submitted = /^\/user\/([^/]+)\/submitted$/.exec(path);
     if (m === "GET" && submitted) {
-      const list = submitted[1] === user.name ? [...posts].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)) : [];
+      const list = submitted[1] === user.name ? [...state.posts].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)) : [];
       return Response.json({ kind: "Listing", data: { children: list.map(listingItem), after: null } });
     }
     if (m === "GET" && path === "/api/info") {
       const ids = (url.searchParams.get("id") ?? "").split(",");
-      return Response.json({ kind: "Listing", data: { children: posts.filter((p) => ids.includes(p.name)).map(listingItem) } });
+      return Response.json({ kind: "Listing", data: { children: state.posts.filter((p) => ids.includes(p.name)).map(listingItem) } });
     }
     throw new HttpError(404, "Not Found");
   }
@@ -218,24 +198,19 @@ export function createRedditEmulator(): RedditEmulator {
       error: HttpError,
       errorResponse: (e) => Response.json({ message: e.message, error: e.status }, { status: e.status }),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      access = new Map();
-      refreshes = new Set();
-      assets = new Map();
-      posts = [];
-      comments = [];
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
     engage(name, counts) {
-      const p = posts.find((x) => x.name === name);
+      const p = state.posts.find((x) => x.name === name);
       if (!p) throw new Error(`no post ${name}`);
-      p.ups += counts.ups ?? 0;
+      addCounts(p, counts);
     },
   };
 }

@@ -7,16 +7,17 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
 
 // Reddit refuses API calls without a distinctive User-Agent.
 const USER_AGENT = "server:crier:0.1 (self-hosted social publishing)";
 const TOKEN_URL = "https://www.reddit.com/api/v1/access_token";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "basic" };
 const TITLE_MAX = 300;
 const TEXT_MAX = 40000;
 const GALLERY_MAX = 20;
@@ -175,21 +176,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return { kind: "published", platformPostId: hit.name, url: `https://www.reddit.com${hit.permalink}` };
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Reddit account; connect it again", false);
-  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { grant_type: "refresh_token", refresh_token: refreshToken },
-    headers: { authorization: `Basic ${Buffer.from(`${ctx.settings.CLIENT_ID ?? ""}:${ctx.settings.CLIENT_SECRET ?? ""}`).toString("base64")}`, "user-agent": USER_AGENT },
-  });
-  if (!res.ok || (res.body as { error?: string }).error) {
-    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`Reddit could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError("Reddit refused to refresh the token (reconnect the account)", false);
-  }
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Reddit", headers: { "user-agent": USER_AGENT } });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, { query: { sort: "new", limit: 100 }, headers: headers(ctx) });
@@ -257,8 +244,7 @@ export default definePlugin({
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
-    tokenUrl: TOKEN_URL,
-    clientAuth: "basic",
+    ...TOKEN_ENDPOINT,
     scopes: ["identity", "submit", "read", "history", "flair"],
     extraAuthorizeParams: { duration: "permanent" },
     async identity(c, token) {

@@ -9,7 +9,7 @@
  */
 import { createDecipheriv, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 3600;
@@ -27,26 +27,18 @@ const refusal = (status: number, code: string, message: string) => Response.json
 
 export function createSnapchatEmulator(): Emulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let access = new Map<string, number>();
-  let refreshes = new Set<string>();
-  let media = new Map<string, Media>();
-  let emulated: EmulatedPost[] = [];
+  const oauth = new OAuthServer({
+    clientAuth: "body",
+    accessTtlS: ACCESS_TTL_S,
+    refresh: "reissued",
+    answer: { token_type: "Bearer", scope: "snapchat-profile-api" },
+    refuse: (why) => (why === "invalid_client" ? Response.json({ error: why }, { status: 401 }) : Response.json({ error: "invalid_grant" }, { status: 400 })),
+  });
+  const state = resettable(() => ({ media: new Map<string, Media>(), emulated: [] as EmulatedPost[] }));
   const me = { id: "5a1b2c3d-sandbox-profile", display_name: "Sandbox Snap", snap_user_name: "sandbox.snap" };
 
-  function issue() {
-    const at = randomBytes(24).toString("base64url");
-    const rt = randomBytes(24).toString("base64url");
-    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
-    refreshes.add(rt);
-    return { access_token: at, token_type: "Bearer", expires_in: ACCESS_TTL_S, refresh_token: rt, scope: "snapchat-profile-api" };
-  }
-
   function authed(req: Request) {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? access.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new SnapError(401, "UNAUTHORIZED", "The access token is invalid or expired.");
+    if (!oauth.bearer(req)) throw new SnapError(401, "UNAUTHORIZED", "The access token is invalid or expired.");
   }
 
   /** The finished upload must decrypt with the container's key and IV to a file of its declared type. */
@@ -64,17 +56,8 @@ export function createSnapchatEmulator(): Emulator {
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/login/oauth2/authorize")) return codes.authorize(url, clients, () => new SnapError(400, "INVALID_REQUEST", "client_id and redirect_uri are required"));
-    if (m === "POST" && (path === "/login/oauth2/access_token" || path === "/oauth/token")) {
-      const f = new URLSearchParams(await req.text());
-      if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client" }, { status: 401 });
-      if (f.get("grant_type") === "refresh_token") {
-        if (!refreshes.has(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant" }, { status: 400 });
-        return Response.json(issue());
-      }
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant" }, { status: 400 });
-      return Response.json(issue());
-    }
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/login/oauth2/authorize")) return oauth.authorize(url, () => new SnapError(400, "INVALID_REQUEST", "client_id and redirect_uri are required"));
+    if (m === "POST" && (path === "/login/oauth2/access_token" || path === "/oauth/token")) return oauth.token(req);
     authed(req);
     if (m === "GET" && path === "/v1/public_profiles/my_profile") return envelope({ public_profile: { ...me, logo_urls: { original_logo_url: "https://cf-st.sc-cdn.net/sandbox.png" } } });
     const base = `/v1/public_profiles/${me.id}`;
@@ -85,12 +68,12 @@ export function createSnapchatEmulator(): Emulator {
       const iv = Buffer.from(b?.iv ?? "", "base64");
       if ((b?.type !== "IMAGE" && b?.type !== "VIDEO") || key.length !== 32 || iv.length !== 16) throw new SnapError(400, "INVALID_REQUEST", "type IMAGE or VIDEO, a 32-byte key and a 16-byte iv (base64) are required");
       const item: Media = { id: crypto.randomUUID(), type: b.type, key, iv, parts: new Map(), state: "UPLOADING" };
-      media.set(item.id, item);
+      state.media.set(item.id, item);
       return envelope({ media_id: item.id, add_path: `${base}/media/${item.id}/multipart-upload-add`, finalize_path: `${base}/media/${item.id}/multipart-upload-finalize` });
     }
     const part = new RegExp(`^${base}/media/([\\w-]+)/multipart-upload-(add|finalize)$`).exec(path);
     if (m === "POST" && part) {
-      const item = media.get(part[1]);
+      const item = state.media.get(part[1]);
       if (!item || item.state !== "UPLOADING") throw new SnapError(400, "INVALID_MEDIA", "No open upload for this media");
       const form = await req.formData().catch(() => null);
       if (part[2] === "add") {
@@ -107,7 +90,7 @@ export function createSnapchatEmulator(): Emulator {
     }
     if (m === "POST" && (path === `${base}/spotlights` || path === `${base}/stories`)) {
       const b = (await req.json().catch(() => null)) as { media_id?: string; description?: string; locale?: string } | null;
-      const item = media.get(b?.media_id ?? "");
+      const item = state.media.get(b?.media_id ?? "");
       if (!item || item.state !== "READY") return refusal(400, "MEDIA_PROCESSING", "The media is not ready yet");
       const spotlight = path.endsWith("/spotlights");
       if (spotlight) {
@@ -116,7 +99,7 @@ export function createSnapchatEmulator(): Emulator {
         if (b?.locale && !/^[a-z]{2}_[A-Z]{2}$/.test(b.locale)) throw new SnapError(400, "INVALID_REQUEST", "locale must look like en_US");
       }
       const id = crypto.randomUUID();
-      emulated.push({ id, text: spotlight ? b?.description ?? "" : "", media: [{ type: item.type === "VIDEO" ? "video" : "image" }], options: { placement: spotlight ? "spotlight" : "public_story", ...(spotlight && { locale: b?.locale ?? "en_US" }) }, createdAt: new Date() });
+      state.emulated.push({ id, text: spotlight ? b?.description ?? "" : "", media: [{ type: item.type === "VIDEO" ? "video" : "image" }], options: { placement: spotlight ? "spotlight" : "public_story", ...(spotlight && { locale: b?.locale ?? "en_US" }) }, createdAt: new Date() });
       return envelope(spotlight ? { spotlight: { id, status: "SUBMITTED" } } : { story: { id } });
     }
     throw new SnapError(404, "NOT_FOUND", `No route ${m} ${path}`);
@@ -140,14 +123,11 @@ export function createSnapchatEmulator(): Emulator {
       error: SnapError,
       errorResponse: (e) => refusal(e.status, e.code, e.message),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     reset() {
       failures.clear();
-      codes.clear();
-      access = new Map();
-      refreshes = new Set();
-      media = new Map();
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
   };
 }

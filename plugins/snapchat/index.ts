@@ -7,12 +7,13 @@
  */
 import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";
-import { definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type PublishJob, type FailureOutcome,
+import { definePlugin, unreadableMedia, type Outcome, type PluginContext, type PublishJob, type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://accounts.snapchat.com/login/oauth2/access_token";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
 const PLACEMENTS = ["spotlight", "public_story"] as const;
 const DESCRIPTION_MAX = 160;
 const CHUNK = 32 * MB;
@@ -100,20 +101,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   return { kind: "published", platformPostId: id, url: `https://www.snapchat.com/add/${ctx.account.username}` };
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this Snapchat profile; connect it again", false);
-  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { grant_type: "refresh_token", refresh_token: refreshToken, client_id: ctx.settings.CLIENT_ID ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "" },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Snap could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`Snap refused to refresh the token (reconnect the profile): ${res.outcome.reason}`, false);
-  }
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Snap", holder: "profile" });
 
 export default definePlugin({
   platform: "snapchat",
@@ -138,11 +126,11 @@ export default definePlugin({
     placements: t.Optional(t.Array(t.UnionEnum(PLACEMENTS), { minItems: 1, uniqueItems: true, default: ["spotlight"] })),
     locale: t.Optional(t.String({ pattern: "^[a-z]{2}_[A-Z]{2}$", default: "en_US" })),
   }, { additionalProperties: true }),
+  variantNames: PLACEMENTS,
   variants: (options) => [...new Set((options as Options).placements ?? ["spotlight"])],
   connect: oauthFlow({
     authorizeUrl: "https://accounts.snapchat.com/login/oauth2/authorize",
-    tokenUrl: TOKEN_URL,
-    clientAuth: "body",
+    ...TOKEN_ENDPOINT,
     scopes: ["snapchat-profile-api"],
     async identity(c, token) {
       const me = await connectCall<{ public_profile?: { id: string; display_name?: string; snap_user_name?: string; logo_urls?: { original_logo_url?: string } } }>(

@@ -10,7 +10,7 @@
  * bot as its administrator. Tests shape other situations with channel() and revokeToken().
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
@@ -109,11 +109,13 @@ function looksLikeImage(b: Uint8Array): boolean {
 export function createTelegramEmulator(opts: { now?: () => number } = {}): TelegramEmulator {
   const now = opts.now ?? Date.now;
   const failures = new FailurePlan();
-  let bots = new Map<string, Bot>();
-  let revoked = new Set<string>();
-  let channels = new Map<number, Channel>();
-  let files = new Set<string>();
-  let emulated: EmulatedPost[] = [];
+  const state = resettable(() => ({
+    bots: new Map<string, Bot>(),
+    revoked: new Set<string>(),
+    channels: new Map<number, Channel>(),
+    files: new Set<string>(),
+    emulated: [] as EmulatedPost[],
+  }));
   let channelSeq = 1_000_000_001;
   // Channel ids are -100 followed by ten digits.
   const newChannelId = () => -(1_000_000_000_000 + channelSeq++);
@@ -121,21 +123,21 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
   function botFor(token: string): Bot {
     const m = TOKEN.exec(token);
     if (!m) throw new TgError(404, "Not Found");
-    if (revoked.has(token)) throw new TgError(401, "Unauthorized");
-    let bot = bots.get(token);
+    if (state.revoked.has(token)) throw new TgError(401, "Unauthorized");
+    let bot = state.bots.get(token);
     if (!bot) {
       bot = { id: Number(m[1]), username: `crier_${m[1]}_bot`, firstName: "Crier" };
-      bots.set(token, bot);
+      state.bots.set(token, bot);
     }
     return bot;
   }
 
-  const byUsername = (u: string) => [...channels.values()].find((c) => c.username?.toLowerCase() === u.toLowerCase());
+  const byUsername = (u: string) => [...state.channels.values()].find((c) => c.username?.toLowerCase() === u.toLowerCase());
 
   function createChannel(id: number, username: string | undefined, bot: Bot): Channel {
     const ch: Channel = { id, title: username ? `${username} (sandbox)` : `Private channel ${id}`, username, members: new Map(), nextMessageId: 1, messages: new Map() };
     ch.members.set(bot.id, { status: "administrator", canPost: true });
-    channels.set(id, ch);
+    state.channels.set(id, ch);
     return ch;
   }
 
@@ -150,7 +152,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     }
     if (!/^-?\d+$/.test(ref)) throw bad("chat not found");
     const id = Number(ref);
-    const found = channels.get(id);
+    const found = state.channels.get(id);
     if (found) {
       // A private channel is invisible to a bot that is not in it.
       if (!found.username && !isIn(found, bot)) throw bad("chat not found");
@@ -196,7 +198,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     if (f === undefined || f === "") throw bad(`there is no ${kind} in the request`);
     if (typeof f === "string") {
       if (/^https?:\/\//.test(f)) return { type: kind, contentType: undefined, size: undefined };
-      if (!files.has(f)) throw bad("wrong file identifier/HTTP URL specified");
+      if (!state.files.has(f)) throw bad("wrong file identifier/HTTP URL specified");
       return { type: kind, contentType: undefined, size: undefined };
     }
     return { type: kind, contentType: f.type, size: f.size, file: f };
@@ -213,13 +215,13 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
 
   function fileJson(kind: string, m: { size?: number }) {
     const file_id = `${kind.toUpperCase()}_${crypto.randomUUID().replaceAll("-", "")}`;
-    files.add(file_id);
+    state.files.add(file_id);
     const base = { file_id, file_unique_id: file_id.slice(-16), ...(m.size !== undefined && { file_size: m.size }) };
     return kind === "photo" ? [{ ...base, width: 1280, height: 720 }] : { ...base, width: 1280, height: 720, duration: 1 };
   }
 
   function record(ch: Channel, msgs: Record<string, unknown>[], p: Params, text: string, media: EmulatedPost["media"], replyTo: number | null, extra: Record<string, unknown> = {}) {
-    emulated.push({
+    state.emulated.push({
       id: String(msgs[0].message_id),
       text,
       media,
@@ -278,7 +280,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const ch = chatOf(p, bot);
       const userId = Number(str(p, "user_id"));
       if (!Number.isInteger(userId) || userId <= 0) throw bad("invalid user_id specified");
-      const target = [...bots.values()].find((b) => b.id === userId);
+      const target = [...state.bots.values()].find((b) => b.id === userId);
       const m = ch.members.get(userId) ?? { status: "left" as Status, canPost: false };
       const user = target ? userJson(target) : { id: userId, is_bot: false, first_name: "User" };
       return m.status === "administrator"
@@ -289,7 +291,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const ch = chatOf(p, bot);
       if (!isIn(ch, bot)) throw bad("chat not found");
       return [...ch.members.entries()].filter(([, m]) => m.status === "administrator" || m.status === "creator").map(([id, m]) => ({
-        status: m.status, user: userJson([...bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" }), can_post_messages: m.canPost,
+        status: m.status, user: userJson([...state.bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" }), can_post_messages: m.canPost,
       }));
     },
     leaveChat(p, bot) {
@@ -390,22 +392,18 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       return botApi.handle(req, path);
     },
     failNext: botApi.failNext,
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      bots = new Map();
-      revoked = new Set();
-      channels = new Map();
-      files = new Set();
-      emulated = [];
+      state.reset();
     },
     channel(ref, setup = {}) {
       const bot = botFor(setup.token ?? SANDBOX_BOT_TOKEN);
       const username = ref.startsWith("@") ? ref.slice(1) : undefined;
-      let ch = username ? byUsername(username) : channels.get(Number(ref));
+      let ch = username ? byUsername(username) : state.channels.get(Number(ref));
       if (!ch) ch = createChannel(username ? newChannelId() : Number(ref), username, bot);
       if (setup.title !== undefined) ch.title = setup.title;
       if (setup.username !== undefined) ch.username = setup.username ?? undefined;
@@ -413,10 +411,10 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       ch.members.set(bot.id, { status: setup.botStatus ?? current.status, canPost: setup.canPost ?? (setup.botStatus === undefined ? current.canPost : setup.botStatus === "administrator") });
       return ch.id;
     },
-    revokeToken: (token) => void revoked.add(token),
-    messages: (chatId) => [...(channels.get(chatId)?.messages.values() ?? [])],
+    revokeToken: (token) => void state.revoked.add(token),
+    messages: (chatId) => [...(state.channels.get(chatId)?.messages.values() ?? [])],
     botStatus(chatId, token = SANDBOX_BOT_TOKEN) {
-      const ch = channels.get(chatId);
+      const ch = state.channels.get(chatId);
       return ch ? memberOf(ch, botFor(token)).status : "left";
     },
   };

@@ -9,9 +9,9 @@
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
  * refresh that follows (which Threads allows only for a still-valid token) can succeed.
  */
-import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
 
 const TEXT_MAX = 500;
 const LONG_TTL_S = 60 * 86400;
@@ -36,72 +36,37 @@ export interface ThreadsEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Post, "views" | "likes" | "reposts" | "quotes">>): void;
 }
 
-class GraphError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
-    super(message);
-  }
-}
-
-const graph = (status: number, code: number, message: string, subcode?: number) =>
-  Response.json({ error: { message, type: code === 190 ? "OAuthException" : "THApiException", code, ...(subcode && { error_subcode: subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status });
-
-const newId = () => String(17_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6)));
+const newId = graphId(17_000_000_000_000_000n);
 
 export function createThreadsEmulator(): ThreadsEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let tokens = new Map<string, { long: boolean; exp: number }>();
-  let containers = new Map<string, Container>();
-  let posts: Post[] = [];
-  let emulated: EmulatedPost[] = [];
   const user = { id: "25000000000000001", username: "sandbox.threads" };
-
-  function tokenOf(req: Request, url: URL): string | undefined {
-    const header = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
-    return header ?? url.searchParams.get("access_token") ?? undefined;
-  }
-
-  function authed(req: Request, url: URL) {
-    const t = tokens.get(tokenOf(req, url) ?? "");
-    if (!t || t.exp <= Date.now()) throw new GraphError(401, 190, "Error validating access token: Session has expired.", 463);
-  }
-
-  function issue(long: boolean) {
-    const at = `TH${randomBytes(20).toString("hex")}`;
-    tokens.set(at, { long, exp: Date.now() + (long ? LONG_TTL_S * 1000 : 3600_000) });
-    return at;
-  }
-
-  async function form(req: Request): Promise<URLSearchParams> {
-    const text = await req.text();
-    if ((req.headers.get("content-type") ?? "").includes("json")) return new URLSearchParams(JSON.parse(text || "{}"));
-    return new URLSearchParams(text);
-  }
+  const auth = new LongLivedTokens({
+    prefix: "TH",
+    exchangeGrant: "th_exchange_token",
+    refreshGrant: "th_refresh_token",
+    expiredStatus: 401,
+    codeAnswer: { user_id: Number(user.id.slice(0, 15)) },
+  });
+  const state = resettable(() => ({ containers: new Map<string, Container>(), posts: [] as Post[], emulated: [] as EmulatedPost[] }));
 
   /** Threads downloads the media itself; a URL it cannot fetch, or of the wrong kind, fails the container. */
   async function inspect(url: string, kind: "IMAGE" | "VIDEO"): Promise<string | null> {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-      const type = res.headers.get("content-type") ?? "";
-      await res.arrayBuffer();
-      if (!res.ok) return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
-      if (kind === "IMAGE" && !/^image\/(jpeg|png)/.test(type)) return "UNSUPPORTED_IMAGE_FORMAT";
-      if (kind === "VIDEO" && !/^video\/(mp4|quicktime)/.test(type)) return "UNSUPPORTED_VIDEO_FORMAT";
-      return null;
-    } catch {
-      return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
-    }
+    const type = await downloadedType(url);
+    if (type === null) return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
+    if (kind === "IMAGE" && !/^image\/(jpeg|png)/.test(type)) return "UNSUPPORTED_IMAGE_FORMAT";
+    if (kind === "VIDEO" && !/^video\/(mp4|quicktime)/.test(type)) return "UNSUPPORTED_VIDEO_FORMAT";
+    return null;
   }
 
   async function createContainer(req: Request): Promise<Response> {
-    const f = await form(req);
+    const f = await graphForm(req);
     const type = f.get("media_type") as Container["type"];
     if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type)) throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
     const text = f.get("text") ?? "";
     if ([...text].length > TEXT_MAX) throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
     const replyTo = f.get("reply_to_id");
-    if (replyTo && !posts.some((p) => p.id === replyTo)) throw new GraphError(400, 100, "Param reply_to_id is not a valid Threads post", 4279009);
+    if (replyTo && !state.posts.some((p) => p.id === replyTo)) throw new GraphError(400, 100, "Param reply_to_id is not a valid Threads post", 4279009);
     const c: Container = { id: newId(), type, text, url: null, replyTo, children: [], item: f.get("is_carousel_item") === "true", outcome: "FINISHED", error: null, checks: 0, published: false };
     if (type === "TEXT" && !text) throw new GraphError(400, 100, "Param text is required for TEXT posts");
     if (type === "IMAGE" || type === "VIDEO") {
@@ -115,7 +80,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
       c.children = (f.get("children") ?? "").split(",").filter(Boolean);
       if (c.children.length < 2 || c.children.length > 20) throw new GraphError(400, 100, "A carousel needs 2 to 20 children");
       for (const id of c.children) {
-        const child = containers.get(id);
+        const child = state.containers.get(id);
         if (!child || !child.item) throw new GraphError(400, 100, `Param children contains an invalid container ${id}`);
         if (child.outcome === "ERROR") {
           c.outcome = "ERROR";
@@ -123,7 +88,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
         }
       }
     }
-    containers.set(c.id, c);
+    state.containers.set(c.id, c);
     return Response.json({ id: c.id });
   }
 
@@ -135,17 +100,17 @@ export function createThreadsEmulator(): ThreadsEmulator {
   }
 
   function publishContainer(id: string): Response {
-    const c = containers.get(id);
+    const c = state.containers.get(id);
     if (!c || c.item) throw new GraphError(400, 100, "Param creation_id is not a valid container", 4279009);
     if (c.published) throw new GraphError(400, 100, "The container was already published", 4279013);
     if (c.outcome !== "FINISHED" || (c.type !== "TEXT" && c.checks < 1)) throw new GraphError(400, 9007, "The media is not ready for publishing, please wait for a moment", 2207027);
     c.published = true;
     const post: Post = { id: newId(), container: c, createdAt: new Date(), views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 };
-    const parent = c.replyTo ? posts.find((p) => p.id === c.replyTo) : undefined;
+    const parent = c.replyTo ? state.posts.find((p) => p.id === c.replyTo) : undefined;
     if (parent) parent.replies += 1;
-    posts.push(post);
-    const items = c.type === "CAROUSEL" ? c.children.map((k) => containers.get(k)!) : c.type === "TEXT" ? [] : [c];
-    emulated.push({ id: post.id, text: c.text, media: items.map((i) => ({ type: i.type === "VIDEO" ? "video" : "image" })), replyTo: c.replyTo, createdAt: post.createdAt });
+    state.posts.push(post);
+    const items = c.type === "CAROUSEL" ? c.children.map((k) => state.containers.get(k)!) : c.type === "TEXT" ? [] : [c];
+    state.emulated.push({ id: post.id, text: c.text, media: items.map((i) => ({ type: i.type === "VIDEO" ? "video" : "image" })), replyTo: c.replyTo, createdAt: post.createdAt });
     return Response.json({ id: post.id });
   }
 
@@ -155,45 +120,30 @@ export function createThreadsEmulator(): ThreadsEmulator {
     return {
       id: p.id, media_type: c.type === "TEXT" ? "TEXT_POST" : c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type, text: c.text, timestamp: p.createdAt.toISOString(),
       permalink: `https://www.threads.com/@${user.username}/post/${p.id.slice(-11)}`, is_quote_post: false, ...mediaUrl,
-      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: containers.get(k)!.type, media_url: containers.get(k)!.url })) } }),
+      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: state.containers.get(k)!.type, media_url: state.containers.get(k)!.url })) } }),
     };
   };
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
-    if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) {
-      const f = await form(req);
-      if (clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) throw new GraphError(400, 101, "Error validating client secret.");
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid authorization code", 36007);
-      return Response.json({ access_token: issue(false), user_id: Number(user.id.slice(0, 15)) });
-    }
-    if (m === "GET" && path === "/access_token") {
-      if (url.searchParams.get("grant_type") !== "th_exchange_token" || !clients.has("sandbox")) throw new GraphError(400, 100, "grant_type must be th_exchange_token");
-      authed(req, url);
-      return Response.json({ access_token: issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
-    }
-    if (m === "GET" && path === "/refresh_access_token") {
-      const t = tokens.get(tokenOf(req, url) ?? "");
-      if (url.searchParams.get("grant_type") !== "th_refresh_token" || !t?.long || t.exp <= Date.now()) throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
-      return Response.json({ access_token: issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
-    }
-    authed(req, url);
+    const token = await auth.route(req, path, url);
+    if (token) return token;
+    auth.authed(req, url);
     if (m === "GET" && path === "/v1.0/me") return Response.json(user);
     if (m === "GET" && (path === "/v1.0/me/threads_insights" || path === `/v1.0/${user.id}/threads_insights`)) {
       if (url.searchParams.get("metric") !== "followers_count") throw new GraphError(400, 100, "metric must be followers_count here.");
       return Response.json({ data: [{ name: "followers_count", period: "day", title: "followers_count", total_value: { value: followers }, id: `${user.id}/insights/followers_count/day` }] });
     }
     if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) return createContainer(req);
-    if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`)) return publishContainer((await form(req)).get("creation_id") ?? "");
+    if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`)) return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) {
       const since = Number(url.searchParams.get("since") ?? 0);
-      const list = posts.filter((p) => !p.container.replyTo && p.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
+      const list = state.posts.filter((p) => !p.container.replyTo && p.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
       return Response.json({ data: list.map(postJson) });
     }
     const insights = /^\/v1\.0\/(\d+)\/insights$/.exec(path);
     if (m === "GET" && insights) {
-      const p = posts.find((x) => x.id === insights[1]);
+      const p = state.posts.find((x) => x.id === insights[1]);
       if (!p) throw new GraphError(400, 100, "Object does not exist");
       const names = (url.searchParams.get("metric") ?? "").split(",");
       const value = (n: string) => ({ views: p.views, likes: p.likes, replies: p.replies, reposts: p.reposts, quotes: p.quotes, shares: p.shares } as Record<string, number>)[n];
@@ -201,20 +151,13 @@ export function createThreadsEmulator(): ThreadsEmulator {
     }
     const node = /^\/v1\.0\/(\d+)$/.exec(path);
     if (m === "GET" && node) {
-      const c = containers.get(node[1]);
+      const c = state.containers.get(node[1]);
       if (c) return Response.json({ id: c.id, status: status(c), ...(c.error && { error_message: c.error }) });
-      const p = posts.find((x) => x.id === node[1]);
+      const p = state.posts.find((x) => x.id === node[1]);
       if (p) return Response.json(postJson(p));
       throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
     }
     throw new GraphError(400, 100, `Unknown path ${m} ${path}`);
-  }
-
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return graph(400, 4, "Application request limit reached");
-    if (f.kind === "server_error") return graph(500, 2, "An unexpected error has occurred. Please retry your request later.");
-    if (f.kind === "auth_expired") return graph(401, 190, "Error validating access token: Session has expired.", 463);
-    return null;
   }
 
   // The audience every account reports (accountStats); tests set it with setFollowers().
@@ -223,33 +166,26 @@ export function createThreadsEmulator(): ThreadsEmulator {
   return {
     platform: "threads",
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
-    ...failingHandler({
+    ...graphFailingHandler({
       failures,
       canFail: (path) => path.startsWith("/v1.0/"),
-      failureResponse,
       route: (req, path) => route(req, path, new URL(req.url)),
-      error: GraphError,
-      errorResponse: (e) => graph(e.status, e.code, e.message, e.subcode),
+      apiType: "THApiException",
+      expired: auth.expired(),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      tokens = new Map();
-      containers = new Map();
-      posts = [];
-      emulated = [];
+      auth.reset();
+      state.reset();
     },
     engage(id, counts) {
-      const p = posts.find((x) => x.id === id);
+      const p = state.posts.find((x) => x.id === id);
       if (!p) throw new Error(`no post ${id}`);
-      p.views += counts.views ?? 0;
-      p.likes += counts.likes ?? 0;
-      p.reposts += counts.reposts ?? 0;
-      p.quotes += counts.quotes ?? 0;
+      addCounts(p, counts);
     },
   };
 }

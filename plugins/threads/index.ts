@@ -9,8 +9,10 @@ import {
   type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
-import { alreadyPublished, classifyGraph, publishContainer, refreshLongLivedToken } from "../../src/platform/graph.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
+import {
+  alreadyPublished, classifyGraph, createCarousel, createContainer, longLivedToken, publishContainer, readInsights, refreshLongLivedToken,
+} from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
 const V = "/v1.0";
@@ -20,10 +22,7 @@ const CAROUSEL_MAX = 20;
 
 type Fail = FailureOutcome;
 
-async function container(ctx: PluginContext, fields: Record<string, string>): Promise<string | Fail> {
-  const res = await ctx.http.request<{ id: string }>("POST", `${V}/me/threads`, { form: fields, headers: bearerAuth(ctx) });
-  return res.ok ? res.body.id : res.outcome;
-}
+const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/threads`, fields);
 
 const mediaFields = (m: MediaItem): Record<string, string> =>
   m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url };
@@ -36,15 +35,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   let id: string | Fail;
   if (job.media.length === 0) id = await container(ctx, { media_type: "TEXT", ...common });
   else if (job.media.length === 1) id = await container(ctx, { ...mediaFields(job.media[0]), ...common });
-  else {
-    const children: string[] = [];
-    for (const m of job.media) {
-      const child = await container(ctx, { ...mediaFields(m), is_carousel_item: "true" });
-      if (typeof child !== "string") return child;
-      children.push(child);
-    }
-    id = await container(ctx, { media_type: "CAROUSEL", children: children.join(","), ...common });
-  }
+  else id = await createCarousel(ctx, `${V}/me/threads`, job.media.map(mediaFields), common);
   if (typeof id !== "string") return id;
   // Containers are published once Threads has fetched and checked the media.
   return checkStatus(ctx, id);
@@ -93,15 +84,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${V}/${id}/insights`, {
-      query: { metric: "views,likes,replies,reposts,quotes,shares" },
-      headers: bearerAuth(ctx),
-    });
-    if (!res.ok) throw new Error(`Threads insights ${id}: ${res.outcome.reason}`);
-    const v = (name: string) => {
-      const m = res.body.data.find((d) => d.name === name);
-      return m ? m.total_value?.value ?? m.values?.[0]?.value ?? null : null;
-    };
+    const v = await readInsights(ctx, V, id, ["views", "likes", "replies", "reposts", "quotes", "shares"], "Threads");
     // Threads shares are sends to others; reposts are the closer match to "shares" elsewhere.
     out[id] = { views: v("views"), likes: v("likes"), comments: v("replies"), shares: v("reposts"), saves: null, quotes: v("quotes") };
   }
@@ -143,9 +126,7 @@ export default definePlugin({
     scopes: ["threads_basic", "threads_content_publish", "threads_manage_replies", "threads_read_replies", "threads_manage_insights"],
     scopeSeparator: ",",
     async identity(c, token) {
-      const long = await connectCall<TokenResponse>(c, "Getting a long-lived token", "GET", "/access_token", {
-        query: { grant_type: "th_exchange_token", client_secret: c.settings.CLIENT_SECRET, access_token: token.access_token },
-      });
+      const long = await longLivedToken(c, "th_exchange_token", token);
       const me = await connectCall<{ id: string; username: string; threads_profile_picture_url?: string }>(c, "Reading the Threads account", "GET", "/v1.0/me", {
         query: { fields: "id,username,threads_profile_picture_url", access_token: long.access_token },
       });

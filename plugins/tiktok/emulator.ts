@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable, type OAuthRefusal } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 24 * 3600;
@@ -56,42 +56,31 @@ const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
 
 export function createTikTokEmulator(): TikTokEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let access = new Map<string, number>();
-  let refreshes = new Set<string>();
-  let publishes = new Map<string, Publish>();
-  let videos: Video[] = [];
-  let emulated: EmulatedPost[] = [];
-  let privacyOptions = [...PRIVACY];
   const user = { open_id: "-000sandboxOpenId", username: "sandbox_tiktoker", display_name: "Sandbox TikToker", avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg" };
-
-  function issue() {
-    const at = `act.${randomBytes(20).toString("hex")}`;
-    const rt = `rft.${randomBytes(20).toString("hex")}`;
-    access.set(at, Date.now() + ACCESS_TTL_S * 1000);
-    refreshes.add(rt);
-    return { open_id: user.open_id, scope: "user.info.basic,video.publish,video.upload,video.list", access_token: at, expires_in: ACCESS_TTL_S, refresh_token: rt, refresh_expires_in: 365 * 86400, token_type: "Bearer" };
-  }
+  const refusals: Record<OAuthRefusal, [number, string, string]> = {
+    invalid_client: [401, "invalid_client", "Client key or secret is incorrect."],
+    invalid_code: [400, "invalid_grant", "Authorization code is expired."],
+    redirect_mismatch: [400, "invalid_grant", "Authorization code is expired."],
+    verifier_mismatch: [400, "invalid_grant", "Code verifier is invalid."],
+    invalid_refresh_token: [400, "invalid_grant", "Refresh token is invalid or expired."],
+    unsupported_grant_type: [400, "unsupported_grant_type", "grant_type is not supported."],
+  };
+  const oauth = new OAuthServer({
+    clientAuth: "body",
+    clientIdParam: "client_key",
+    accessTtlS: ACCESS_TTL_S,
+    refresh: "rotating",
+    newToken: (kind) => `${kind === "access" ? "act" : "rft"}.${randomBytes(20).toString("hex")}`,
+    answer: { open_id: user.open_id, scope: "user.info.basic,video.publish,video.upload,video.list", refresh_expires_in: 365 * 86400, token_type: "Bearer" },
+    refuse(why) {
+      const [status, error, error_description] = refusals[why];
+      return Response.json({ error, error_description }, { status });
+    },
+  });
+  const state = resettable(() => ({ publishes: new Map<string, Publish>(), videos: [] as Video[], emulated: [] as EmulatedPost[], privacyOptions: [...PRIVACY] }));
 
   function authed(req: Request) {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? access.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
-  }
-
-  async function token(req: Request): Promise<Response> {
-    const f = new URLSearchParams(await req.text());
-    if (clients.get(f.get("client_key") ?? "") !== f.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "Client key or secret is incorrect." }, { status: 401 });
-    if (f.get("grant_type") === "authorization_code") {
-      if (!codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) return Response.json({ error: "invalid_grant", error_description: "Authorization code is expired." }, { status: 400 });
-      return Response.json(issue());
-    }
-    if (f.get("grant_type") === "refresh_token") {
-      if (!refreshes.delete(f.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant", error_description: "Refresh token is invalid or expired." }, { status: 400 });
-      return Response.json(issue());
-    }
-    return Response.json({ error: "unsupported_grant_type" }, { status: 400 });
+    if (!oauth.bearer(req)) throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
   }
 
   async function json<T>(req: Request): Promise<T> {
@@ -105,7 +94,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       id: `v_pub_file~v2-1.${randomBytes(8).toString("hex")}`, kind, inbox, title: "", privacy: "SELF_ONLY", aigc: null, size: 0, chunk: 0, chunks: 0,
       received: new Map(), head: null, status: "PROCESSING_UPLOAD", fail: null, polls: 0, videoId: null, photos: 0, uploadToken: randomBytes(12).toString("hex"), ...extra,
     };
-    publishes.set(p.id, p);
+    state.publishes.set(p.id, p);
     return p;
   }
 
@@ -132,24 +121,24 @@ export function createTikTokEmulator(): TikTokEmulator {
     if (p.status !== "PROCESSING_DOWNLOAD" || ++p.polls < 2) return;
     if (p.inbox) {
       p.status = "SEND_TO_USER_INBOX";
-      emulated.push({ id: p.id, text: p.title, media: [{ type: p.kind === "video" ? "video" : "image" }], options: { publish_mode: "draft" }, createdAt: new Date() });
+      state.emulated.push({ id: p.id, text: p.title, media: [{ type: p.kind === "video" ? "video" : "image" }], options: { publish_mode: "draft" }, createdAt: new Date() });
       return;
     }
     p.status = "PUBLISH_COMPLETE";
     const v: Video = { id: String(7_400_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))), title: p.title, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0 };
     // Only public posts get a public id (after moderation, here at once).
     if (p.privacy === "PUBLIC_TO_EVERYONE") p.videoId = v.id;
-    videos.push(v);
-    emulated.push({ id: v.id, text: p.title, media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({ type: p.kind === "video" ? "video" : "image" })), options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) }, createdAt: v.createdAt });
+    state.videos.push(v);
+    state.emulated.push({ id: v.id, text: p.title, media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({ type: p.kind === "video" ? "video" : "image" })), options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) }, createdAt: v.createdAt });
   }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) return codes.authorize(url, clients, () => new TikTokError(400, "invalid_request", "client_key and redirect_uri are required."), "client_key");
-    if (m === "POST" && (path === "/v2/oauth/token/" || path === "/oauth/token")) return token(req);
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) return oauth.authorize(url, () => new TikTokError(400, "invalid_request", "client_key and redirect_uri are required."));
+    if (m === "POST" && (path === "/v2/oauth/token/" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (m === "PUT" && upload) {
-      const p = [...publishes.values()].find((x) => x.uploadToken === upload[1]);
+      const p = [...state.publishes.values()].find((x) => x.uploadToken === upload[1]);
       if (!p || p.status !== "PROCESSING_UPLOAD") return new Response(null, { status: 404 });
       const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers.get("content-range") ?? "");
       const bytes = new Uint8Array(await req.arrayBuffer());
@@ -165,10 +154,10 @@ export function createTikTokEmulator(): TikTokEmulator {
     authed(req);
     if (m === "GET" && path === "/v2/user/info/") {
       const fields = (url.searchParams.get("fields") ?? "").split(",");
-      return envelope({ user: { ...user, ...(fields.includes("follower_count") && { follower_count: followers, following_count: 0, likes_count: 0, video_count: videos.length }) } });
+      return envelope({ user: { ...user, ...(fields.includes("follower_count") && { follower_count: followers, following_count: 0, likes_count: 0, video_count: state.videos.length }) } });
     }
     if (m === "POST" && path === "/v2/post/publish/creator_info/query/") {
-      return envelope({ creator_avatar_url: user.avatar_url, creator_username: user.username, creator_nickname: user.display_name, privacy_level_options: privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: false, max_video_post_duration_sec: 600 });
+      return envelope({ creator_avatar_url: user.avatar_url, creator_username: user.username, creator_nickname: user.display_name, privacy_level_options: state.privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: false, max_video_post_duration_sec: 600 });
     }
     if (m === "POST" && (path === "/v2/post/publish/video/init/" || path === "/v2/post/publish/inbox/video/init/")) {
       const inbox = path.includes("/inbox/");
@@ -177,7 +166,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       let privacy = "SELF_ONLY";
       if (!inbox) {
         privacy = b.post_info?.privacy_level ?? "";
-        if (!privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
+        if (!state.privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
         if ([...(b.post_info?.title ?? "")].length > 2200) throw new TikTokError(400, "invalid_params", "title is longer than 2200.");
       }
       const p = newPublish("video", inbox, { title: b.post_info?.title ?? "", privacy, aigc: b.post_info?.is_aigc ?? null, size, chunk, chunks: count });
@@ -190,7 +179,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       if (images.length < 1 || images.length > 35) throw new TikTokError(400, "invalid_params", "photo_images takes 1 to 35 URLs.");
       const inbox = b.post_mode === "MEDIA_UPLOAD";
       const privacy = b.post_info?.privacy_level ?? "";
-      if (!inbox && !privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
+      if (!inbox && !state.privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
       if ([...(b.post_info?.title ?? "")].length > 90) throw new TikTokError(400, "invalid_params", "title is longer than 90.");
       const p = newPublish("photo", inbox, { title: `${b.post_info?.title ?? ""}\n${b.post_info?.description ?? ""}`, privacy, photos: images.length, status: "PROCESSING_DOWNLOAD" });
       // TikTok pulls each photo itself: JPEG or WebP only.
@@ -205,7 +194,7 @@ export function createTikTokEmulator(): TikTokEmulator {
     }
     if (m === "POST" && path === "/v2/post/publish/status/fetch/") {
       const b = await json<{ publish_id?: string }>(req);
-      const p = publishes.get(b.publish_id ?? "");
+      const p = state.publishes.get(b.publish_id ?? "");
       if (!p) throw new TikTokError(400, "invalid_publish_id", "publish_id does not exist.");
       settle(p);
       const res = envelope({ status: p.status, ...(p.fail && { fail_reason: p.fail }), ...(p.videoId && { publicaly_available_post_id: ["__POST_ID__"] }), uploaded_bytes: p.size, downloaded_bytes: p.size });
@@ -213,7 +202,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       return new Response((await res.text()).replace('"__POST_ID__"', p.videoId ?? ""), { headers: { "content-type": "application/json" } });
     }
     if (m === "POST" && path === "/v2/video/list/") {
-      const list = [...videos].reverse().slice(0, 20);
+      const list = [...state.videos].reverse().slice(0, 20);
       // Ids are strings here, as TikTok's video list sends them.
       return envelope({ videos: list.map((v) => ({ id: v.id, title: v.title, video_description: v.title, create_time: Math.floor(v.createdAt.getTime() / 1000), share_url: `https://www.tiktok.com/@${user.username}/video/${v.id}` })), cursor: 0, has_more: false });
     }
@@ -221,7 +210,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       const b = await json<{ filters?: { video_ids?: string[] } }>(req);
       const ids = b.filters?.video_ids ?? [];
       if (ids.length === 0 || ids.length > 20) throw new TikTokError(400, "invalid_params", "filters.video_ids takes 1 to 20 ids.");
-      return envelope({ videos: videos.filter((v) => ids.includes(v.id)).map((v) => ({ id: v.id, view_count: v.views, like_count: v.likes, comment_count: v.comments, share_count: v.shares })) });
+      return envelope({ videos: state.videos.filter((v) => ids.includes(v.id)).map((v) => ({ id: v.id, view_count: v.views, like_count: v.likes, comment_count: v.comments, share_count: v.shares })) });
     }
     throw new TikTokError(404, "not_found", `No route ${m} ${path}`);
   }
@@ -247,30 +236,22 @@ export function createTikTokEmulator(): TikTokEmulator {
       error: TikTokError,
       errorResponse: (e) => envelope({}, e.code, e.message, e.status),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      access = new Map();
-      refreshes = new Set();
-      publishes = new Map();
-      videos = [];
-      emulated = [];
-      privacyOptions = [...PRIVACY];
+      oauth.reset();
+      state.reset();
     },
     engage(id, counts) {
-      const v = videos.find((x) => x.id === id);
+      const v = state.videos.find((x) => x.id === id);
       if (!v) throw new Error(`no video ${id}`);
-      v.views += counts.views ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
-      v.shares += counts.shares ?? 0;
+      addCounts(v, counts);
     },
     setPrivacyOptions(options) {
-      privacyOptions = [...options];
+      state.privacyOptions = [...options];
     },
   };
 }

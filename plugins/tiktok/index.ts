@@ -6,14 +6,15 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
+  definePlugin, unreadableMedia, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body", clientIdParam: "client_key", clientIdSetting: "CLIENT_KEY" };
 const CAPTION_MAX = 2200;
 const PHOTO_TITLE_MAX = 90;
 const PHOTO_DESCRIPTION_MAX = 4000;
@@ -140,21 +141,7 @@ async function exactId(ctx: PluginContext, approx: number): Promise<string | und
   return res.ok ? res.body.data.videos.find((v) => Number(v.id) === approx)?.id : undefined;
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this TikTok account; connect it again", false);
-  const res = await ctx.http.request<TokenResponse & { error?: string }>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { client_key: ctx.settings.CLIENT_KEY ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "", grant_type: "refresh_token", refresh_token: refreshToken },
-  });
-  if (!res.ok || !res.body.access_token) {
-    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`TikTok could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError("TikTok refused to refresh the token (reconnect the account)", false);
-  }
-  // Refresh tokens rotate: keep the newest.
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "TikTok" });
 
 interface ApiVideo { id: string; title?: string; video_description?: string; create_time?: number; share_url?: string; cover_image_url?: string; view_count?: number; like_count?: number; comment_count?: number; share_count?: number }
 
@@ -223,11 +210,8 @@ export default definePlugin({
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
-    tokenUrl: TOKEN_URL,
-    clientIdParam: "client_key",
-    clientIdSetting: "CLIENT_KEY",
+    ...TOKEN_ENDPOINT,
     requiredSettings: ["CLIENT_KEY", "CLIENT_SECRET"],
-    clientAuth: "body",
     scopes: ["user.info.basic", "video.publish", "video.upload", "video.list"],
     scopeSeparator: ",",
     async identity(c, token) {

@@ -10,7 +10,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 import { weightedLength } from "../../src/platform/text.ts";
 
 /** What X itself refuses above, in weighted characters. */
@@ -23,8 +23,6 @@ const IMAGE_MAX = 5 * MB;
 const GIF_MAX = 15 * MB;
 const VIDEO_MAX = 512 * MB;
 
-interface Client { id: string; secret: string }
-interface Code { client: string; redirect: string; challenge: string | null; exp: number; used: boolean }
 interface Media { id: string; key: string; owner: string; category: string; type: string; total: number; parts: Map<number, Uint8Array>; state: "uploading" | "pending" | "in_progress" | "succeeded" | "failed"; polls: number }
 interface Tweet { id: string; author: string; text: string; mediaIds: string[]; replyTo: string | null; createdAt: Date; likes: number; reposts: number; replies: number; quotes: number; bookmarks: number; impressions: number }
 
@@ -48,83 +46,35 @@ const id19 = () => (BigInt(Date.now()) * 4194304n + BigInt(randomBytes(2).readUI
 
 export function createXEmulator(): XEmulator {
   const failures = new FailurePlan();
-  let clients = new Map<string, Client>([["sandbox", { id: "sandbox", secret: "sandbox" }]]);
-  let codes = new Map<string, Code>();
-  let access = new Map<string, { user: string; exp: number }>();
-  let refreshes = new Map<string, { user: string; used: boolean }>();
-  let media = new Map<string, Media>();
-  let tweets: Tweet[] = [];
-  let emulated: EmulatedPost[] = [];
   const user = { id: "1000000001", username: "sandbox_x", name: "Sandbox X", profile_image_url: "https://pbs.twimg.com/profile_images/sandbox.png" };
-
-  function issue(userId: string) {
-    const at = randomBytes(24).toString("base64url");
-    const rt = randomBytes(24).toString("base64url");
-    access.set(at, { user: userId, exp: Date.now() + ACCESS_TTL_MS });
-    refreshes.set(rt, { user: userId, used: false });
-    return { token_type: "bearer", expires_in: ACCESS_TTL_MS / 1000, access_token: at, scope: "tweet.read tweet.write users.read media.write offline.access", refresh_token: rt };
-  }
+  const oauthError = (description: string) => Response.json({ error: "invalid_request", error_description: description }, { status: 400 });
+  const oauth = new OAuthServer({
+    clientAuth: "basic",
+    publicClients: true,
+    codeTtlMs: CODE_TTL_MS,
+    accessTtlS: ACCESS_TTL_MS / 1000,
+    refresh: "rotating",
+    answer: { token_type: "bearer", scope: "tweet.read tweet.write users.read media.write offline.access" },
+    refuse(why) {
+      if (why === "invalid_client") throw new Problem(401, "Unauthorized", "Client authentication failed");
+      if (why === "unsupported_grant_type") return Response.json({ error: why, error_description: "grant_type is not supported" }, { status: 400 });
+      if (why === "redirect_mismatch") return oauthError("Value passed for the redirect uri did not match the uri of the authorization code.");
+      if (why === "verifier_mismatch") return oauthError("Value passed for the code verifier did not match the code challenge.");
+      return oauthError(why === "invalid_refresh_token" ? "Value passed for the token was invalid." : "Value passed for the authorization code was invalid.");
+    },
+  });
+  const state = resettable(() => ({ media: new Map<string, Media>(), tweets: [] as Tweet[], emulated: [] as EmulatedPost[] }));
 
   function authed(req: Request): string {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const tok = m ? access.get(m[1]) : undefined;
-    if (!tok || tok.exp <= Date.now()) throw new Problem(401, "Unauthorized", "Unauthorized");
-    return tok.user;
-  }
-
-  function clientOf(req: Request, form: URLSearchParams): Client {
-    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
-    if (basic) {
-      const [id, secret] = Buffer.from(basic[1], "base64").toString().split(":").map(decodeURIComponent);
-      const c = clients.get(id);
-      if (!c || c.secret !== secret) throw new Problem(401, "Unauthorized", "Client authentication failed");
-      return c;
-    }
-    const c = clients.get(form.get("client_id") ?? "");
-    if (!c) throw new Problem(401, "Unauthorized", "Missing valid authorization header");
-    return c;
-  }
-
-  const oauthError = (description: string) => Response.json({ error: "invalid_request", error_description: description }, { status: 400 });
-
-  async function token(req: Request): Promise<Response> {
-    const form = new URLSearchParams(await req.text());
-    const client = clientOf(req, form);
-    if (form.get("grant_type") === "authorization_code") {
-      const raw = form.get("code") ?? "";
-      const sandbox = raw.startsWith("sandbox_");
-      const code = codes.get(raw);
-      if (!sandbox) {
-        if (!code || code.used || code.exp < Date.now() || code.client !== client.id) return oauthError("Value passed for the authorization code was invalid.");
-        if (code.redirect !== form.get("redirect_uri")) return oauthError("Value passed for the redirect uri did not match the uri of the authorization code.");
-        const verifier = form.get("code_verifier") ?? "";
-        if (createHash("sha256").update(verifier).digest("base64url") !== code.challenge) return oauthError("Value passed for the code verifier did not match the code challenge.");
-        code.used = true;
-      }
-      return Response.json(issue(user.id));
-    }
-    if (form.get("grant_type") === "refresh_token") {
-      const r = refreshes.get(form.get("refresh_token") ?? "");
-      if (!r || r.used) return oauthError("Value passed for the token was invalid.");
-      r.used = true;
-      return Response.json(issue(r.user));
-    }
-    return Response.json({ error: "unsupported_grant_type", error_description: "grant_type is not supported" }, { status: 400 });
+    if (!oauth.bearer(req)) throw new Problem(401, "Unauthorized", "Unauthorized");
+    return user.id;
   }
 
   function authorize(url: URL): Response {
-    const client = clients.get(url.searchParams.get("client_id") ?? "");
-    const redirect = url.searchParams.get("redirect_uri");
-    if (!client || !redirect) return problem(400, "Invalid Request", "client_id and redirect_uri are required");
     if (url.searchParams.get("code_challenge_method") !== "S256" || !url.searchParams.get("code_challenge")) return problem(400, "Invalid Request", "PKCE with S256 is required");
     const scopes = (url.searchParams.get("scope") ?? "").split(" ");
     if (!scopes.includes("tweet.write") || !scopes.includes("users.read")) return problem(400, "Invalid Request", "scope must include tweet.write and users.read");
-    const code = randomBytes(16).toString("base64url");
-    codes.set(code, { client: client.id, redirect, challenge: url.searchParams.get("code_challenge"), exp: Date.now() + CODE_TTL_MS, used: false });
-    const back = new URL(redirect);
-    back.searchParams.set("state", url.searchParams.get("state") ?? "");
-    back.searchParams.set("code", code);
-    return new Response(null, { status: 302, headers: { location: back.toString() } });
+    return oauth.authorize(url, () => new Problem(400, "Invalid Request", "client_id and redirect_uri are required"));
   }
 
   function mediaJson(m: Media) {
@@ -143,18 +93,18 @@ export function createXEmulator(): XEmulator {
     if (file.size > max) throw new Problem(400, "Invalid Request", `media is larger than ${max} bytes`);
     const m: Media = { id: id19(), key: "", owner, category, type: file.type || "image/jpeg", total: file.size, parts: new Map(), state: "succeeded", polls: 0 };
     m.key = `3_${m.id}`;
-    media.set(m.id, m);
+    state.media.set(m.id, m);
     return Response.json({ data: mediaJson(m) });
   }
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     if (m === "GET" && path === "/oauth/authorize") return authorize(url);
-    if (m === "POST" && (path === "/2/oauth2/token" || path === "/oauth/token")) return token(req);
+    if (m === "POST" && (path === "/2/oauth2/token" || path === "/oauth/token")) return oauth.token(req);
     const me = authed(req);
     if (m === "GET" && path === "/2/users/me") {
       const metrics = (url.searchParams.get("user.fields") ?? "").split(",").includes("public_metrics");
-      return Response.json({ data: { ...user, ...(metrics && { public_metrics: { followers_count: followers, following_count: 0, tweet_count: tweets.length, listed_count: 0 } }) } });
+      return Response.json({ data: { ...user, ...(metrics && { public_metrics: { followers_count: followers, following_count: 0, tweet_count: state.tweets.length, listed_count: 0 } }) } });
     }
     if (m === "POST" && path === "/2/media/upload") return simpleUpload(req, me);
     if (m === "POST" && path === "/2/media/upload/initialize") {
@@ -163,12 +113,12 @@ export function createXEmulator(): XEmulator {
       if (b.total_bytes! > VIDEO_MAX) throw new Problem(400, "Invalid Request", `total_bytes is larger than ${VIDEO_MAX}`);
       const v: Media = { id: id19(), key: "", owner: me, category: b.media_category ?? "tweet_video", type: b.media_type, total: b.total_bytes!, parts: new Map(), state: "uploading", polls: 0 };
       v.key = `7_${v.id}`;
-      media.set(v.id, v);
+      state.media.set(v.id, v);
       return Response.json({ data: { id: v.id, media_key: v.key, expires_after_secs: 86400 } });
     }
     const chunk = /^\/2\/media\/upload\/(\d+)\/(append|finalize)$/.exec(path);
     if (m === "POST" && chunk) {
-      const v = media.get(chunk[1]);
+      const v = state.media.get(chunk[1]);
       if (!v || v.owner !== me) throw new Problem(400, "Invalid Request", "media id not found");
       if (chunk[2] === "append") {
         if (v.state !== "uploading") throw new Problem(400, "Invalid Request", "media is already finalized");
@@ -187,7 +137,7 @@ export function createXEmulator(): XEmulator {
       return Response.json({ data: mediaJson(v) });
     }
     if (m === "GET" && path === "/2/media/upload" && url.searchParams.get("command") === "STATUS") {
-      const v = media.get(url.searchParams.get("media_id") ?? "");
+      const v = state.media.get(url.searchParams.get("media_id") ?? "");
       if (!v || v.owner !== me) throw new Problem(400, "Invalid Request", "media id not found");
       // Processing moves on with each status check, as it would over the seconds X asks to wait.
       if (v.state === "pending") v.state = "in_progress";
@@ -198,11 +148,11 @@ export function createXEmulator(): XEmulator {
     const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(path);
     if (m === "GET" && timeline) {
       const start = url.searchParams.get("start_time");
-      const list = tweets.filter((t) => t.author === timeline[1] && !t.replyTo && (!start || t.createdAt >= new Date(start))).reverse()
+      const list = state.tweets.filter((t) => t.author === timeline[1] && !t.replyTo && (!start || t.createdAt >= new Date(start))).reverse()
         .slice(0, Number(url.searchParams.get("max_results") ?? 10));
-      const keys = list.flatMap((t) => t.mediaIds.map((id) => media.get(id)!));
+      const keys = list.flatMap((t) => t.mediaIds.map((id) => state.media.get(id)!));
       return Response.json({
-        data: list.map((t) => ({ id: t.id, text: t.text, created_at: t.createdAt.toISOString(), edit_history_tweet_ids: [t.id], ...(t.mediaIds.length && { attachments: { media_keys: t.mediaIds.map((id) => media.get(id)!.key) } }) })),
+        data: list.map((t) => ({ id: t.id, text: t.text, created_at: t.createdAt.toISOString(), edit_history_tweet_ids: [t.id], ...(t.mediaIds.length && { attachments: { media_keys: t.mediaIds.map((id) => state.media.get(id)!.key) } }) })),
         includes: { media: keys.map((k) => ({ media_key: k.key, type: k.category === "tweet_image" ? "photo" : k.category === "tweet_gif" ? "animated_gif" : "video", url: `https://pbs.twimg.com/media/${k.key}.jpg` })) },
         meta: { result_count: list.length },
       });
@@ -211,7 +161,7 @@ export function createXEmulator(): XEmulator {
       const ids = (url.searchParams.get("ids") ?? "").split(",").filter(Boolean);
       if (ids.length === 0 || ids.length > 100) throw new Problem(400, "Invalid Request", "ids must list 1 to 100 ids");
       return Response.json({
-        data: tweets.filter((t) => ids.includes(t.id)).map((t) => ({
+        data: state.tweets.filter((t) => ids.includes(t.id)).map((t) => ({
           id: t.id, text: t.text, edit_history_tweet_ids: [t.id],
           public_metrics: { retweet_count: t.reposts, reply_count: t.replies, like_count: t.likes, quote_count: t.quotes, bookmark_count: t.bookmarks, impression_count: t.impressions },
         })),
@@ -227,19 +177,19 @@ export function createXEmulator(): XEmulator {
     const ids = b.media?.media_ids ?? [];
     if (!text && ids.length === 0) throw new Problem(400, "Invalid Request", "text or media is required");
     if (weightedLength(text) > MAX_WEIGHT) throw new Problem(400, "Invalid Request", "text is too long");
-    const items = ids.map((id) => media.get(id));
+    const items = ids.map((id) => state.media.get(id));
     if (items.some((i) => !i || i.owner !== me)) throw new Problem(400, "Invalid Request", "media_ids contains an unknown id");
     if (items.some((i) => i!.state !== "succeeded")) throw new Problem(400, "Invalid Request", "media is not processed yet");
     const videos = items.filter((i) => i!.category !== "tweet_image");
     if (ids.length > 4 || (videos.length && ids.length > 1)) throw new Problem(400, "Invalid Request", "up to 4 images, or 1 video or GIF");
     const replyTo = b.reply?.in_reply_to_tweet_id ?? null;
-    const parent = replyTo ? tweets.find((t) => t.id === replyTo) : undefined;
+    const parent = replyTo ? state.tweets.find((t) => t.id === replyTo) : undefined;
     if (replyTo && !parent) throw new Problem(400, "Invalid Request", "in_reply_to_tweet_id does not exist");
-    if (text && tweets.some((t) => t.author === me && t.text === text)) throw new Problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
+    if (text && state.tweets.some((t) => t.author === me && t.text === text)) throw new Problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
     const tweet: Tweet = { id: id19(), author: me, text, mediaIds: ids, replyTo, createdAt: new Date(), likes: 0, reposts: 0, replies: 0, quotes: 0, bookmarks: 0, impressions: 0 };
     if (parent) parent.replies += 1;
-    tweets.push(tweet);
-    emulated.push({
+    state.tweets.push(tweet);
+    state.emulated.push({
       id: tweet.id, text, replyTo, createdAt: tweet.createdAt,
       media: items.map((i) => ({ type: i!.category === "tweet_image" ? "image" : "video", contentType: i!.type, size: i!.total })),
     });
@@ -256,9 +206,7 @@ export function createXEmulator(): XEmulator {
     if (f.kind === "server_error") return problem(503, "Service Unavailable", "Service Unavailable");
     if (f.kind === "forbidden") return problem(403, "Forbidden", "You are not permitted to use this endpoint with your access level.");
     if (f.kind === "auth_expired") {
-      const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-      const tok = m ? access.get(m[1]) : undefined;
-      if (tok) tok.exp = Math.min(tok.exp, Date.now());
+      oauth.expire(req);
       return problem(401, "Unauthorized", "Unauthorized");
     }
     return null;
@@ -278,35 +226,22 @@ export function createXEmulator(): XEmulator {
       error: Problem,
       errorResponse: (e) => problem(e.status, e.title, e.message, e.headers),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      clients = new Map([["sandbox", { id: "sandbox", secret: "sandbox" }]]);
-      codes = new Map();
-      access = new Map();
-      refreshes = new Map();
-      media = new Map();
-      tweets = [];
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
-    registerClient(id, secret) {
-      clients.set(id, { id, secret });
-    },
+    registerClient: (id, secret) => oauth.registerClient(id, secret),
     engage(id, counts) {
-      const t = tweets.find((x) => x.id === id);
+      const t = state.tweets.find((x) => x.id === id);
       if (!t) throw new Error(`no post ${id}`);
-      t.likes += counts.likes ?? 0;
-      t.reposts += counts.reposts ?? 0;
-      t.quotes += counts.quotes ?? 0;
-      t.bookmarks += counts.bookmarks ?? 0;
-      t.impressions += counts.impressions ?? 0;
+      addCounts(t, counts);
     },
-    expireTokens() {
-      for (const t of access.values()) t.exp = Math.min(t.exp, Date.now());
-    },
+    expireTokens: () => oauth.expireAll(),
   };
 }
 

@@ -5,27 +5,26 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentMedia, type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, refreshTokenGrant, refreshAhead, bearerAuth, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
 
 /** X's limit in weighted characters (src/platform/text.ts: URLs 23, CJK and emoji 2). */
 const MAX_WEIGHT = 280;
 
 const TOKEN_URL = "https://api.x.com/2/oauth2/token";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "basic" };
 const MAX_IMAGE_BYTES = 5 * MB;
 const MAX_GIF_BYTES = 15 * MB;
 const MAX_VIDEO_BYTES = 512 * MB;
 const CHUNK_BYTES = 4 * MB;
 /** Refresh a little before the access token runs out rather than fail a publish on it. */
-const REFRESH_MARGIN_MS = 60_000;
 
 type Fail = FailureOutcome;
 const permanent = (reason: string, code: string): Fail => ({ kind: "permanent", reason, code });
-const bearer = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}` });
 const postUrl = (username: string, id: string) => `https://x.com/${username}/status/${id}`;
 
 async function readMedia(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
@@ -49,7 +48,7 @@ async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Prom
   const form = new FormData();
   form.set("media", new Blob([media.bytes as Uint8Array<ArrayBuffer>], { type: media.contentType }), `media-${n}`);
   form.set("media_category", gif ? "tweet_gif" : "tweet_image");
-  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", { multipart: form, headers: bearer(ctx) });
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", { multipart: form, headers: bearerAuth(ctx) });
   return res.ok ? res.body.data.id : res.outcome;
 }
 
@@ -61,7 +60,7 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   if (media.bytes.length > MAX_VIDEO_BYTES) return permanent(`video is ${media.bytes.length} bytes; X takes up to ${MAX_VIDEO_BYTES}`, "media_too_large");
   const init = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload/initialize", {
     json: { media_type: media.contentType, total_bytes: media.bytes.length, media_category: "tweet_video" },
-    headers: bearer(ctx),
+    headers: bearerAuth(ctx),
   });
   if (!init.ok) return init.outcome;
   const id = init.body.data.id;
@@ -69,10 +68,10 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
     const form = new FormData();
     form.set("media", new Blob([media.bytes.subarray(offset, offset + CHUNK_BYTES) as Uint8Array<ArrayBuffer>]), `chunk-${i}`);
     form.set("segment_index", String(i));
-    const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, { multipart: form, headers: bearer(ctx) });
+    const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, { multipart: form, headers: bearerAuth(ctx) });
     if (!part.ok) return part.outcome;
   }
-  const fin = await ctx.http.request("POST", `/2/media/upload/${id}/finalize`, { headers: bearer(ctx) });
+  const fin = await ctx.http.request("POST", `/2/media/upload/${id}/finalize`, { headers: bearerAuth(ctx) });
   if (!fin.ok) return fin.outcome;
   return id;
 }
@@ -84,25 +83,13 @@ interface Pending {
 }
 
 async function createTweet(ctx: PluginContext, tweet: Record<string, unknown>): Promise<Outcome> {
-  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", { json: tweet, headers: bearer(ctx), creates: true });
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", { json: tweet, headers: bearerAuth(ctx), creates: true });
   if (!res.ok) return res.outcome;
   return { kind: "published", platformPostId: res.body.data.id, url: postUrl(ctx.account.username, res.body.data.id) };
 }
 
-async function ensureFreshToken(ctx: PluginContext): Promise<Fail | null> {
-  const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
-  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
-  try {
-    await refresh(ctx);
-    return null;
-  } catch (e) {
-    if (e instanceof RefreshError && e.retryable) return { kind: "retryable", reason: e.message };
-    return { kind: "auth_expired", reason: (e as Error).message };
-  }
-}
-
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  const stale = await ensureFreshToken(ctx);
+  const stale = await refreshAhead(ctx, refresh);
   if (stale) return stale;
   const videos = job.media.filter((m) => m.type === "video");
   const tweet: Record<string, unknown> = { text: job.content };
@@ -128,7 +115,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   const pending = JSON.parse(handle) as Pending;
   const res = await ctx.http.request<{ data: { processing_info?: { state: string; error?: { message?: string } } } }>("GET", "/2/media/upload", {
     query: { command: "STATUS", media_id: pending.video },
-    headers: bearer(ctx),
+    headers: bearerAuth(ctx),
   });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const info = res.body.data.processing_info;
@@ -137,24 +124,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return createTweet(ctx, pending.tweet);
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this X account; connect it again", false);
-  const id = ctx.settings.CLIENT_ID ?? "";
-  const secret = ctx.settings.CLIENT_SECRET ?? "";
-  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { grant_type: "refresh_token", refresh_token: refreshToken },
-    headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}` },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`X could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`X refused to refresh the token: ${res.outcome.reason}`, false);
-  }
-  // Refresh tokens rotate: the old one is spent, so the new pair must be saved before anything else.
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "X" });
 
 interface ApiTweet {
   id: string;
@@ -176,7 +146,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         "media.fields": "type,url,preview_image_url",
         ...(since && { start_time: new Date(since.getTime() + 1000).toISOString().replace(/\.\d{3}Z$/, "Z") }),
       },
-      headers: bearer(ctx),
+      headers: bearerAuth(ctx),
     },
   );
   if (!res.ok) throw new Error(`X timeline: ${res.outcome.reason}`);
@@ -205,7 +175,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   for (let i = 0; i < ids.length; i += 100) {
     const res = await ctx.http.request<{ data?: ApiTweet[] }>("GET", "/2/tweets", {
       query: { ids: ids.slice(i, i + 100).join(","), "tweet.fields": "public_metrics" },
-      headers: bearer(ctx),
+      headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`X tweets: ${res.outcome.reason}`);
     for (const tw of res.body.data ?? []) {
@@ -225,7 +195,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   const res = await ctx.http.request<{ data?: { public_metrics?: { followers_count?: number } } }>("GET", "/2/users/me", {
-    query: { "user.fields": "public_metrics" }, headers: bearer(ctx),
+    query: { "user.fields": "public_metrics" }, headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`X user: ${res.outcome.reason}`);
   return { followers: res.body.data?.public_metrics?.followers_count ?? null };
@@ -253,10 +223,9 @@ export default definePlugin({
   optionsSchema: t.Object({}, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://x.com/i/oauth2/authorize",
-    tokenUrl: TOKEN_URL,
+    ...TOKEN_ENDPOINT,
     scopes: ["tweet.read", "tweet.write", "users.read", "media.write", "offline.access"],
     pkce: true,
-    clientAuth: "basic",
     async identity(c, token) {
       const me = await connectCall<{ data: { id: string; username: string; profile_image_url?: string } }>(c, "Reading the X account", "GET", "/2/users/me", {
         query: { "user.fields": "profile_image_url" },

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { AuthorizationCodes, failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
 const VIEWS = ["anybody", "contacts", "disable", "nobody", "password", "unlisted", "users"];
@@ -48,37 +48,22 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 
 export function createVimeoEmulator(): VimeoEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  const codes = new AuthorizationCodes();
-  let tokens = new Map<string, string>();
-  let videos = new Map<string, Video>();
-  let emulated: EmulatedPost[] = [];
-  let quotaLeft = Infinity;
   const user = { uri: "/users/200000001", name: "Sandbox Vimeo", link: "https://vimeo.com/user200000001", pictures: { base_link: "https://i.vimeocdn.com/portrait/sandbox" } };
+  const oauth = new OAuthServer({
+    clientAuth: "basic",
+    newToken: () => randomBytes(16).toString("hex"),
+    answer: { token_type: "bearer", scope: "public private upload edit interact stats", user },
+    refuse(why) {
+      if (why === "invalid_client") throw new VimeoError(401, "Your client credentials are invalid.", 8001);
+      if (why === "unsupported_grant_type") throw new VimeoError(400, "grant_type must be authorization_code", 2204);
+      throw new VimeoError(400, "The authorization code is invalid or was already used.", 2207);
+    },
+  });
+  const state = resettable(() => ({ videos: new Map<string, Video>(), emulated: [] as EmulatedPost[], quotaLeft: Infinity }));
 
   function authed(req: Request): string {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const owner = m ? tokens.get(m[1]) : undefined;
-    if (!owner) throw new VimeoError(401, "You must provide a valid authenticated access token.", 8003);
-    return owner;
-  }
-
-  async function form(req: Request): Promise<Record<string, string>> {
-    const text = await req.text();
-    if ((req.headers.get("content-type") ?? "").includes("json")) return JSON.parse(text || "{}");
-    return Object.fromEntries(new URLSearchParams(text));
-  }
-
-  async function token(req: Request): Promise<Response> {
-    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const [id, secret] = basic ? Buffer.from(basic[1], "base64").toString().split(":").map(decodeURIComponent) : [];
-    if (!id || clients.get(id) !== secret) throw new VimeoError(401, "Your client credentials are invalid.", 8001);
-    const b = await form(req);
-    if (b.grant_type !== "authorization_code") throw new VimeoError(400, "grant_type must be authorization_code", 2204);
-    if (!codes.redeem(b.code ?? "", b.redirect_uri)) throw new VimeoError(400, "The authorization code is invalid or was already used.", 2207);
-    const at = randomBytes(16).toString("hex");
-    tokens.set(at, user.uri);
-    return json({ access_token: at, token_type: "bearer", scope: "public private upload edit interact stats", user });
+    if (!oauth.bearer(req)) throw new VimeoError(401, "You must provide a valid authenticated access token.", 8003);
+    return user.uri;
   }
 
   const videoJson = (v: Video, base: string) => ({
@@ -97,12 +82,12 @@ export function createVimeoEmulator(): VimeoEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return codes.authorize(url, clients, () => new VimeoError(400, "client_id and redirect_uri are required", 2200));
-    if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) return token(req);
+    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new VimeoError(400, "client_id and redirect_uri are required", 2200));
+    if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (upload) {
       // tus: the upload link is its own credential, as Vimeo's are.
-      const v = [...videos.values()].find((x) => x.uploadToken === upload[1]);
+      const v = [...state.videos.values()].find((x) => x.uploadToken === upload[1]);
       if (!v) return new Response("not found", { status: 404 });
       const tus = { "tus-resumable": "1.0.0", "upload-offset": String(v.offset), "upload-length": String(v.size) };
       if (m === "HEAD") return new Response(null, { status: 200, headers: tus });
@@ -128,23 +113,23 @@ export function createVimeoEmulator(): VimeoEmulator {
       if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > TITLE_MAX)) throw new VimeoError(400, `name must be at most ${TITLE_MAX} characters`, 2204);
       const view = b.privacy?.view ?? "anybody";
       if (!VIEWS.includes(view)) throw new VimeoError(400, "privacy.view is not valid", 2204);
-      if (quotaLeft <= 0) throw new VimeoError(403, "You have reached your weekly upload limit.", 4102);
-      quotaLeft -= 1;
+      if (state.quotaLeft <= 0) throw new VimeoError(403, "You have reached your weekly upload limit.", 4102);
+      state.quotaLeft -= 1;
       const v: Video = {
-        id: String(900000000 + videos.size + 1), owner, name: b.name ?? "Untitled", description: b.description ?? "", view, size, bytes: [], offset: 0,
+        id: String(900000000 + state.videos.size + 1), owner, name: b.name ?? "Untitled", description: b.description ?? "", view, size, bytes: [], offset: 0,
         transcode: "in_progress", checks: 0, createdAt: new Date(), plays: 0, likes: 0, comments: 0, uploadToken: randomBytes(12).toString("hex"),
       };
-      videos.set(v.id, v);
-      emulated.push({ id: v.id, text: `${v.name}\n${v.description}`, media: [{ type: "video", size }], options: { privacy_view: view }, createdAt: v.createdAt });
+      state.videos.set(v.id, v);
+      state.emulated.push({ id: v.id, text: `${v.name}\n${v.description}`, media: [{ type: "video", size }], options: { privacy_view: view }, createdAt: v.createdAt });
       return json(videoJson(v, base), 201);
     }
     const one = /^\/videos\/(\d+)$/.exec(path);
     if (one) {
-      const v = videos.get(one[1]);
+      const v = state.videos.get(one[1]);
       if (!v || v.owner !== owner) throw new VimeoError(404, "The requested video couldn't be found.", 5000);
       if (m === "DELETE") {
-        videos.delete(v.id);
-        emulated = emulated.filter((p) => p.id !== v.id);
+        state.videos.delete(v.id);
+        state.emulated = state.emulated.filter((p) => p.id !== v.id);
         return new Response(null, { status: 204 });
       }
       if (m === "GET") {
@@ -155,7 +140,7 @@ export function createVimeoEmulator(): VimeoEmulator {
     }
     if (m === "GET" && path === "/me") return json({ uri: `/users/${owner}`, metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } } });
     if (m === "GET" && path === "/me/videos") {
-      const list = [...videos.values()].filter((v) => v.owner === owner).reverse().slice(0, Number(url.searchParams.get("per_page") ?? 25));
+      const list = [...state.videos.values()].filter((v) => v.owner === owner).reverse().slice(0, Number(url.searchParams.get("per_page") ?? 25));
       return json({ total: list.length, data: list.map((v) => videoJson(v, base)) });
     }
     throw new VimeoError(404, `No route ${m} ${path}`, 5000);
@@ -182,27 +167,22 @@ export function createVimeoEmulator(): VimeoEmulator {
       error: VimeoError,
       errorResponse: (e) => json({ error: e.message, developer_message: e.message, error_code: e.code }, e.status),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes.clear();
-      tokens = new Map();
-      videos = new Map();
-      emulated = [];
-      quotaLeft = Infinity;
+      oauth.reset();
+      state.reset();
     },
     engage(id, counts) {
-      const v = videos.get(id);
+      const v = state.videos.get(id);
       if (!v) throw new Error(`no video ${id}`);
-      v.plays += counts.plays ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
+      addCounts(v, counts);
     },
     exhaustQuota() {
-      quotaLeft = 0;
+      state.quotaLeft = 0;
     },
   };
 }

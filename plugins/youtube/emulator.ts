@@ -9,7 +9,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase } from "../../src/platform/emulator-kit.ts";
+import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_MS = 3600_000;
 const PRIVACY = ["public", "unlisted", "private"];
@@ -46,47 +46,24 @@ const body = (status: number, reason: string, message: string) => ({ error: { co
 
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
-  const clients = new Map([["sandbox", "sandbox"]]);
-  let codes = new Map<string, { redirect: string; challenge: string; used: boolean }>();
-  let access = new Map<string, number>();
-  let refreshTokens = new Set<string>();
-  let sessions = new Map<string, Session>();
-  let videos: Video[] = [];
-  let emulated: EmulatedPost[] = [];
+  const oauth = new OAuthServer({
+    clientAuth: "body",
+    accessTtlS: ACCESS_TTL_MS / 1000,
+    refresh: "kept",
+    newToken: (kind) => (kind === "access" ? `ya29.${randomBytes(16).toString("hex")}` : `1//${randomBytes(16).toString("hex")}`),
+    answer: { token_type: "Bearer", scope: "https://www.googleapis.com/auth/youtube.upload" },
+    refuse(why) {
+      if (why === "invalid_client") return Response.json({ error: why, error_description: "The OAuth client was not found." }, { status: 401 });
+      if (why === "unsupported_grant_type") return Response.json({ error: why }, { status: 400 });
+      const description = why === "verifier_mismatch" ? "Invalid code verifier." : why === "invalid_refresh_token" ? "Token has been expired or revoked." : "Malformed auth code.";
+      return Response.json({ error: "invalid_grant", error_description: description }, { status: 400 });
+    },
+  });
+  const state = resettable(() => ({ sessions: new Map<string, Session>(), videos: [] as Video[], emulated: [] as EmulatedPost[] }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
-  function issue(withRefresh: boolean) {
-    const at = `ya29.${randomBytes(16).toString("hex")}`;
-    access.set(at, Date.now() + ACCESS_TTL_MS);
-    const rt = withRefresh ? `1//${randomBytes(16).toString("hex")}` : undefined;
-    if (rt) refreshTokens.add(rt);
-    return { access_token: at, expires_in: ACCESS_TTL_MS / 1000, token_type: "Bearer", scope: "https://www.googleapis.com/auth/youtube.upload", ...(rt && { refresh_token: rt }) };
-  }
-
   function authed(req: Request) {
-    const m = /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "");
-    const exp = m ? access.get(m[1]) : undefined;
-    if (!exp || exp <= Date.now()) throw new GoogleError(401, "authError", "Request had invalid authentication credentials.");
-  }
-
-  async function token(req: Request): Promise<Response> {
-    const form = new URLSearchParams(await req.text());
-    if (clients.get(form.get("client_id") ?? "") !== form.get("client_secret")) return Response.json({ error: "invalid_client", error_description: "The OAuth client was not found." }, { status: 401 });
-    if (form.get("grant_type") === "authorization_code") {
-      const raw = form.get("code") ?? "";
-      if (!raw.startsWith("sandbox_")) {
-        const code = codes.get(raw);
-        if (!code || code.used || code.redirect !== form.get("redirect_uri")) return Response.json({ error: "invalid_grant", error_description: "Malformed auth code." }, { status: 400 });
-        if (createHash("sha256").update(form.get("code_verifier") ?? "").digest("base64url") !== code.challenge) return Response.json({ error: "invalid_grant", error_description: "Invalid code verifier." }, { status: 400 });
-        code.used = true;
-      }
-      return Response.json(issue(true));
-    }
-    if (form.get("grant_type") === "refresh_token") {
-      if (!refreshTokens.has(form.get("refresh_token") ?? "")) return Response.json({ error: "invalid_grant", error_description: "Token has been expired or revoked." }, { status: 400 });
-      return Response.json(issue(false));
-    }
-    return Response.json({ error: "unsupported_grant_type" }, { status: 400 });
+    if (!oauth.bearer(req)) throw new GoogleError(401, "authError", "Request had invalid authentication credentials.");
   }
 
   const videoItem = (v: Video, parts: string[]) => ({
@@ -99,21 +76,12 @@ export function createYouTubeEmulator(): YouTubeEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") {
-      const redirect = url.searchParams.get("redirect_uri");
-      if (!clients.has(url.searchParams.get("client_id") ?? "") || !redirect) throw new GoogleError(400, "invalid_request", "client_id and redirect_uri are required");
-      const code = `4/${randomBytes(12).toString("hex")}`;
-      codes.set(code, { redirect, challenge: url.searchParams.get("code_challenge") ?? "", used: false });
-      const back = new URL(redirect);
-      back.searchParams.set("code", code);
-      back.searchParams.set("state", url.searchParams.get("state") ?? "");
-      return new Response(null, { status: 302, headers: { location: back.toString() } });
-    }
-    if (m === "POST" && (path === "/token" || path === "/oauth/token")) return token(req);
+    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new GoogleError(400, "invalid_request", "client_id and redirect_uri are required"));
+    if (m === "POST" && (path === "/token" || path === "/oauth/token")) return oauth.token(req);
     const session = /^\/upload\/session\/([a-f0-9]+)$/.exec(path);
     if (session && m === "PUT") {
       authed(req);
-      const s = sessions.get(session[1]);
+      const s = state.sessions.get(session[1]);
       if (!s || s.done) throw new GoogleError(404, "notFound", "The upload session was not found.");
       const bytes = new Uint8Array(await req.arrayBuffer());
       if (bytes.length !== s.length) throw new GoogleError(400, "invalidContentLength", `Expected ${s.length} bytes, got ${bytes.length}.`);
@@ -123,8 +91,8 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         id: randomBytes(8).toString("base64url").slice(0, 11), title: s.snippet.title, description: s.snippet.description, privacy: s.privacy,
         synthetic: s.synthetic, size: bytes.length, status: mp4 ? "uploaded" : "failed", checks: 0, createdAt: new Date(), views: 0, likes: 0, comments: 0,
       };
-      videos.push(v);
-      emulated.push({ id: v.id, text: `${v.title}\n${v.description}`, media: [{ type: "video", contentType: s.type, size: v.size }], options: { privacy_status: v.privacy, ai_generated: v.synthetic }, createdAt: v.createdAt });
+      state.videos.push(v);
+      state.emulated.push({ id: v.id, text: `${v.title}\n${v.description}`, media: [{ type: "video", contentType: s.type, size: v.size }], options: { privacy_status: v.privacy, ai_generated: v.synthetic }, createdAt: v.createdAt });
       return Response.json(videoItem(v, ["snippet", "status"]));
     }
     authed(req);
@@ -141,7 +109,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       const privacy = b?.status?.privacyStatus ?? "public";
       if (!PRIVACY.includes(privacy)) throw new GoogleError(400, "invalidVideoMetadata", "privacyStatus is invalid.");
       const s: Session = { id: randomBytes(12).toString("hex"), length, type, snippet: { title, description }, privacy, synthetic: b?.status?.containsSyntheticMedia ?? null, done: false };
-      sessions.set(s.id, s);
+      state.sessions.set(s.id, s);
       return new Response(null, { status: 200, headers: { location: `${base}/upload/session/${s.id}` } });
     }
     if (m === "GET" && path === "/youtube/v3/channels") {
@@ -151,20 +119,20 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         id: channel.id,
         ...(parts.includes("snippet") && { snippet: { title: channel.title, customUrl: channel.customUrl, thumbnails: { default: { url: "https://yt3.ggpht.com/sandbox" } } } }),
         ...(parts.includes("contentDetails") && { contentDetails: { relatedPlaylists: { uploads: `UU${channel.id.slice(2)}` } } }),
-        ...(parts.includes("statistics") && { statistics: { viewCount: "0", subscriberCount: String(followers), hiddenSubscriberCount: false, videoCount: String(videos.length) } }),
+        ...(parts.includes("statistics") && { statistics: { viewCount: "0", subscriberCount: String(followers), hiddenSubscriberCount: false, videoCount: String(state.videos.length) } }),
       }] });
     }
     if (m === "GET" && path === "/youtube/v3/videos") {
       const ids = (url.searchParams.get("id") ?? "").split(",").filter(Boolean);
       const parts = (url.searchParams.get("part") ?? "").split(",");
-      const items = videos.filter((v) => ids.includes(v.id));
+      const items = state.videos.filter((v) => ids.includes(v.id));
       // Processing moves on with the status checks that follow an upload.
       for (const v of items) if (parts.includes("status") && v.status === "uploaded" && ++v.checks >= 2) v.status = "processed";
       return Response.json({ items: items.map((v) => videoItem(v, parts)) });
     }
     if (m === "GET" && path === "/youtube/v3/playlistItems") {
       if (url.searchParams.get("playlistId") !== `UU${channel.id.slice(2)}`) throw new GoogleError(404, "playlistNotFound", "The playlist was not found.");
-      return Response.json({ items: [...videos].reverse().slice(0, Number(url.searchParams.get("maxResults") ?? 5)).map((v) => ({
+      return Response.json({ items: [...state.videos].reverse().slice(0, Number(url.searchParams.get("maxResults") ?? 5)).map((v) => ({
         snippet: { title: v.title, description: v.description, publishedAt: v.createdAt.toISOString(), thumbnails: { high: { url: `https://i.ytimg.com/vi/${v.id}/hqdefault.jpg` } } },
         contentDetails: { videoId: v.id, videoPublishedAt: v.createdAt.toISOString() },
       })) });
@@ -176,7 +144,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     if (f.kind === "rate_limit") return Response.json(body(429, "rateLimitExceeded", "Too many requests."), { status: 429, headers: { "retry-after": String(f.retryAfterSeconds ?? 60) } });
     if (f.kind === "server_error") return Response.json(body(503, "backendError", "Backend Error"), { status: 503 });
     if (f.kind === "auth_expired") {
-      for (const k of access.keys()) access.set(k, Math.min(access.get(k)!, Date.now()));
+      oauth.expireAll();
       return Response.json(body(401, "authError", "Request had invalid authentication credentials."), { status: 401 });
     }
     return null;
@@ -196,29 +164,21 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       error: GoogleError,
       errorResponse: (e) => Response.json(body(e.status, e.reason, e.message), { status: e.status }),
     }),
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     setFollowers(n) {
       followers = n;
     },
     reset() {
       failures.clear();
-      codes = new Map();
-      access = new Map();
-      refreshTokens = new Set();
-      sessions = new Map();
-      videos = [];
-      emulated = [];
+      oauth.reset();
+      state.reset();
     },
     engage(id, counts) {
-      const v = videos.find((x) => x.id === id);
+      const v = state.videos.find((x) => x.id === id);
       if (!v) throw new Error(`no video ${id}`);
-      v.views += counts.views ?? 0;
-      v.likes += counts.likes ?? 0;
-      v.comments += counts.comments ?? 0;
+      addCounts(v, counts);
     },
-    expireTokens() {
-      for (const k of access.keys()) access.set(k, Date.now());
-    },
+    expireTokens: () => oauth.expireAll(),
   };
 }
 

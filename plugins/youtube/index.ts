@@ -5,17 +5,18 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, RefreshError, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
+  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
   type PublishJob, type RecentPost,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, type TokenResponse, bearerAuth } from "../../src/platform/oauth.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, refreshAhead, type TokenEndpoint } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
+import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 
 const TOKEN_URL = "https://oauth2.googleapis.com/token";
+const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
 const TITLE_MAX = 100;
 const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
-const REFRESH_MARGIN_MS = 60_000;
 
 
 /** platform_options.title, else the first line of the content; YouTube refuses < and > in titles. */
@@ -29,20 +30,9 @@ interface Handle { id: string; shorts: boolean }
 
 const watchUrl = (h: Handle) => (h.shorts ? `https://www.youtube.com/shorts/${h.id}` : `https://www.youtube.com/watch?v=${h.id}`);
 
-async function ensureFreshToken(ctx: PluginContext): Promise<Outcome | null> {
-  const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
-  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
-  try {
-    await refresh(ctx);
-    return null;
-  } catch (e) {
-    return e instanceof RefreshError && e.retryable ? { kind: "retryable", reason: e.message } : { kind: "auth_expired", reason: (e as Error).message };
-  }
-}
-
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const video = job.media[0];
-  const stale = await ensureFreshToken(ctx);
+  const stale = await refreshAhead(ctx, refresh);
   if (stale) return stale;
   let body: Awaited<ReturnType<PluginContext["media"]["open"]>>;
   let size: number;
@@ -97,21 +87,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return { kind: "submitted", handle };
 }
 
-async function refresh(ctx: PluginContext): Promise<Credentials> {
-  const refreshToken = ctx.credentials.refresh_token;
-  if (typeof refreshToken !== "string") throw new RefreshError("no refresh token is stored for this YouTube channel; connect it again", false);
-  const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? TOKEN_URL, {
-    form: { grant_type: "refresh_token", refresh_token: refreshToken, client_id: ctx.settings.CLIENT_ID ?? "", client_secret: ctx.settings.CLIENT_SECRET ?? "" },
-  });
-  if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Google could not refresh the token now: ${res.outcome.reason}`, true);
-    throw new RefreshError(`Google refused to refresh the token (reconnect the channel): ${res.outcome.reason}`, false);
-  }
-  // Google keeps the refresh token unless it sends a new one.
-  const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
-  await ctx.saveCredentials(next);
-  return next;
-}
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Google", holder: "channel" });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const channel = await ctx.http.request<{ items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[] }>("GET", "/youtube/v3/channels", {
@@ -193,8 +169,7 @@ export default definePlugin({
   }, { additionalProperties: true }),
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
-    tokenUrl: TOKEN_URL,
-    clientAuth: "body",
+    ...TOKEN_ENDPOINT,
     pkce: true,
     scopes: ["https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly", "https://www.googleapis.com/auth/yt-analytics.readonly"],
     extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
@@ -214,8 +189,7 @@ export default definePlugin({
     // Quotas reset daily and rate limits within minutes: both are worth another try later.
     if (["quotaExceeded", "uploadLimitExceeded"].includes(reason)) return { kind: "retryable", reason: `${reason}: ${message}`, retryAfterMs: 3600_000 };
     if (res.status === 429 || reason === "rateLimitExceeded" || reason === "userRateLimitExceeded") {
-      const after = Number(res.headers.get("retry-after"));
-      return { kind: "retryable", reason: `rate limited: ${message}`, retryAfterMs: Number.isFinite(after) && after > 0 ? after * 1000 : 60_000 };
+      return { kind: "retryable", reason: `rate limited: ${message}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), new Date()) ?? 60_000 };
     }
     if (res.status === 400 && ["invalidTitle", "invalidDescription", "invalidTags", "invalidCategoryId"].includes(reason)) return { kind: "permanent", reason: message, code: reason };
     return undefined;

@@ -1,4 +1,6 @@
 import { sql } from "drizzle-orm";
+import { ACCOUNT_STATUSES, DRAFT_STATUSES, MEDIA_STATUSES, POST_ORIGINS } from "../domain/enums.ts";
+import { TARGET_STATUSES } from "../domain/status.ts";
 import {
   pgTable, uuid, text, boolean, integer, bigint, jsonb, timestamp, primaryKey, index, uniqueIndex, doublePrecision,
 } from "drizzle-orm/pg-core";
@@ -40,7 +42,7 @@ export const accounts = pgTable("accounts", {
   remoteId: text("remote_id").notNull(),
   username: text("username").notNull(),
   avatarUrl: text("avatar_url"),
-  status: text("status").$type<"active" | "auth_required" | "disconnected">().notNull().default("active"),
+  status: text("status", { enum: ACCOUNT_STATUSES }).notNull().default("active"),
   /** AES-256-GCM ciphertext of the provider credentials (src/db/crypto.ts); null once disconnected. */
   credentials: text("credentials"),
   metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
@@ -60,7 +62,7 @@ export const drafts = pgTable("drafts", {
   selectedAccountIds: jsonb("selected_account_ids").$type<string[]>().notNull().default([]),
   suggestedPlatforms: jsonb("suggested_platforms").$type<string[]>().notNull().default([]),
   sourceType: text("source_type").notNull().default("api"),
-  status: text("status").$type<"inbox" | "ready" | "scheduled" | "archived">().notNull().default("inbox"),
+  status: text("status", { enum: DRAFT_STATUSES }).notNull().default("inbox"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 }, (t) => [index("drafts_page_idx").on(t.profileId, t.updatedAt, t.id)]);
@@ -82,7 +84,7 @@ export const media = pgTable("media", {
   contentType: text("content_type").notNull(),
   /** Storage key, also the spec's `path`. */
   path: text("path").notNull(),
-  status: text("status").$type<"pending" | "uploaded" | "invalid">().notNull().default("pending"),
+  status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
   sizeBytes: bigint("size_bytes", { mode: "number" }),
   maxBytes: bigint("max_bytes", { mode: "number" }).notNull(),
   width: integer("width"),
@@ -99,7 +101,7 @@ export const posts = pgTable("posts", {
   content: text("content").notNull().default(""),
   externalId: text("external_id"),
   media: jsonb("media").$type<unknown[]>().notNull().default([]),
-  origin: text("origin").$type<"ui" | "api" | "workflow">().notNull().default("api"),
+  origin: text("origin", { enum: POST_ORIGINS }).notNull().default("api"),
   publishAt: ts("publish_at"),
   draftId: uuid("draft_id"),
   workflowId: uuid("workflow_id"),
@@ -118,9 +120,7 @@ export const postTargets = pgTable("post_targets", {
   position: integer("position").notNull().default(0),
   contentOverride: text("content_override"),
   platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
-  status: text("status").$type<
-    "pending" | "scheduled" | "processing" | "submitted" | "published" | "failed" | "skipped" | "cancelled"
-  >().notNull(),
+  status: text("status", { enum: TARGET_STATUSES }).notNull(),
   error: text("error"),
   errorCode: text("error_code"),
   platformPostId: text("platform_post_id"),

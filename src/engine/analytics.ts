@@ -9,7 +9,7 @@ import { eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { accounts, profiles } from "../db/schema.ts";
 import { metricsStatusOf, type MetricsStatus } from "../domain/metrics-status.ts";
-import { providerFor } from "../platform/provider.ts";
+import { providerFor } from "../platform/host/provider.ts";
 import { METRIC_NAMES, RefreshError, type Plugin, type PluginContext, type PostMetrics } from "../platform/sdk.ts";
 import { observedHttp } from "./analytics-http.ts";
 import { FOLLOWERS_EVERY_MS, NATIVE_EVERY_MS, nextMetricsRead, nextReadAfterFailure } from "../domain/analytics-schedule.ts";

@@ -7,10 +7,10 @@ import { eq, sql } from "drizzle-orm";
 import { prepared } from "../db/prepared.ts";
 import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
-import { providerFor } from "../platform/provider.ts";
-import type { OwnStorageOpener } from "../platform/media.ts";
+import { providerFor } from "../platform/host/provider.ts";
+import type { OwnStorageOpener } from "../platform/host/media-guard.ts";
 import { RefreshError, type MediaItem, type Outcome, type Plugin, type PluginContext, type PublishJob } from "../platform/sdk.ts";
-import { optionsForPlugin } from "../platform/content-check.ts";
+import { optionsForPlugin } from "../platform/host/options.ts";
 import type { ClaimedTarget } from "./claim.ts";
 import type { Recorder } from "./recorder.ts";
 

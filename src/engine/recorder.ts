@@ -11,7 +11,7 @@ import { eq, sql } from "drizzle-orm";
 import { preparedSql } from "../db/prepared.ts";
 import type { Db } from "../db/client.ts";
 import { accounts } from "../db/schema.ts";
-import type { TargetStatus } from "./status.ts";
+import type { TargetStatus } from "../domain/status.ts";
 
 export interface TargetResult {
   status: Extract<TargetStatus, "published" | "submitted" | "scheduled" | "failed">;

@@ -6,8 +6,8 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { AppContext, LocalDispatch } from "../context.ts";
-import type { OwnStorageOpener } from "../platform/media.ts";
-import { platformSettings } from "../platform/provider.ts";
+import type { OwnStorageOpener } from "../platform/host/media-guard.ts";
+import { platformSettings } from "../platform/host/provider.ts";
 import type { DispatchSettings } from "./dispatch.ts";
 import { JobRunner, PERIODIC_JOBS, type PeriodicJob } from "./jobs.ts";
 import { EngineLifecycle } from "./lifecycle.ts";

@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { rowsOf } from "../db/client.ts";
 import { insertPostStatement } from "../db/post-insert.ts";
-import { optionsForPlugin } from "../platform/content-check.ts";
+import { optionsForPlugin } from "../platform/host/options.ts";
 
 interface DueItem {
   id: string;

@@ -1,4 +1,5 @@
 import { t, type TSchema } from "elysia";
+import type { TLiteral, TUnion } from "@sinclair/typebox";
 
 /** Shared wire shapes: the envelopes of the spec and the error body. */
 export const ErrorBody = t.Object({
@@ -27,6 +28,14 @@ export const PageQuery = {
 };
 
 export const Uuid = t.String({ format: "uuid" });
+
+/**
+ * A union of string literals from one of the const arrays of src/domain. Unions of literals, not
+ * UnionEnum: an optional UnionEnum query parameter got its first value as a default. Typed as a
+ * one-member tuple because elysia cannot infer a response type from a union over a plain array.
+ */
+export const Literals = <const V extends string>(values: readonly V[], options?: Parameters<typeof t.Union>[1]) =>
+  t.Union(values.map((v) => t.Literal(v)), options) as unknown as TUnion<[TLiteral<V>]>;
 
 /** Error responses listed in OpenAPI, by status: `errors(400, 404)`. */
 export function errors(...statuses: number[]) {

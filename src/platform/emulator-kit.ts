@@ -1,8 +1,9 @@
 /**
  * Pieces every emulator needs and no platform owns: the queue of failures tests ask for, holding a
- * response to simulate a timeout after the work was done, and serving an emulator on a loopback port.
+ * response to simulate a timeout after the work was done, resettable state, an OAuth 2 authorization
+ * server, and serving an emulator on a loopback port.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Emulator, FailureSpec } from "./sdk.ts";
 
 interface PendingFailure extends FailureSpec {
@@ -85,12 +86,34 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
 }
 
 /**
+ * An emulator's mutable state, made afresh by `init` when the emulator is created and again on every
+ * reset(), so a reset can never forget a field.
+ */
+export function resettable<S extends object>(init: () => S): S & { reset(): void } {
+  const state = init() as S & { reset(): void };
+  Object.defineProperty(state, "reset", { value: () => Object.assign(state, init()), enumerable: false });
+  return state;
+}
+
+/** engage() of an emulator's test API: adds each given count to the post's counter of the same name. */
+export function addCounts<K extends string>(target: NoInfer<Record<K, number>>, counts: Partial<Record<K, number>>): void {
+  for (const [k, v] of Object.entries(counts) as [K, number | undefined][]) target[k] += v ?? 0;
+}
+
+const S256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
+
+interface IssuedCode { client: string; redirect: string; challenge: string | null; exp: number; used: boolean }
+
+/**
  * Authorization codes of the OAuth code flow as the platforms hand them out: one per consent, bound to
- * its redirect_uri, good once. Codes starting "sandbox_" are taken without a consent page, so a sandbox
- * profile connects without a browser.
+ * its client, redirect_uri and PKCE challenge, good once (and, where the platform says so, for a short
+ * time). Codes starting "sandbox_" are taken without a consent page, so a sandbox profile connects
+ * without a browser.
  */
 export class AuthorizationCodes {
-  private codes = new Map<string, { redirect: string; used: boolean }>();
+  private codes = new Map<string, IssuedCode>();
+
+  constructor(private readonly ttlMs = Infinity) {}
 
   /**
    * The consent page as a user who says yes meets it: a redirect back with a fresh code and the state.
@@ -98,25 +121,168 @@ export class AuthorizationCodes {
    */
   authorize(url: URL, clients: { has(id: string): boolean }, refuse: () => Error, clientIdParam = "client_id"): Response {
     const redirect = url.searchParams.get("redirect_uri");
-    if (!clients.has(url.searchParams.get(clientIdParam) ?? "") || !redirect) throw refuse();
+    const client = url.searchParams.get(clientIdParam) ?? "";
+    if (!clients.has(client) || !redirect) throw refuse();
     const code = randomBytes(12).toString("hex");
-    this.codes.set(code, { redirect, used: false });
+    this.codes.set(code, { client, redirect, challenge: url.searchParams.get("code_challenge"), exp: Date.now() + this.ttlMs, used: false });
     const back = new URL(redirect);
     back.searchParams.set("code", code);
     back.searchParams.set("state", url.searchParams.get("state") ?? "");
     return new Response(null, { status: 302, headers: { location: back.toString() } });
   }
 
-  /** Uses up a code: false when it was never issued, was used already, or was issued for another redirect_uri. */
+  /** Uses up a code: false when it was never issued, was used already, expired, or was issued for another redirect_uri. */
   redeem(code: string, redirect: string | null | undefined): boolean {
+    return this.spend(code, redirect) === null;
+  }
+
+  /**
+   * Uses up a code and says what was wrong with it, if anything: the code itself (unknown, used,
+   * expired, another client's), its redirect_uri, or its PKCE verifier (checked where the consent
+   * carried a challenge).
+   */
+  spend(code: string, redirect: string | null | undefined, p: { client?: string; verifier?: string | null } = {}): null | "invalid_code" | "redirect_mismatch" | "verifier_mismatch" {
+    if (code.startsWith("sandbox_")) return null;
     const issued = this.codes.get(code);
-    if (!code.startsWith("sandbox_") && (!issued || issued.used || issued.redirect !== redirect)) return false;
-    if (issued) issued.used = true;
-    return true;
+    if (!issued || issued.used || issued.exp < Date.now() || (p.client !== undefined && issued.client !== p.client)) return "invalid_code";
+    if (issued.redirect !== redirect) return "redirect_mismatch";
+    if (issued.challenge !== null && S256(p.verifier ?? "") !== issued.challenge) return "verifier_mismatch";
+    issued.used = true;
+    return null;
   }
 
   clear(): void {
     this.codes = new Map();
+  }
+}
+
+/** Why a token endpoint said no; each platform words and shapes the answer its own way. */
+export type OAuthRefusal = "invalid_client" | "invalid_code" | "redirect_mismatch" | "verifier_mismatch" | "invalid_refresh_token" | "unsupported_grant_type";
+
+export interface OAuthServerSpec {
+  /** How the token endpoint authenticates the client: HTTP Basic, or id and secret in the form. */
+  clientAuth: "basic" | "body";
+  /** The form field naming the client (TikTok: client_key). */
+  clientIdParam?: string;
+  /** Public clients may name themselves in the form without a secret (X, for PKCE apps). */
+  publicClients?: boolean;
+  /** Codes die this long after the consent (X: 30 s); default: only when used. */
+  codeTtlMs?: number;
+  /** Access-token lifetime; absent: tokens never expire (Vimeo). */
+  accessTtlS?: number;
+  /**
+   * The refresh_token grant: absent, there is none; "rotating", each refresh token is good once and the
+   * answer carries the next; "kept", the token stays good and answers carry none (Google, Reddit);
+   * "reissued", answers carry a new one and the old ones stay good (Snap).
+   */
+  refresh?: "rotating" | "kept" | "reissued";
+  /** The platform's token formats (default: 24 random bytes, base64url). */
+  newToken?(kind: "access" | "refresh"): string;
+  /** The rest of a token answer (token_type, scope and whatever the platform adds). */
+  answer: Record<string, unknown>;
+  /** The platform's answer to a refused token request (or a thrown error of its own). */
+  refuse(why: OAuthRefusal): Response;
+}
+
+const randomToken = () => randomBytes(24).toString("base64url");
+
+/**
+ * The OAuth 2 authorization server of an emulated platform: the consent redirect, the token endpoint's
+ * authorization_code and refresh_token grants, access-token expiry, and checking the bearer token of an
+ * API call. Each platform supplies its token formats, its extra answer fields and how it refuses.
+ */
+export class OAuthServer {
+  readonly codes: AuthorizationCodes;
+  private access = new Map<string, number>();
+  private refreshes = new Set<string>();
+  private clients: Map<string, string>;
+
+  constructor(private readonly spec: OAuthServerSpec, private readonly initialClients: Record<string, string> = { sandbox: "sandbox" }) {
+    this.codes = new AuthorizationCodes(spec.codeTtlMs);
+    this.clients = new Map(Object.entries(initialClients));
+  }
+
+  /** Registers another OAuth app, as a developer would in the platform's console. */
+  registerClient(id: string, secret: string): void {
+    this.clients.set(id, secret);
+  }
+
+  /** The consent page; `refuse` is the platform's error for an unknown client or a missing redirect_uri. */
+  authorize(url: URL, refuse: () => Error): Response {
+    return this.codes.authorize(url, this.clients, refuse, this.spec.clientIdParam);
+  }
+
+  /** The token endpoint: a form (or JSON) body with the grant, the client authenticated as the platform wants. */
+  async token(req: Request): Promise<Response> {
+    const text = await req.text();
+    const form = (req.headers.get("content-type") ?? "").includes("json")
+      ? new URLSearchParams(JSON.parse(text || "{}") as Record<string, string>)
+      : new URLSearchParams(text);
+    const client = this.client(req, form);
+    if (client === null) return this.spec.refuse("invalid_client");
+    const grant = form.get("grant_type");
+    if (grant === "authorization_code") {
+      const wrong = this.codes.spend(form.get("code") ?? "", form.get("redirect_uri"), { client, verifier: form.get("code_verifier") });
+      return wrong ? this.spec.refuse(wrong) : Response.json(this.issue(this.spec.refresh !== undefined));
+    }
+    if (grant === "refresh_token" && this.spec.refresh) {
+      const token = form.get("refresh_token") ?? "";
+      if (!this.refreshes.has(token)) return this.spec.refuse("invalid_refresh_token");
+      if (this.spec.refresh === "rotating") this.refreshes.delete(token);
+      return Response.json(this.issue(this.spec.refresh !== "kept"));
+    }
+    return this.spec.refuse("unsupported_grant_type");
+  }
+
+  /** Whether an API call carries a live access token. */
+  bearer(req: Request): boolean {
+    const token = this.presented(req);
+    const exp = token === undefined ? undefined : this.access.get(token);
+    return exp !== undefined && exp > Date.now();
+  }
+
+  /** Expires the token a call presented (a failure test's "auth_expired"). */
+  expire(req: Request): void {
+    const token = this.presented(req);
+    if (token !== undefined && this.access.has(token)) this.access.set(token, Math.min(this.access.get(token)!, Date.now()));
+  }
+
+  /** Expires every access token now: the next call answers 401 until a refresh. */
+  expireAll(): void {
+    for (const [token, exp] of this.access) this.access.set(token, Math.min(exp, Date.now()));
+  }
+
+  reset(): void {
+    this.codes.clear();
+    this.access = new Map();
+    this.refreshes = new Set();
+    this.clients = new Map(Object.entries(this.initialClients));
+  }
+
+  private presented(req: Request): string | undefined {
+    return /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
+  }
+
+  /** The authenticated client's id, or null when the client is unknown or its secret wrong. */
+  private client(req: Request, form: URLSearchParams): string | null {
+    const basic = /^Basic (.+)$/.exec(req.headers.get("authorization") ?? "");
+    if (this.spec.clientAuth === "basic" && basic) {
+      const [id, secret] = Buffer.from(basic[1], "base64").toString().split(":").map(decodeURIComponent);
+      return id && this.clients.get(id) === secret ? id : null;
+    }
+    const id = form.get(this.spec.clientIdParam ?? "client_id") ?? "";
+    if (this.spec.clientAuth === "body") return id && this.clients.get(id) === form.get("client_secret") ? id : null;
+    return this.spec.publicClients && this.clients.has(id) ? id : null;
+  }
+
+  private issue(withRefresh: boolean): Record<string, unknown> {
+    const make = this.spec.newToken ?? randomToken;
+    const access = make("access");
+    const ttl = this.spec.accessTtlS;
+    this.access.set(access, ttl === undefined ? Infinity : Date.now() + ttl * 1000);
+    const refresh = withRefresh ? make("refresh") : undefined;
+    if (refresh) this.refreshes.add(refresh);
+    return { access_token: access, ...(ttl !== undefined && { expires_in: ttl }), ...(refresh && { refresh_token: refresh }), ...this.spec.answer };
   }
 }
 

@@ -1,10 +1,10 @@
 /**
  * What Meta's Graph APIs (Facebook, Instagram, Threads) share: the error body
  * `{error:{message, type, code, error_subcode}}` and what its codes mean for an attempt, and the
- * container publishing and token refresh of Instagram and Threads.
+ * container publishing, insights and long-lived tokens of Instagram and Threads.
  */
-import { RefreshError, type Credentials, type FailureOutcome, type Outcome, type PluginContext, type ProviderResponse } from "./sdk.ts";
-import { bearerAuth, tokenCredentials, type TokenResponse } from "./oauth.ts";
+import { RefreshError, type ConnectContext, type Credentials, type FailureOutcome, type Outcome, type PluginContext, type ProviderResponse } from "./sdk.ts";
+import { bearerAuth, connectCall, tokenCredentials, type TokenResponse } from "./oauth.ts";
 
 interface GraphError { message?: string; type?: string; code?: number; error_subcode?: number; error_user_msg?: string }
 
@@ -22,6 +22,22 @@ export function classifyGraph(res: ProviderResponse): FailureOutcome | undefined
   return { kind: "permanent", reason, code: String(err.error_subcode ?? err.code) };
 }
 
+/** Creates a media container at the platform's edge (`/v23.0/me/media`, `/v1.0/me/threads`): its id, or why not. */
+export async function createContainer(ctx: PluginContext, edge: string, fields: Record<string, string>): Promise<string | FailureOutcome> {
+  const res = await ctx.http.request<{ id: string }>("POST", edge, { form: fields, headers: bearerAuth(ctx) });
+  return res.ok ? res.body.id : res.outcome;
+}
+
+/** A carousel container: one container per item (marked as a carousel item), then the carousel over them. */
+export async function createCarousel(ctx: PluginContext, edge: string, items: Record<string, string>[], fields: Record<string, string>): Promise<string | FailureOutcome> {
+  const children: string[] = [];
+  for (const item of items) {
+    const child = await createContainer(ctx, edge, { ...item, is_carousel_item: "true" });
+    if (typeof child !== "string") return child;
+    children.push(child);
+  }
+  return createContainer(ctx, edge, { media_type: "CAROUSEL", children: children.join(","), ...fields });
+}
 
 /**
  * The last step of Meta's container publishing (Instagram, Threads): publish a container the platform
@@ -52,4 +68,24 @@ export async function refreshLongLivedToken(ctx: PluginContext, grantType: strin
   const next = tokenCredentials(res.body, ctx.now());
   await ctx.saveCredentials(next);
   return next;
+}
+
+/** The one-hour token of Instagram's or Threads' code exchange, traded for the 60-day one (GET /access_token). */
+export function longLivedToken(c: ConnectContext, grantType: string, token: TokenResponse): Promise<TokenResponse> {
+  return connectCall<TokenResponse>(c, "Getting a long-lived token", "GET", "/access_token", {
+    query: { grant_type: grantType, client_secret: c.settings.CLIENT_SECRET, access_token: token.access_token },
+  });
+}
+
+/** A post's insights (GET /{id}/insights): each metric's value as the platform reports it, null where it has none. */
+export async function readInsights(ctx: PluginContext, version: string, id: string, metrics: string[], name: string): Promise<(metric: string) => number | null> {
+  const res = await ctx.http.request<{ data: { name: string; values?: { value: number }[]; total_value?: { value: number } }[] }>("GET", `${version}/${id}/insights`, {
+    query: { metric: metrics.join(",") },
+    headers: bearerAuth(ctx),
+  });
+  if (!res.ok) throw new Error(`${name} insights ${id}: ${res.outcome.reason}`);
+  return (metric) => {
+    const m = res.body.data.find((d) => d.name === metric);
+    return m ? m.total_value?.value ?? m.values?.[0]?.value ?? null : null;
+  };
 }

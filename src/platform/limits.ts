@@ -1,5 +1,5 @@
 /** Small helpers for writing media_requirements declarations in plugins. */
-import type { MediaRequirements } from "../modules/accounts/model.ts";
+import type { MediaRequirements } from "./declaration.ts";
 
 export const KB = 1024;
 export const MB = 1024 * KB;

@@ -4,7 +4,9 @@
  * CRIER_<PLATFORM>_AUTHORIZE_URL and CRIER_<PLATFORM>_TOKEN_URL (sandbox profiles and tests use that).
  */
 import { createHash } from "node:crypto";
-import { ConnectError, type ConnectContext, type ConnectedIdentity, type ConnectFlow, type Credentials, type PluginContext } from "./sdk.ts";
+import {
+  ConnectError, RefreshError, type ConnectContext, type ConnectedIdentity, type ConnectFlow, type Credentials, type FailureOutcome, type PluginContext,
+} from "./sdk.ts";
 
 export interface TokenResponse {
   access_token: string;
@@ -33,6 +35,17 @@ export interface OAuthSpec {
   requiredSettings?: string[];
   /** Turns the token answer into the connected account(s) (usually one "who am I" call). */
   identity(c: ConnectContext, token: TokenResponse): Promise<ConnectedIdentity | ConnectedIdentity[]>;
+}
+
+/** What the code exchange and the refresh grant share: where the token endpoint is and how the client signs in there. */
+export type TokenEndpoint = Pick<OAuthSpec, "tokenUrl" | "clientAuth" | "clientIdParam" | "clientIdSetting">;
+
+/** The client's id and secret as the token endpoint wants them: HTTP Basic (RFC 6749 §2.3.1) or form fields. */
+function clientAuthentication(spec: TokenEndpoint, settings: Record<string, string | undefined>): { form: Record<string, string>; headers: Record<string, string> } {
+  const id = settings[spec.clientIdSetting ?? "CLIENT_ID"] ?? "";
+  const secret = settings.CLIENT_SECRET ?? "";
+  if (spec.clientAuth === "body") return { form: { [spec.clientIdParam ?? "client_id"]: id, client_secret: secret }, headers: {} };
+  return { form: {}, headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}` } };
 }
 
 /** The Authorization header of an OAuth-connected account's API calls. */
@@ -78,18 +91,15 @@ export function oauthFlow(spec: OAuthSpec): ConnectFlow {
       return url.toString();
     },
     async exchange(c, p) {
-      const id = c.settings[spec.clientIdSetting ?? "CLIENT_ID"] ?? "";
-      const secret = c.settings.CLIENT_SECRET ?? "";
+      const client = clientAuthentication(spec, c.settings);
       const form: Record<string, string> = {
         grant_type: "authorization_code",
         code: p.code,
         redirect_uri: p.redirectUri,
         ...(spec.pkce && { code_verifier: p.codeVerifier }),
-        ...(spec.clientAuth === "body" && { [spec.clientIdParam ?? "client_id"]: id, client_secret: secret }),
+        ...client.form,
       };
-      const headers: Record<string, string> = spec.clientAuth === "basic"
-        ? { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}` }
-        : {};
+      const headers = client.headers;
       const tokenUrl = c.settings.TOKEN_URL ?? spec.tokenUrl;
       const token = spec.tokenMethod === "GET"
         ? await connectCall<TokenResponse>(c, "Exchanging the authorization code", "GET", tokenUrl, { query: form, headers })
@@ -98,4 +108,62 @@ export function oauthFlow(spec: OAuthSpec): ConnectFlow {
       return spec.identity(c, token);
     },
   };
+}
+
+export interface RefreshGrant extends TokenEndpoint {
+  /** The platform as its users know it, for messages ("Google"). */
+  name: string;
+  /** What was connected, for the reconnect hint: account (default), channel, profile. */
+  holder?: string;
+  /** Fields the platform wants besides the grant (Pinterest: continuous_refresh). */
+  form?: Record<string, string>;
+  /** Headers the platform wants on the call (Reddit: its User-Agent). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * A plugin's refresh(): the refresh_token grant (RFC 6749 §6) at the platform's token endpoint, saved
+ * before it is returned. Platforms that rotate refresh tokens spend the old one, so the new pair is saved
+ * first; platforms that keep it send none back, and the stored one is kept. A platform that cannot be
+ * asked now (network, 5xx, 429) is a retryable RefreshError; any other refusal means reconnecting.
+ */
+export function refreshTokenGrant(grant: RefreshGrant): (ctx: PluginContext) => Promise<Credentials> {
+  const holder = grant.holder ?? "account";
+  return async (ctx) => {
+    const refreshToken = ctx.credentials.refresh_token;
+    if (typeof refreshToken !== "string") throw new RefreshError(`no refresh token is stored for this ${grant.name} ${holder}; connect it again`, false);
+    const client = clientAuthentication(grant, ctx.settings);
+    const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? grant.tokenUrl, {
+      form: { grant_type: "refresh_token", refresh_token: refreshToken, ...grant.form, ...client.form },
+      headers: { ...grant.headers, ...client.headers },
+    });
+    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`${grant.name} could not refresh the token now: ${res.outcome.reason}`, true);
+    // Some platforms (Reddit, TikTok) refuse with a 200 whose body has no token.
+    if (!res.ok || typeof res.body?.access_token !== "string") {
+      const why = res.ok ? "" : `: ${res.outcome.reason}`;
+      throw new RefreshError(`${grant.name} refused to refresh the token (reconnect the ${holder})${why}`, false);
+    }
+    const next = tokenCredentials(res.body, ctx.now(), { refresh_token: res.body.refresh_token ?? refreshToken });
+    await ctx.saveCredentials(next);
+    return next;
+  };
+}
+
+/** How long before its expiry a token is refreshed ahead of a publish, so no call meets it expiring. */
+export const REFRESH_MARGIN_MS = 60_000;
+
+/**
+ * Refreshes the token before publishing when it expires within the margin (platforms whose upload is
+ * several calls, where a token expiring half-way would leave the work half done). Null when the token is
+ * good or was refreshed; otherwise the outcome the attempt ends with.
+ */
+export async function refreshAhead(ctx: PluginContext, refresh: (ctx: PluginContext) => Promise<Credentials>): Promise<FailureOutcome | null> {
+  const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
+  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
+  try {
+    await refresh(ctx);
+    return null;
+  } catch (e) {
+    return e instanceof RefreshError && e.retryable ? { kind: "retryable", reason: e.message } : { kind: "auth_expired", reason: (e as Error).message };
+  }
 }

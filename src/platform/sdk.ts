@@ -6,11 +6,10 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
-import type { Capabilities, MediaRequirements, Platform } from "../modules/accounts/model.ts";
+import type { Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
+import type { MediaItem } from "./media-item.ts";
 
-export type { Platform };
-
-export type ConnectionMode = "oauth_authorization_url" | "credential_form_url" | "managed_signer" | "remote_signer";
+export type { ConnectionMode, MediaItem, Platform };
 
 /** What the engine decided a publish attempt came to. */
 export type Outcome =
@@ -25,18 +24,6 @@ export type Outcome =
   | { kind: "permanent"; reason: string; code?: string }
   /** The creating call may have gone through (timeout after sending it): never retried automatically. */
   | { kind: "unknown"; reason: string };
-
-/** A post's media item as the engine hands it over (MediaInput of the spec, url already trimmed). */
-export interface MediaItem {
-  url: string;
-  type: "image" | "video";
-  width?: number;
-  height?: number;
-  size?: number;
-  duration?: number;
-  thumbnail_url?: string;
-  mime_type?: string;
-}
 
 export interface MediaBody {
   contentType: string;
@@ -305,7 +292,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   defaultApiUrl: string;
   /** At most this many publishes at once to this platform, per running copy. */
   concurrency?: number;
-  /** Platforms that fan one account target into several publications return the variants here. */
+  /**
+   * Platforms that fan one account target into several publications (Snapchat: Spotlight and a public
+   * Story) name every variant they can make here; the API shows them as target_variant.
+   */
+  variantNames?: readonly string[];
+  /** The variants one target fans out into, each one of variantNames; null for a single publication. */
   variants?(options: Static<O>): string[] | null;
   /** Absent while the platform's connect flow is not written: connecting then answers 409. */
   connect?: ConnectFlow;

@@ -3,33 +3,14 @@ import { open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
-import type { ObjectInfo, OpenedObject, Storage } from "./index.ts";
+import { UploadTooLarge, type ObjectInfo, type OpenedObject, type ServerIntake, type Storage } from "./storage.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 import { signUploadToken } from "./upload-token.ts";
 
-/** The body went past the ticket's limit; the partial file is already gone. */
-export class UploadTooLarge extends Error {}
-
-export interface ReceivedUpload {
-  partialPath: string;
-  size: number;
-  /** The first bytes, for sniffing. */
-  head: Uint8Array;
-}
-
 export interface FsStorage extends Storage {
-  readonly driver: "fs";
+  readonly intake: ServerIntake;
   readonly root: string;
   filePath(key: string): string;
-  /**
-   * Streams a request body into a partial file beside the media folder (same disk, so the final
-   * rename is atomic), never holding more than one chunk plus `headBytes` in memory.
-   */
-  receive(key: string, body: ReadableStream<Uint8Array> | null, maxBytes: number, headBytes: number): Promise<ReceivedUpload>;
-  commit(partialPath: string, key: string): Promise<void>;
-  discard(partialPath: string): Promise<void>;
-  /** Partial files whose last write is older than `before`: uploads that died without cleaning up. */
-  stalePartials(before: Date): Promise<string[]>;
 }
 
 const GC_EVERY_BYTES = 8 * 1024 * 1024;
@@ -56,8 +37,81 @@ export function createFsStorage(config: Config): FsStorage {
     return join(root, key);
   };
 
+  const intake: ServerIntake = {
+    kind: "server",
+
+    async receive(key, body, maxBytes, headBytes) {
+      filePath(key);
+      const partialPath = join(partialDir, `${key}.${randomBytes(6).toString("hex")}.part`);
+      const fh = await open(partialPath, "wx", 0o644);
+      const head = new Uint8Array(headBytes);
+      let headLength = 0;
+      let size = 0;
+      let lastGc = 0;
+      let ok = false;
+      try {
+        const reader = body?.getReader();
+        while (reader) {
+          const { done, value: chunk } = await reader.read();
+          if (done) break;
+          size += chunk.byteLength;
+          // Every chunk is a fresh buffer that only a collection frees; left to itself the collector lets
+          // hundreds of MB of read chunks pile up during one big upload (bench/upload). A hint every 8 MB
+          // keeps the server's peak growth to a few MB.
+          if (size - lastGc > GC_EVERY_BYTES) {
+            Bun.gc(false);
+            lastGc = size;
+          }
+          if (size > maxBytes) {
+            await reader.cancel().catch(() => {});
+            throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
+          }
+          if (headLength < headBytes) {
+            const take = Math.min(headBytes - headLength, chunk.byteLength);
+            head.set(chunk.subarray(0, take), headLength);
+            headLength += take;
+          }
+          // Awaiting each write is the back-pressure: the socket is read no faster than the disk takes it.
+          let off = 0;
+          while (off < chunk.byteLength) {
+            const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
+            off += bytesWritten;
+          }
+        }
+        ok = true;
+      } finally {
+        await fh.close();
+        if (!ok) await ignoreMissing(unlink(partialPath));
+      }
+      return { partialPath, size, head: head.subarray(0, headLength) };
+    },
+
+    async commit(partialPath, key) {
+      await rename(partialPath, filePath(key));
+    },
+
+    async discard(partialPath) {
+      await ignoreMissing(unlink(partialPath));
+    },
+
+    async removeStalePartials(before) {
+      const names = await readdir(partialDir).catch(() => [] as string[]);
+      let removed = 0;
+      for (const name of names) {
+        const path = join(partialDir, name);
+        const s = await stat(path).catch(() => null);
+        if (!s || s.mtimeMs >= before.getTime()) continue;
+        await unlink(path).catch(() => {});
+        removed++;
+      }
+      return removed;
+    },
+
+    file: (key) => Bun.file(filePath(key)),
+  };
+
   const storage: FsStorage = {
-    driver: "fs",
+    intake,
     root,
     filePath,
 
@@ -127,71 +181,6 @@ export function createFsStorage(config: Config): FsStorage {
 
     async probeLocation(key) {
       return filePath(key);
-    },
-
-    async receive(key, body, maxBytes, headBytes) {
-      filePath(key);
-      const partialPath = join(partialDir, `${key}.${randomBytes(6).toString("hex")}.part`);
-      const fh = await open(partialPath, "wx", 0o644);
-      const head = new Uint8Array(headBytes);
-      let headLength = 0;
-      let size = 0;
-      let lastGc = 0;
-      let ok = false;
-      try {
-        const reader = body?.getReader();
-        while (reader) {
-          const { done, value: chunk } = await reader.read();
-          if (done) break;
-          size += chunk.byteLength;
-          // Every chunk is a fresh buffer that only a collection frees; left to itself the collector lets
-          // hundreds of MB of read chunks pile up during one big upload (bench/upload). A hint every 8 MB
-          // keeps the server's peak growth to a few MB.
-          if (size - lastGc > GC_EVERY_BYTES) {
-            Bun.gc(false);
-            lastGc = size;
-          }
-          if (size > maxBytes) {
-            await reader.cancel().catch(() => {});
-            throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
-          }
-          if (headLength < headBytes) {
-            const take = Math.min(headBytes - headLength, chunk.byteLength);
-            head.set(chunk.subarray(0, take), headLength);
-            headLength += take;
-          }
-          // Awaiting each write is the back-pressure: the socket is read no faster than the disk takes it.
-          let off = 0;
-          while (off < chunk.byteLength) {
-            const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
-            off += bytesWritten;
-          }
-        }
-        ok = true;
-      } finally {
-        await fh.close();
-        if (!ok) await ignoreMissing(unlink(partialPath));
-      }
-      return { partialPath, size, head: head.subarray(0, headLength) };
-    },
-
-    async commit(partialPath, key) {
-      await rename(partialPath, filePath(key));
-    },
-
-    async discard(partialPath) {
-      await ignoreMissing(unlink(partialPath));
-    },
-
-    async stalePartials(before) {
-      const names = await readdir(partialDir).catch(() => [] as string[]);
-      const stale: string[] = [];
-      for (const name of names) {
-        const path = join(partialDir, name);
-        const s = await stat(path).catch(() => null);
-        if (s && s.mtimeMs < before.getTime()) stale.push(path);
-      }
-      return stale;
     },
   };
   return storage;

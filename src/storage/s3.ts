@@ -4,8 +4,8 @@ import {
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
-import type { Clock } from "../context.ts";
-import type { ObjectInfo, OpenedObject, Storage } from "./index.ts";
+import type { Clock } from "../clock.ts";
+import type { ObjectInfo, OpenedObject, Storage, StoreIntake } from "./storage.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 
 /** SigV4 presigned URLs live at most seven days; a public_url without S3_PUBLIC_URL is one of these. */
@@ -38,23 +38,12 @@ const isMissing = (e: unknown) => {
   return name === "NotFound" || name === "NoSuchKey" || status(e) === 404;
 };
 
-/** The upload area of one key, before its bytes are checked. */
-export interface IncomingArea {
-  stat(key: string): Promise<ObjectInfo | null>;
-  /** First bytes of the upload as it was when stat() saw `etag`; empty if it has changed or gone since. */
-  readStart(key: string, bytes: number, etag: string): Promise<Uint8Array>;
-  /** Copies the upload to its served key if it still has `etag`, then drops it; false when it changed meanwhile. */
-  promote(key: string, etag: string): Promise<boolean>;
-  remove(key: string): Promise<void>;
-  /** Up to `limit` keys that have something in the upload area. */
-  list(limit: number): Promise<string[]>;
-}
-
 export interface S3Storage extends Storage {
-  readonly driver: "s3";
+  readonly intake: StoreIntake;
   readonly client: S3Client;
   readonly bucket: string;
-  readonly incoming: IncomingArea;
+  /** The upload area (the same object as intake). */
+  readonly incoming: StoreIntake;
 }
 
 export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
@@ -103,7 +92,8 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     await client.send(new DeleteObjectCommand({ Bucket, Key }));
   };
 
-  const incoming: IncomingArea = {
+  const incoming: StoreIntake = {
+    kind: "store",
     stat: (key) => statObject(INCOMING_PREFIX + checked(key)),
     readStart: (key, bytes, etag) => readStartOf(INCOMING_PREFIX + checked(key), bytes, etag),
     async promote(key, etag) {
@@ -127,7 +117,7 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
   };
 
   const storage: S3Storage = {
-    driver: "s3",
+    intake: incoming,
     client,
     bucket: Bucket,
     incoming,

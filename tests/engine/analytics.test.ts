@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
-import { fakeMp4 } from "../plugins/support.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
+import { fakeMp4 } from "../support/media-fixtures.ts";
 import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
 const withFollowers = createRegistry().list().filter((p) => p.accountStats).map((p) => p.platform);

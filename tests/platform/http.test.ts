@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type Server as NetServer } from "node:net";
-import { createProviderHttp, parseRetryAfter } from "../../src/platform/http.ts";
+import { parseRetryAfter } from "../../src/platform/http.ts";
+import { createProviderHttp } from "../../src/platform/host/provider-http.ts";
 import { createLogger } from "../../src/log.ts";
 import { MediaError } from "../../src/platform/sdk.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createMediaAccess, isForbiddenAddress } from "../../src/platform/media.ts";
+import { createMediaAccess, isForbiddenAddress } from "../../src/platform/host/media-guard.ts";
 import { MediaError } from "../../src/platform/sdk.ts";
 
 let server: ReturnType<typeof Bun.serve>;

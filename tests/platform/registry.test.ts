@@ -1,8 +1,10 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { pluginFolders, renderPluginIndex } from "../../src/platform/plugin-index.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { pluginFolders, renderPluginIndex } from "../../scripts/plugin-index.ts";
+import { PLUGINS } from "../../plugins/index.ts";
+import { createRegistry, declaredVariants } from "../../src/platform/host/registry.ts";
+import { PostTarget } from "../../src/modules/posts/model.ts";
 
 const pluginsDir = join(import.meta.dir, "../../plugins");
 
@@ -26,4 +28,12 @@ test("one emulator instance per platform per registry", () => {
     expect(registry.emulatorFor(p.platform)).toBe(registry.emulatorFor(p.platform)!);
     expect(registry.newEmulator(p.platform)).not.toBe(registry.emulatorFor(p.platform)!);
   }
+});
+
+test("target_variant takes the variant names the fanning-out plugins declare, and a plugin that fans out must declare them", () => {
+  expect(declaredVariants()).toEqual(["spotlight", "public_story"]);
+  const shown = PostTarget.properties.target_variant.anyOf.map((s: { const?: string; type?: string }) => s.const ?? s.type);
+  expect(shown).toEqual(["spotlight", "public_story", "null"]);
+  const { variantNames: _, ...undeclared } = PLUGINS.snapchat;
+  expect(() => createRegistry({ ...PLUGINS, snapchat: undeclared }, {})).toThrow("declares no variantNames");
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import plugin, { type BlueskySession } from "../../plugins/bluesky/index.ts";
 import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
-import { ConnectError, RefreshError, type PublishJob } from "../../src/platform/sdk.ts";
-import { fakeImage, fakeMp4, rig, serveMedia, type Rig } from "./support.ts";
+import { ConnectError, RefreshError } from "../../src/platform/sdk.ts";
+import { job, rig, serveMedia, type Rig } from "./support.ts";
+import { fakeImage, fakeMp4 } from "../support/media-fixtures.ts";
 
 let clock = Date.now();
 let r: Rig<BlueskyEmulator>;
@@ -38,7 +39,6 @@ async function account(handle = "alice.test") {
   return r.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username, metadata: id.metadata });
 }
 
-const job = (p: Partial<PublishJob>): PublishJob => ({ content: "", media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...p });
 
 const slice = (text: string, f: { index: { byteStart: number; byteEnd: number } }) =>
   new TextDecoder().decode(new TextEncoder().encode(text).slice(f.index.byteStart, f.index.byteEnd));
@@ -98,7 +98,7 @@ describe("publish", () => {
   });
 
   // 301 graphemes, over 3000 bytes, and images with a video are refused at creation
-  // (tests/modules/platform-limits.test.ts, tests/posts.test.ts).
+  // (tests/modules/posts/platform-limits.test.ts, tests/modules/posts/posts.test.ts).
   test("300 graphemes are published", async () => {
     const ctx = await account();
     const ok = await plugin.publish!(ctx, job({ content: "👍🏽".repeat(300) }));

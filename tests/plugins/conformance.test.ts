@@ -9,13 +9,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
-import { Capabilities, MediaRequirements } from "../../src/modules/accounts/model.ts";
+import { Capabilities, MediaRequirements } from "../../src/platform/declaration.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
-import { providerFor } from "../../src/platform/provider.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
 import type { Emulator, FailureSpec, MediaItem, Outcome, Plugin, PluginContext } from "../../src/platform/sdk.ts";
 import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import { makeJpeg, makeMp4, makePng } from "../support/media-fixtures.ts";
 
 const registry = createRegistry();
 /**
@@ -25,16 +26,11 @@ const registry = createRegistry();
 const testWhen = (applies: boolean) => (applies ? test : (() => {}) as unknown as typeof test);
 const withEmulator = registry.list().filter((p) => registry.hasEmulator(p.platform));
 
-// Small but real files: a 1x1 PNG and an MP4 that starts with its ftyp box.
-const PNG = Uint8Array.from(Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64"));
-// A JPEG's start of image and JFIF header, enough for a type check.
-const JPEG = Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0xff, 0xd9]);
-const MP4 = (() => {
-  // 96 KB: above the smallest video any platform takes (LinkedIn: 75 KB).
-  const b = new Uint8Array(96 * 1024);
-  b.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom"), 0, 0, 2, 0, ...Buffer.from("isomiso2avc1mp41")]);
-  return b;
-})();
+// Small but real files: a 1x1 PNG, a 1x1 JPEG, and an MP4 of 96 KB (above the smallest video any
+// platform takes, LinkedIn's 75 KB).
+const PNG = makePng(1, 1);
+const JPEG = makeJpeg(1, 1, 0);
+const MP4 = makeMp4(96 * 1024);
 
 let mediaServer: ReturnType<typeof Bun.serve>;
 let mediaBase: string;

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import { Capabilities, MediaRequirements, PLATFORMS } from "../../src/modules/accounts/model.ts";
-import { createRegistry, pluginStatus } from "../../src/platform/registry.ts";
-import { renderAnalyticsTable, renderPlatformTable } from "../../src/platform/readme-table.ts";
+import { Capabilities, MediaRequirements, PLATFORMS } from "../../src/platform/declaration.ts";
+import { createRegistry, pluginStatus } from "../../src/platform/host/registry.ts";
+import { renderAnalyticsTable, renderPlatformTable } from "../../scripts/readme-table.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import facebook from "../../plugins/facebook/index.ts";
 import { createFacebookEmulator, type FacebookEmulator } from "../../plugins/facebook/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, oauthRig, type OAuthRig } from "./support.ts";
+import { makePng } from "../support/media-fixtures.ts";
 
 let emulator: FacebookEmulator;
 let rig: OAuthRig<FacebookEmulator>;
@@ -12,9 +13,8 @@ let pages: PluginContext[];
 beforeAll(async () => {
   emulator = createFacebookEmulator();
   emulator.addPage("Second Page");
-  // The first bytes of a PNG: Facebook judges photos by their bytes.
-  const png = new Uint8Array(64);
-  png.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  // A real PNG: Facebook judges photos by their bytes.
+  const png = makePng(2, 2);
   rig = await oauthRig(emulator, {
     authorizePath: "/v24.0/dialog/oauth",
     tokenPath: "/v24.0/oauth/access_token",
@@ -29,7 +29,6 @@ beforeAll(async () => {
 afterAll(() => rig.stop());
 
 const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
-const job = (content: string, items: ReturnType<typeof png>[] = []) => ({ content, media: items, options: {}, idempotencyToken: crypto.randomUUID() });
 
 test("each Page posts with its own token", async () => {
   for (const ctx of pages) {
@@ -40,7 +39,7 @@ test("each Page posts with its own token", async () => {
 });
 
 test("several photos are attached to one feed post", async () => {
-  const out = await facebook.publish!(pages[0], job("album", [png(), png(), png()]));
+  const out = await facebook.publish!(pages[0], job("album", { media: [png(), png(), png()] }));
   expect(out).toMatchObject({ kind: "published" });
   expect(emulator.posts().at(-1)!.media).toHaveLength(3);
 });

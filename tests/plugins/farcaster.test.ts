@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { providerFor } from "../../src/platform/provider.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import farcaster from "../../plugins/farcaster/index.ts";
 import { createFarcasterEmulator, SANDBOX_SETTINGS, type FarcasterEmulator } from "../../plugins/farcaster/emulator.ts";
+import { job } from "./support.ts";
 import { listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
 function env(served: ServedEmulator, overrides: Record<string, string> = {}) {
@@ -125,7 +126,6 @@ describe("casting", () => {
     await served.stop();
   });
 
-  const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
 
   test("a thread chains casts by parent hash", async () => {
     const first = await farcaster.publish!(ctx, job("one"));
@@ -153,7 +153,7 @@ describe("casting", () => {
     expect(emulator.posts().length).toBe(before + 1);
   });
 
-  // Text over 1,024 bytes is refused at creation (tests/modules/platform-limits.test.ts).
+  // Text over 1,024 bytes is refused at creation (tests/modules/posts/platform-limits.test.ts).
 
   test("a revoked signer is auth_expired", async () => {
     emulator.revokeSigner(String(ctx.credentials.signer_uuid));

@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { providerFor } from "../../src/platform/provider.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import nostr from "../../plugins/nostr/index.ts";
 import { createNostrEmulator, type NostrEmulator } from "../../plugins/nostr/emulator.ts";
+import { job } from "./support.ts";
 import { listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
 let emulator: NostrEmulator;
@@ -74,7 +75,6 @@ describe("notes", () => {
     expect(row.remoteId).toBe(emulator.userPubkey());
   });
 
-  const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
   const eventOf = (id: string) => emulator.events().find((e) => e.id === id)!;
 
   test("a thread carries NIP-10 root and reply tags", async () => {

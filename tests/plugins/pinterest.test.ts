@@ -1,16 +1,16 @@
 /** Pinterest specifics beyond the conformance suite: boards, titles, carousels, a GIF by URL, a failed video, refresh, metrics. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
+import type { MediaItem, Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import pinterest, { pinTitle } from "../../plugins/pinterest/index.ts";
 import { createPinterestEmulator, type PinterestEmulator } from "../../plugins/pinterest/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, connectOne, type OAuthRig } from "./support.ts";
 
 let emulator: PinterestEmulator;
 let rig: OAuthRig<PinterestEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  rig = await oauthRig(createPinterestEmulator(), {
+  ({ rig, emulator, ctx } = await connectOne(createPinterestEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/token",
     media: (req) => {
@@ -19,16 +19,12 @@ beforeAll(async () => {
       return new Response(new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
     },
     mediaMaxBytes: 1024 * 1024,
-  });
-  emulator = rig.emulator;
-  expect(rig.connectPage.html).toContain("Account connected");
-  const [row] = rig.rows;
-  ctx = rig.context(row);
+  }));
 });
 afterAll(() => rig.stop());
 
 const url = (f: string) => `${rig.mediaUrl}/${f}`;
-const job = (content: string, items: { url: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) => ({ content, media: items, options, idempotencyToken: crypto.randomUUID() });
+const pin = (content: string, media: MediaItem[], options: Record<string, unknown> = {}) => job(content, { media, options });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await pinterest.checkStatus!(ctx, out.handle);
   return out;
@@ -36,31 +32,31 @@ async function settle(out: Outcome): Promise<Outcome> {
 
 test("the title is options.title or the first line; the account's first board is used", async () => {
   expect(pinTitle({ content: "Line one\nrest", options: {} })).toBe("Line one");
-  const out = await pinterest.publish!(ctx, job("Line one\nrest", [{ url: url("a.gif"), type: "image" }]));
+  const out = await pinterest.publish!(ctx, pin("Line one\nrest", [{ url: url("a.gif"), type: "image" }]));
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.url).toBe(`https://www.pinterest.com/pin/${out.platformPostId}/`);
   expect(emulator.posts().at(-1)).toMatchObject({ text: "Line one\nLine one\nrest", options: { board_id: "1100000000000000100" } });
 });
 
 test("an unknown board is refused for good", async () => {
-  expect(await pinterest.publish!(ctx, job("x", [{ url: url("a.gif"), type: "image" }], { board_id: "42" }))).toMatchObject({ kind: "permanent" });
+  expect(await pinterest.publish!(ctx, pin("x", [{ url: url("a.gif"), type: "image" }], { board_id: "42" }))).toMatchObject({ kind: "permanent" });
 });
 
 test("several images are one carousel pin", async () => {
-  const out = await pinterest.publish!(ctx, job("carousel", [{ url: url("a.gif"), type: "image" }, { url: url("b.gif"), type: "image" }]));
+  const out = await pinterest.publish!(ctx, pin("carousel", [{ url: url("a.gif"), type: "image" }, { url: url("b.gif"), type: "image" }]));
   expect(out.kind).toBe("published");
   expect(emulator.posts().at(-1)!.media).toHaveLength(2);
 });
 
 test("a video Pinterest cannot process fails for good", async () => {
-  expect(await settle(await pinterest.publish!(ctx, job("bad video", [{ url: url("v.mp4"), type: "video" }])))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect(await settle(await pinterest.publish!(ctx, pin("bad video", [{ url: url("v.mp4"), type: "video" }])))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
 test("refresh rotates the tokens; metrics read lifetime numbers", async () => {
   const old = ctx.credentials.refresh_token;
   await pinterest.refresh!(ctx);
   expect(ctx.credentials.refresh_token).not.toBe(old);
-  const out = await pinterest.publish!(ctx, job("measured", [{ url: url("c.gif"), type: "image" }]));
+  const out = await pinterest.publish!(ctx, pin("measured", [{ url: url("c.gif"), type: "image" }]));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { impression: 50, save: 4, reaction: 3, comment: 1 });
   expect((await pinterest.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({ views: 50, likes: 3, comments: 1, shares: null, saves: 4 });

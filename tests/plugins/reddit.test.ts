@@ -3,29 +3,24 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import reddit, { jsonErrors } from "../../plugins/reddit/index.ts";
 import { createRedditEmulator, type RedditEmulator } from "../../plugins/reddit/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, connectOne, type OAuthRig } from "./support.ts";
 
 let emulator: RedditEmulator;
 let rig: OAuthRig<RedditEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  rig = await oauthRig(createRedditEmulator(), {
+  ({ rig, emulator, ctx } = await connectOne(createRedditEmulator(), {
     authorizePath: "/api/v1/authorize",
     tokenPath: "/api/v1/access_token",
     media: () => new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } }),
     mediaMaxBytes: 1024 * 1024,
-  });
-  emulator = rig.emulator;
-  expect(rig.connectPage.html).toContain("Account connected");
-  const [row] = rig.rows;
-  expect(row.username).toBe("sandbox_redditor");
-  ctx = rig.context(row);
+    username: "sandbox_redditor",
+  }));
 });
 afterAll(() => rig.stop());
 
 const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
-const job = (content: string, options: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ content, media: [], options, idempotencyToken: crypto.randomUUID(), ...extra });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await reddit.checkStatus!(ctx, out.handle);
   return out;
@@ -38,35 +33,35 @@ test("RATELIMIT in json.errors waits the time Reddit names", () => {
 });
 
 test("a bare URL is a link post; text is a self post; postType forces the kind", async () => {
-  const link = await reddit.publish!(ctx, job("https://example.com/story", { subreddit: "news", title: "A story" }));
+  const link = await reddit.publish!(ctx, job("https://example.com/story", { options: { subreddit: "news", title: "A story" } }));
   expect(link.kind).toBe("published");
-  const self = await reddit.publish!(ctx, job("Title line\nand the body", { subreddit: "crier" }));
+  const self = await reddit.publish!(ctx, job("Title line\nand the body", { options: { subreddit: "crier" } }));
   if (self.kind !== "published") throw new Error(self.kind);
   expect(self.platformPostId).toStartWith("t3_");
   expect(emulator.posts().at(-1)!.text).toBe("Title line\nTitle line\nand the body");
 });
 
 test("subreddit rules come back as permanent failures with Reddit's code", async () => {
-  expect(await reddit.publish!(ctx, job("hello", { subreddit: "doesnoexist" }))).toMatchObject({ kind: "permanent", code: "SUBREDDIT_NOEXIST" });
-  expect(await reddit.publish!(ctx, job("https://example.com", { subreddit: "selfonly", title: "x" }))).toMatchObject({ kind: "permanent", code: "NO_LINKS" });
+  expect(await reddit.publish!(ctx, job("hello", { options: { subreddit: "doesnoexist" } }))).toMatchObject({ kind: "permanent", code: "SUBREDDIT_NOEXIST" });
+  expect(await reddit.publish!(ctx, job("https://example.com", { options: { subreddit: "selfonly", title: "x" } }))).toMatchObject({ kind: "permanent", code: "NO_LINKS" });
 });
 
 test("one image is found among the user's submissions; several are a gallery", async () => {
-  const one = await settle(await reddit.publish!(ctx, job("Photo", { subreddit: "pics" }, { media: [png()] })));
+  const one = await settle(await reddit.publish!(ctx, job("Photo", { options: { subreddit: "pics" }, media: [png()] })));
   if (one.kind !== "published") throw new Error(one.kind);
   expect(one.url).toContain("/r/pics/comments/");
-  const many = await reddit.publish!(ctx, job("Album", { subreddit: "pics" }, { media: [png(), png()] }));
+  const many = await reddit.publish!(ctx, job("Album", { options: { subreddit: "pics" }, media: [png(), png()] }));
   expect(many.kind).toBe("published");
   expect(emulator.posts().at(-1)!.media).toHaveLength(2);
 });
 
 test("a thread continues as comments under the post", async () => {
-  const post = await reddit.publish!(ctx, job("Thread start", { subreddit: "crier" }));
+  const post = await reddit.publish!(ctx, job("Thread start", { options: { subreddit: "crier" } }));
   if (post.kind !== "published") throw new Error(post.kind);
-  const c1 = await reddit.publish!(ctx, job("second", { subreddit: "crier" }, { replyTo: { platformPostId: post.platformPostId } }));
+  const c1 = await reddit.publish!(ctx, job("second", { options: { subreddit: "crier" }, replyTo: { platformPostId: post.platformPostId } }));
   if (c1.kind !== "published") throw new Error(c1.kind);
   expect(c1.platformPostId).toStartWith("t1_");
-  const c2 = await reddit.publish!(ctx, job("third", { subreddit: "crier" }, { replyTo: { platformPostId: c1.platformPostId, rootPlatformPostId: post.platformPostId } }));
+  const c2 = await reddit.publish!(ctx, job("third", { options: { subreddit: "crier" }, replyTo: { platformPostId: c1.platformPostId, rootPlatformPostId: post.platformPostId } }));
   expect(c2.kind).toBe("published");
   expect((await reddit.metrics!(ctx, [post.platformPostId]))[post.platformPostId]).toMatchObject({ comments: 2, views: null });
 });
@@ -74,14 +69,14 @@ test("a thread continues as comments under the post", async () => {
 test("flair, NSFW, spoiler and inbox replies reach /api/submit and gallery posts; unset, replies stay on as on Reddit", async () => {
   const marks = { flair_id: "a1b2c3d4-0000-1111-2222-333344445555", flair_text: "Meta", nsfw: true, spoiler: true, send_replies: false };
   const expected = { flair_id: marks.flair_id, flair_text: "Meta", nsfw: true, spoiler: true, sendreplies: false };
-  expect((await reddit.publish!(ctx, job("Marked self post", { subreddit: "crier", ...marks }))).kind).toBe("published");
+  expect((await reddit.publish!(ctx, job("Marked self post", { options: { subreddit: "crier", ...marks } }))).kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "crier", ...expected });
-  expect((await reddit.publish!(ctx, job("Marked album", { subreddit: "pics", ...marks }, { media: [png(), png()] }))).kind).toBe("published");
+  expect((await reddit.publish!(ctx, job("Marked album", { options: { subreddit: "pics", ...marks }, media: [png(), png()] }))).kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
-  const one = await settle(await reddit.publish!(ctx, job("Marked photo", { subreddit: "pics", ...marks }, { media: [png()] })));
+  const one = await settle(await reddit.publish!(ctx, job("Marked photo", { options: { subreddit: "pics", ...marks }, media: [png()] })));
   expect(one.kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
 
-  expect((await reddit.publish!(ctx, job("Plain post", { subreddit: "crier" }))).kind).toBe("published");
+  expect((await reddit.publish!(ctx, job("Plain post", { options: { subreddit: "crier" } }))).kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "crier", flair_id: null, flair_text: null, nsfw: false, spoiler: false, sendreplies: true });
 });

@@ -2,15 +2,16 @@
 // client pointed at it, and the real media fetch guard reading files served from loopback (the only rule
 // relaxed: tests have no public addresses). Bluesky and Telegram build a plugin context directly (rig);
 // the OAuth platforms connect an account through the app the way a user does (oauthRig).
-import { createProviderHttp } from "../../src/platform/http.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
+import { createProviderHttp } from "../../src/platform/host/provider-http.ts";
+import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
 import { createLogger } from "../../src/log.ts";
 import { eq } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
-import { providerFor } from "../../src/platform/provider.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
 import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
-import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext } from "../../src/platform/sdk.ts";
+import { expect } from "bun:test";
+import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext, PublishJob } from "../../src/platform/sdk.ts";
 
 export const silent = createLogger("silent");
 
@@ -32,19 +33,6 @@ export function serveMedia(files: Record<string, MediaFile>) {
     },
   });
   return { url: (name: string) => `http://127.0.0.1:${server.port}/${name}`, stop: () => server.stop(true) };
-}
-
-/** Bytes of a given size that start like an MP4 file (an ftyp box), as the video services check. */
-export function fakeMp4(size: number): Uint8Array<ArrayBuffer> {
-  const b = new Uint8Array(size);
-  b.set([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42")]);
-  return b;
-}
-
-export function fakeImage(size: number): Uint8Array<ArrayBuffer> {
-  const b = new Uint8Array(size);
-  b.set([0xff, 0xd8, 0xff, 0xe0]);
-  return b;
 }
 
 export interface Rig<E extends Emulator> {
@@ -106,12 +94,7 @@ export interface OAuthRig<E extends Emulator> {
   stop(): Promise<void>;
 }
 
-/**
- * What the OAuth plugin tests share: the emulator served over real HTTP, a listening server whose
- * CRIER_<PLATFORM>_* settings point the plugin at it, a user connecting an account through the consent
- * redirect, and a loopback server for media files. The test asserts what the connect produced.
- */
-export async function oauthRig<E extends Emulator>(emulator: E, p: {
+export interface OAuthRigOptions {
   authorizePath: string;
   tokenPath: string;
   /** The setting holding the client id (TikTok: CLIENT_KEY). */
@@ -119,7 +102,14 @@ export async function oauthRig<E extends Emulator>(emulator: E, p: {
   media(req: Request): Response;
   /** Reads media from loopback up to this size; without it, the engine's default media access. */
   mediaMaxBytes?: number;
-}): Promise<OAuthRig<E>> {
+}
+
+/**
+ * What the OAuth plugin tests share: the emulator served over real HTTP, a listening server whose
+ * CRIER_<PLATFORM>_* settings point the plugin at it, a user connecting an account through the consent
+ * redirect, and a loopback server for media files. The test asserts what the connect produced.
+ */
+export async function oauthRig<E extends Emulator>(emulator: E, p: OAuthRigOptions): Promise<OAuthRig<E>> {
   const served = serveEmulator(emulator);
   const media = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: p.media });
   const prefix = `CRIER_${emulator.platform.toUpperCase()}_`;
@@ -149,4 +139,31 @@ export async function oauthRig<E extends Emulator>(emulator: E, p: {
       media.stop(true);
     },
   };
+}
+
+export interface ConnectedAccount<E extends Emulator> {
+  rig: OAuthRig<E>;
+  emulator: E;
+  /** The plugin context of the connected account, as the engine builds it. */
+  ctx: PluginContext;
+  /** A file's URL on the loopback media server. */
+  url(file: string): string;
+}
+
+/**
+ * The usual OAuth plugin test start (call it in beforeAll, stop `rig` in afterAll): one account connects
+ * through the consent redirect, the page says so, and its username is the emulator's when one is given.
+ */
+export async function connectOne<E extends Emulator>(emulator: E, p: OAuthRigOptions & { username?: string }): Promise<ConnectedAccount<E>> {
+  const rig = await oauthRig(emulator, p);
+  expect(rig.connectPage.html).toContain("Account connected");
+  const [row] = rig.rows;
+  if (p.username !== undefined) expect(row.username).toBe(p.username);
+  return { rig, emulator, ctx: rig.context(row), url: (file) => `${rig.mediaUrl}/${file}` };
+}
+
+/** A publish job as the engine hands one over, holding nothing but what the test names. */
+export function job(content: string | Partial<PublishJob> = "", extra: Partial<PublishJob> = {}): PublishJob {
+  const named = typeof content === "string" ? { content, ...extra } : { ...content, ...extra };
+  return { content: "", media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...named };
 }

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { Value } from "@sinclair/typebox/value";
 import plugin, { leaveChannel } from "../../plugins/telegram/index.ts";
 import { createTelegramEmulator, SANDBOX_BOT_TOKEN, type TelegramEmulator } from "../../plugins/telegram/emulator.ts";
-import { ConnectError, type PublishJob } from "../../src/platform/sdk.ts";
-import { fakeImage, fakeMp4, rig, serveMedia, type Rig } from "./support.ts";
+import { ConnectError } from "../../src/platform/sdk.ts";
+import { job, rig, serveMedia, type Rig } from "./support.ts";
+import { fakeImage, fakeMp4 } from "../support/media-fixtures.ts";
 
 let r: Rig<TelegramEmulator>;
 const media = serveMedia({
@@ -30,7 +31,6 @@ async function channel(ref = "@crierdemo") {
   return r.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username, metadata: id.metadata });
 }
 
-const job = (p: Partial<PublishJob>): PublishJob => ({ content: "", media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...p });
 const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a ConnectError"); }, (e) => {
   expect(e).toBeInstanceOf(ConnectError);
   return (e as Error).message;
@@ -128,7 +128,7 @@ describe("publish", () => {
   });
 
   // Text over 4096 and captions over 1024 UTF-16 units, and 11 items, are refused at creation
-  // (tests/engine-telegram.test.ts, tests/modules/platform-limits.test.ts).
+  // (tests/engine/telegram.test.ts, tests/modules/posts/platform-limits.test.ts).
   test("limits: text of 4096 UTF-16 units is sent; photo 10 MB, no GIF in an album", async () => {
     const ctx = await channel();
     // An emoji is two UTF-16 units: 2048 of them are exactly 4096.

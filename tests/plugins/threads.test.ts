@@ -3,14 +3,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import threads from "../../plugins/threads/index.ts";
 import { createThreadsEmulator, type ThreadsEmulator } from "../../plugins/threads/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, connectOne, type OAuthRig } from "./support.ts";
 
 let emulator: ThreadsEmulator;
 let rig: OAuthRig<ThreadsEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  rig = await oauthRig(createThreadsEmulator(), {
+  ({ rig, emulator, ctx } = await connectOne(createThreadsEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
     media: (req) => {
@@ -19,17 +19,12 @@ beforeAll(async () => {
       if (p.endsWith(".mp4")) return new Response(new Uint8Array(100), { headers: { "content-type": "video/mp4" } });
       return new Response("gone", { status: 404 });
     },
-  });
-  emulator = rig.emulator;
-  expect(rig.connectPage.html).toContain("Account connected");
-  const [row] = rig.rows;
-  expect(row.username).toBe("sandbox.threads");
-  ctx = rig.context(row);
+    username: "sandbox.threads",
+  }));
 });
 afterAll(() => rig.stop());
 
 const url = (f: string) => `${rig.mediaUrl}/${f}`;
-const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await threads.checkStatus!(ctx, out.handle);
   return out;

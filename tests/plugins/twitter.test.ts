@@ -6,29 +6,24 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { RefreshError, type PluginContext } from "../../src/platform/sdk.ts";
 import twitter from "../../plugins/twitter/index.ts";
 import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, connectOne, type OAuthRig } from "./support.ts";
 
 let emulator: XEmulator;
 let rig: OAuthRig<XEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
-  rig = await oauthRig(createXEmulator(), {
+  ({ rig, emulator, ctx } = await connectOne(createXEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/token",
     media: (req) => new URL(req.url).pathname.endsWith(".png")
       ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
       : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
     mediaMaxBytes: 10 * 1024 * 1024,
-  });
-  emulator = rig.emulator;
-  expect(rig.connectPage.html).toContain("Account connected");
-  const [row] = rig.rows;
-  ctx = rig.context(row);
+  }));
 });
 afterAll(() => rig.stop());
 
-const job = (content: string, extra: Record<string, unknown> = {}) => ({ content, media: [], options: {}, idempotencyToken: crypto.randomUUID(), ...extra });
 const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
 
 describe("posting", () => {
@@ -37,7 +32,7 @@ describe("posting", () => {
     expect(await twitter.publish!(ctx, job("same words"))).toMatchObject({ kind: "permanent", code: "duplicate" });
   });
 
-  // Over 280 weighted and five images are refused at creation now (tests/modules/platform-limits.test.ts).
+  // Over 280 weighted and five images are refused at creation now (tests/modules/posts/platform-limits.test.ts).
   test("140 CJK characters (weighted 280) and four images go in one post", async () => {
     expect((await twitter.publish!(ctx, job("日".repeat(140)))).kind).toBe("published");
     expect(emulator.posts().at(-1)!.text).toBe("日".repeat(140));

@@ -3,31 +3,27 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import vimeo, { titleOf } from "../../plugins/vimeo/index.ts";
 import { createVimeoEmulator, type VimeoEmulator } from "../../plugins/vimeo/emulator.ts";
-import { oauthRig, type OAuthRig } from "./support.ts";
+import { job, connectOne, type OAuthRig } from "./support.ts";
+import { fakeMp4 } from "../support/media-fixtures.ts";
 
 let emulator: VimeoEmulator;
 let rig: OAuthRig<VimeoEmulator>;
 let ctx: PluginContext;
 
-const MP4 = new Uint8Array(2048);
-MP4.set([0, 0, 0, 0x20, ...Buffer.from("ftypisom")]);
+const MP4 = fakeMp4(2048);
 
 beforeAll(async () => {
-  rig = await oauthRig(createVimeoEmulator(), {
+  ({ rig, emulator, ctx } = await connectOne(createVimeoEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
     media: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(2048), { headers: { "content-type": "video/mp4" } }),
     mediaMaxBytes: 1024 * 1024,
-  });
-  emulator = rig.emulator;
-  expect(rig.connectPage.html).toContain("Account connected");
-  const [row] = rig.rows;
-  ctx = rig.context(row);
+  }));
 });
 afterAll(() => rig.stop());
 
-const job = (content: string, file = "good.mp4", options: Record<string, unknown> = {}) =>
-  ({ content, options, idempotencyToken: crypto.randomUUID(), media: [{ url: `${rig.mediaUrl}/${file}`, type: "video" as const }] });
+const upload = (content: string, file = "good.mp4", options: Record<string, unknown> = {}) =>
+  job(content, { options, media: [{ url: `${rig.mediaUrl}/${file}`, type: "video" }] });
 
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await vimeo.checkStatus!(ctx, out.handle);
@@ -41,18 +37,18 @@ test("the title is platform_options.title, else the first line cut to 128", () =
 });
 
 test("an unlisted video publishes with its private link", async () => {
-  const out = await settle(await vimeo.publish!(ctx, job("My film\nabout things", "good.mp4", { privacy_view: "unlisted" })));
+  const out = await settle(await vimeo.publish!(ctx, upload("My film\nabout things", "good.mp4", { privacy_view: "unlisted" })));
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.url).toMatch(new RegExp(`^https://vimeo.com/${out.platformPostId}/[0-9a-f]{10}$`));
   expect(emulator.posts().at(-1)).toMatchObject({ text: "My film\nMy film\nabout things", options: { privacy_view: "unlisted" } });
 });
 
 test("a video Vimeo cannot transcode fails for good", async () => {
-  const out = await settle(await vimeo.publish!(ctx, job("broken", "bad.mp4")));
+  const out = await settle(await vimeo.publish!(ctx, upload("broken", "bad.mp4")));
   expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
 test("a used-up upload quota is permanent, not retried", async () => {
   emulator.exhaustQuota();
-  expect(await vimeo.publish!(ctx, job("over quota"))).toMatchObject({ kind: "permanent", code: "quota_exceeded" });
+  expect(await vimeo.publish!(ctx, upload("over quota"))).toMatchObject({ kind: "permanent", code: "quota_exceeded" });
 });

@@ -3,7 +3,7 @@
  * emulator, accounts connected through the plugin's own connect flow, and an engine driven by the TestClock.
  */
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { connectContext } from "../../src/platform/provider.ts";
+import { connectContext } from "../../src/platform/host/provider.ts";
 import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
 import { createEngine, type Engine, type EngineOptions } from "../../src/engine/scheduler.ts";
 import type { AppContext } from "../../src/context.ts";

@@ -1,10 +1,12 @@
 import { loadConfig, type Config } from "../../src/config.ts";
 import { createApp } from "../../src/app.ts";
-import type { AppContext, Clock } from "../../src/context.ts";
+import type { Clock } from "../../src/clock.ts";
+import type { AppContext } from "../../src/context.ts";
 import type { Db } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { createStorage } from "../../src/storage/index.ts";
-import { createRegistry } from "../../src/platform/registry.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
+import { accountCredentials } from "../../src/modules/accounts/service.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
 import { SCOPES, type Scope } from "../../src/http/scopes.ts";
 import { mkdtempSync } from "node:fs";
@@ -37,7 +39,7 @@ export async function createHarness(overrides: Partial<Config> = {}, extra: Part
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
   const config = { ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }), ...overrides };
   const clock = new TestClock();
-  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config, clock), ...extra };
+  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config, clock), credentials: accountCredentials({ db, config, clock }), ...extra };
   const app = createApp(ctx);
   return {
     ctx, db, app, clock,

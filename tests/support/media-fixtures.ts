@@ -74,3 +74,17 @@ export function makeWebm(filler = 512): Uint8Array<ArrayBuffer> {
     0x42, 0xf3, 0x81, 0x08, 0x42, 0x82, 0x84, ...Buffer.from("webm"), 0x42, 0x87, 0x81, 0x04, 0x42, 0x85, 0x81, 0x02]);
   return Uint8Array.from(Buffer.concat([ebml, Buffer.alloc(filler, 0x11)]));
 }
+
+/** Bytes of a given size that start like an MP4 file (an ftyp box), as the video services check. */
+export function fakeMp4(size: number): Uint8Array<ArrayBuffer> {
+  const b = new Uint8Array(size);
+  b.set([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42")]);
+  return b;
+}
+
+/** Bytes of a given size that start like a JPEG file (SOI and APP0 markers), as type checks read them. */
+export function fakeImage(size: number): Uint8Array<ArrayBuffer> {
+  const b = new Uint8Array(size);
+  b.set([0xff, 0xd8, 0xff, 0xe0]);
+  return b;
+}

@@ -5,8 +5,8 @@
  */
 import { eq } from "drizzle-orm";
 import { accounts, profiles } from "../../src/db/schema.ts";
-import { providerFor } from "../../src/platform/provider.ts";
-import { createMediaAccess } from "../../src/platform/media.ts";
+import { providerFor } from "../../src/platform/host/provider.ts";
+import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
 import type { Emulator, MediaItem } from "../../src/platform/sdk.ts";
 import type { Config } from "../../src/config.ts";

@@ -1,10 +1,14 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, ne, sql } from "drizzle-orm";
+import type { Clock } from "../../clock.ts";
+import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
-import { accounts } from "../../db/schema.ts";
+import type { Db } from "../../db/client.ts";
+import { accounts, profiles } from "../../db/schema.ts";
 import { encryptJson } from "../../db/crypto.ts";
 import { prepared } from "../../db/prepared.ts";
 import { NotFound } from "../../http/errors.ts";
-import { runDisconnectHook } from "../../platform/disconnect.ts";
+import { runDisconnectHook, type DisconnectFacts } from "../../platform/host/disconnect.ts";
+import type { CredentialStore } from "../../platform/host/provider.ts";
 import type { Account, DeleteResult } from "./model.ts";
 
 type Row = typeof accounts.$inferSelect;
@@ -80,11 +84,41 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
   return row;
 }
 
+/**
+ * Where plugins' refreshed credentials are saved (encrypted with SECRET_KEY): the CredentialStore of the
+ * context, built with it (src/server.ts) because the engine and the platform host may not import modules.
+ */
+export function accountCredentials(d: { db: Db; config: Pick<Config, "secretKey">; clock: Clock }): CredentialStore {
+  return {
+    async save(accountId, credentials) {
+      await d.db.db.update(accounts)
+        .set({ credentials: encryptJson(d.config.secretKey, credentials), updatedAt: d.clock.now() })
+        .where(eq(accounts.id, accountId));
+    },
+  };
+}
+
+/** Whether the account's profile is a sandbox, and whether another connected account of that kind shares its remote id. */
+async function disconnectFacts(ctx: AppContext, row: Row): Promise<DisconnectFacts> {
+  const [profile] = await ctx.db.db.select({ sandbox: profiles.sandbox }).from(profiles).where(eq(profiles.id, row.profileId));
+  const sandbox = profile?.sandbox ?? false;
+  // "Still used" counts connected accounts of any profile of the same kind (sandbox or real) on that remote.
+  const [{ n }] = await ctx.db.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(accounts)
+    .innerJoin(profiles, eq(profiles.id, accounts.profileId))
+    .where(and(
+      eq(accounts.platform, row.platform), eq(accounts.remoteId, row.remoteId), ne(accounts.id, row.id),
+      ne(accounts.status, "disconnected"), eq(profiles.sandbox, sandbox),
+    ));
+  return { sandbox, remoteStillUsed: n > 0 };
+}
+
 export async function disconnectAccount(ctx: AppContext, profileId: string, id: string): Promise<DeleteResult> {
   const row = await getAccountRow(ctx, profileId, id);
   const rules = ctx.platforms.describe(row.platform)?.disconnect;
   // While the credentials still exist: the plugin's remote cleanup (best effort, bounded wait).
-  if (row.status !== "disconnected") await runDisconnectHook(ctx, row);
+  if (row.status !== "disconnected") await runDisconnectHook(ctx, row, () => disconnectFacts(ctx, row));
   await ctx.db.db.update(accounts).set({
     status: "disconnected",
     credentials: null,

@@ -1,7 +1,7 @@
 import { t, type Static } from "elysia";
 import { Uuid } from "../../http/model.ts";
 import { METRICS_STATUSES } from "../../domain/metrics-status.ts";
-import { PLATFORMS } from "../accounts/model.ts";
+import { PLATFORMS } from "../../platform/declaration.ts";
 
 const Count = t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: "null when the platform does not give this number (never 0 in its place)." });
 const Ratio = t.Union([t.Number(), t.Null()]);

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
-import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/provider.ts";
+import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/host/provider.ts";
 import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
 import type { Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";

@@ -1,8 +1,9 @@
 import { t, type Static } from "elysia";
-import { Uuid } from "../../http/model.ts";
+import { DRAFT_STATUSES, EDITABLE_DRAFT_STATUSES } from "../../domain/enums.ts";
+import { Literals, Uuid } from "../../http/model.ts";
 
-export const DraftStatus = t.Union([t.Literal("inbox"), t.Literal("ready"), t.Literal("scheduled"), t.Literal("archived")]);
-export const EditableDraftStatus = t.Union([t.Literal("inbox"), t.Literal("ready"), t.Literal("archived")]);
+export const DraftStatus = Literals(DRAFT_STATUSES);
+export const EditableDraftStatus = Literals(EDITABLE_DRAFT_STATUSES);
 
 const nonNegInt = () => t.Integer({ minimum: 0 });
 

@@ -2,11 +2,8 @@ import { and, eq, lt } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { ApiError } from "../../http/errors.ts";
-import type { FsStorage } from "../../storage/fs.ts";
-import type { S3Storage } from "../../storage/s3.ts";
 import { decodeMediaId } from "./ids.ts";
 import { settleStoredUpload } from "./service.ts";
-import { unlink } from "node:fs/promises";
 
 export interface CleanupResult {
   /** Expired tickets that never received bytes, now deleted. */
@@ -29,16 +26,13 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
   const result: CleanupResult = { removedTickets: 0, removedPartials: 0, settled: 0 };
   const expired = and(eq(media.status, "pending"), lt(media.expiresAt, now));
 
-  if (ctx.storage.driver === "fs") {
+  const intake = ctx.storage.intake;
+  if (intake.kind === "server") {
     // With fs a pending ticket never has a final file: bytes are renamed into place as it turns uploaded.
     const gone = await ctx.db.db.delete(media).where(expired).returning({ id: media.id });
     result.removedTickets = gone.length;
     // A partial still being written has a fresh mtime; one older than a ticket's lifetime is dead.
-    const stale = await (ctx.storage as FsStorage).stalePartials(new Date(now.getTime() - ctx.config.uploadTicketTtlSeconds * 1000));
-    for (const path of stale) {
-      await unlink(path).catch(() => {});
-      result.removedPartials++;
-    }
+    result.removedPartials = await intake.removeStalePartials(new Date(now.getTime() - ctx.config.uploadTicketTtlSeconds * 1000));
     return result;
   }
 
@@ -46,7 +40,7 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
   const rows = await ctx.db.db.select().from(media).where(expired).limit(batch);
   for (const row of rows) {
     try {
-      const settled = await settleStoredUpload(ctx, row);
+      const settled = await settleStoredUpload(ctx, intake, row);
       if (settled.status !== "pending") {
         result.settled++;
         continue;
@@ -59,12 +53,11 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
     result.removedTickets += gone.length;
   }
 
-  const s3 = ctx.storage as S3Storage;
-  for (const key of await s3.incoming.list(batch)) {
+  for (const key of await intake.list(batch)) {
     const id = decodeMediaId(key.slice(0, key.indexOf(".")));
     const [row] = id ? await ctx.db.db.select({ status: media.status }).from(media).where(eq(media.id, id)) : [];
     if (row?.status === "pending") continue;
-    await s3.incoming.remove(key);
+    await intake.remove(key);
     result.removedPartials++;
   }
   return result;

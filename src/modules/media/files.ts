@@ -2,7 +2,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { NotFound } from "../../http/errors.ts";
 import { Data, errors } from "../../http/model.ts";
-import type { FsStorage } from "../../storage/fs.ts";
+import type { ServerIntake } from "../../storage/storage.ts";
 import { contentTypeForKey, isMediaKey, MEDIA_CONTENT_TYPES } from "../../storage/keys.ts";
 import { UploadReceipt } from "./model.ts";
 import { receiveUpload } from "./upload.ts";
@@ -31,10 +31,10 @@ const KeyParams = t.Object({ key: t.String({ description: "The media path (data.
  * The fs driver's half of the media flow on the server itself: PUT to a signed URL, and public
  * GET/HEAD of stored files with ETag and Range (platforms fetch videos in ranges).
  */
-export function mediaFileRoutes(ctx: AppContext, storage: FsStorage) {
+export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
   const serve = async (key: string, request: Request, head: boolean) => {
     const contentType = contentTypeForKey(key);
-    const info = contentType ? await storage.stat(key) : null;
+    const info = contentType ? await ctx.storage.stat(key) : null;
     if (!info || !contentType) throw new NotFound("File", "not_found", "Check the URL: use data.public_url from GET /v1/media/{id}.");
     const headers: Record<string, string> = {
       "content-type": contentType,
@@ -54,7 +54,7 @@ export function mediaFileRoutes(ctx: AppContext, storage: FsStorage) {
     if (range === "unsatisfiable") {
       return new Response(null, { status: 416, headers: { ...headers, "content-range": `bytes */${info.size}` } });
     }
-    const file = Bun.file(storage.filePath(key));
+    const file = intake.file(key);
     if (range) {
       const length = range.end - range.start + 1;
       return new Response(head ? null : file.slice(range.start, range.end + 1), {
@@ -83,7 +83,7 @@ export function mediaFileRoutes(ctx: AppContext, storage: FsStorage) {
       detail: { summary: "Headers of a stored file (public)" },
     })
     .put("/media/:key", async ({ params, query, request }) => ({
-      data: await receiveUpload(ctx, storage, checkKey(params.key), query.token, request),
+      data: await receiveUpload(ctx, intake, checkKey(params.key), query.token, request),
     }), {
       // The body is streamed to disk by receiveUpload. A parser that claims the body without reading it
       // stops Elysia's defaults (which would buffer e.g. application/octet-stream); `parse: "none"` cannot

@@ -2,7 +2,6 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { Data, errors } from "../../http/model.ts";
-import type { FsStorage } from "../../storage/fs.ts";
 import { mediaFileRoutes } from "./files.ts";
 import { Media, UploadCreate, UploadTicket } from "./model.ts";
 import * as service from "./service.ts";
@@ -36,5 +35,6 @@ export function mediaRoutes(ctx: AppContext) {
       },
     });
   const app = new Elysia({ name: "media-module" }).use(api);
-  return ctx.storage.driver === "fs" ? app.use(mediaFileRoutes(ctx, ctx.storage as FsStorage)) : app;
+  const intake = ctx.storage.intake;
+  return intake.kind === "server" ? app.use(mediaFileRoutes(ctx, intake)) : app;
 }

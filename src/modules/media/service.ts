@@ -5,7 +5,7 @@ import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
 import { contentTypeForExtension, MEDIA_TYPES, type MediaContentType } from "../../storage/keys.ts";
-import type { S3Storage } from "../../storage/s3.ts";
+import type { StoreIntake } from "../../storage/storage.ts";
 import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
 import { probeVideo } from "./probe.ts";
@@ -101,10 +101,10 @@ export async function describe(ctx: AppContext, key: string, contentType: MediaC
  * first bytes against the type (mismatch: deleted, the media invalid); a good upload is copied to the key
  * Crier serves. Used by GET /v1/media/{id} and by cleanup.
  */
-export async function settleStoredUpload(ctx: AppContext, row: MediaRow): Promise<MediaRow> {
-  const storage = ctx.storage as S3Storage;
+export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake, row: MediaRow): Promise<MediaRow> {
+  const storage = ctx.storage;
   const contentType = row.contentType as MediaContentType;
-  const info = await storage.incoming.stat(row.path);
+  const info = await incoming.stat(row.path);
   let outcome: { status: "uploaded" | "invalid"; size: number; head: Uint8Array };
   if (!info) {
     // A copy that finished before the database heard of it (a crash in between) leaves the served object.
@@ -113,17 +113,17 @@ export async function settleStoredUpload(ctx: AppContext, row: MediaRow): Promis
     outcome = { status: "uploaded", size: served.size, head: await storage.readStart(row.path, SNIFF_BYTES) };
   } else {
     if (info.size > row.maxBytes) {
-      await storage.incoming.remove(row.path);
+      await incoming.remove(row.path);
       throw tooLarge(row.maxBytes, info.size);
     }
-    const head = await storage.incoming.readStart(row.path, SNIFF_BYTES, info.etag);
+    const head = await incoming.readStart(row.path, SNIFF_BYTES, info.etag);
     // Replaced between the look and the read: the next look settles the new bytes.
     if (info.size > 0 && head.length === 0) return row;
     if (info.size > 0 && matchesType(head, contentType)) {
-      if (!(await storage.incoming.promote(row.path, info.etag))) return row;
+      if (!(await incoming.promote(row.path, info.etag))) return row;
       outcome = { status: "uploaded", size: info.size, head };
     } else {
-      await storage.incoming.remove(row.path);
+      await incoming.remove(row.path);
       outcome = { status: "invalid", size: info.size, head };
     }
   }
@@ -161,7 +161,8 @@ export async function getMedia(ctx: AppContext, profileId: string, id: string): 
   }
   let [row] = await ctx.db.db.select().from(media).where(and(eq(media.id, uuid), eq(media.profileId, profileId)));
   if (!row) throw new NotFound("Media");
-  if (row.status === "pending" && ctx.storage.driver === "s3") row = await settleStoredUpload(ctx, row);
+  const intake = ctx.storage.intake;
+  if (row.status === "pending" && intake.kind === "store") row = await settleStoredUpload(ctx, intake, row);
   if (row.status === "invalid") throw typeMismatch(row);
   if (row.status === "pending") throw notUploaded(row, ctx.clock.now());
   // The bytes must really be there before we hand out a URL to them.

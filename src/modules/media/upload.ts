@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
-import { UploadTooLarge, type FsStorage } from "../../storage/fs.ts";
+import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
 import { verifyUploadToken } from "../../storage/upload-token.ts";
 import { decodeMediaId } from "./ids.ts";
@@ -20,7 +20,7 @@ const alreadyUsed = () => new Conflict("upload_already_used", "This upload ticke
  * still open, streams the body to a partial file, sniffs it, and renames it into place in the same
  * transaction that marks the ticket uploaded, so two PUTs racing on one ticket cannot both win.
  */
-export async function receiveUpload(ctx: AppContext, storage: FsStorage, key: string, token: string | undefined, request: Request) {
+export async function receiveUpload(ctx: AppContext, intake: ServerIntake, key: string, token: string | undefined, request: Request) {
   if (!token) throw badToken("The upload URL has no token.");
   const claims = verifyUploadToken(ctx.config.secretKey, token);
   if (!claims || claims.key !== key) throw badToken("The upload token is not valid for this URL.");
@@ -44,20 +44,20 @@ export async function receiveUpload(ctx: AppContext, storage: FsStorage, key: st
 
   let received;
   try {
-    received = await storage.receive(key, request.body, claims.maxBytes, SNIFF_BYTES);
+    received = await intake.receive(key, request.body, claims.maxBytes, SNIFF_BYTES);
   } catch (e) {
     if (e instanceof UploadTooLarge) throw tooLarge(claims.maxBytes);
     throw e;
   }
   const contentType = claims.contentType as MediaContentType;
   const matches = received.size > 0 && matchesType(received.head, contentType);
-  if (!matches) await storage.discard(received.partialPath);
+  if (!matches) await intake.discard(received.partialPath);
 
   const outcome = await ctx.db.db.transaction(async (tx) => {
     const [current] = await tx.select().from(media).where(eq(media.id, row.id)).for("update");
     if (!current) return "gone" as const;
     if (current.status !== "pending") return "used" as const;
-    if (matches) await storage.commit(received.partialPath, key);
+    if (matches) await intake.commit(received.partialPath, key);
     await tx.update(media).set({
       status: matches ? "uploaded" : "invalid",
       sizeBytes: received.size,
@@ -66,7 +66,7 @@ export async function receiveUpload(ctx: AppContext, storage: FsStorage, key: st
     return matches ? "stored" as const : "invalid" as const;
   });
   if (outcome === "gone" || outcome === "used") {
-    await storage.discard(received.partialPath);
+    await intake.discard(received.partialPath);
     if (outcome === "used") throw alreadyUsed();
     throw new NotFound("Upload ticket", "not_found", "The ticket expired and was removed while uploading; create a new one.");
   }

@@ -8,11 +8,12 @@ import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
-import { postStatus, type TargetStatus } from "../../engine/status.ts";
+import { postStatus, type TargetStatus } from "../../domain/status.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
-import { checkTarget, normalizeMedia, optionsForPlugin } from "./validation.ts";
+import { optionsForPlugin } from "../../platform/host/options.ts";
+import { checkTarget, normalizeMedia } from "../../platform/host/content-check.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -132,6 +133,9 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     const options = input.platform_options ?? {};
     checkTarget({ label: label(), accountId: account.id, plugin, content: text, media, options });
     const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
+    // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
+    const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
+    if (undeclared !== undefined) throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
     if (variants && repeat > 0) {
       throw new BadRequest("duplicate_target", `${label()}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
     }

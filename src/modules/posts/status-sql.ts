@@ -1,8 +1,8 @@
 import { sql, type SQL } from "drizzle-orm";
 
 /**
- * The SQL twin of postStatus() (src/engine/status.ts), so lists can filter on the derived status in
- * the database and page correctly. tests/engine-status.test.ts checks both agree on every combination.
+ * The SQL twin of postStatus() (src/domain/status.ts), so lists can filter on the derived status in
+ * the database and page correctly. tests/domain/status.test.ts checks both agree on every combination.
  * `postId` is the SQL expression of the post's id (e.g. posts.id).
  */
 export function postStatusSql(postId: SQL | unknown): SQL<string> {

@@ -1,0 +1,18 @@
+/**
+ * The closed value lists stored in text columns and shown by the API: declared once here, so the
+ * drizzle column types (src/db/schema.ts) and the TypeBox models cannot disagree.
+ */
+export const ACCOUNT_STATUSES = ["active", "auth_required", "disconnected"] as const;
+export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
+
+/** Where a post came from: the dashboard, the API, or a workflow copying a source account. */
+export const POST_ORIGINS = ["ui", "api", "workflow"] as const;
+export type PostOrigin = (typeof POST_ORIGINS)[number];
+
+export const DRAFT_STATUSES = ["inbox", "ready", "scheduled", "archived"] as const;
+export type DraftStatus = (typeof DRAFT_STATUSES)[number];
+/** A draft becomes scheduled only by being published as a post, never by an edit. */
+export const EDITABLE_DRAFT_STATUSES = ["inbox", "ready", "archived"] as const satisfies readonly DraftStatus[];
+
+export const MEDIA_STATUSES = ["pending", "uploaded", "invalid"] as const;
+export type MediaStatus = (typeof MEDIA_STATUSES)[number];

@@ -1,0 +1,64 @@
+/**
+ * The registry: every plugin under plugins/ (listed in the generated plugins/index.ts), what the account
+ * routes show of each platform, and one emulator instance per platform for sandbox profiles.
+ */
+import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
+import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
+import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "../sdk.ts";
+
+export type { PlatformRegistry };
+
+export function pluginStatus(p: Plugin): PluginStatus {
+  return p.status ?? (p.publish ? "implemented" : "declared_only");
+}
+
+export function pluginConnectionMode(p: Plugin): ConnectionMode {
+  const mode = p.connect?.mode ?? p.connectionMode;
+  if (!mode) throw new Error(`plugin ${p.platform} declares neither connect nor connectionMode`);
+  return mode;
+}
+
+export function describePlugin(p: Plugin): PlatformDescription {
+  return {
+    capabilities: { connection_mode: pluginConnectionMode(p), ...p.capabilities },
+    media_requirements: p.mediaRequirements,
+    disconnect: p.disconnect,
+    status: pluginStatus(p),
+  };
+}
+
+/** Every target_variant value: the variant names of the plugins that fan one target out (Snapchat). */
+export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): string[] {
+  return Object.keys(plugins).sort().flatMap((id) => plugins[id].variantNames ?? []);
+}
+
+export function createRegistry(
+  plugins: Record<string, Plugin> = PLUGINS,
+  emulators: Record<string, () => Emulator> = EMULATORS,
+): PlatformRegistry {
+  const byId = new Map<string, Plugin>();
+  for (const [folder, plugin] of Object.entries(plugins)) {
+    if (plugin.platform !== folder) throw new Error(`plugins/${folder} declares platform "${plugin.platform}"; the folder name must be the platform id`);
+    if (plugin.variants && !plugin.variantNames?.length) throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
+    byId.set(folder, plugin);
+  }
+  const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
+  const instances = new Map<string, Emulator>();
+  return {
+    describe: (platform) => descriptions.get(platform),
+    list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
+    get: (platform) => byId.get(platform),
+    statusOf: (platform) => descriptions.get(platform)?.status,
+    connectionMode: (platform) => descriptions.get(platform)?.capabilities.connection_mode as ConnectionMode | undefined,
+    hasEmulator: (platform) => platform in emulators,
+    newEmulator: (platform) => emulators[platform]?.(),
+    emulatorFor(platform) {
+      let emu = instances.get(platform);
+      if (!emu && emulators[platform]) {
+        emu = emulators[platform]();
+        instances.set(platform, emu);
+      }
+      return emu;
+    },
+  };
+}

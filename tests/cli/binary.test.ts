@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, runCli, startServe } from "../support/cli.ts";
+import { testDatabase } from "../support/db.ts";
+import type { Db } from "../../src/db/client.ts";
+
+// Builds the real single executable and runs it from an empty directory with no node_modules.
+let binary: string;
+let db: (Db & { url?: string }) | undefined;
+const env: Record<string, string> = { SECRET_KEY: "binary-test-secret-0123456789abcdef" };
+
+beforeAll(async () => {
+  binary = join(mkdtempSync(join(tmpdir(), "crier-bin-")), "crier");
+  const build = Bun.spawn([process.execPath, "scripts/build.ts"], { cwd: ROOT, env: { ...process.env, CRIER_BUILD_OUTFILE: binary }, stdout: "pipe", stderr: "pipe" });
+  const code = await build.exited;
+  if (code !== 0) throw new Error(`build failed: ${await new Response(build.stderr).text()}`);
+  if (process.env.TEST_DATABASE_URL) {
+    db = await testDatabase();
+    env.DATABASE_URL = db.url!;
+  }
+}, 120_000);
+afterAll(async () => { await db?.close(); });
+
+test("the compiled binary serves, creates a key, lists accounts and stops cleanly from an empty directory", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "crier-empty-"));
+  const runEnv = { ...env, DATA_DIR: join(cwd, "data") };
+  const server = await startServe(runEnv, { binary, cwd });
+  try {
+    const key = await runCli(["keys", "create", "--name", "smoke"], runEnv, { binary, cwd });
+    expect(key.code).toBe(0);
+    const res = await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${key.lastLine}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ data: [] });
+    const docs = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(docs.status).toBe(200);
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}, 60_000);

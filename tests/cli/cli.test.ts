@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli, startServe } from "../support/cli.ts";
+import { testDatabase } from "../support/db.ts";
+import type { Db } from "../../src/db/client.ts";
+
+// With TEST_DATABASE_URL the commands run on a fresh PostgreSQL database; otherwise on an embedded
+// database in a temporary DATA_DIR (where the lock and admin socket come into play).
+let db: (Db & { url?: string }) | undefined;
+let env: Record<string, string>;
+const onPostgres = !!process.env.TEST_DATABASE_URL;
+
+beforeAll(async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "crier-cli-"));
+  env = { DATA_DIR: dataDir, SECRET_KEY: "cli-test-secret-key-0123456789abcdef" };
+  if (onPostgres) {
+    db = await testDatabase();
+    env.DATABASE_URL = db.url!;
+  }
+});
+afterAll(async () => { await db?.close(); });
+
+describe("usage errors exit 2 with one line", () => {
+  const cases: [string, string[]][] = [
+    ["unknown command", ["frobnicate"]],
+    ["unknown flag", ["keys", "create", "--name", "x", "--colour", "red"]],
+    ["missing --name", ["keys", "create"]],
+    ["unknown scope", ["keys", "create", "--name", "x", "--scopes", "posts:read,posts:delete"]],
+    ["bad --expires-in", ["keys", "create", "--name", "x", "--expires-in", "soon"]],
+    ["keys revoke without id", ["keys", "revoke"]],
+    ["unknown profile", ["keys", "create", "--name", "x", "--profile", "3f1d0c9e-0000-4000-8000-000000000000"]],
+  ];
+  for (const [name, args] of cases) {
+    test(name, async () => {
+      const r = await runCli(args, env);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      expect(r.stderr).toStartWith("crier: ");
+    });
+  }
+});
+
+test("--help works on every command", async () => {
+  for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["profiles", "create", "--help"], ["profiles", "list", "--help"], ["profiles", "set-limits", "--help"],
+    ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"]]) {
+    const r = await runCli(args, env);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("Usage: crier");
+  }
+});
+
+test("invalid configuration stops with one line naming the variable", async () => {
+  const r = await runCli(["keys", "list"], { ...env, PORT: "lots" });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("PORT");
+});
+
+describe("keys and profiles", () => {
+  test("keys create prints the token alone on the last line; it works against the API; keys list never shows it", async () => {
+    const created = await runCli(["keys", "create", "--name", "ci", "--scopes", "accounts:read,posts:read", "--expires-in", "30d"], env);
+    expect(created.code).toBe(0);
+    expect(created.lastLine).toMatch(/^crier_live_[A-Za-z0-9_-]{43}$/);
+    const list = await runCli(["keys", "list"], env);
+    expect(list.stdout).toContain("ci");
+    expect(list.stdout).not.toContain(created.lastLine);
+    expect(list.stdout).toContain(created.lastLine.slice(0, 15));
+
+    const server = await startServe(env);
+    try {
+      const res = await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${created.lastLine}` } });
+      expect(res.status).toBe(200);
+      const denied = await fetch(`${server.url}/v1/drafts`, { method: "POST", headers: { authorization: `Bearer ${created.lastLine}`, "content-type": "application/json" }, body: "{}" });
+      expect(denied.status).toBe(403);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("profiles create --sandbox prints the id last; its keys carry the sandbox prefix", async () => {
+    const p = await runCli(["profiles", "create", "--name", "playground", "--sandbox"], env);
+    expect(p.code).toBe(0);
+    expect(p.lastLine).toMatch(/^[0-9a-f-]{36}$/);
+    const k = await runCli(["keys", "create", "--name", "play", "--profile", p.lastLine], env);
+    expect(k.lastLine).toStartWith("crier_sandbox_");
+    const list = await runCli(["profiles", "list"], env);
+    expect(list.stdout).toContain(p.lastLine);
+    expect(list.stdout).toContain("playground");
+  });
+
+  test("profiles set-limits --workflows caps workflows (403 workflow_limit_reached); unlimited clears it", async () => {
+    const p = (await runCli(["profiles", "create", "--name", "limited"], env)).lastLine;
+    expect((await runCli(["profiles", "set-limits", p, "--workflows", "many"], env)).code).toBe(2);
+    expect((await runCli(["profiles", "set-limits", "--workflows", "1"], env)).code).toBe(2);
+    const set = await runCli(["profiles", "set-limits", p, "--workflows", "0"], env);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain("workflows 0");
+    const token = (await runCli(["keys", "create", "--name", "wf", "--profile", p], env)).lastLine;
+    const server = await startServe(env);
+    try {
+      const body = JSON.stringify({ name: "w", source_account_id: crypto.randomUUID(), target_account_ids: [crypto.randomUUID()], is_active: true });
+      const post = () => fetch(`${server.url}/v1/workflows`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+      const res = await post();
+      expect(res.status).toBe(403);
+      const err = (await res.json()).error;
+      expect(err.code).toBe("workflow_limit_reached");
+      expect(err.message).toContain("maximum of 0 workflows");
+      expect((await runCli(["profiles", "set-limits", p, "--workflows", "unlimited"], env)).stdout).toContain("workflows unlimited");
+      expect((await post()).status).toBe(400);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("commands work while the server runs, and revocation applies at once", async () => {
+    const server = await startServe(env);
+    try {
+      const k = await runCli(["keys", "create", "--name", "live"], env);
+      expect(k.code).toBe(0);
+      const token = k.lastLine;
+      expect((await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+      const id = (await runCli(["keys", "list"], env)).stdout.split("\n").find((l) => l.includes(" live "))!.split(/\s+/)[0];
+      const revoked = await runCli(["keys", "revoke", id], env);
+      expect(revoked.code).toBe(0);
+      const res = await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(401);
+      if (!onPostgres) expect(statSync(join(env.DATA_DIR, "admin.sock")).mode & 0o777).toBe(0o600);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
+test("a second serve on the same embedded database exits with a clear message", async () => {
+  // The lock is a property of the embedded database, so this runs on one even in the PostgreSQL run.
+  const embedded = { DATA_DIR: mkdtempSync(join(tmpdir(), "crier-lock-")), SECRET_KEY: env.SECRET_KEY };
+  const server = await startServe(embedded);
+  try {
+    const second = await runCli(["serve"], { ...embedded, PORT: "0" });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain("another Crier process");
+    expect(second.stderr).toContain(String(server.proc.pid));
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("migrate applies migrations and exits 0", async () => {
+  const r = await runCli(["migrate"], env);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("migrations applied");
+});
+
+test("media cleanup runs directly and through the running server", async () => {
+  const direct = await runCli(["media", "cleanup"], env);
+  expect(direct.code).toBe(0);
+  expect(direct.stdout).toMatch(/removed \d+ expired upload ticket\(s\)/);
+  const server = await startServe(env, { args: ["--no-scheduler"] });
+  try {
+    const viaServer = await runCli(["media", "cleanup"], env);
+    expect(viaServer.code).toBe(0);
+    expect(viaServer.stdout).toMatch(/removed \d+ expired upload ticket\(s\)/);
+  } finally {
+    await server.stop();
+  }
+});

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
+import type { AppContext } from "../../src/context.ts";
+import { openDatabase, type Db } from "../../src/db/client.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createLogger } from "../../src/log.ts";
+import { createKey, createProfile } from "../../src/modules/keys/service.ts";
+import { createPost } from "../../src/modules/posts/service.ts";
+import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
+import { accountCredentials } from "../../src/modules/accounts/service.ts";
+import { createRegistry } from "../../src/platform/host/registry.ts";
+import { createStorage } from "../../src/storage/index.ts";
+import { SCOPES } from "../../src/http/scopes.ts";
+import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
+import { connectBluesky } from "../support/engine-kit.ts";
+import { testDatabase } from "../support/db.ts";
+
+// `crier serve` as a child process is killed with SIGKILL while its publishes are in flight (the
+// emulator created the posts but holds its answers), then started again. Every target must end
+// terminal, the interrupted ones outcome_unknown, and no post may exist twice on the platform.
+// On PostgreSQL the database comes from TEST_DATABASE_URL; otherwise the child uses an embedded
+// database in a data dir of its own, prepared here first.
+
+const SECRET = "crash-test-secret-key-long-enough-000000";
+const TARGETS = 30;
+const ACCOUNTS = 10;
+
+let emulator: BlueskyEmulator;
+let served: ServedEmulator;
+let childEnv: Record<string, string>;
+let token: string;
+let cleanup: () => Promise<void> = async () => {};
+const children: ChildProcess[] = [];
+
+function startServe(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn("node_modules/.bin/bun", ["src/main.ts", "serve"], { env: { ...process.env, ...childEnv }, stdio: ["ignore", "ignore", "pipe"] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) resolve({ child, url: m[1] });
+    });
+    child.on("exit", (code) => reject(new Error(`crier serve exited with ${code}: ${err}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
+
+async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, seconds = 40): Promise<T> {
+  for (let i = 0; i < seconds * 20; i++) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await Bun.sleep(50);
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+beforeAll(async () => {
+  emulator = createBlueskyEmulator();
+  served = serveEmulator(emulator);
+  const dataDir = mkdtempSync(join(tmpdir(), "crier-crash-"));
+  let db: Db;
+  if (process.env.TEST_DATABASE_URL) {
+    const pg = await testDatabase();
+    db = pg;
+    childEnv = { DATABASE_URL: pg.url! };
+    cleanup = () => pg.close();
+  } else {
+    db = await openDatabase({ dataDir });
+    await migrate(db);
+    childEnv = {};
+  }
+  childEnv = {
+    ...childEnv, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", SECRET_KEY: SECRET, LOG_LEVEL: "silent",
+    PUBLISH_LEASE_SECONDS: "5", CRIER_BLUESKY_API_URL: served.url, CRIER_BLUESKY_TIMEOUT_MS: "120000",
+  };
+  const config = loadConfig({ ...childEnv, DATABASE_URL: childEnv.DATABASE_URL });
+  const clock = { now: () => new Date() };
+  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock }) };
+  const profile = await createProfile(db, "crash");
+  token = (await createKey(db, { name: "crash", profileId: profile.id, scopes: [...SCOPES] })).token;
+  const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, i) => connectBluesky(ctx, profile.id, `crash${i}.test`)));
+  for (let i = 0; i < TARGETS; i++) {
+    await createPost(ctx, profile.id, { content: `crash ${i}`, targets: [{ account_id: accounts[i % ACCOUNTS] }] });
+  }
+  if (!process.env.TEST_DATABASE_URL) await db.close();
+});
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  await served?.stop();
+  await cleanup();
+});
+
+describe("kill -9 of a serving copy mid-batch", () => {
+  test("after a restart every target is terminal, the interrupted ones outcome_unknown, no duplicates", async () => {
+    // Every createRecord creates the post and then holds its answer far longer than the test runs.
+    const HELD = 4; // the Bluesky plugin's cap of publishes at once per copy
+    emulator.failNext({ kind: "timeout", on: "createRecord", delayMs: 300_000, times: HELD });
+
+    const first = await startServe();
+    await until("publishes in flight", () => (emulator.posts().length >= HELD ? true : undefined));
+    first.child.kill("SIGKILL");
+    await exited(first.child);
+    const interrupted = new Set(emulator.posts().map((p) => p.text));
+    expect(interrupted.size).toBe(HELD);
+
+    const second = await startServe();
+    const list = async () => {
+      const res = await fetch(`${second.url}/v1/posts?limit=100`, { headers: { authorization: `Bearer ${token}` } });
+      return (await res.json()) as { data: { content: string; status: string; targets: { status: string; error_code: string | null; attempts: number }[] }[] };
+    };
+    const posts = await until("every target terminal", async () => {
+      const { data } = await list();
+      return data.length === TARGETS && data.every((p) => ["published", "failed"].includes(p.targets[0].status)) ? data : undefined;
+    });
+    second.child.kill("SIGTERM");
+    await exited(second.child);
+
+    const onPlatform = emulator.posts().map((p) => p.text);
+    const duplicates = onPlatform.length - new Set(onPlatform).size;
+    const unknown = posts.filter((p) => p.targets[0].error_code === "outcome_unknown");
+    console.log(`crash: ${TARGETS} targets, ${posts.filter((p) => p.status === "published").length} published, ${unknown.length} outcome_unknown, ${onPlatform.length} posts on the emulator, ${duplicates} duplicates`);
+    expect(duplicates).toBe(0);
+    expect(unknown.map((p) => p.content).sort()).toEqual([...interrupted].sort());
+    for (const p of posts) {
+      if (interrupted.has(p.content)) expect(p.targets[0]).toMatchObject({ status: "failed", error_code: "outcome_unknown", attempts: 1 });
+      else expect(p.targets[0]).toMatchObject({ status: "published", attempts: 1 });
+    }
+    expect(onPlatform.length).toBe(TARGETS);
+  }, 90_000);
+});
