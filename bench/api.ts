@@ -27,25 +27,37 @@ const profile = await createProfile(ctx.db, "bench");
 const { token } = await createKey(ctx.db, { name: "bench", profileId: profile.id, scopes: [...SCOPES] });
 const accountIds: string[] = [];
 for (let i = 0; i < 3; i++) {
-  const row = await upsertConnectedAccount(ctx, { profileId: profile.id, platform: "bluesky", remoteId: `did:plc:bench${i}`, username: `bench${i}.test`, credentials: { did: `did:plc:bench${i}`, accessJwt: "a", refreshJwt: "r" } });
+  const row = await upsertConnectedAccount(ctx, {
+    profileId: profile.id,
+    platform: "bluesky",
+    remoteId: `did:plc:bench${i}`,
+    username: `bench${i}.test`,
+    credentials: { did: `did:plc:bench${i}`, accessJwt: "a", refreshJwt: "r" },
+  });
   accountIds.push(row.id);
 }
 
 const api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createApp(ctx).handle });
 // The bare route's one query is a prepared statement, as the app's hot queries are (src/db/prepared.ts):
 // the comparison is against the best one query can do, not against a describe-then-execute.
-const bareQuery = ctx.db.db.select({ id: accounts.id, username: accounts.username, status: accounts.status }).from(accounts)
-  .where(eq(accounts.profileId, sql.placeholder("profileId"))).prepare("bench_bare");
+const bareQuery = ctx.db.db
+  .select({ id: accounts.id, username: accounts.username, status: accounts.status })
+  .from(accounts)
+  .where(eq(accounts.profileId, sql.placeholder("profileId")))
+  .prepare("bench_bare");
 const bareApp = new Elysia().get("/bare", () => bareQuery.execute({ profileId: profile.id }));
 const bare = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: bareApp.handle });
 
 const publishAt = new Date(Date.now() + 30 * 86400_000).toISOString();
 const postScript = join(tmpdir(), `crier-bench-post-${process.pid}.lua`);
-writeFileSync(postScript, `wrk.method = "POST"
+writeFileSync(
+  postScript,
+  `wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer ${token}"
 wrk.body = '${JSON.stringify({ content: "Benchmark post with a #tag and a link https://example.com", publish_at: publishAt, targets: accountIds.map((id) => ({ account_id: id })) })}'
-`);
+`,
+);
 const getScript = join(tmpdir(), `crier-bench-get-${process.pid}.lua`);
 writeFileSync(getScript, `wrk.headers["Authorization"] = "Bearer ${token}"\n`);
 
@@ -75,7 +87,14 @@ function wrk(label: string, url: string, script?: string) {
 // A first call of each, so the check below fails loudly rather than measuring errors.
 for (const [path, init] of [
   [`${api.url}v1/accounts`, { headers: { authorization: `Bearer ${token}` } }],
-  [`${api.url}v1/posts`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ content: "warm", publish_at: publishAt, targets: [{ account_id: accountIds[0] }] }) }],
+  [
+    `${api.url}v1/posts`,
+    {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ content: "warm", publish_at: publishAt, targets: [{ account_id: accountIds[0] }] }),
+    },
+  ],
 ] as const) {
   const res = await fetch(path, init as RequestInit);
   if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
@@ -90,10 +109,14 @@ results.push(await wrk("bare Elysia route, one query (again)", `${bare.url}bare`
 
 const bareRps = (results[0].rps + results[3].rps) / 2;
 for (const r of results) {
-  console.log(`${r.label.padEnd(56)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ""}`);
+  console.log(
+    `${r.label.padEnd(56)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms${r.non2xx ? `  (${r.non2xx} non-2xx!)` : ""}`,
+  );
 }
 console.log(`GET /v1/accounts: ${(results[1].rps / bareRps).toFixed(2)} × bare (goal ≥ 0.5)`);
-console.log(`POST /v1/posts:   ${(results[2].rps / bareRps).toFixed(2)} × bare (goal ≥ 0.5); p99 ${results[2].p99.toFixed(2)} ms (goal < 20 ms)`);
+console.log(
+  `POST /v1/posts:   ${(results[2].rps / bareRps).toFixed(2)} × bare (goal ≥ 0.5); p99 ${results[2].p99.toFixed(2)} ms (goal < 20 ms)`,
+);
 const [{ n }] = await ctx.db.rows<{ n: number }>(sql`select count(*)::int as n from posts`);
 console.log(`posts created during the run: ${n}`);
 

@@ -5,15 +5,23 @@ export {};
 
 const url = process.env.CRIER_BLUESKY_API_URL!;
 const n = Number(process.env.BENCH_BARE ?? 5_000);
-const session = await (await fetch(`${url}/xrpc/com.atproto.server.createSession`, {
-  method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ identifier: "bare.test", password: "x" }),
-})).json() as { did: string; accessJwt: string };
+const session = (await (
+  await fetch(`${url}/xrpc/com.atproto.server.createSession`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ identifier: "bare.test", password: "x" }),
+  })
+).json()) as { did: string; accessJwt: string };
 const t0 = performance.now();
 for (let i = 0; i < n; i++) {
   const res = await fetch(`${url}/xrpc/com.atproto.repo.createRecord`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${session.accessJwt}` },
-    body: JSON.stringify({ repo: session.did, collection: "app.bsky.feed.post", record: { $type: "app.bsky.feed.post", text: `bare ${i}`, createdAt: new Date().toISOString() } }),
+    body: JSON.stringify({
+      repo: session.did,
+      collection: "app.bsky.feed.post",
+      record: { $type: "app.bsky.feed.post", text: `bare ${i}`, createdAt: new Date().toISOString() },
+    }),
   });
   if (!res.ok) throw new Error(`bare loop: ${res.status}`);
   await res.arrayBuffer();

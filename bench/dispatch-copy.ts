@@ -4,16 +4,30 @@ import { sql } from "drizzle-orm";
 import { createEngine, startEngine } from "../src/engine/scheduler.ts";
 import { benchContext } from "./engine-support.ts";
 
-const ctx = benchContext(process.env.BENCH_DB_URL!, Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_"))) as Record<string, string>);
-const waiting = async () => (await ctx.db.rows<{ n: number }>(sql`select count(*)::int as n from post_targets where status in ('pending', 'scheduled', 'processing')`))[0].n;
+const ctx = benchContext(
+  process.env.BENCH_DB_URL!,
+  Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_"))) as Record<string, string>,
+);
+const waiting = async () =>
+  (
+    await ctx.db.rows<{ n: number }>(
+      sql`select count(*)::int as n from post_targets where status in ('pending', 'scheduled', 'processing')`,
+    )
+  )[0].n;
 
-let pubN = 0, pubMs = 0;
+let pubN = 0,
+  pubMs = 0;
 if (process.env.BENCH_VERBOSE) {
   const pl = ctx.platforms.get("bluesky")!;
   const orig = pl.publish!;
   (pl as { publish: typeof orig }).publish = async (c, j) => {
     const t = performance.now();
-    try { return await orig(c, j); } finally { pubN++; pubMs += performance.now() - t; }
+    try {
+      return await orig(c, j);
+    } finally {
+      pubN++;
+      pubMs += performance.now() - t;
+    }
   };
 }
 console.log("ready");
@@ -39,8 +53,12 @@ if (process.env.MODE === "ticks") {
   const engine = createEngine(ctx, { id: process.env.COPY_ID });
   const t0 = performance.now();
   // runUntilIdle returns when this copy finds nothing to claim; the other copy may still hold the last accounts.
-  do await engine.runUntilIdle(); while ((await waiting()) > 0 && (await Bun.sleep(5), true));
-  if (process.env.BENCH_VERBOSE) console.error(`${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg`);
+  do await engine.runUntilIdle();
+  while ((await waiting()) > 0 && (await Bun.sleep(5), true));
+  if (process.env.BENCH_VERBOSE)
+    console.error(
+      `${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg`,
+    );
   await engine.stop();
 }
 await ctx.db.close();

@@ -29,7 +29,10 @@ const plugin = ctx.platforms.get("bluesky")!;
 if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Bluesky connect flow");
 const accountIds: string[] = [];
 for (let i = 0; i < ACCOUNTS; i++) {
-  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), { handle: `bench${i}.test`, app_password: "abcd-efgh-ijkl-mnop" });
+  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), {
+    handle: `bench${i}.test`,
+    app_password: "abcd-efgh-ijkl-mnop",
+  });
   accountIds.push((await upsertConnectedAccount(ctx, { profileId: profile.id, platform: "bluesky", ...identity })).id);
 }
 
@@ -40,7 +43,9 @@ async function bareLoop(n: number): Promise<number> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
-  child.stdout!.on("data", (d: Buffer) => { out += d.toString(); });
+  child.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   const rate = Number(out.trim().split("\n").pop());
   if (code !== 0 || !rate) throw new Error(`bare loop exited with ${code}: ${out}`);
@@ -48,22 +53,32 @@ async function bareLoop(n: number): Promise<number> {
 }
 
 async function runCopies(copies: number, mode: "drain" | "ticks", env: Record<string, string> = {}): Promise<number> {
-  const children = Array.from({ length: copies }, (_, i) => spawn(process.execPath, ["bench/dispatch-copy.ts"], {
-    env: { ...process.env, ...env, BENCH_DB_URL: scratch.url, CRIER_BLUESKY_API_URL: served.url, COPY_ID: `copy-${i}`, MODE: mode },
-    stdio: ["pipe", "pipe", "inherit"],
-  }));
-  const lines = (c: (typeof children)[number], want: string) => new Promise<void>((resolve, reject) => {
-    let buf = "";
-    const onData = (d: Buffer) => {
-      buf += d.toString();
-      if (buf.split("\n").some((l) => l.trim() === want)) {
-        c.stdout!.off("data", onData);
-        resolve();
-      }
-    };
-    c.stdout!.on("data", onData);
-    c.on("exit", (code) => code !== 0 && reject(new Error(`copy exited with ${code}`)));
-  });
+  const children = Array.from({ length: copies }, (_, i) =>
+    spawn(process.execPath, ["bench/dispatch-copy.ts"], {
+      env: {
+        ...process.env,
+        ...env,
+        BENCH_DB_URL: scratch.url,
+        CRIER_BLUESKY_API_URL: served.url,
+        COPY_ID: `copy-${i}`,
+        MODE: mode,
+      },
+      stdio: ["pipe", "pipe", "inherit"],
+    }),
+  );
+  const lines = (c: (typeof children)[number], want: string) =>
+    new Promise<void>((resolve, reject) => {
+      let buf = "";
+      const onData = (d: Buffer) => {
+        buf += d.toString();
+        if (buf.split("\n").some((l) => l.trim() === want)) {
+          c.stdout!.off("data", onData);
+          resolve();
+        }
+      };
+      c.stdout!.on("data", onData);
+      c.on("exit", (code) => code !== 0 && reject(new Error(`copy exited with ${code}`)));
+    });
   await Promise.all(children.map((c) => lines(c, "ready")));
   const t0 = performance.now();
   const done = Promise.all(children.map((c) => lines(c, "done")));
@@ -81,14 +96,21 @@ async function checkAllPublished(label: string, expected: number, postsBefore: n
     select count(*) filter (where status = 'published')::int as published, count(*) filter (where status <> 'published')::int as other,
            coalesce(max(attempts), 0)::int as max_attempts from post_targets`);
   const onPlatform = emulator.posts().length - postsBefore;
-  console.log(`  ${label}: ${row.published}/${expected} published, ${row.other} not, ${onPlatform} posts on the emulator (${onPlatform - row.published} duplicates), max attempts ${row.max_attempts}`);
+  console.log(
+    `  ${label}: ${row.published}/${expected} published, ${row.other} not, ${onPlatform} posts on the emulator (${onPlatform - row.published} duplicates), max attempts ${row.max_attempts}`,
+  );
 }
 
-console.log(`bench/dispatch: ${TARGETS} targets over ${ACCOUNTS} accounts, Bluesky plugin → emulator on 127.0.0.1, PostgreSQL`);
+console.log(
+  `bench/dispatch: ${TARGETS} targets over ${ACCOUNTS} accounts, Bluesky plugin → emulator on 127.0.0.1, PostgreSQL`,
+);
 const bare1 = await bareLoop(BARE);
 
 // The Bluesky plugin declares 4 publishes at once per copy; an operator may raise it (CRIER_BLUESKY_CONCURRENCY).
-const settings: [string, Record<string, string>][] = [["plugin cap (4 at once per copy)", {}], ["CRIER_BLUESKY_CONCURRENCY=32", { CRIER_BLUESKY_CONCURRENCY: "32" }]];
+const settings: [string, Record<string, string>][] = [
+  ["plugin cap (4 at once per copy)", {}],
+  ["CRIER_BLUESKY_CONCURRENCY=32", { CRIER_BLUESKY_CONCURRENCY: "32" }],
+];
 const results: Record<string, number> = {};
 for (const [label, env] of settings) {
   for (const copies of [1, 2]) {
@@ -112,19 +134,28 @@ const firstDue = new Date(Date.now() + 3000);
 await seedTargets(ctx.db, profile.id, accountIds, lagTargets, firstDue, 10);
 const lagBefore = emulator.posts().length;
 await runCopies(1, "ticks");
-const lags = (await ctx.db.rows<{ ms: number }>(sql`
-  select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets where status = 'published'`))
-  .map((r) => Number(r.ms)).sort((a, b) => a - b);
+const lags = (
+  await ctx.db.rows<{ ms: number }>(sql`
+  select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets where status = 'published'`)
+)
+  .map((r) => Number(r.ms))
+  .sort((a, b) => a - b);
 await checkAllPublished("lag run", lagTargets, lagBefore);
 
 console.log("");
-console.log(`bare loop (sequential POSTs, own process): ${bare.toFixed(0)} req/s (runs: ${bare1.toFixed(0)}, ${bare2.toFixed(0)})`);
+console.log(
+  `bare loop (sequential POSTs, own process): ${bare.toFixed(0)} req/s (runs: ${bare1.toFixed(0)}, ${bare2.toFixed(0)})`,
+);
 for (const [label] of settings) {
   const one = results[`${label}/1`];
   const two = results[`${label}/2`];
-  console.log(`${label}: one copy ${one.toFixed(0)} targets/s = ${(one / bare).toFixed(2)} × bare (goal ≥ 0.5); two copies ${two.toFixed(0)} targets/s = ${(two / one).toFixed(2)} × one (goal ≥ 1.7)`);
+  console.log(
+    `${label}: one copy ${one.toFixed(0)} targets/s = ${(one / bare).toFixed(2)} × bare (goal ≥ 0.5); two copies ${two.toFixed(0)} targets/s = ${(two / one).toFixed(2)} × one (goal ≥ 1.7)`,
+  );
 }
-console.log(`dispatch lag at 100 targets/s over ${LAG_SECONDS} s (${lags.length} targets): p50 ${pct(lags, 50).toFixed(0)} ms, p99 ${pct(lags, 99).toFixed(0)} ms, max ${lags[lags.length - 1].toFixed(0)} ms (goal p99 < 1000 ms)`);
+console.log(
+  `dispatch lag at 100 targets/s over ${LAG_SECONDS} s (${lags.length} targets): p50 ${pct(lags, 50).toFixed(0)} ms, p99 ${pct(lags, 99).toFixed(0)} ms, max ${lags[lags.length - 1].toFixed(0)} ms (goal p99 < 1000 ms)`,
+);
 
 await ctx.db.close();
 await served.stop();

@@ -21,7 +21,9 @@ export const BENCH_SECRET = "bench-secret-key-that-is-long-enough-0000";
 export function baseUrl(): string {
   const url = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!url) {
-    console.error("Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server where databases may be created.");
+    console.error(
+      "Set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a PostgreSQL server where databases may be created.",
+    );
     process.exit(2);
   }
   return url;
@@ -50,17 +52,39 @@ export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<
 }
 
 export function benchContext(url: string, env: Record<string, string>, poolSize = 10): AppContext {
-  const config = loadConfig({ DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")), SECRET_KEY: BENCH_SECRET, LOG_LEVEL: "silent", DATABASE_URL: url, RATE_LIMIT_PER_MINUTE: "0", ...env });
+  const config = loadConfig({
+    DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")),
+    SECRET_KEY: BENCH_SECRET,
+    LOG_LEVEL: "silent",
+    DATABASE_URL: url,
+    RATE_LIMIT_PER_MINUTE: "0",
+    ...env,
+  });
   const db: Db = openPostgres(url, poolSize);
   const platforms = createRegistry();
-  return { config, db, clock: systemClock, log: createLogger("silent"), platforms, storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) };
+  return {
+    config,
+    db,
+    clock: systemClock,
+    log: createLogger("silent"),
+    platforms,
+    storage: createStorage(config),
+    credentials: accountCredentials({ db, config, clock: systemClock }),
+  };
 }
 
 /**
  * `count` text posts of one target each, spread round-robin over the accounts, due at
  * `firstDue + i × spacingMs` (all at once with spacing 0).
  */
-export async function seedTargets(db: Db, profileId: string, accountIds: string[], count: number, firstDue: Date, spacingMs: number) {
+export async function seedTargets(
+  db: Db,
+  profileId: string,
+  accountIds: string[],
+  count: number,
+  firstDue: Date,
+  spacingMs: number,
+) {
   await db.rows(sql`
     with ids as (
       select i, gen_random_uuid() as post_id, (${`{${accountIds.join(",")}}`}::uuid[])[1 + (i % ${accountIds.length})] as account_id
@@ -75,4 +99,5 @@ export async function seedTargets(db: Db, profileId: string, accountIds: string[
     from ids`);
 }
 
-export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+export const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

@@ -41,33 +41,68 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 async function main() {
   makeSource();
   const size = statSync(source).size;
-  const server = Bun.spawn([process.execPath, join(import.meta.dir, "upload-server.ts"), dataDir], { stdout: "pipe", stderr: "inherit" });
+  const server = Bun.spawn([process.execPath, join(import.meta.dir, "upload-server.ts"), dataDir], {
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   try {
     const reader = server.stdout.getReader();
     const { value } = await reader.read();
-    const { url, token, pid } = JSON.parse(new TextDecoder().decode(value).split("\n")[0]) as { url: string; token: string; pid: number };
+    const { url, token, pid } = JSON.parse(new TextDecoder().decode(value).split("\n")[0]) as {
+      url: string;
+      token: string;
+      pid: number;
+    };
 
     const ticketRes = await fetch(`${url}/v1/media/uploads`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify({ filename: "bench.mp4", content_type: "video/mp4" }),
     });
-    const ticket = (await ticketRes.json() as { data: { media_id: string; path: string; upload: { signedUrl: string } } }).data;
+    const ticket = (
+      (await ticketRes.json()) as { data: { media_id: string; path: string; upload: { signedUrl: string } } }
+    ).data;
 
     // Peak RSS of the upload alone: reset the high-water mark (clear_refs 5) once the server is warm.
     const baseline = kb("VmRSS", pid);
-    try { writeFileSync(`/proc/${pid}/clear_refs`, "5"); } catch { /* not allowed: VmHWM then covers the start too */ }
+    try {
+      writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    } catch {
+      /* not allowed: VmHWM then covers the start too */
+    }
     let sampledPeak = baseline;
-    const sampler = setInterval(() => { sampledPeak = Math.max(sampledPeak, kb("VmRSS", pid)); }, 20);
+    const sampler = setInterval(() => {
+      sampledPeak = Math.max(sampledPeak, kb("VmRSS", pid));
+    }, 20);
 
     const curl = Bun.which("curl");
     const [status, uploadSeconds] = await timed(async () => {
       if (curl) {
-        const p = Bun.spawn([curl, "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "-H", "Content-Type: video/mp4",
-          "-T", source, ticket.upload.signedUrl], { stdout: "pipe" });
+        const p = Bun.spawn(
+          [
+            curl,
+            "-sS",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "-X",
+            "PUT",
+            "-H",
+            "Content-Type: video/mp4",
+            "-T",
+            source,
+            ticket.upload.signedUrl,
+          ],
+          { stdout: "pipe" },
+        );
         return Number(await new Response(p.stdout).text());
       }
-      const res = await fetch(ticket.upload.signedUrl, { method: "PUT", headers: { "content-type": "video/mp4" }, body: Bun.file(source) });
+      const res = await fetch(ticket.upload.signedUrl, {
+        method: "PUT",
+        headers: { "content-type": "video/mp4" },
+        body: Bun.file(source),
+      });
       await res.arrayBuffer();
       return res.status;
     });
@@ -86,11 +121,15 @@ async function main() {
 
     const mbps = (s: number) => size / MB / s;
     const growth = (peak - baseline) / MB;
-    console.log(`bench/upload: ${(size / MB).toFixed(0)} MB through the fs driver (client: ${curl ? "curl -T" : "fetch"}, database: ${process.env.DATABASE_URL ? "postgres" : "pglite"})`);
+    console.log(
+      `bench/upload: ${(size / MB).toFixed(0)} MB through the fs driver (client: ${curl ? "curl -T" : "fetch"}, database: ${process.env.DATABASE_URL ? "postgres" : "pglite"})`,
+    );
     console.log(`  PUT upload      ${uploadSeconds.toFixed(2)} s   ${mbps(uploadSeconds).toFixed(0)} MB/s`);
     console.log(`  cp same disk    ${cpSeconds.toFixed(2)} s   ${mbps(cpSeconds).toFixed(0)} MB/s`);
     console.log(`  upload / cp     ${(mbps(uploadSeconds) / mbps(cpSeconds)).toFixed(2)}x cp throughput`);
-    console.log(`  server RSS      ${(baseline / MB).toFixed(0)} MB before, ${(peak / MB).toFixed(0)} MB peak, growth ${growth.toFixed(1)} MB (sampled ${((sampledPeak - baseline) / MB).toFixed(1)}, VmHWM ${((hwm - baseline) / MB).toFixed(1)}) (goal < 64 MB: ${growth < 64 ? "met" : "MISSED"})`);
+    console.log(
+      `  server RSS      ${(baseline / MB).toFixed(0)} MB before, ${(peak / MB).toFixed(0)} MB peak, growth ${growth.toFixed(1)} MB (sampled ${((sampledPeak - baseline) / MB).toFixed(1)}, VmHWM ${((hwm - baseline) / MB).toFixed(1)}) (goal < 64 MB: ${growth < 64 ? "met" : "MISSED"})`,
+    );
   } finally {
     server.kill();
     await server.exited;

@@ -6,7 +6,11 @@ import { statSync } from "node:fs";
 const outfile = process.env.CRIER_BUILD_OUTFILE ?? "dist/crier";
 const started = performance.now();
 console.log(`building ${outfile} …`);
-const result = spawnSync(process.execPath, ["build", "src/main.ts", "--compile", "--minify-syntax", "--outfile", outfile], { stdio: "inherit" });
+const result = spawnSync(
+  process.execPath,
+  ["build", "src/main.ts", "--compile", "--minify-syntax", "--outfile", outfile],
+  { stdio: "inherit" },
+);
 if (result.status !== 0) {
   console.error("build failed");
   process.exit(result.status ?? 1);

@@ -5,4 +5,6 @@ import { pluginFolders, renderPluginIndex } from "./plugin-index.ts";
 
 const folders = pluginFolders("plugins");
 writeFileSync("plugins/index.ts", renderPluginIndex(folders));
-console.log(`plugins/index.ts lists ${folders.length} plugin(s), ${folders.filter((f) => f.hasEmulator).length} with an emulator`);
+console.log(
+  `plugins/index.ts lists ${folders.length} plugin(s), ${folders.filter((f) => f.hasEmulator).length} with an emulator`,
+);

@@ -23,7 +23,9 @@ export function renderPluginIndex(folders: PluginFolder[]): string {
     "// Static imports, so that `bun build --compile` puts every plugin into the binary.",
     'import type { Emulator, Plugin } from "../src/platform/sdk.ts";',
     ...folders.map((f) => `import plugin_${ident(f.name)} from "./${f.name}/index.ts";`),
-    ...folders.filter((f) => f.hasEmulator).map((f) => `import emulator_${ident(f.name)} from "./${f.name}/emulator.ts";`),
+    ...folders
+      .filter((f) => f.hasEmulator)
+      .map((f) => `import emulator_${ident(f.name)} from "./${f.name}/emulator.ts";`),
     "",
     "/** Every plugin, keyed by its folder name (which must equal its platform id). */",
     "export const PLUGINS: Record<string, Plugin> = {",

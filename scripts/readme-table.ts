@@ -6,7 +6,8 @@ import { METRIC_NAMES } from "../src/platform/sdk.ts";
 
 const yes = (b: boolean) => (b ? "yes" : "no");
 const MB = 1024 * 1024;
-const size = (bytes: number) => (bytes >= 1024 * MB ? `${+(bytes / (1024 * MB)).toFixed(1)} GB` : `${+(bytes / MB).toFixed(1)} MB`);
+const size = (bytes: number) =>
+  bytes >= 1024 * MB ? `${+(bytes / (1024 * MB)).toFixed(1)} GB` : `${+(bytes / MB).toFixed(1)} MB`;
 
 export function renderPlatformTable(registry: PlatformRegistry): string {
   const rows = [
@@ -21,12 +22,20 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
     const caption = p.textLimit.withMediaMax !== undefined ? ` (${p.textLimit.withMediaMax} with media)` : "";
     const bytes = p.textLimit.maxBytes !== undefined ? ` and ${p.textLimit.maxBytes} bytes` : "";
     const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${unit}${bytes}${caption}`;
-    const images = c.images ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each` : "no";
-    const video = c.video ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}` : "no";
+    const images = c.images
+      ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each`
+      : "no";
+    const video = c.video
+      ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}`
+      : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";
-    rows.push(`| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`);
+    rows.push(
+      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
+    );
   }
-  const missing = registry.list().filter((p) => p.missing?.length)
+  const missing = registry
+    .list()
+    .filter((p) => p.missing?.length)
     .map((p) => `- ${p.displayName}: ${p.missing!.join("; ")}.`);
   if (missing.length === 0) return rows.join("\n");
   return [...rows, "", "Still missing on the declared-only platforms:", "", ...missing].join("\n");
@@ -42,10 +51,12 @@ export function renderAnalyticsTable(registry: PlatformRegistry): string {
     "|---|---|---|---|---|---|---|---|",
   ];
   for (const p of registry.list()) {
-    const names = new Set(p.metrics ? p.metricNames ?? [] : []);
+    const names = new Set(p.metrics ? (p.metricNames ?? []) : []);
     const cells = METRIC_NAMES.map((n) => yes(names.has(n)));
     const native = yes(Boolean(p.fetchRecent && p.capabilities.source));
-    rows.push(`| ${p.displayName} (\`${p.platform}\`) | ${cells.join(" | ")} | ${yes(Boolean(p.accountStats))} | ${native} |`);
+    rows.push(
+      `| ${p.displayName} (\`${p.platform}\`) | ${cells.join(" | ")} | ${yes(Boolean(p.accountStats))} | ${native} |`,
+    );
   }
   return rows.join("\n");
 }

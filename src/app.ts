@@ -35,20 +35,27 @@ export function createApp(ctx: AppContext) {
     .use(envelope(ctx))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) =>
-      path === "/openapi.json" ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list()) : undefined)
-    .use(openapi({
-      path: "/docs",
-      specPath: "/openapi.json",
-      provider: "swagger-ui",
-      swagger: { cdn: DOCS_ASSETS.bundle, theme: DOCS_ASSETS.css, autoDarkMode: false } as never,
-      documentation: {
-        info: { title: "Crier API", version: pkg.version, description: API_DESCRIPTION },
-        components: {
-          securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key from `crier keys create`." } },
+      path === "/openapi.json"
+        ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list())
+        : undefined,
+    )
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/openapi.json",
+        provider: "swagger-ui",
+        swagger: { cdn: DOCS_ASSETS.bundle, theme: DOCS_ASSETS.css, autoDarkMode: false } as never,
+        documentation: {
+          info: { title: "Crier API", version: pkg.version, description: API_DESCRIPTION },
+          components: {
+            securitySchemes: {
+              bearer: { type: "http", scheme: "bearer", description: "An API key from `crier keys create`." },
+            },
+          },
         },
-      },
-      exclude: { paths: [DOCS_ASSETS.bundle, DOCS_ASSETS.css] },
-    }))
+        exclude: { paths: [DOCS_ASSETS.bundle, DOCS_ASSETS.css] },
+      }),
+    )
     .use(docsAssets())
     .use(healthRoutes(ctx))
     .use(sandboxRoutes(ctx))

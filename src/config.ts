@@ -57,11 +57,34 @@ export interface Config {
 
 /** One row of the configuration table: the README's table is checked against this list by a test. */
 export const CONFIG_VARIABLES = [
-  "PORT", "HOST", "PUBLIC_URL", "DATA_DIR", "DATABASE_URL", "SECRET_KEY", "LOG_LEVEL",
-  "UPLOAD_TICKET_TTL", "MAX_IMAGE_BYTES", "MAX_GIF_BYTES", "MAX_VIDEO_BYTES", "MAX_BODY_BYTES",
-  "S3_ENDPOINT", "S3_REGION", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY",
-  "S3_FORCE_PATH_STYLE", "S3_PUBLIC_URL", "PUBLISH_LEASE_SECONDS", "PUBLISH_MAX_ATTEMPTS", "DATABASE_POOL_SIZE", "RATE_LIMIT_PER_MINUTE",
-  "WORKFLOW_POLL_INTERVAL", "AI_BASE_URL", "AI_API_KEY", "AI_MODEL", "AI_TIMEOUT",
+  "PORT",
+  "HOST",
+  "PUBLIC_URL",
+  "DATA_DIR",
+  "DATABASE_URL",
+  "SECRET_KEY",
+  "LOG_LEVEL",
+  "UPLOAD_TICKET_TTL",
+  "MAX_IMAGE_BYTES",
+  "MAX_GIF_BYTES",
+  "MAX_VIDEO_BYTES",
+  "MAX_BODY_BYTES",
+  "S3_ENDPOINT",
+  "S3_REGION",
+  "S3_BUCKET",
+  "S3_ACCESS_KEY_ID",
+  "S3_SECRET_ACCESS_KEY",
+  "S3_FORCE_PATH_STYLE",
+  "S3_PUBLIC_URL",
+  "PUBLISH_LEASE_SECONDS",
+  "PUBLISH_MAX_ATTEMPTS",
+  "DATABASE_POOL_SIZE",
+  "RATE_LIMIT_PER_MINUTE",
+  "WORKFLOW_POLL_INTERVAL",
+  "AI_BASE_URL",
+  "AI_API_KEY",
+  "AI_MODEL",
+  "AI_TIMEOUT",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -111,7 +134,8 @@ function duration(env: Env, name: string, fallback: number, min: number): number
   const raw = env[name];
   if (raw === undefined || raw.trim() === "") return fallback;
   const parsed = parseDuration(raw);
-  if (parsed === null || parsed < min) throw new ConfigError(`${name} must be a duration of at least ${min}s like 30s or 5m, got "${raw}"`);
+  if (parsed === null || parsed < min)
+    throw new ConfigError(`${name} must be a duration of at least ${min}s like 30s or 5m, got "${raw}"`);
   return parsed;
 }
 
@@ -119,8 +143,14 @@ function ai(env: Env): AiConfig | undefined {
   const baseUrl = url(env, "AI_BASE_URL", ["http:", "https:"]);
   const model = env.AI_MODEL?.trim();
   if (!baseUrl && !model) return undefined;
-  if (!baseUrl || !model) throw new ConfigError("AI_BASE_URL and AI_MODEL go together: set both to turn on caption adaptation, or neither");
-  return { baseUrl, model, apiKey: env.AI_API_KEY?.trim() || undefined, timeoutMs: duration(env, "AI_TIMEOUT", 30, 1) * 1000 };
+  if (!baseUrl || !model)
+    throw new ConfigError("AI_BASE_URL and AI_MODEL go together: set both to turn on caption adaptation, or neither");
+  return {
+    baseUrl,
+    model,
+    apiKey: env.AI_API_KEY?.trim() || undefined,
+    timeoutMs: duration(env, "AI_TIMEOUT", 30, 1) * 1000,
+  };
 }
 
 function secretKey(env: Env, dataDir: string): Buffer {
@@ -148,13 +178,16 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);
   }
-  const publicUrl = url(env, "PUBLIC_URL", ["http:", "https:"]) ??
+  const publicUrl =
+    url(env, "PUBLIC_URL", ["http:", "https:"]) ??
     `http://${host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host}:${port}`;
   let ttl = 7200;
   if (env.UPLOAD_TICKET_TTL?.trim()) {
     const parsed = parseDuration(env.UPLOAD_TICKET_TTL);
     if (parsed === null || parsed < 60) {
-      throw new ConfigError(`UPLOAD_TICKET_TTL must be a duration of at least 60s like 2h or 900s, got "${env.UPLOAD_TICKET_TTL}"`);
+      throw new ConfigError(
+        `UPLOAD_TICKET_TTL must be a duration of at least 60s like 2h or 900s, got "${env.UPLOAD_TICKET_TTL}"`,
+      );
     }
     ttl = parsed;
   }

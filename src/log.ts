@@ -11,8 +11,14 @@ export interface Logger {
 }
 
 /** JSON lines on stdout (stderr for warn and error), one object per event. */
-export function createLogger(level: LogLevel, base: Record<string, unknown> = {}, sink?: (line: string, level: LogLevel) => void): Logger {
-  const write = sink ?? ((line: string, lvl: LogLevel) => (ORDER[lvl] >= ORDER.warn ? process.stderr : process.stdout).write(line + "\n"));
+export function createLogger(
+  level: LogLevel,
+  base: Record<string, unknown> = {},
+  sink?: (line: string, level: LogLevel) => void,
+): Logger {
+  const write =
+    sink ??
+    ((line: string, lvl: LogLevel) => (ORDER[lvl] >= ORDER.warn ? process.stderr : process.stdout).write(line + "\n"));
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }), lvl);

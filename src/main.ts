@@ -24,7 +24,12 @@ type Flags = Record<string, { type: "string" | "boolean"; short?: string }>;
 function parse(args: string[], options: Flags, help: string): { values: Record<string, any>; positionals: string[] } {
   let parsed;
   try {
-    parsed = parseArgs({ args, options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: true });
+    parsed = parseArgs({
+      args,
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (e) {
     throw new UsageError(`${(e as Error).message.split("\n")[0]} (see --help)`);
   }
@@ -44,7 +49,9 @@ async function admin(config: Config, command: AdminCommand, args: object): Promi
       return viaSocket.result;
     }
   }
-  return withDatabase(config, (ctx) => (adminCommands[command] as (c: AppContext, a: object) => Promise<unknown>)(ctx, args));
+  return withDatabase(config, (ctx) =>
+    (adminCommands[command] as (c: AppContext, a: object) => Promise<unknown>)(ctx, args),
+  );
 }
 
 /** Opens the database (taking the embedded database's lock) for one command and closes it after. */
@@ -53,7 +60,15 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
   const db = await openDatabase(config);
   try {
     await migrate(db);
-    return await run({ config, db, clock: systemClock, log: createLogger(config.logLevel), platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) });
+    return await run({
+      config,
+      db,
+      clock: systemClock,
+      log: createLogger(config.logLevel),
+      platforms: createRegistry(),
+      storage: createStorage(config),
+      credentials: accountCredentials({ db, config, clock: systemClock }),
+    });
   } catch (e) {
     if (e instanceof KeyInputError) throw new UsageError(e.message);
     throw e;
@@ -67,15 +82,23 @@ function table(rows: Record<string, unknown>[], columns: string[]) {
   if (rows.length === 0) return "(none)";
   const cell = (v: unknown) => (v === null || v === undefined ? "-" : Array.isArray(v) ? v.join(",") : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
-  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join("\n");
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join(
+    "\n",
+  );
 }
 
 async function serve(args: string[]) {
   const { values } = parse(args, { "no-scheduler": { type: "boolean" } }, HELP.serve);
   const config = loadConfig();
   const server = await startServer(config, { scheduler: !values["no-scheduler"] });
-  console.error(`Crier is listening on ${server.url} (database: ${server.ctx.db.kind}${config.databaseUrl ? "" : `, data in ${config.dataDir}`}). Docs: ${config.publicUrl}/docs`);
+  console.error(
+    `Crier is listening on ${server.url} (database: ${server.ctx.db.kind}${config.databaseUrl ? "" : `, data in ${config.dataDir}`}). Docs: ${config.publicUrl}/docs`,
+  );
   const shutdown = async (signal: string) => {
     console.error(`${signal} received: finishing in-flight work and stopping…`);
     await server.stop();
@@ -102,11 +125,16 @@ async function profiles(args: string[]) {
     console.log(p.id);
   } else if (sub === "set-limits") {
     const { values, positionals } = parse(rest, { workflows: { type: "string" } }, HELP["profiles set-limits"]);
-    if (positionals.length !== 1 || !/^[0-9a-f-]{36}$/i.test(positionals[0])) throw new UsageError("give exactly one PROFILE_ID, a profile's id from 'crier profiles list' (see --help)");
+    if (positionals.length !== 1 || !/^[0-9a-f-]{36}$/i.test(positionals[0]))
+      throw new UsageError("give exactly one PROFILE_ID, a profile's id from 'crier profiles list' (see --help)");
     const raw = values.workflows?.trim();
     if (raw === undefined) throw new UsageError("--workflows is required (see --help)");
-    if (raw !== "unlimited" && !/^\d+$/.test(raw)) throw new UsageError(`--workflows must be a whole number >= 0 or 'unlimited', got "${raw}"`);
-    const r = await admin(loadConfig(), "profiles.set-limits", { profileId: positionals[0], workflows: raw === "unlimited" ? null : Number(raw) });
+    if (raw !== "unlimited" && !/^\d+$/.test(raw))
+      throw new UsageError(`--workflows must be a whole number >= 0 or 'unlimited', got "${raw}"`);
+    const r = await admin(loadConfig(), "profiles.set-limits", {
+      profileId: positionals[0],
+      workflows: raw === "unlimited" ? null : Number(raw),
+    });
     console.log(`profile ${r.profile_id}: workflows ${r.workflows}`);
   } else if (sub === "list") {
     parse(rest, {}, HELP["profiles list"]);
@@ -119,9 +147,16 @@ async function profiles(args: string[]) {
 async function keys(args: string[]) {
   const [sub, ...rest] = args;
   if (sub === "create") {
-    const { values } = parse(rest, {
-      name: { type: "string" }, profile: { type: "string" }, scopes: { type: "string" }, "expires-in": { type: "string" },
-    }, HELP["keys create"]);
+    const { values } = parse(
+      rest,
+      {
+        name: { type: "string" },
+        profile: { type: "string" },
+        scopes: { type: "string" },
+        "expires-in": { type: "string" },
+      },
+      HELP["keys create"],
+    );
     if (!values.name?.trim()) throw new UsageError("--name is required (see --help)");
     let scopes;
     try {
@@ -132,10 +167,16 @@ async function keys(args: string[]) {
     let expiresAt: string | null = null;
     if (values["expires-in"] !== undefined) {
       const seconds = parseDuration(values["expires-in"]);
-      if (seconds === null || seconds <= 0) throw new UsageError(`--expires-in must be a duration like 30d, 12h or 90m, got "${values["expires-in"]}"`);
+      if (seconds === null || seconds <= 0)
+        throw new UsageError(`--expires-in must be a duration like 30d, 12h or 90m, got "${values["expires-in"]}"`);
       expiresAt = new Date(Date.now() + seconds * 1000).toISOString();
     }
-    const { key, token } = await admin(loadConfig(), "keys.create", { name: values.name.trim(), profileId: values.profile, scopes, expiresAt });
+    const { key, token } = await admin(loadConfig(), "keys.create", {
+      name: values.name.trim(),
+      profileId: values.profile,
+      scopes,
+      expiresAt,
+    });
     console.error(`created key ${key.id} "${key.name}" for profile ${key.profile_id}`);
     console.error(`scopes: ${key.scopes.join(", ")}; expires: ${key.expires_at ?? "never"}`);
     console.error("The token is shown only this once; store it now:");
@@ -159,13 +200,21 @@ async function media(args: string[]) {
   if (sub === "cleanup") {
     parse(rest, {}, HELP["media cleanup"]);
     const r = await admin(loadConfig(), "media.cleanup", {});
-    console.log(`removed ${r.removedTickets} expired upload ticket(s) and ${r.removedPartials} partial upload(s); settled ${r.settled}`);
+    console.log(
+      `removed ${r.removedTickets} expired upload ticket(s) and ${r.removedPartials} partial upload(s); settled ${r.settled}`,
+    );
   } else if (sub === undefined || sub === "--help" || sub === "-h") {
     console.log(HELP.media);
   } else throw new UsageError(`unknown command 'media ${sub}' (see crier media --help)`);
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<void>> = { serve, migrate: migrateCommand, profiles, keys, media };
+const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  migrate: migrateCommand,
+  profiles,
+  keys,
+  media,
+};
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;

@@ -38,7 +38,15 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
-  const ctx: AppContext = { config, db, clock: systemClock, log, platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock: systemClock }) };
+  const ctx: AppContext = {
+    config,
+    db,
+    clock: systemClock,
+    log,
+    platforms: createRegistry(),
+    storage: createStorage(config),
+    credentials: accountCredentials({ db, config, clock: systemClock }),
+  };
   const app = createApp(ctx);
   const server = Bun.serve({
     hostname: config.host,
@@ -55,16 +63,17 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   log.info("listening", { url, public_url: config.publicUrl, database: db.kind, scheduler: opts.scheduler });
 
   let stopping: Promise<void> | undefined;
-  const stop = () => (stopping ??= (async () => {
-    log.info("stopping");
-    // New requests and claims stop first; publishes in flight finish (bounded) before the database closes.
-    await server.stop();
-    await engine?.stop();
-    admin?.stop();
-    await db.close();
-    releaseLock();
-    log.info("stopped");
-  })());
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info("stopping");
+      // New requests and claims stop first; publishes in flight finish (bounded) before the database closes.
+      await server.stop();
+      await engine?.stop();
+      admin?.stop();
+      await db.close();
+      releaseLock();
+      log.info("stopped");
+    })());
   return { ctx, url, stop };
 }
 

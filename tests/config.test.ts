@@ -9,7 +9,14 @@ const dir = () => mkdtempSync(join(tmpdir(), "crier-config-"));
 test("defaults", () => {
   const d = dir();
   const c = loadConfig({ DATA_DIR: d });
-  expect(c).toMatchObject({ port: 8080, host: "127.0.0.1", publicUrl: "http://127.0.0.1:8080", dataDir: d, logLevel: "info", uploadTicketTtlSeconds: 7200 });
+  expect(c).toMatchObject({
+    port: 8080,
+    host: "127.0.0.1",
+    publicUrl: "http://127.0.0.1:8080",
+    dataDir: d,
+    logLevel: "info",
+    uploadTicketTtlSeconds: 7200,
+  });
   expect(c.databaseUrl).toBeUndefined();
   expect(c.s3).toBeUndefined();
 });

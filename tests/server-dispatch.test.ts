@@ -23,8 +23,12 @@ let dropDatabase = async () => {};
 beforeAll(async () => {
   served = serveEmulator(emulator);
   env = {
-    DATA_DIR: mkdtempSync(join(tmpdir(), "crier-serve-")), PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "silent",
-    SECRET_KEY: "test-secret-key-that-is-long-enough-000", CRIER_BLUESKY_API_URL: served.url,
+    DATA_DIR: mkdtempSync(join(tmpdir(), "crier-serve-")),
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "silent",
+    SECRET_KEY: "test-secret-key-that-is-long-enough-000",
+    CRIER_BLUESKY_API_URL: served.url,
   };
   if (process.env.TEST_DATABASE_URL) {
     const pg = await testDatabase();
@@ -46,12 +50,18 @@ async function publishEarly(scheduler: boolean, handle: string) {
     const accountId = await connectBluesky(server.ctx, profile.id, handle);
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${server.url}${path}`, {
-        method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body),
+        method,
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return { status: res.status, body: await res.json() as any };
+      return { status: res.status, body: (await res.json()) as any };
     };
     const tomorrow = new Date(Date.now() + 86400_000).toISOString();
-    const created = await call("POST", "/v1/posts", { content: `early ${handle}`, publish_at: tomorrow, targets: [{ account_id: accountId }] });
+    const created = await call("POST", "/v1/posts", {
+      content: `early ${handle}`,
+      publish_at: tomorrow,
+      targets: [{ account_id: accountId }],
+    });
     expect(created.status).toBe(201);
     const published = await call("POST", `/v1/posts/${created.body.data.id}/publish`);
     expect(published.status).toBe(200);

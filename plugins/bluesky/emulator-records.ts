@@ -34,8 +34,21 @@ export interface Lookups {
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 const AT_URI = /^at:\/\/did:[a-z]+:[a-zA-Z0-9._:%-]+\/[a-zA-Z0-9.]+\/[a-zA-Z0-9._~:-]{1,512}$/;
 
-function checkBlob(v: unknown, where: string, accept: (mime: string) => boolean, maxSize: number, lookups: Lookups): string | null {
-  if (!isObj(v) || v.$type !== "blob" || !isObj(v.ref) || typeof v.ref.$link !== "string" || typeof v.mimeType !== "string" || typeof v.size !== "number") {
+function checkBlob(
+  v: unknown,
+  where: string,
+  accept: (mime: string) => boolean,
+  maxSize: number,
+  lookups: Lookups,
+): string | null {
+  if (
+    !isObj(v) ||
+    v.$type !== "blob" ||
+    !isObj(v.ref) ||
+    typeof v.ref.$link !== "string" ||
+    typeof v.mimeType !== "string" ||
+    typeof v.size !== "number"
+  ) {
     return `${where} should be a blob ref`;
   }
   const stored = lookups.blob(v.ref.$link);
@@ -48,7 +61,13 @@ function checkBlob(v: unknown, where: string, accept: (mime: string) => boolean,
 
 function checkAspectRatio(v: unknown, where: string): string | null {
   if (v === undefined) return null;
-  if (!isObj(v) || !Number.isInteger(v.width) || !Number.isInteger(v.height) || (v.width as number) < 1 || (v.height as number) < 1) {
+  if (
+    !isObj(v) ||
+    !Number.isInteger(v.width) ||
+    !Number.isInteger(v.height) ||
+    (v.width as number) < 1 ||
+    (v.height as number) < 1
+  ) {
     return `${where}/aspectRatio must have integer width and height of at least 1`;
   }
   return null;
@@ -63,15 +82,25 @@ function checkEmbed(embed: unknown, lookups: Lookups): string | null {
       const where = `Record/embed/images/${i}`;
       if (!isObj(img)) return `${where} must be an object`;
       if (typeof img.alt !== "string") return `${where} must have the property "alt"`;
-      const problem = checkBlob(img.image, `${where}/image`, (m) => m.startsWith("image/"), 1_000_000, lookups) ?? checkAspectRatio(img.aspectRatio, where);
+      const problem =
+        checkBlob(img.image, `${where}/image`, (m) => m.startsWith("image/"), 1_000_000, lookups) ??
+        checkAspectRatio(img.aspectRatio, where);
       if (problem) return problem;
     }
     return null;
   }
   if (embed.$type === "app.bsky.embed.video") {
-    return checkBlob(embed.video, "Record/embed/video", (m) => m === "video/mp4", 100_000_000, lookups) ?? checkAspectRatio(embed.aspectRatio, "Record/embed");
+    return (
+      checkBlob(embed.video, "Record/embed/video", (m) => m === "video/mp4", 100_000_000, lookups) ??
+      checkAspectRatio(embed.aspectRatio, "Record/embed")
+    );
   }
-  if (embed.$type === "app.bsky.embed.external" || embed.$type === "app.bsky.embed.record" || embed.$type === "app.bsky.embed.recordWithMedia") return null;
+  if (
+    embed.$type === "app.bsky.embed.external" ||
+    embed.$type === "app.bsky.embed.record" ||
+    embed.$type === "app.bsky.embed.recordWithMedia"
+  )
+    return null;
   return `Record/embed has an unknown $type: ${embed.$type}`;
 }
 
@@ -80,19 +109,24 @@ function checkFacets(facets: unknown, text: string): string | null {
   const bytes = utf8Length(text);
   for (const [i, f] of facets.entries()) {
     const where = `Record/facets/${i}`;
-    if (!isObj(f) || !isObj(f.index) || !Array.isArray(f.features) || f.features.length === 0) return `${where} must have index and features`;
+    if (!isObj(f) || !isObj(f.index) || !Array.isArray(f.features) || f.features.length === 0)
+      return `${where} must have index and features`;
     const { byteStart, byteEnd } = f.index;
-    if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || (byteStart as number) < 0) return `${where}/index must have integer byteStart and byteEnd`;
+    if (!Number.isInteger(byteStart) || !Number.isInteger(byteEnd) || (byteStart as number) < 0)
+      return `${where}/index must have integer byteStart and byteEnd`;
     // The app ignores a facet that falls outside the text; the emulator refuses it so the mistake shows.
-    if ((byteStart as number) >= (byteEnd as number) || (byteEnd as number) > bytes) return `${where}/index is outside the text (${bytes} bytes)`;
+    if ((byteStart as number) >= (byteEnd as number) || (byteEnd as number) > bytes)
+      return `${where}/index is outside the text (${bytes} bytes)`;
     for (const feat of f.features) {
       if (!isObj(feat)) return `${where}/features must be objects`;
       if (feat.$type === "app.bsky.richtext.facet#link") {
         if (typeof feat.uri !== "string" || !URL.canParse(feat.uri)) return `${where}: link uri must be a URI`;
       } else if (feat.$type === "app.bsky.richtext.facet#mention") {
-        if (typeof feat.did !== "string" || !/^did:[a-z]+:\S+$/.test(feat.did)) return `${where}: mention did must be a DID`;
+        if (typeof feat.did !== "string" || !/^did:[a-z]+:\S+$/.test(feat.did))
+          return `${where}: mention did must be a DID`;
       } else if (feat.$type === "app.bsky.richtext.facet#tag") {
-        if (typeof feat.tag !== "string" || !feat.tag || utf8Length(feat.tag) > 640 || graphemeCount(feat.tag) > 64) return `${where}: tag must be 1 to 64 graphemes`;
+        if (typeof feat.tag !== "string" || !feat.tag || utf8Length(feat.tag) > 640 || graphemeCount(feat.tag) > 64)
+          return `${where}: tag must be 1 to 64 graphemes`;
       } else return `${where}: unknown feature ${String(feat.$type)}`;
     }
   }
@@ -103,7 +137,8 @@ function checkReply(reply: unknown, lookups: Lookups): string | null {
   if (!isObj(reply)) return "Record/reply must be an object";
   for (const key of ["root", "parent"] as const) {
     const ref = reply[key];
-    if (!isObj(ref) || typeof ref.uri !== "string" || !AT_URI.test(ref.uri) || typeof ref.cid !== "string") return `Record/reply/${key} must be a strong ref (uri and cid)`;
+    if (!isObj(ref) || typeof ref.uri !== "string" || !AT_URI.test(ref.uri) || typeof ref.cid !== "string")
+      return `Record/reply/${key} must be a strong ref (uri and cid)`;
     // A post this server does not hold cannot be checked (the PDS does not either); one it holds must match.
     const known = lookups.record(ref.uri);
     if (known && known.cid !== ref.cid) return `Record/reply/${key} cid does not match ${ref.uri}`;
@@ -117,7 +152,8 @@ export function validatePost(record: Record<string, unknown>, lookups: Lookups):
   if (typeof record.text !== "string") return 'Record must have the property "text"';
   if (graphemeCount(record.text) > 300) return "Record/text must not be longer than 300 graphemes";
   if (utf8Length(record.text) > 3000) return "Record/text must not be longer than 3000 characters";
-  if (typeof record.createdAt !== "string" || Number.isNaN(Date.parse(record.createdAt))) return "Record/createdAt must be a valid datetime";
+  if (typeof record.createdAt !== "string" || Number.isNaN(Date.parse(record.createdAt)))
+    return "Record/createdAt must be a valid datetime";
   if (record.facets !== undefined) {
     const p = checkFacets(record.facets, record.text);
     if (p) return p;
@@ -130,7 +166,8 @@ export function validatePost(record: Record<string, unknown>, lookups: Lookups):
     const p = checkEmbed(record.embed, lookups);
     if (p) return p;
   }
-  if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3)) return "Record/langs must be an array of at most 3 languages";
+  if (record.langs !== undefined && (!Array.isArray(record.langs) || record.langs.length > 3))
+    return "Record/langs must be an array of at most 3 languages";
   return null;
 }
 
@@ -148,13 +185,20 @@ export function postView(r: StoredRecord, c: ViewContext) {
     embedView = {
       $type: "app.bsky.embed.images#view",
       images: embed.images.map((i: any) => ({
-        thumb: c.blobUrl(r.did, i.image.ref.$link), fullsize: c.blobUrl(r.did, i.image.ref.$link), alt: i.alt,
+        thumb: c.blobUrl(r.did, i.image.ref.$link),
+        fullsize: c.blobUrl(r.did, i.image.ref.$link),
+        alt: i.alt,
         ...(i.aspectRatio && { aspectRatio: i.aspectRatio }),
       })),
     };
   } else if (embed?.$type === "app.bsky.embed.video") {
     const videoCid = embed.video.ref.$link;
-    embedView = { $type: "app.bsky.embed.video#view", cid: videoCid, playlist: `${c.blobUrl(r.did, videoCid)}&format=m3u8`, ...(embed.aspectRatio && { aspectRatio: embed.aspectRatio }) };
+    embedView = {
+      $type: "app.bsky.embed.video#view",
+      cid: videoCid,
+      playlist: `${c.blobUrl(r.did, videoCid)}&format=m3u8`,
+      ...(embed.aspectRatio && { aspectRatio: embed.aspectRatio }),
+    };
   }
   return {
     uri: r.uri,

@@ -84,13 +84,20 @@ export interface BlueskyEmulatorOptions {
 }
 
 class XrpcError extends Error {
-  constructor(readonly status: number, readonly error: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly error: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
 
 const bad = (message: string, error = "InvalidRequest") => new XrpcError(400, error, message);
 
@@ -125,7 +132,15 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     const existing = byHandle(handle);
     if (existing) return existing;
     const did = plcDid(handle);
-    const acc: Account = { did, handle, email: email ?? `${handle.split(".")[0]}@example.com`, displayName: handle.split(".")[0], followers: 0, videosToday: 0, videoDay: "" };
+    const acc: Account = {
+      did,
+      handle,
+      email: email ?? `${handle.split(".")[0]}@example.com`,
+      displayName: handle.split(".")[0],
+      followers: 0,
+      videosToday: 0,
+      videoDay: "",
+    };
     state.accounts.set(did, acc);
     return acc;
   }
@@ -141,13 +156,42 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
 
   function issueSession(acc: Account, base: string) {
     const t = now();
-    const refreshJwt = jwt({ scope: "com.atproto.refresh", sub: acc.did, iat: Math.floor(t / 1000), exp: Math.floor((t + REFRESH_TTL_MS) / 1000) });
-    const accessJwt = jwt({ scope: "com.atproto.appPass", sub: acc.did, iat: Math.floor(t / 1000), exp: Math.floor((t + ACCESS_TTL_MS) / 1000) });
-    state.tokens.set(refreshJwt, { did: acc.did, scope: "refresh", exp: t + REFRESH_TTL_MS, revoked: false, family: refreshJwt });
-    state.tokens.set(accessJwt, { did: acc.did, scope: "access", exp: t + ACCESS_TTL_MS, revoked: false, family: refreshJwt });
+    const refreshJwt = jwt({
+      scope: "com.atproto.refresh",
+      sub: acc.did,
+      iat: Math.floor(t / 1000),
+      exp: Math.floor((t + REFRESH_TTL_MS) / 1000),
+    });
+    const accessJwt = jwt({
+      scope: "com.atproto.appPass",
+      sub: acc.did,
+      iat: Math.floor(t / 1000),
+      exp: Math.floor((t + ACCESS_TTL_MS) / 1000),
+    });
+    state.tokens.set(refreshJwt, {
+      did: acc.did,
+      scope: "refresh",
+      exp: t + REFRESH_TTL_MS,
+      revoked: false,
+      family: refreshJwt,
+    });
+    state.tokens.set(accessJwt, {
+      did: acc.did,
+      scope: "access",
+      exp: t + ACCESS_TTL_MS,
+      revoked: false,
+      family: refreshJwt,
+    });
     return {
-      accessJwt, refreshJwt, handle: acc.handle, did: acc.did, didDoc: didDoc(acc, base),
-      email: acc.email, emailConfirmed: true, emailAuthFactor: false, active: true,
+      accessJwt,
+      refreshJwt,
+      handle: acc.handle,
+      did: acc.did,
+      didDoc: didDoc(acc, base),
+      email: acc.email,
+      emailConfirmed: true,
+      emailAuthFactor: false,
+      active: true,
     };
   }
 
@@ -175,15 +219,18 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     const st = state.serviceTokens.get(raw);
     if (!st) throw new XrpcError(401, "BadJwt", "Token could not be verified");
     if (st.exp * 1000 <= now()) throw new XrpcError(401, "JwtExpired", "jwt expired");
-    if (st.aud !== didWebOf(base)) throw new XrpcError(401, "BadJwtAudience", `jwt audience does not match service did: ${st.aud}`);
-    if (st.lxm !== lxm) throw new XrpcError(401, "BadJwtLexiconMethod", `bad jwt lexicon method ("lxm"). must match: ${lxm}`);
+    if (st.aud !== didWebOf(base))
+      throw new XrpcError(401, "BadJwtAudience", `jwt audience does not match service did: ${st.aud}`);
+    if (st.lxm !== lxm)
+      throw new XrpcError(401, "BadJwtLexiconMethod", `bad jwt lexicon method ("lxm"). must match: ${lxm}`);
     return state.accounts.get(st.iss)!;
   }
 
   const didWebOf = (base: string) => `did:web:${encodeURIComponent(new URL(base).host)}`;
 
   async function readJson(req: Request): Promise<Record<string, unknown>> {
-    if (!(req.headers.get("content-type") ?? "").includes("application/json")) throw bad("Wrong request encoding (Content-Type): expected application/json");
+    if (!(req.headers.get("content-type") ?? "").includes("application/json"))
+      throw bad("Wrong request encoding (Content-Type): expected application/json");
     try {
       const v = await req.json();
       if (!v || typeof v !== "object" || Array.isArray(v)) throw new Error();
@@ -219,7 +266,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     return b;
   };
   const blobRef = (b: Blob) => ({ $type: "blob", ref: { $link: b.cid }, mimeType: b.mimeType, size: b.size });
-  const blobUrl = (base: string, did: string, c: string) => `${base}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${encodeURIComponent(c)}`;
+  const blobUrl = (base: string, did: string, c: string) =>
+    `${base}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(did)}&cid=${encodeURIComponent(c)}`;
 
   function author(did: string) {
     const a = state.accounts.get(did);
@@ -227,12 +275,19 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
   }
 
   const view = (r: StoredRecord, base: string) =>
-    postView(r, { author: author(r.did), blobUrl: (did, c) => blobUrl(base, did, c), replyCount: [...state.records.values()].filter((x) => x.replyParent === r.uri).length });
+    postView(r, {
+      author: author(r.did),
+      blobUrl: (did, c) => blobUrl(base, did, c),
+      replyCount: [...state.records.values()].filter((x) => x.replyParent === r.uri).length,
+    });
 
   function looksLikeVideo(b: Uint8Array): boolean {
     const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
-    return (b.length > 12 && ascii(4, 8) === "ftyp") || (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) ||
-      (b[0] === 0 && b[1] === 0 && b[2] === 1 && (b[3] === 0xba || b[3] === 0xb3));
+    return (
+      (b.length > 12 && ascii(4, 8) === "ftyp") ||
+      (b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3) ||
+      (b[0] === 0 && b[1] === 0 && b[2] === 1 && (b[3] === 0xba || b[3] === 0xb3))
+    );
   }
 
   type Handler = (req: Request, url: URL, base: string) => Promise<Response> | Response;
@@ -250,8 +305,12 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const ident = body.identifier.trim().toLowerCase();
       let acc: Account | undefined;
       if (ident.startsWith("did:")) acc = state.accounts.get(ident);
-      else if (ident.includes("@")) acc = [...state.accounts.values()].find((a) => a.email === ident) ?? ensureAccount(`${ident.split("@")[0]}.bsky.social`, ident);
-      else if (/^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(ident)) acc = byHandle(ident) ?? (body.password ? ensureAccount(ident) : undefined);
+      else if (ident.includes("@"))
+        acc =
+          [...state.accounts.values()].find((a) => a.email === ident) ??
+          ensureAccount(`${ident.split("@")[0]}.bsky.social`, ident);
+      else if (/^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(ident))
+        acc = byHandle(ident) ?? (body.password ? ensureAccount(ident) : undefined);
       if (!acc || !body.password || (acc.password !== undefined && acc.password !== body.password)) {
         throw new XrpcError(401, "AuthenticationRequired", "Invalid identifier or password");
       }
@@ -293,8 +352,17 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const recordCid = cid(JSON.stringify(record), "dag-cbor");
       const parent = (record.reply as { parent?: { uri?: string } } | undefined)?.parent?.uri ?? null;
       const stored: StoredRecord = {
-        uri, cid: recordCid, did: acc.did, rkey, value: record, indexedAt: new Date(now()).toISOString(), replyParent: parent,
-        likes: 0, reposts: 0, quotes: 0, bookmarks: 0,
+        uri,
+        cid: recordCid,
+        did: acc.did,
+        rkey,
+        value: record,
+        indexedAt: new Date(now()).toISOString(),
+        replyParent: parent,
+        likes: 0,
+        reposts: 0,
+        quotes: 0,
+        bookmarks: 0,
       };
       state.records.set(uri, stored);
       state.emulated.push({
@@ -305,7 +373,12 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
         options: record.facets ? { facets: record.facets } : undefined,
         createdAt: new Date(now()),
       });
-      return json({ uri, cid: recordCid, commit: { cid: cid(`commit ${uri}`, "dag-cbor"), rev: tid(now()) }, validationStatus: "valid" });
+      return json({
+        uri,
+        cid: recordCid,
+        commit: { cid: cid(`commit ${uri}`, "dag-cbor"), rev: tid(now()) },
+        validationStatus: "valid",
+      });
     },
     async "app.bsky.video.uploadVideo"(req, url, base) {
       const acc = serviceAuthed(req, base, "com.atproto.repo.uploadBlob");
@@ -313,7 +386,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       q(url, "name");
       const { mimeType, bytes } = await readBytes(req);
       if (!mimeType.startsWith("video/")) throw bad(`Unsupported video type: ${mimeType}`);
-      if (acc.videoRefusal || videosUsed(acc) >= DAILY_VIDEOS) throw bad(acc.videoRefusal ?? "Daily video limit reached", "UploadLimitExceeded");
+      if (acc.videoRefusal || videosUsed(acc) >= DAILY_VIDEOS)
+        throw bad(acc.videoRefusal ?? "Daily video limit reached", "UploadLimitExceeded");
       acc.videosToday += 1;
       const jobId = crypto.randomUUID();
       state.jobs.set(jobId, { jobId, did: acc.did, bytes, valid: looksLikeVideo(bytes), polls: 0 });
@@ -324,7 +398,14 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
   const queries: Record<string, Handler> = {
     "com.atproto.server.getSession"(req, _url, base) {
       const acc = authed(req);
-      return json({ handle: acc.handle, did: acc.did, email: acc.email, emailConfirmed: true, didDoc: didDoc(acc, base), active: true });
+      return json({
+        handle: acc.handle,
+        did: acc.did,
+        email: acc.email,
+        emailConfirmed: true,
+        didDoc: didDoc(acc, base),
+        active: true,
+      });
     },
     "com.atproto.server.getServiceAuth"(req, url) {
       const acc = authed(req);
@@ -343,7 +424,11 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const repo = q(url, "repo");
       const did = byActor(repo)?.did ?? repo;
       const r = state.records.get(`at://${did}/${q(url, "collection")}/${q(url, "rkey")}`);
-      if (!r) throw bad(`Could not locate record: at://${did}/${url.searchParams.get("collection")}/${url.searchParams.get("rkey")}`, "RecordNotFound");
+      if (!r)
+        throw bad(
+          `Could not locate record: at://${did}/${url.searchParams.get("collection")}/${url.searchParams.get("rkey")}`,
+          "RecordNotFound",
+        );
       return json({ uri: r.uri, cid: r.cid, value: r.value });
     },
     "com.atproto.identity.resolveHandle"(_req, url) {
@@ -361,7 +446,13 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const acc = byActor(q(url, "actor"));
       if (!acc) throw bad("Profile not found");
       const postsCount = [...state.records.values()].filter((r) => r.did === acc.did).length;
-      return json({ ...author(acc.did), followersCount: acc.followers, followsCount: 0, postsCount, indexedAt: new Date(now()).toISOString() });
+      return json({
+        ...author(acc.did),
+        followersCount: acc.followers,
+        followsCount: 0,
+        postsCount,
+        indexedAt: new Date(now()).toISOString(),
+      });
     },
     "app.bsky.feed.getAuthorFeed"(req, url, base) {
       authed(req);
@@ -375,7 +466,9 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
         .filter((r) => r.did === acc.did)
         .filter((r) => filter !== "posts_no_replies" || !r.replyParent)
         .filter((r) => filter !== "posts_with_media" || r.value.embed)
-        .sort((a, b) => (a.indexedAt === b.indexedAt ? b.rkey.localeCompare(a.rkey) : b.indexedAt.localeCompare(a.indexedAt)));
+        .sort((a, b) =>
+          a.indexedAt === b.indexedAt ? b.rkey.localeCompare(a.rkey) : b.indexedAt.localeCompare(a.indexedAt),
+        );
       const key = (r: StoredRecord) => `${r.indexedAt}::${r.rkey}`;
       const after = cursor ? mine.filter((r) => key(r) < cursor) : mine;
       const page = after.slice(0, limit);
@@ -386,7 +479,12 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       authed(req);
       const uris = url.searchParams.getAll("uris");
       if (uris.length > 25) throw bad("uris must not have more than 25 elements");
-      return json({ posts: uris.map((u) => state.records.get(u)).filter((r): r is StoredRecord => !!r).map((r) => view(r, base)) });
+      return json({
+        posts: uris
+          .map((u) => state.records.get(u))
+          .filter((r): r is StoredRecord => !!r)
+          .map((r) => view(r, base)),
+      });
     },
     "app.bsky.video.getUploadLimits"(req, _url, base) {
       const acc = serviceAuthed(req, base, "app.bsky.video.getUploadLimits");
@@ -403,8 +501,19 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (!job) throw bad("Job not found", "NotFound");
       job.polls += 1;
       const base = { jobId: job.jobId, did: job.did };
-      if (!job.valid) return json({ jobStatus: { ...base, state: "JOB_STATE_FAILED", error: "validation_failure", message: "the file is not a video we can read" } });
-      if (job.polls < videoPolls) return json({ jobStatus: { ...base, state: "JOB_STATE_ENCODING", progress: Math.round((100 * job.polls) / videoPolls) } });
+      if (!job.valid)
+        return json({
+          jobStatus: {
+            ...base,
+            state: "JOB_STATE_FAILED",
+            error: "validation_failure",
+            message: "the file is not a video we can read",
+          },
+        });
+      if (job.polls < videoPolls)
+        return json({
+          jobStatus: { ...base, state: "JOB_STATE_ENCODING", progress: Math.round((100 * job.polls) / videoPolls) },
+        });
       // Processing done: the result is stored in the user's repo as an MP4 blob.
       if (!job.blob) {
         job.blob = storeBlob(job.did, "video/mp4", job.bytes!);
@@ -418,7 +527,9 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     if (f.kind === "rate_limit") {
       const wait = f.retryAfterSeconds ?? 60;
       return json({ error: "RateLimitExceeded", message: "Rate Limit Exceeded" }, 429, {
-        "ratelimit-limit": "3000", "ratelimit-remaining": "0", "ratelimit-policy": "3000;w=300",
+        "ratelimit-limit": "3000",
+        "ratelimit-remaining": "0",
+        "ratelimit-policy": "3000;w=300",
         "ratelimit-reset": String(Math.ceil(now() / 1000) + wait),
       });
     }
@@ -445,7 +556,12 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       const handler = req.method === "POST" ? procedures[nsid] : req.method === "GET" ? queries[nsid] : undefined;
       if (handler) return handler(req, new URL(req.url), mountBase(req, path));
       const known = nsid in procedures || nsid in queries;
-      return json(known ? { error: "InvalidRequest", message: "Incorrect HTTP method" } : { error: "MethodNotImplemented", message: "Method Not Implemented" }, known ? 400 : 501);
+      return json(
+        known
+          ? { error: "InvalidRequest", message: "Incorrect HTTP method" }
+          : { error: "MethodNotImplemented", message: "Method Not Implemented" },
+        known ? 400 : 501,
+      );
     },
     error: XrpcError,
     errorResponse: (e) => json({ error: e.error, message: e.message }, e.status),
@@ -488,9 +604,17 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
 }
 
 function mediaOfRecord(record: Record<string, unknown>): EmulatedPost["media"] {
-  const embed = record.embed as { $type?: string; images?: { image: { mimeType: string; size: number } }[]; video?: { mimeType: string; size: number } } | undefined;
-  if (embed?.$type === "app.bsky.embed.images") return (embed.images ?? []).map((i) => ({ type: "image", contentType: i.image.mimeType, size: i.image.size }));
-  if (embed?.$type === "app.bsky.embed.video" && embed.video) return [{ type: "video", contentType: embed.video.mimeType, size: embed.video.size }];
+  const embed = record.embed as
+    | {
+        $type?: string;
+        images?: { image: { mimeType: string; size: number } }[];
+        video?: { mimeType: string; size: number };
+      }
+    | undefined;
+  if (embed?.$type === "app.bsky.embed.images")
+    return (embed.images ?? []).map((i) => ({ type: "image", contentType: i.image.mimeType, size: i.image.size }));
+  if (embed?.$type === "app.bsky.embed.video" && embed.video)
+    return [{ type: "video", contentType: embed.video.mimeType, size: embed.video.size }];
   return [];
 }
 

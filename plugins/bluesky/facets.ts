@@ -90,7 +90,10 @@ export function toFacets(text: string, spans: Span[], dids: Map<string, string>)
       if (!did) continue;
       feature = { $type: "app.bsky.richtext.facet#mention", did };
     }
-    facets.push({ index: { byteStart: byteOffset(text, s.start), byteEnd: byteOffset(text, s.end) }, features: [feature] });
+    facets.push({
+      index: { byteStart: byteOffset(text, s.start), byteEnd: byteOffset(text, s.end) },
+      features: [feature],
+    });
   }
   return facets;
 }

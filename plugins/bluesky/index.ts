@@ -5,9 +5,23 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, unreadableMedia, RefreshError,
-  type ConnectContext, type Credentials, type FailureOutcome, type MediaItem, type Outcome, type PluginContext,
-  type AccountStats, type PostMetrics, type ProviderHttp, type ProviderResponse, type PublishJob, type RecentMedia, type RecentPost,
+  ConnectError,
+  definePlugin,
+  unreadableMedia,
+  RefreshError,
+  type ConnectContext,
+  type Credentials,
+  type FailureOutcome,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type ProviderHttp,
+  type ProviderResponse,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
@@ -36,7 +50,11 @@ export interface BlueskySession {
 
 type Step<T> = { ok: true; value: T } | { ok: false; outcome: FailureOutcome };
 const fail = (outcome: FailureOutcome): { ok: false; outcome: FailureOutcome } => ({ ok: false, outcome });
-const permanent = (reason: string, code?: string): FailureOutcome => ({ kind: "permanent", reason, ...(code && { code }) });
+const permanent = (reason: string, code?: string): FailureOutcome => ({
+  kind: "permanent",
+  reason,
+  ...(code && { code }),
+});
 
 interface BlobRef {
   $type: "blob";
@@ -48,7 +66,13 @@ interface BlobRef {
 function readSession(c: Credentials): BlueskySession | null {
   const s = c as Partial<BlueskySession>;
   if (typeof s.did !== "string" || typeof s.accessJwt !== "string" || typeof s.refreshJwt !== "string") return null;
-  return { did: s.did, handle: String(s.handle ?? s.did), accessJwt: s.accessJwt, refreshJwt: s.refreshJwt, pdsUrl: s.pdsUrl };
+  return {
+    did: s.did,
+    handle: String(s.handle ?? s.did),
+    accessJwt: s.accessJwt,
+    refreshJwt: s.refreshJwt,
+    pdsUrl: s.pdsUrl,
+  };
 }
 
 function pdsFromDidDoc(doc: unknown): string | undefined {
@@ -74,7 +98,8 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const didWeb = (url: string) => `did:web:${encodeURIComponent(new URL(url).host)}`;
 
 const rkeyOf = (uri: string) => uri.slice(uri.lastIndexOf("/") + 1);
-export const postUrl = (handleOrDid: string, uri: string) => `https://bsky.app/profile/${handleOrDid}/post/${rkeyOf(uri)}`;
+export const postUrl = (handleOrDid: string, uri: string) =>
+  `https://bsky.app/profile/${handleOrDid}/post/${rkeyOf(uri)}`;
 
 /**
  * The video service: video.bsky.app next to the real PDS, or CRIER_BLUESKY_VIDEO_URL. When the PDS URL is
@@ -88,7 +113,13 @@ function videoServiceUrl(ctx: PluginContext): string {
 async function openMedia(ctx: PluginContext, item: MediaItem) {
   try {
     const body = await ctx.media.open(item);
-    return { ok: true as const, value: { contentType: body.contentType.split(";")[0].trim().toLowerCase(), bytes: (await body.bytes()) as Uint8Array<ArrayBuffer> } };
+    return {
+      ok: true as const,
+      value: {
+        contentType: body.contentType.split(";")[0].trim().toLowerCase(),
+        bytes: (await body.bytes()) as Uint8Array<ArrayBuffer>,
+      },
+    };
   } catch (e) {
     return fail(unreadableMedia(e));
   }
@@ -98,9 +129,15 @@ async function uploadImage(ctx: PluginContext, s: BlueskySession, item: MediaIte
   const opened = await openMedia(ctx, item);
   if (!opened.ok) return opened;
   const { contentType, bytes } = opened.value;
-  if (!contentType.startsWith("image/")) return fail(permanent(`media ${n}: ${contentType} is not an image`, "unsupported_media"));
+  if (!contentType.startsWith("image/"))
+    return fail(permanent(`media ${n}: ${contentType} is not an image`, "unsupported_media"));
   if (bytes.length > MAX_IMAGE_BYTES) {
-    return fail(permanent(`media ${n}: image is ${bytes.length} bytes; Bluesky takes images up to ${MAX_IMAGE_BYTES} bytes`, "media_too_large"));
+    return fail(
+      permanent(
+        `media ${n}: image is ${bytes.length} bytes; Bluesky takes images up to ${MAX_IMAGE_BYTES} bytes`,
+        "media_too_large",
+      ),
+    );
   }
   const res = await ctx.http.request<{ blob: BlobRef }>("POST", "/xrpc/com.atproto.repo.uploadBlob", {
     headers: { ...bearer(s.accessJwt), "content-type": contentType },
@@ -136,41 +173,70 @@ interface JobStatus {
 }
 
 /** uploadVideo to the video service, then poll the job until it hands back the processed blob. */
-async function uploadVideo(ctx: PluginContext, s: BlueskySession, item: MediaItem, job: PublishJob): Promise<Step<unknown>> {
+async function uploadVideo(
+  ctx: PluginContext,
+  s: BlueskySession,
+  item: MediaItem,
+  job: PublishJob,
+): Promise<Step<unknown>> {
   const opened = await openMedia(ctx, item);
   if (!opened.ok) return opened;
   const { contentType, bytes } = opened.value;
-  if (!VIDEO_MIME.includes(contentType)) return fail(permanent(`video type ${contentType} is not accepted by Bluesky (mp4, mov, webm, mpeg)`, "unsupported_media"));
+  if (!VIDEO_MIME.includes(contentType))
+    return fail(
+      permanent(`video type ${contentType} is not accepted by Bluesky (mp4, mov, webm, mpeg)`, "unsupported_media"),
+    );
   if (bytes.length > MAX_VIDEO_BYTES) {
-    return fail(permanent(`video is ${bytes.length} bytes; Bluesky takes videos up to ${MAX_VIDEO_BYTES} bytes`, "media_too_large"));
+    return fail(
+      permanent(
+        `video is ${bytes.length} bytes; Bluesky takes videos up to ${MAX_VIDEO_BYTES} bytes`,
+        "media_too_large",
+      ),
+    );
   }
   const video = videoServiceUrl(ctx);
 
   // Asking first spares sending up to 100 MB to be told the account may not upload (unverified email, quota).
   const limitsToken = await serviceToken(ctx, s, didWeb(video), "app.bsky.video.getUploadLimits");
   if (!limitsToken.ok) return limitsToken;
-  const limits = await ctx.http.request<{ canUpload: boolean; message?: string; error?: string }>("GET", `${video}/xrpc/app.bsky.video.getUploadLimits`, {
-    headers: bearer(limitsToken.value),
-  });
+  const limits = await ctx.http.request<{ canUpload: boolean; message?: string; error?: string }>(
+    "GET",
+    `${video}/xrpc/app.bsky.video.getUploadLimits`,
+    {
+      headers: bearer(limitsToken.value),
+    },
+  );
   if (!limits.ok) return fail(limits.outcome);
-  if (!limits.body.canUpload) return fail(permanent(`Bluesky refuses video uploads for this account: ${limits.body.message ?? limits.body.error ?? "limit reached"}`, "video_upload_refused"));
+  if (!limits.body.canUpload)
+    return fail(
+      permanent(
+        `Bluesky refuses video uploads for this account: ${limits.body.message ?? limits.body.error ?? "limit reached"}`,
+        "video_upload_refused",
+      ),
+    );
 
   // The video service stores the result in the user's repo, so the token is for uploadBlob at their PDS.
   const uploadToken = await serviceToken(ctx, s, didWeb(s.pdsUrl ?? ctx.http.baseUrl), "com.atproto.repo.uploadBlob");
   if (!uploadToken.ok) return uploadToken;
   const ext = contentType === "video/quicktime" ? "mov" : contentType.slice("video/".length);
-  const up = await ctx.http.request<{ jobStatus?: JobStatus } & Partial<JobStatus>>("POST", `${video}/xrpc/app.bsky.video.uploadVideo`, {
-    query: { did: s.did, name: `${job.idempotencyToken}.${ext}` },
-    headers: { ...bearer(uploadToken.value), "content-type": contentType },
-    body: bytes,
-  });
+  const up = await ctx.http.request<{ jobStatus?: JobStatus } & Partial<JobStatus>>(
+    "POST",
+    `${video}/xrpc/app.bsky.video.uploadVideo`,
+    {
+      query: { did: s.did, name: `${job.idempotencyToken}.${ext}` },
+      headers: { ...bearer(uploadToken.value), "content-type": contentType },
+      body: bytes,
+    },
+  );
   // The same video uploaded twice (an earlier attempt) is "already_exists" with the job to follow.
   const jobId = up.ok ? (up.body.jobStatus ?? up.body).jobId : (up.body as { jobId?: string } | undefined)?.jobId;
   if (!jobId) return fail(up.ok ? permanent("Bluesky's video service returned no job") : up.outcome);
 
   const deadline = Date.now() + VIDEO_WAIT_MS;
   for (let wait = 250; ; wait = Math.min(wait * 2, 5000)) {
-    const st = await ctx.http.request<{ jobStatus: JobStatus }>("GET", `${video}/xrpc/app.bsky.video.getJobStatus`, { query: { jobId } });
+    const st = await ctx.http.request<{ jobStatus: JobStatus }>("GET", `${video}/xrpc/app.bsky.video.getJobStatus`, {
+      query: { jobId },
+    });
     if (!st.ok) return fail(st.outcome);
     const status = st.body.jobStatus;
     if (status.blob) {
@@ -184,9 +250,15 @@ async function uploadVideo(ctx: PluginContext, s: BlueskySession, item: MediaIte
       };
     }
     if (status.state === "JOB_STATE_FAILED") {
-      return fail(permanent(`Bluesky could not process the video: ${[status.error, status.message].filter(Boolean).join(": ") || "failed"}`, "video_processing_failed"));
+      return fail(
+        permanent(
+          `Bluesky could not process the video: ${[status.error, status.message].filter(Boolean).join(": ") || "failed"}`,
+          "video_processing_failed",
+        ),
+      );
     }
-    if (Date.now() + wait > deadline) return fail({ kind: "retryable", reason: "Bluesky is still processing the video", retryAfterMs: 60_000 });
+    if (Date.now() + wait > deadline)
+      return fail({ kind: "retryable", reason: "Bluesky is still processing the video", retryAfterMs: 60_000 });
     await new Promise((r) => setTimeout(r, wait));
   }
 }
@@ -195,7 +267,10 @@ async function buildFacets(http: ProviderHttp, s: BlueskySession, text: string):
   const spans = detectSpans(text);
   const dids = new Map<string, string>();
   for (const handle of new Set(spans.filter((x) => x.kind === "mention").map((x) => x.value))) {
-    const res = await http.request<{ did: string }>("GET", "/xrpc/com.atproto.identity.resolveHandle", { query: { handle }, headers: bearer(s.accessJwt) });
+    const res = await http.request<{ did: string }>("GET", "/xrpc/com.atproto.identity.resolveHandle", {
+      query: { handle },
+      headers: bearer(s.accessJwt),
+    });
     if (res.ok) dids.set(handle, res.body.did);
     // A handle nobody has is left as plain text; anything else (rate limit, expiry) stops the attempt.
     else if (res.outcome.kind !== "permanent") return fail(res.outcome);
@@ -209,14 +284,27 @@ interface StrongRef {
 }
 
 /** A reply names its parent and the thread's root, each by URI and CID; the parent's record knows the root. */
-async function replyRefs(http: ProviderHttp, s: BlueskySession, parentUri: string): Promise<Step<{ root: StrongRef; parent: StrongRef }>> {
+async function replyRefs(
+  http: ProviderHttp,
+  s: BlueskySession,
+  parentUri: string,
+): Promise<Step<{ root: StrongRef; parent: StrongRef }>> {
   const m = /^at:\/\/([^/]+)\/([^/]+)\/([^/]+)$/.exec(parentUri);
   if (!m) return fail(permanent(`reply target ${parentUri} is not a Bluesky post URI`, "invalid_reply_target"));
-  const res = await http.request<{ uri: string; cid: string; value: { reply?: { root: StrongRef } } }>("GET", "/xrpc/com.atproto.repo.getRecord", {
-    query: { repo: m[1], collection: m[2], rkey: m[3] },
-    headers: bearer(s.accessJwt),
-  });
-  if (!res.ok) return fail(res.outcome.kind === "permanent" ? permanent(`the post to reply to is gone: ${res.outcome.reason}`, "reply_target_missing") : res.outcome);
+  const res = await http.request<{ uri: string; cid: string; value: { reply?: { root: StrongRef } } }>(
+    "GET",
+    "/xrpc/com.atproto.repo.getRecord",
+    {
+      query: { repo: m[1], collection: m[2], rkey: m[3] },
+      headers: bearer(s.accessJwt),
+    },
+  );
+  if (!res.ok)
+    return fail(
+      res.outcome.kind === "permanent"
+        ? permanent(`the post to reply to is gone: ${res.outcome.reason}`, "reply_target_missing")
+        : res.outcome,
+    );
   const parent = { uri: res.body.uri, cid: res.body.cid };
   return { ok: true, value: { root: res.body.value.reply?.root ?? parent, parent } };
 }
@@ -272,9 +360,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 async function refresh(ctx: PluginContext): Promise<Credentials> {
   const s = readSession(ctx.credentials);
   if (!s) throw new Error("no Bluesky session is stored for this account");
-  const res = await ctx.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.refreshSession", { headers: bearer(s.refreshJwt) });
+  const res = await ctx.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.refreshSession", {
+    headers: bearer(s.refreshJwt),
+  });
   if (!res.ok) {
-    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown") throw new RefreshError(`Bluesky could not refresh the session now: ${res.outcome.reason}`, true);
+    if (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")
+      throw new RefreshError(`Bluesky could not refresh the session now: ${res.outcome.reason}`, true);
     throw new RefreshError(`Bluesky refused to refresh the session: ${res.outcome.reason}`, false);
   }
   const next = sessionFrom(res.body, s);
@@ -290,7 +381,12 @@ interface PostView {
     text?: string;
     createdAt?: string;
     reply?: unknown;
-    embed?: { $type?: string; images?: { image: BlobRef; aspectRatio?: { width: number; height: number } }[]; video?: BlobRef; media?: PostView["record"]["embed"] };
+    embed?: {
+      $type?: string;
+      images?: { image: BlobRef; aspectRatio?: { width: number; height: number } }[];
+      video?: BlobRef;
+      media?: PostView["record"]["embed"];
+    };
   };
   indexedAt: string;
   likeCount?: number;
@@ -301,24 +397,45 @@ interface PostView {
 }
 
 /** Media of a record as fetchable URLs: the original blobs, read from the account's PDS. */
-function mediaOf(ctx: PluginContext, s: BlueskySession, embed: PostView["record"]["embed"]): { media: RecentMedia[]; kind: RecentPost["kind"] } {
+function mediaOf(
+  ctx: PluginContext,
+  s: BlueskySession,
+  embed: PostView["record"]["embed"],
+): { media: RecentMedia[]; kind: RecentPost["kind"] } {
   if (!embed) return { media: [], kind: "text" };
   const pds = s.pdsUrl ?? ctx.http.baseUrl;
-  const blobUrl = (b: BlobRef) => `${pds}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(s.did)}&cid=${encodeURIComponent(b.ref.$link)}`;
+  const blobUrl = (b: BlobRef) =>
+    `${pds}/xrpc/com.atproto.sync.getBlob?did=${encodeURIComponent(s.did)}&cid=${encodeURIComponent(b.ref.$link)}`;
   const type = embed.$type ?? "";
-  if (type.startsWith("app.bsky.embed.recordWithMedia")) return { media: mediaOf(ctx, s, embed.media).media, kind: "quote" };
+  if (type.startsWith("app.bsky.embed.recordWithMedia"))
+    return { media: mediaOf(ctx, s, embed.media).media, kind: "quote" };
   if (type.startsWith("app.bsky.embed.record")) return { media: [], kind: "quote" };
   if (type.startsWith("app.bsky.embed.images") && embed.images) {
     return {
       kind: "image",
       media: embed.images.map((i) => ({
-        url: blobUrl(i.image), type: "image" as const, downloadable: true, mime_type: i.image.mimeType, size: i.image.size,
+        url: blobUrl(i.image),
+        type: "image" as const,
+        downloadable: true,
+        mime_type: i.image.mimeType,
+        size: i.image.size,
         ...(i.aspectRatio && { width: i.aspectRatio.width, height: i.aspectRatio.height }),
       })),
     };
   }
   if (type.startsWith("app.bsky.embed.video") && embed.video) {
-    return { kind: "video", media: [{ url: blobUrl(embed.video), type: "video", downloadable: true, mime_type: embed.video.mimeType, size: embed.video.size }] };
+    return {
+      kind: "video",
+      media: [
+        {
+          url: blobUrl(embed.video),
+          type: "video",
+          downloadable: true,
+          mime_type: embed.video.mimeType,
+          size: embed.video.size,
+        },
+      ],
+    };
   }
   return { media: [], kind: "text" };
 }
@@ -334,10 +451,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   // Without a starting point one page is enough: a new workflow copies what comes next, not the past.
   const pages = since ? MAX_FEED_PAGES : 1;
   for (let page = 0; page < pages; page++) {
-    const res = await ctx.http.request<{ feed: { post: PostView; reason?: unknown }[]; cursor?: string }>("GET", "/xrpc/app.bsky.feed.getAuthorFeed", {
-      query: { actor: s.did, filter: "posts_no_replies", limit: FEED_PAGE, cursor },
-      headers: bearer(s.accessJwt),
-    });
+    const res = await ctx.http.request<{ feed: { post: PostView; reason?: unknown }[]; cursor?: string }>(
+      "GET",
+      "/xrpc/app.bsky.feed.getAuthorFeed",
+      {
+        query: { actor: s.did, filter: "posts_no_replies", limit: FEED_PAGE, cursor },
+        headers: bearer(s.accessJwt),
+      },
+    );
     if (!res.ok) throw new Error(`Bluesky author feed: ${res.outcome.reason}`);
     let reachedOlder = false;
     for (const item of res.body.feed) {
@@ -349,7 +470,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         continue;
       }
       const { media, kind } = mediaOf(ctx, s, item.post.record.embed);
-      out.push({ platformPostId: item.post.uri, url: postUrl(item.post.author.handle, item.post.uri), content: item.post.record.text ?? "", media, createdAt, kind });
+      out.push({
+        platformPostId: item.post.uri,
+        url: postUrl(item.post.author.handle, item.post.uri),
+        content: item.post.record.text ?? "",
+        media,
+        createdAt,
+        kind,
+      });
     }
     cursor = res.body.cursor;
     if (reachedOlder || !cursor || res.body.feed.length === 0) break;
@@ -368,7 +496,9 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
     const chunk = ids.slice(i, i + GET_POSTS_MAX);
     // uris is a repeated query parameter.
     const qs = chunk.map((u) => `uris=${encodeURIComponent(u)}`).join("&");
-    const res = await ctx.http.request<{ posts: PostView[] }>("GET", `/xrpc/app.bsky.feed.getPosts?${qs}`, { headers: bearer(s.accessJwt) });
+    const res = await ctx.http.request<{ posts: PostView[] }>("GET", `/xrpc/app.bsky.feed.getPosts?${qs}`, {
+      headers: bearer(s.accessJwt),
+    });
     if (!res.ok) throw new Error(`Bluesky getPosts: ${res.outcome.reason}`);
     for (const p of res.body.posts) {
       out[p.uri] = {
@@ -388,7 +518,9 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 async function onDisconnect(ctx: PluginContext): Promise<void> {
   const s = readSession(ctx.credentials);
   if (!s) return;
-  const res = await ctx.http.request("POST", "/xrpc/com.atproto.server.deleteSession", { headers: bearer(s.refreshJwt) });
+  const res = await ctx.http.request("POST", "/xrpc/com.atproto.server.deleteSession", {
+    headers: bearer(s.refreshJwt),
+  });
   if (!res.ok) ctx.log.warn("bluesky: could not end the session", { reason: res.outcome.reason });
 }
 
@@ -396,12 +528,18 @@ async function onDisconnect(ctx: PluginContext): Promise<void> {
 function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
   const body = res.body as { error?: string; message?: string } | null;
   const reason = body?.message ?? body?.error ?? `HTTP ${res.status}`;
-  if (res.status === 400 && (body?.error === "ExpiredToken" || body?.error === "InvalidToken")) return { kind: "auth_expired", reason };
+  if (res.status === 400 && (body?.error === "ExpiredToken" || body?.error === "InvalidToken"))
+    return { kind: "auth_expired", reason };
   if (res.status === 429) {
     const reset = Number(res.headers.get("ratelimit-reset"));
-    const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), new Date())
-      ?? (Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : undefined);
-    return { kind: "retryable", reason: `rate limited: ${reason}`, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+    const retryAfterMs =
+      parseRetryAfter(res.headers.get("retry-after"), new Date()) ??
+      (Number.isFinite(reset) && reset > 0 ? Math.max(0, reset * 1000 - Date.now()) : undefined);
+    return {
+      kind: "retryable",
+      reason: `rate limited: ${reason}`,
+      ...(retryAfterMs !== undefined && { retryAfterMs }),
+    };
   }
   return undefined;
 }
@@ -417,25 +555,39 @@ export function normaliseIdentifier(raw: string): string {
 async function verify(c: ConnectContext, values: Record<string, string>) {
   const identifier = normaliseIdentifier(values.handle ?? "");
   const password = (values.app_password ?? "").trim();
-  const looksValid = identifier.includes("@") || identifier.startsWith("did:") || /^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(identifier);
-  if (!looksValid) throw new ConnectError("Enter your Bluesky handle, for example alice.bsky.social (or the email of the account).");
-  if (!password) throw new ConnectError("Enter an app password (Bluesky settings → Privacy and security → App passwords).");
-  const res = await c.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.createSession", { json: { identifier, password } });
+  const looksValid =
+    identifier.includes("@") ||
+    identifier.startsWith("did:") ||
+    /^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z][a-z0-9-]*$/.test(identifier);
+  if (!looksValid)
+    throw new ConnectError("Enter your Bluesky handle, for example alice.bsky.social (or the email of the account).");
+  if (!password)
+    throw new ConnectError("Enter an app password (Bluesky settings → Privacy and security → App passwords).");
+  const res = await c.http.request<Record<string, unknown>>("POST", "/xrpc/com.atproto.server.createSession", {
+    json: { identifier, password },
+  });
   if (!res.ok) {
     const code = (res.body as { error?: string } | undefined)?.error;
-    if (code === "AuthFactorTokenRequired") throw new ConnectError("This account asks for a sign-in code: use an app password, not your main password.");
+    if (code === "AuthFactorTokenRequired")
+      throw new ConnectError("This account asks for a sign-in code: use an app password, not your main password.");
     if (res.status === 401) throw new ConnectError("Bluesky did not accept this handle and app password.");
-    if (res.outcome.kind === "retryable") throw new ConnectError("Bluesky is not answering or asks to slow down; try again in a few minutes.");
+    if (res.outcome.kind === "retryable")
+      throw new ConnectError("Bluesky is not answering or asks to slow down; try again in a few minutes.");
     throw new ConnectError(`Bluesky refused the sign-in: ${res.outcome.reason}`);
   }
-  if (res.body.active === false) throw new ConnectError(`This Bluesky account is not active (${String(res.body.status ?? "deactivated")}).`);
+  if (res.body.active === false)
+    throw new ConnectError(`This Bluesky account is not active (${String(res.body.status ?? "deactivated")}).`);
   const session = sessionFrom(res.body);
   let avatarUrl: string | null = null;
   const metadata: Record<string, unknown> = { did: session.did, pds_url: session.pdsUrl ?? null };
-  const profile = await c.http.request<{ avatar?: string; displayName?: string; followersCount?: number }>("GET", "/xrpc/app.bsky.actor.getProfile", {
-    query: { actor: session.did },
-    headers: bearer(session.accessJwt),
-  });
+  const profile = await c.http.request<{ avatar?: string; displayName?: string; followersCount?: number }>(
+    "GET",
+    "/xrpc/app.bsky.actor.getProfile",
+    {
+      query: { actor: session.did },
+      headers: bearer(session.accessJwt),
+    },
+  );
   if (profile.ok) {
     avatarUrl = profile.body.avatar ?? null;
     metadata.display_name = profile.body.displayName ?? null;
@@ -447,7 +599,10 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   const s = readSession(ctx.credentials);
   if (!s) throw new Error("no Bluesky session is stored for this account");
-  const res = await ctx.http.request<{ followersCount?: number }>("GET", "/xrpc/app.bsky.actor.getProfile", { query: { actor: s.did }, headers: bearer(s.accessJwt) });
+  const res = await ctx.http.request<{ followersCount?: number }>("GET", "/xrpc/app.bsky.actor.getProfile", {
+    query: { actor: s.did },
+    headers: bearer(s.accessJwt),
+  });
   if (!res.ok) throw new Error(`Bluesky getProfile: ${res.outcome.reason}`);
   return { followers: res.body.followersCount ?? null };
 }
@@ -455,14 +610,27 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
 export default definePlugin({
   platform: "bluesky",
   displayName: "Bluesky",
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/webp", "image/gif", ...VIDEO_MIME],
     convertible_formats: {},
     max_size_bytes: { image: MAX_IMAGE_BYTES, video: MAX_VIDEO_BYTES, gif: MAX_IMAGE_BYTES },
     file_constraints: {
-      maxFiles: MAX_IMAGES, maxImageFiles: MAX_IMAGES, maxVideoFiles: 1, maxGifFiles: MAX_IMAGES,
-      allowMixedMedia: false, gifBehavior: "still_image",
+      maxFiles: MAX_IMAGES,
+      maxImageFiles: MAX_IMAGES,
+      maxVideoFiles: 1,
+      maxGifFiles: MAX_IMAGES,
+      allowMixedMedia: false,
+      gifBehavior: "still_image",
     },
     required_media: null,
     max_hashtags: null,
@@ -488,7 +656,8 @@ export default definePlugin({
     verify,
   },
   disconnect: {
-    message: "Crier ended its Bluesky session and forgot it. The app password stays valid until you revoke it in Bluesky's settings (App passwords).",
+    message:
+      "Crier ended its Bluesky session and forgot it. The app password stays valid until you revoke it in Bluesky's settings (App passwords).",
   },
   onDisconnect,
   classifyResponse,

@@ -13,10 +13,36 @@ import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/plat
 import { addCounts, AuthorizationCodes, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
 import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
 
-interface Page { id: string; name: string; token: string }
-interface Post { id: string; page: string; message: string; link: string | null; photos: string[]; video: string | null; createdAt: Date; reactions: number; comments: number; shares: number; views: number }
-interface Photo { id: string; page: string; published: boolean; type: string }
-interface Video { id: string; page: string; status: "processing" | "ready" | "error"; reads: number }
+interface Page {
+  id: string;
+  name: string;
+  token: string;
+}
+interface Post {
+  id: string;
+  page: string;
+  message: string;
+  link: string | null;
+  photos: string[];
+  video: string | null;
+  createdAt: Date;
+  reactions: number;
+  comments: number;
+  shares: number;
+  views: number;
+}
+interface Photo {
+  id: string;
+  page: string;
+  published: boolean;
+  type: string;
+}
+interface Video {
+  id: string;
+  page: string;
+  status: "processing" | "ready" | "error";
+  reads: number;
+}
 
 export interface FacebookEmulator extends Emulator {
   addPage(name: string): string;
@@ -54,12 +80,15 @@ export function createFacebookEmulator(): FacebookEmulator {
   };
   addPage("Sandbox Page");
 
-  const tokenOf = (req: Request, url: URL) => /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
+  const tokenOf = (req: Request, url: URL) =>
+    /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
 
   function pageAuth(req: Request, url: URL, pageId: string): Page {
     const page = state.pages.find((p) => p.id === pageId);
-    if (!page) throw new GraphError(400, 100, `Unsupported post request. Object with ID '${pageId}' does not exist`, 33);
-    if (tokenOf(req, url) !== page.token) throw new GraphError(400, 190, "Error validating access token: the token is not this Page's token.", 460);
+    if (!page)
+      throw new GraphError(400, 100, `Unsupported post request. Object with ID '${pageId}' does not exist`, 33);
+    if (tokenOf(req, url) !== page.token)
+      throw new GraphError(400, 190, "Error validating access token: the token is not this Page's token.", 460);
     return page;
   }
 
@@ -77,40 +106,74 @@ export function createFacebookEmulator(): FacebookEmulator {
     return new Map(Object.entries(j).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)]));
   }
 
-  function addPost(p: Omit<Post, "id" | "createdAt" | "reactions" | "comments" | "shares" | "views">, id?: string): Post {
-    const post: Post = { ...p, id: id ?? `${p.page}_${num()}`, createdAt: new Date(), reactions: 0, comments: 0, shares: 0, views: 0 };
+  function addPost(
+    p: Omit<Post, "id" | "createdAt" | "reactions" | "comments" | "shares" | "views">,
+    id?: string,
+  ): Post {
+    const post: Post = {
+      ...p,
+      id: id ?? `${p.page}_${num()}`,
+      createdAt: new Date(),
+      reactions: 0,
+      comments: 0,
+      shares: 0,
+      views: 0,
+    };
     state.posts.push(post);
-    state.emulated.push({ id: post.id, text: post.message, media: [...post.photos.map(() => ({ type: "image" })), ...(post.video ? [{ type: "video" }] : [])], createdAt: post.createdAt });
+    state.emulated.push({
+      id: post.id,
+      text: post.message,
+      media: [...post.photos.map(() => ({ type: "image" })), ...(post.video ? [{ type: "video" }] : [])],
+      createdAt: post.createdAt,
+    });
     return post;
   }
 
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const p = path.replace(/^\/v\d+\.\d+/, "");
-    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize")) return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
+    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize"))
+      return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
     if (m === "GET" && (p === "/oauth/access_token" || path === "/oauth/token")) {
       const q = url.searchParams;
-      if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret")) throw new GraphError(400, 1, "Error validating client secret.");
+      if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret"))
+        throw new GraphError(400, 1, "Error validating client secret.");
       if (q.get("grant_type") === "fb_exchange_token") {
-        if (!state.userTokens.has(q.get("fb_exchange_token") ?? "")) throw new GraphError(400, 190, "Invalid OAuth access token.");
+        if (!state.userTokens.has(q.get("fb_exchange_token") ?? ""))
+          throw new GraphError(400, 190, "Invalid OAuth access token.");
         const long = `EAALong${randomBytes(16).toString("hex")}`;
         state.userTokens.set(long, true);
         return Response.json({ access_token: long, token_type: "bearer", expires_in: 5184000 });
       }
-      if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid verification code format.", 36007);
+      if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri")))
+        throw new GraphError(400, 100, "Invalid verification code format.", 36007);
       const short = `EAAShort${randomBytes(16).toString("hex")}`;
       state.userTokens.set(short, false);
       return Response.json({ access_token: short, token_type: "bearer", expires_in: 5400 });
     }
     if (m === "GET" && p === "/me/accounts") {
       if (!state.userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
-      return Response.json({ data: state.pages.map((x) => ({ id: x.id, name: x.name, access_token: x.token, category: "Brand", tasks: ["CREATE_CONTENT", "MANAGE"], picture: { data: { url: `https://graph.facebook.com/${x.id}/picture` } } })) });
+      return Response.json({
+        data: state.pages.map((x) => ({
+          id: x.id,
+          name: x.name,
+          access_token: x.token,
+          category: "Brand",
+          tasks: ["CREATE_CONTENT", "MANAGE"],
+          picture: { data: { url: `https://graph.facebook.com/${x.id}/picture` } },
+        })),
+      });
     }
     const pageNode = /^\/(\d+)$/.exec(p);
     if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
       const page = pageAuth(req, url, pageNode[1]);
       const fields = (url.searchParams.get("fields") ?? "").split(",");
-      return Response.json({ id: page.id, name: page.name, ...(fields.includes("followers_count") && { followers_count: followers }), ...(fields.includes("fan_count") && { fan_count: followers }) });
+      return Response.json({
+        id: page.id,
+        name: page.name,
+        ...(fields.includes("followers_count") && { followers_count: followers }),
+        ...(fields.includes("fan_count") && { fan_count: followers }),
+      });
     }
     const edge = /^\/(\d+)\/(feed|photos|videos|posts|insights)$/.exec(p);
     if (edge && m === "POST" && edge[2] === "feed") {
@@ -118,11 +181,15 @@ export function createFacebookEmulator(): FacebookEmulator {
       const f = await body(req);
       const message = String(f.get("message") ?? "");
       const link = f.get("link") ? String(f.get("link")) : null;
-      const attached = [...f.entries()].filter(([k]) => /^attached_media\[\d+\]$/.test(k)).map(([, val]) => JSON.parse(String(val)).media_fbid as string);
-      if (!message && !link && attached.length === 0) throw new GraphError(400, 100, "The post is empty: give a message, a link or attached media.");
+      const attached = [...f.entries()]
+        .filter(([k]) => /^attached_media\[\d+\]$/.test(k))
+        .map(([, val]) => JSON.parse(String(val)).media_fbid as string);
+      if (!message && !link && attached.length === 0)
+        throw new GraphError(400, 100, "The post is empty: give a message, a link or attached media.");
       for (const id of attached) {
         const ph = state.photos.get(id);
-        if (!ph || ph.page !== page.id || ph.published) throw new GraphError(400, 100, `attached_media ${id} is not an unpublished photo of this Page.`);
+        if (!ph || ph.page !== page.id || ph.published)
+          throw new GraphError(400, 100, `attached_media ${id} is not an unpublished photo of this Page.`);
       }
       const post = addPost({ page: page.id, message, link, photos: attached, video: null });
       return Response.json({ id: post.id });
@@ -133,13 +200,20 @@ export function createFacebookEmulator(): FacebookEmulator {
       const source = f.get("source");
       if (!(source instanceof Blob) && !f.get("url")) throw new GraphError(400, 324, "Requires upload file", 2069019);
       // Facebook judges the file by its bytes, whatever the part says.
-      const type = source instanceof Blob ? sniffImage(Buffer.from(await source.slice(0, 8).arrayBuffer())) : "image/jpeg";
+      const type =
+        source instanceof Blob ? sniffImage(Buffer.from(await source.slice(0, 8).arrayBuffer())) : "image/jpeg";
       if (!type) throw new GraphError(400, 100, "Invalid image format", 1366046);
       const published = String(f.get("published") ?? "true") !== "false";
       const ph: Photo = { id: num(), page: page.id, published, type };
       state.photos.set(ph.id, ph);
       if (!published) return Response.json({ id: ph.id });
-      const post = addPost({ page: page.id, message: String(f.get("message") ?? ""), link: null, photos: [ph.id], video: null });
+      const post = addPost({
+        page: page.id,
+        message: String(f.get("message") ?? ""),
+        link: null,
+        photos: [ph.id],
+        video: null,
+      });
       return Response.json({ id: ph.id, post_id: post.id });
     }
     if (edge && m === "POST" && edge[2] === "videos") {
@@ -148,21 +222,54 @@ export function createFacebookEmulator(): FacebookEmulator {
       const source = f.get("source");
       if (!(source instanceof Blob)) throw new GraphError(400, 100, "source or file_url is required");
       const head = Buffer.from(await source.slice(0, 12).arrayBuffer());
-      const vid: Video = { id: num(), page: page.id, status: head.subarray(4, 8).toString("latin1") === "ftyp" ? "processing" : "error", reads: 0 };
+      const vid: Video = {
+        id: num(),
+        page: page.id,
+        status: head.subarray(4, 8).toString("latin1") === "ftyp" ? "processing" : "error",
+        reads: 0,
+      };
       state.videos.set(vid.id, vid);
-      addPost({ page: page.id, message: String(f.get("description") ?? ""), link: null, photos: [], video: vid.id }, vid.id);
+      addPost(
+        { page: page.id, message: String(f.get("description") ?? ""), link: null, photos: [], video: vid.id },
+        vid.id,
+      );
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {
       const page = pageAuth(req, url, edge[1]);
       const since = Number(url.searchParams.get("since") ?? 0);
-      const list = state.posts.filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
-      return Response.json({ data: list.map((x) => ({
-        id: x.id, message: x.message, created_time: x.createdAt.toISOString(), permalink_url: `https://www.facebook.com/${x.id}`,
-        ...(x.photos.length && { attachments: { data: [x.photos.length === 1
-          ? { media_type: "photo", media: { image: { src: `https://scontent.xx.fbcdn.net/${x.photos[0]}.jpg` } } }
-          : { media_type: "album", subattachments: { data: x.photos.map((id) => ({ media_type: "photo", media: { image: { src: `https://scontent.xx.fbcdn.net/${id}.jpg` } } })) } }] } }),
-      })) });
+      const list = state.posts
+        .filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since)
+        .reverse()
+        .slice(0, Number(url.searchParams.get("limit") ?? 25));
+      return Response.json({
+        data: list.map((x) => ({
+          id: x.id,
+          message: x.message,
+          created_time: x.createdAt.toISOString(),
+          permalink_url: `https://www.facebook.com/${x.id}`,
+          ...(x.photos.length && {
+            attachments: {
+              data: [
+                x.photos.length === 1
+                  ? {
+                      media_type: "photo",
+                      media: { image: { src: `https://scontent.xx.fbcdn.net/${x.photos[0]}.jpg` } },
+                    }
+                  : {
+                      media_type: "album",
+                      subattachments: {
+                        data: x.photos.map((id) => ({
+                          media_type: "photo",
+                          media: { image: { src: `https://scontent.xx.fbcdn.net/${id}.jpg` } },
+                        })),
+                      },
+                    },
+              ],
+            },
+          }),
+        })),
+      });
     }
     const insights = /^\/([\d_]+)\/insights$/.exec(p);
     if (insights && m === "GET") {
@@ -170,8 +277,11 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (!post) throw new GraphError(400, 100, "Object does not exist");
       ownerAuth(req, url, post.page);
       const metric = url.searchParams.get("metric") ?? "";
-      if (/post_impressions/.test(metric)) throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
-      return Response.json({ data: metric.split(",").map((name) => ({ name, period: "lifetime", values: [{ value: post.views }] })) });
+      if (/post_impressions/.test(metric))
+        throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
+      return Response.json({
+        data: metric.split(",").map((name) => ({ name, period: "lifetime", values: [{ value: post.views }] })),
+      });
     }
     const node = /^\/([\d_]+)$/.exec(p);
     if (node && m === "GET") {
@@ -180,14 +290,25 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (vid && fields.includes("status")) {
         ownerAuth(req, url, vid.page);
         if (vid.status === "processing" && ++vid.reads >= 2) vid.status = "ready";
-        return Response.json({ id: vid.id, status: { video_status: vid.status, processing_phase: { status: vid.status === "error" ? "error" : vid.status === "ready" ? "complete" : "in_progress" } } });
+        return Response.json({
+          id: vid.id,
+          status: {
+            video_status: vid.status,
+            processing_phase: {
+              status: vid.status === "error" ? "error" : vid.status === "ready" ? "complete" : "in_progress",
+            },
+          },
+        });
       }
       const post = state.posts.find((x) => x.id === node[1]);
-      if (!post) throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
+      if (!post)
+        throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
       ownerAuth(req, url, post.page);
       return Response.json({
-        id: post.id, permalink_url: `https://www.facebook.com/${post.id}`,
-        reactions: { data: [], summary: { total_count: post.reactions } }, comments: { data: [], summary: { total_count: post.comments } },
+        id: post.id,
+        permalink_url: `https://www.facebook.com/${post.id}`,
+        reactions: { data: [], summary: { total_count: post.reactions } },
+        comments: { data: [], summary: { total_count: post.comments } },
         ...(post.shares && { shares: { count: post.shares } }),
       });
     }
@@ -206,7 +327,12 @@ export function createFacebookEmulator(): FacebookEmulator {
       route: (req, path) => route(req, path, new URL(req.url)),
       apiType: "GraphMethodException",
       throttled: new GraphError(400, 32, "Page request limit reached"),
-      expired: new GraphError(400, 190, "Error validating access token: The session has been invalidated because the user changed their password.", 460),
+      expired: new GraphError(
+        400,
+        190,
+        "Error validating access token: The session has been invalidated because the user changed their password.",
+        460,
+      ),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

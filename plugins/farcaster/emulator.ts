@@ -31,7 +31,12 @@ interface Signer {
   fid?: number;
 }
 
-interface User { fid: number; username: string; displayName: string; followers: number }
+interface User {
+  fid: number;
+  username: string;
+  displayName: string;
+  followers: number;
+}
 
 interface Cast {
   hash: string;
@@ -56,12 +61,17 @@ export interface FarcasterEmulator extends Emulator {
 }
 
 class NeynarError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => Response.json(body, { status, headers });
+const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+  Response.json(body, { status, headers });
 
 export function createFarcasterEmulator(): FarcasterEmulator {
   const failures = new FailurePlan();
@@ -95,7 +105,8 @@ export function createFarcasterEmulator(): FarcasterEmulator {
   }
 
   async function body(req: Request): Promise<Record<string, unknown>> {
-    if (!(req.headers.get("content-type") ?? "").includes("application/json")) throw new NeynarError(400, "InvalidContentType", "Content-Type must be application/json");
+    if (!(req.headers.get("content-type") ?? "").includes("application/json"))
+      throw new NeynarError(400, "InvalidContentType", "Content-Type must be application/json");
     try {
       const b = await req.json();
       if (!b || typeof b !== "object") throw new Error();
@@ -132,24 +143,36 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     const b = await body(req);
     const signer = state.signers.get(String(b.signer_uuid ?? ""));
     if (!signer) throw new NeynarError(404, "NotFound", "Signer not found");
-    if (signer.status !== "approved" || signer.fid === undefined) throw new NeynarError(403, "Forbidden", `Signer is ${signer.status}, not approved`);
+    if (signer.status !== "approved" || signer.fid === undefined)
+      throw new NeynarError(403, "Forbidden", `Signer is ${signer.status}, not approved`);
     if (typeof b.text !== "string") throw new NeynarError(400, "InvalidField", "text must be a string");
-    if (Buffer.byteLength(b.text, "utf8") > MAX_TEXT_BYTES) throw new NeynarError(400, "InvalidField", `text must be at most ${MAX_TEXT_BYTES} bytes`);
+    if (Buffer.byteLength(b.text, "utf8") > MAX_TEXT_BYTES)
+      throw new NeynarError(400, "InvalidField", `text must be at most ${MAX_TEXT_BYTES} bytes`);
     const embeds = (b.embeds ?? []) as unknown[];
-    if (!Array.isArray(embeds) || embeds.length > MAX_EMBEDS) throw new NeynarError(400, "InvalidField", `at most ${MAX_EMBEDS} embeds`);
+    if (!Array.isArray(embeds) || embeds.length > MAX_EMBEDS)
+      throw new NeynarError(400, "InvalidField", `at most ${MAX_EMBEDS} embeds`);
     for (const e of embeds) {
       const url = (e as { url?: unknown })?.url;
       if (typeof url !== "string" || !/^https?:\/\//.test(url) || Buffer.byteLength(url) > MAX_URL_BYTES) {
-        throw new NeynarError(400, "InvalidField", `embeds[].url must be an http(s) URL of at most ${MAX_URL_BYTES} bytes`);
+        throw new NeynarError(
+          400,
+          "InvalidField",
+          `embeds[].url must be an http(s) URL of at most ${MAX_URL_BYTES} bytes`,
+        );
       }
     }
-    if (b.parent !== undefined && (typeof b.parent !== "string" || !(HASH.test(b.parent) || /^https?:\/\//.test(b.parent)))) {
+    if (
+      b.parent !== undefined &&
+      (typeof b.parent !== "string" || !(HASH.test(b.parent) || /^https?:\/\//.test(b.parent)))
+    ) {
       throw new NeynarError(400, "InvalidField", "parent must be a cast hash or a channel URL");
     }
-    if (b.idem !== undefined && (typeof b.idem !== "string" || b.idem.length > 16)) throw new NeynarError(400, "InvalidField", "idem must be a string of at most 16 characters");
+    if (b.idem !== undefined && (typeof b.idem !== "string" || b.idem.length > 16))
+      throw new NeynarError(400, "InvalidField", "idem must be a string of at most 16 characters");
     const idemKey = b.idem ? `${signer.fid}:${b.idem}` : null;
     const earlier = idemKey ? state.idem.get(idemKey) : undefined;
-    if (earlier) return json({ success: true, cast: { hash: earlier.hash, author: { fid: earlier.fid }, text: earlier.text } });
+    if (earlier)
+      return json({ success: true, cast: { hash: earlier.hash, author: { fid: earlier.fid }, text: earlier.text } });
     const parentHash = typeof b.parent === "string" && HASH.test(b.parent) ? b.parent : null;
     const cast: Cast = {
       hash: `0x${randomBytes(20).toString("hex")}`,
@@ -185,14 +208,25 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     const m = req.method;
     if (m === "GET" && path.startsWith("/approve/")) {
       const s = state.signers.get(path.slice("/approve/".length));
-      if (!s || s.status !== "pending_approval") return new Response("This approval link is not valid.", { status: 404, headers: { "content-type": "text/plain" } });
+      if (!s || s.status !== "pending_approval")
+        return new Response("This approval link is not valid.", {
+          status: 404,
+          headers: { "content-type": "text/plain" },
+        });
       s.status = "approved";
       s.fid = user(approver.fid, approver.username).fid;
-      return new Response("<!doctype html><title>Approved</title><p>Approved in the Farcaster sandbox. Return to Crier and press the button.</p>", { headers: { "content-type": "text/html; charset=utf-8" } });
+      return new Response(
+        "<!doctype html><title>Approved</title><p>Approved in the Farcaster sandbox. Return to Crier and press the button.</p>",
+        { headers: { "content-type": "text/html; charset=utf-8" } },
+      );
     }
     checkKey(req);
     if (m === "POST" && path === "/v2/farcaster/signer") {
-      const s: Signer = { uuid: crypto.randomUUID(), publicKey: `0x${randomBytes(32).toString("hex")}`, status: "generated" };
+      const s: Signer = {
+        uuid: crypto.randomUUID(),
+        publicKey: `0x${randomBytes(32).toString("hex")}`,
+        status: "generated",
+      };
       state.signers.set(s.uuid, s);
       return json(signerJson(s));
     }
@@ -204,10 +238,14 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       const appFid = Number(b.app_fid);
       const mnemonic = state.apps.get(appFid);
       if (!mnemonic) throw new NeynarError(400, "InvalidField", `app_fid ${b.app_fid} is not a registered app`);
-      const [{ recoverTypedDataAddress }, { mnemonicToAccount }] = await Promise.all([import("viem"), import("viem/accounts")]);
+      const [{ recoverTypedDataAddress }, { mnemonicToAccount }] = await Promise.all([
+        import("viem"),
+        import("viem/accounts"),
+      ]);
       const custody = mnemonicToAccount(mnemonic).address.toLowerCase();
       const deadline = Number(b.deadline);
-      if (!Number.isInteger(deadline) || deadline * 1000 <= Date.now()) throw new NeynarError(400, "InvalidField", "deadline must be a future unix time in seconds");
+      if (!Number.isInteger(deadline) || deadline * 1000 <= Date.now())
+        throw new NeynarError(400, "InvalidField", "deadline must be a future unix time in seconds");
       let recovered: string;
       try {
         recovered = await recoverTypedDataAddress({
@@ -220,7 +258,8 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       } catch {
         throw new NeynarError(400, "InvalidSignature", "signature is not a valid EIP-712 signature");
       }
-      if (recovered.toLowerCase() !== custody) throw new NeynarError(400, "InvalidSignature", "signature was not made by the app's custody address");
+      if (recovered.toLowerCase() !== custody)
+        throw new NeynarError(400, "InvalidSignature", "signature was not made by the app's custody address");
       s.status = "pending_approval";
       return json(signerJson(s, base));
     }
@@ -230,19 +269,36 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       return json(signerJson(s, base));
     }
     if (m === "GET" && path === "/v2/farcaster/user/bulk") {
-      const fids = (url.searchParams.get("fids") ?? "").split(",").map(Number).filter((n) => Number.isInteger(n) && n > 0);
+      const fids = (url.searchParams.get("fids") ?? "")
+        .split(",")
+        .map(Number)
+        .filter((n) => Number.isInteger(n) && n > 0);
       if (fids.length === 0) throw new NeynarError(400, "InvalidField", "fids is required");
-      return json({ users: fids.filter((f) => state.users.has(f)).map((f) => {
-        const u = state.users.get(f)!;
-        return { fid: u.fid, username: u.username, display_name: u.displayName, pfp_url: null, follower_count: u.followers };
-      }) });
+      return json({
+        users: fids
+          .filter((f) => state.users.has(f))
+          .map((f) => {
+            const u = state.users.get(f)!;
+            return {
+              fid: u.fid,
+              username: u.username,
+              display_name: u.displayName,
+              pfp_url: null,
+              follower_count: u.followers,
+            };
+          }),
+      });
     }
     if (m === "POST" && path === "/v2/farcaster/cast") return createCast(req);
     if (m === "GET" && path === "/v2/farcaster/feed/user/casts") {
       const fid = Number(url.searchParams.get("fid"));
       const limit = Math.min(150, Number(url.searchParams.get("limit") ?? 25));
       const withReplies = url.searchParams.get("include_replies") !== "false";
-      const list = state.casts.filter((c) => c.fid === fid && (withReplies || !c.parentHash)).slice().reverse().slice(0, limit);
+      const list = state.casts
+        .filter((c) => c.fid === fid && (withReplies || !c.parentHash))
+        .slice()
+        .reverse()
+        .slice(0, limit);
       return json({ casts: list.map(castJson), next: { cursor: null } });
     }
     if (m === "GET" && path === "/v2/farcaster/casts") {
@@ -253,7 +309,10 @@ export function createFarcasterEmulator(): FarcasterEmulator {
   }
 
   function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return json({ code: "RateLimitExceeded", message: "Too many requests" }, 429, { "retry-after": String(f.retryAfterSeconds ?? 60) });
+    if (f.kind === "rate_limit")
+      return json({ code: "RateLimitExceeded", message: "Too many requests" }, 429, {
+        "retry-after": String(f.retryAfterSeconds ?? 60),
+      });
     if (f.kind === "server_error") return json({ code: "InternalServerError", message: "Internal server error" }, 500);
     if (f.kind === "auth_expired") return json({ code: "Forbidden", message: "Signer has been revoked" }, 403);
     return null;

@@ -7,8 +7,18 @@
 import { createHash } from "node:crypto";
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type ProviderHttp,
-  type PublishJob, type RecentMedia, type RecentPost,
+  ConnectError,
+  definePlugin,
+  type ConnectContext,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type ProviderHttp,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
@@ -35,9 +45,16 @@ const APPROVAL_WINDOW_S = 24 * 3600;
 
 const castUrl = (hash: string) => `https://farcaster.xyz/~/conversations/${hash}`;
 
-const apiKey = (settings: Record<string, string | undefined>) => settings.API_KEY ?? settings.CRIER_FARCASTER_API_KEY ?? "";
+const apiKey = (settings: Record<string, string | undefined>) =>
+  settings.API_KEY ?? settings.CRIER_FARCASTER_API_KEY ?? "";
 
-function call<T>(http: ProviderHttp, settings: Record<string, string | undefined>, method: string, path: string, opts: Parameters<ProviderHttp["request"]>[2] = {}) {
+function call<T>(
+  http: ProviderHttp,
+  settings: Record<string, string | undefined>,
+  method: string,
+  path: string,
+  opts: Parameters<ProviderHttp["request"]>[2] = {},
+) {
   return http.request<T>(method, path, { ...opts, headers: { "x-api-key": apiKey(settings), ...opts.headers } });
 }
 
@@ -52,14 +69,19 @@ interface Signer {
 async function prepare(c: ConnectContext) {
   const mnemonic = c.settings.APP_MNEMONIC ?? "";
   const appFid = Number(c.settings.APP_FID);
-  if (!Number.isInteger(appFid) || appFid <= 0) throw new ConnectError("This server's CRIER_FARCASTER_APP_FID is not a Farcaster id; the administrator must fix it.");
+  if (!Number.isInteger(appFid) || appFid <= 0)
+    throw new ConnectError(
+      "This server's CRIER_FARCASTER_APP_FID is not a Farcaster id; the administrator must fix it.",
+    );
   // viem is loaded on first use: it is only needed here, and loading it costs every process start.
   const { mnemonicToAccount } = await import("viem/accounts");
   let account: ReturnType<typeof mnemonicToAccount>;
   try {
     account = mnemonicToAccount(mnemonic);
   } catch {
-    throw new ConnectError("This server's CRIER_FARCASTER_APP_MNEMONIC is not a valid mnemonic; the administrator must fix it.");
+    throw new ConnectError(
+      "This server's CRIER_FARCASTER_APP_MNEMONIC is not a valid mnemonic; the administrator must fix it.",
+    );
   }
   const created = await call<Signer>(c.http, c.settings, "POST", "/v2/farcaster/signer");
   if (!created.ok) throw new ConnectError(`Neynar did not create a signer: ${created.outcome.reason}`);
@@ -81,19 +103,31 @@ async function prepare(c: ConnectContext) {
   };
 }
 
-interface NeynarUser { fid: number; username: string; display_name?: string; pfp_url?: string; follower_count?: number }
+interface NeynarUser {
+  fid: number;
+  username: string;
+  display_name?: string;
+  pfp_url?: string;
+  follower_count?: number;
+}
 
 async function verify(c: ConnectContext, values: Record<string, string>) {
   const uuid = values.signer_uuid;
   if (!uuid) throw new ConnectError("This page lost its signer; start again from the API.");
-  const signer = await call<Signer>(c.http, c.settings, "GET", "/v2/farcaster/signer", { query: { signer_uuid: uuid } });
+  const signer = await call<Signer>(c.http, c.settings, "GET", "/v2/farcaster/signer", {
+    query: { signer_uuid: uuid },
+  });
   if (!signer.ok) throw new ConnectError(`Neynar did not answer about the signer: ${signer.outcome.reason}`);
   if (signer.body.status !== "approved" || !signer.body.fid) {
-    throw new ConnectError(signer.body.status === "revoked"
-      ? "This signer was revoked. Start again from the API."
-      : "Not approved yet: open the approval link, approve Crier in the Farcaster app, then press the button again.");
+    throw new ConnectError(
+      signer.body.status === "revoked"
+        ? "This signer was revoked. Start again from the API."
+        : "Not approved yet: open the approval link, approve Crier in the Farcaster app, then press the button again.",
+    );
   }
-  const users = await call<{ users: NeynarUser[] }>(c.http, c.settings, "GET", "/v2/farcaster/user/bulk", { query: { fids: signer.body.fid } });
+  const users = await call<{ users: NeynarUser[] }>(c.http, c.settings, "GET", "/v2/farcaster/user/bulk", {
+    query: { fids: signer.body.fid },
+  });
   const user = users.ok ? users.body.users?.[0] : undefined;
   return {
     remoteId: String(signer.body.fid),
@@ -114,17 +148,23 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     : options.reply_to
       ? { parent: options.reply_to.hash, parent_author_fid: options.reply_to.author_fid }
       : {};
-  const res = await call<{ success: boolean; cast: { hash: string } }>(ctx.http, ctx.settings, "POST", "/v2/farcaster/cast", {
-    creates: true,
-    json: {
-      signer_uuid: ctx.credentials.signer_uuid,
-      text: job.content,
-      ...(job.media.length && { embeds: job.media.map((m) => ({ url: m.url })) }),
-      ...parent,
-      ...(options.channel_id && !job.replyTo && { channel_id: options.channel_id }),
-      idem: idemOf(job.idempotencyToken),
+  const res = await call<{ success: boolean; cast: { hash: string } }>(
+    ctx.http,
+    ctx.settings,
+    "POST",
+    "/v2/farcaster/cast",
+    {
+      creates: true,
+      json: {
+        signer_uuid: ctx.credentials.signer_uuid,
+        text: job.content,
+        ...(job.media.length && { embeds: job.media.map((m) => ({ url: m.url })) }),
+        ...parent,
+        ...(options.channel_id && !job.replyTo && { channel_id: options.channel_id }),
+        idem: idemOf(job.idempotencyToken),
+      },
     },
-  });
+  );
   if (!res.ok) return res.outcome;
   const hash = res.body.cast?.hash;
   if (!hash) return { kind: "unknown", reason: "Neynar accepted the cast but answered without its hash" };
@@ -142,13 +182,15 @@ interface NeynarCast {
 }
 
 function mediaOf(cast: NeynarCast): RecentMedia[] {
-  return (cast.embeds ?? []).filter((e) => e.url).map((e) => {
-    const type = e.metadata?.content_type ?? "";
-    const video = type.startsWith("video/") || /\.(mp4|mov|webm|m3u8)(\?|$)/i.test(e.url!);
-    // Farcaster videos are HLS playlists (.m3u8): a list of segments, not a file to carry.
-    const playlist = /mpegurl/i.test(type) || /\.m3u8(\?|$)/i.test(e.url!);
-    return { url: e.url!, type: video ? "video" : "image", downloadable: !playlist };
-  });
+  return (cast.embeds ?? [])
+    .filter((e) => e.url)
+    .map((e) => {
+      const type = e.metadata?.content_type ?? "";
+      const video = type.startsWith("video/") || /\.(mp4|mov|webm|m3u8)(\?|$)/i.test(e.url!);
+      // Farcaster videos are HLS playlists (.m3u8): a list of segments, not a file to carry.
+      const playlist = /mpegurl/i.test(type) || /\.m3u8(\?|$)/i.test(e.url!);
+      return { url: e.url!, type: video ? "video" : "image", downloadable: !playlist };
+    });
 }
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
@@ -175,7 +217,9 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   if (ids.length === 0) return out;
-  const res = await call<{ result: { casts: NeynarCast[] } }>(ctx.http, ctx.settings, "GET", "/v2/farcaster/casts", { query: { casts: ids.join(",") } });
+  const res = await call<{ result: { casts: NeynarCast[] } }>(ctx.http, ctx.settings, "GET", "/v2/farcaster/casts", {
+    query: { casts: ids.join(",") },
+  });
   if (!res.ok) throw new Error(`Neynar casts: ${res.outcome.reason}`);
   for (const cast of res.body.result.casts) {
     out[cast.hash] = {
@@ -190,7 +234,9 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await call<{ users: NeynarUser[] }>(ctx.http, ctx.settings, "GET", "/v2/farcaster/user/bulk", { query: { fids: ctx.account.remoteId } });
+  const res = await call<{ users: NeynarUser[] }>(ctx.http, ctx.settings, "GET", "/v2/farcaster/user/bulk", {
+    query: { fids: ctx.account.remoteId },
+  });
   if (!res.ok) throw new Error(`Neynar user: ${res.outcome.reason}`);
   return { followers: res.body.users[0]?.follower_count ?? null };
 }
@@ -201,13 +247,29 @@ export default definePlugin({
   defaultApiUrl: "https://api.neynar.com",
   // LONG_CAST: up to 1,024 bytes (plain casts stop at 320).
   textLimit: { max: MAX_BYTES, unit: "bytes" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4"],
     convertible_formats: {},
     // Media travel as URL embeds the clients fetch; Crier's own upload limits are the only byte caps.
     max_size_bytes: { image: 20 * MB, video: 1 * GB, gif: 15 * MB },
-    file_constraints: { maxFiles: MAX_EMBEDS, maxImageFiles: MAX_EMBEDS, maxVideoFiles: MAX_EMBEDS, maxGifFiles: MAX_EMBEDS, allowMixedMedia: true, delivery: "URL embeds" },
+    file_constraints: {
+      maxFiles: MAX_EMBEDS,
+      maxImageFiles: MAX_EMBEDS,
+      maxVideoFiles: MAX_EMBEDS,
+      maxGifFiles: MAX_EMBEDS,
+      allowMixedMedia: true,
+      delivery: "URL embeds",
+    },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
@@ -215,21 +277,27 @@ export default definePlugin({
     aspect_ratio: null,
     thumbnail: null,
   },
-  optionsSchema: t.Object({
-    channel_id: t.Optional(t.String({ minLength: 1 })),
-    reply_to: t.Optional(t.Union([
-      t.Object({
-        hash: t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "The full cast hash." }),
-        author_fid: t.Integer({ minimum: 1 }),
-      }),
-      t.Null(),
-    ])),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      channel_id: t.Optional(t.String({ minLength: 1 })),
+      reply_to: t.Optional(
+        t.Union([
+          t.Object({
+            hash: t.String({ pattern: "^0x[0-9a-fA-F]{40}$", description: "The full cast hash." }),
+            author_fid: t.Integer({ minimum: 1 }),
+          }),
+          t.Null(),
+        ]),
+      ),
+    },
+    { additionalProperties: true },
+  ),
   connect: {
     mode: "managed_signer",
     requiredSettings: ["API_KEY", "APP_FID", "APP_MNEMONIC"],
     title: "Connect a Farcaster account",
-    instructions: "Open the approval link below on a device with the Farcaster app, approve Crier there, then come back and press the button. " +
+    instructions:
+      "Open the approval link below on a device with the Farcaster app, approve Crier there, then come back and press the button. " +
       "Crier gets a signer that can cast for you; you can revoke it in the Farcaster app at any time.",
     fields: [],
     prepare,
@@ -238,7 +306,8 @@ export default definePlugin({
   classifyResponse(res) {
     const body = res.body as { message?: string; code?: string } | null;
     // A revoked or unapproved signer is a lost authorization: the user must connect again.
-    if (res.status === 403 && /signer/i.test(body?.message ?? "")) return { kind: "auth_expired", reason: body!.message! };
+    if (res.status === 403 && /signer/i.test(body?.message ?? ""))
+      return { kind: "auth_expired", reason: body!.message! };
     return undefined;
   },
   publish,
@@ -250,6 +319,7 @@ export default definePlugin({
     disableRecord: true,
     providerRevocationRequired: true,
     providerRevocationUrl: "https://farcaster.xyz/~/settings/connected-apps",
-    message: "Account disconnected and its record disabled. The Farcaster signer stays valid until you revoke it in the Farcaster app (Settings, Connected apps).",
+    message:
+      "Account disconnected and its record disabled. The Farcaster signer stays valid until you revoke it in the Farcaster app (Settings, Connected apps).",
   },
 });

@@ -11,7 +11,14 @@
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
-import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
+import {
+  downloadedType,
+  GraphError,
+  graphFailingHandler,
+  graphForm,
+  graphId,
+  LongLivedTokens,
+} from "../../src/platform/graph-emulator.ts";
 
 const CAPTION_MAX = 2200;
 const LONG_TTL_S = 60 * 86400;
@@ -31,7 +38,16 @@ interface Container {
   trial: { graduation_strategy: string } | null;
 }
 
-interface Media { id: string; container: Container; createdAt: Date; views: number; likes: number; comments: number; shares: number; saved: number }
+interface Media {
+  id: string;
+  container: Container;
+  createdAt: Date;
+  views: number;
+  likes: number;
+  comments: number;
+  shares: number;
+  saved: number;
+}
 
 export interface InstagramEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Media, "views" | "likes" | "comments" | "shares" | "saved">>): void;
@@ -47,9 +63,16 @@ export function createInstagramEmulator(): InstagramEmulator {
     exchangeGrant: "ig_exchange_token",
     refreshGrant: "ig_refresh_token",
     expiredStatus: 400,
-    codeAnswer: { user_id: user.user_id, permissions: ["instagram_business_basic", "instagram_business_content_publish"] },
+    codeAnswer: {
+      user_id: user.user_id,
+      permissions: ["instagram_business_basic", "instagram_business_content_publish"],
+    },
   });
-  const state = resettable(() => ({ containers: new Map<string, Container>(), media: [] as Media[], emulated: [] as EmulatedPost[] }));
+  const state = resettable(() => ({
+    containers: new Map<string, Container>(),
+    media: [] as Media[],
+    emulated: [] as EmulatedPost[],
+  }));
 
   /** Instagram downloads the media itself: JPEG only for images; MP4 or MOV for video. */
   async function inspect(url: string, video: boolean): Promise<string | null> {
@@ -71,29 +94,48 @@ export function createInstagramEmulator(): InstagramEmulator {
       // handled below
     }
     const g = parsed?.graduation_strategy;
-    if (g !== "MANUAL" && g !== "SS_PERFORMANCE") throw new GraphError(400, 100, "Param trial_params[graduation_strategy] must be one of {MANUAL, SS_PERFORMANCE}");
+    if (g !== "MANUAL" && g !== "SS_PERFORMANCE")
+      throw new GraphError(400, 100, "Param trial_params[graduation_strategy] must be one of {MANUAL, SS_PERFORMANCE}");
     return { graduation_strategy: g };
   }
 
   async function createContainer(req: Request): Promise<Response> {
     const f = await graphForm(req);
     const caption = f.get("caption") ?? "";
-    if ([...caption].length > CAPTION_MAX) throw new GraphError(400, 100, `The caption must be at most ${CAPTION_MAX} characters.`, 2207010);
+    if ([...caption].length > CAPTION_MAX)
+      throw new GraphError(400, 100, `The caption must be at most ${CAPTION_MAX} characters.`, 2207010);
     const item = f.get("is_carousel_item") === "true";
     const declared = f.get("media_type");
-    const type: Container["type"] = declared === "CAROUSEL" ? "CAROUSEL" : declared === "REELS" ? "REELS" : declared === "VIDEO" ? "VIDEO" : "IMAGE";
-    if (declared === "VIDEO" && !item) throw new GraphError(400, 100, "media_type VIDEO is deprecated for feed posts: use REELS", 2207067);
-    if (declared && !["CAROUSEL", "REELS", "VIDEO", "STORIES"].includes(declared)) throw new GraphError(400, 100, "Param media_type is not valid");
-    const c: Container = { id: newId(), type, caption, url: null, children: [], item, outcome: "FINISHED", error: null, checks: 0, published: false, trial: trialOf(f.get("trial_params"), type) };
+    const type: Container["type"] =
+      declared === "CAROUSEL" ? "CAROUSEL" : declared === "REELS" ? "REELS" : declared === "VIDEO" ? "VIDEO" : "IMAGE";
+    if (declared === "VIDEO" && !item)
+      throw new GraphError(400, 100, "media_type VIDEO is deprecated for feed posts: use REELS", 2207067);
+    if (declared && !["CAROUSEL", "REELS", "VIDEO", "STORIES"].includes(declared))
+      throw new GraphError(400, 100, "Param media_type is not valid");
+    const c: Container = {
+      id: newId(),
+      type,
+      caption,
+      url: null,
+      children: [],
+      item,
+      outcome: "FINISHED",
+      error: null,
+      checks: 0,
+      published: false,
+      trial: trialOf(f.get("trial_params"), type),
+    };
     if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
-      if (!/^https?:\/\//.test(url)) throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} is required`);
+      if (!/^https?:\/\//.test(url))
+        throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} is required`);
       c.url = url;
       c.error = await inspect(url, type !== "IMAGE");
       c.outcome = c.error ? "ERROR" : "FINISHED";
     } else {
       c.children = (f.get("children") ?? "").split(",").filter(Boolean);
-      if (c.children.length < 2 || c.children.length > 10) throw new GraphError(400, 100, "A carousel needs 2 to 10 children", 2207050);
+      if (c.children.length < 2 || c.children.length > 10)
+        throw new GraphError(400, 100, "A carousel needs 2 to 10 children", 2207050);
       for (const id of c.children) {
         const child = state.containers.get(id);
         if (!child || !child.item) throw new GraphError(400, 100, `Param children contains an invalid container ${id}`);
@@ -119,22 +161,46 @@ export function createInstagramEmulator(): InstagramEmulator {
     if (c.published) throw new GraphError(400, 100, "The media was already published", 2207008);
     if (c.outcome !== "FINISHED" || c.checks < 1) throw new GraphError(400, 9007, "Media ID is not available", 2207027);
     c.published = true;
-    const m: Media = { id: newId(), container: c, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0, saved: 0 };
+    const m: Media = {
+      id: newId(),
+      container: c,
+      createdAt: new Date(),
+      views: 0,
+      likes: 0,
+      comments: 0,
+      shares: 0,
+      saved: 0,
+    };
     state.media.push(m);
     const items = c.type === "CAROUSEL" ? c.children.map((k) => state.containers.get(k)!) : [c];
-    state.emulated.push({ id: m.id, text: c.caption, media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })), createdAt: m.createdAt, ...(c.trial && { options: { trial_params: c.trial } }) });
+    state.emulated.push({
+      id: m.id,
+      text: c.caption,
+      media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })),
+      createdAt: m.createdAt,
+      ...(c.trial && { options: { trial_params: c.trial } }),
+    });
     return Response.json({ id: m.id });
   }
 
   const mediaJson = (m: Media) => {
     const c = m.container;
     return {
-      id: m.id, caption: c.caption, timestamp: m.createdAt.toISOString(),
+      id: m.id,
+      caption: c.caption,
+      timestamp: m.createdAt.toISOString(),
       media_type: c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type === "IMAGE" ? "IMAGE" : "VIDEO",
       media_product_type: c.type === "REELS" ? "REELS" : "FEED",
       permalink: `https://www.instagram.com/${c.type === "REELS" ? "reel" : "p"}/${m.id.slice(-11)}/`,
       ...(c.url && { media_url: c.url }),
-      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: state.containers.get(k)!.type === "IMAGE" ? "IMAGE" : "VIDEO", media_url: state.containers.get(k)!.url })) } }),
+      ...(c.type === "CAROUSEL" && {
+        children: {
+          data: c.children.map((k) => ({
+            media_type: state.containers.get(k)!.type === "IMAGE" ? "IMAGE" : "VIDEO",
+            media_url: state.containers.get(k)!.url,
+          })),
+        },
+      }),
     };
   };
 
@@ -149,26 +215,50 @@ export function createInstagramEmulator(): InstagramEmulator {
       return Response.json({ ...user, ...(fields.includes("followers_count") && { followers_count: followers }) });
     }
     if (m === "POST" && (p === "/me/media" || p === `/${user.id}/media`)) return createContainer(req);
-    if (m === "POST" && (p === "/me/media_publish" || p === `/${user.id}/media_publish`)) return publishContainer((await graphForm(req)).get("creation_id") ?? "");
+    if (m === "POST" && (p === "/me/media_publish" || p === `/${user.id}/media_publish`))
+      return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (p === "/me/media" || p === `/${user.id}/media`)) {
-      return Response.json({ data: [...state.media].reverse().slice(0, Number(url.searchParams.get("limit") ?? 25)).map(mediaJson) });
+      return Response.json({
+        data: [...state.media]
+          .reverse()
+          .slice(0, Number(url.searchParams.get("limit") ?? 25))
+          .map(mediaJson),
+      });
     }
     const insights = /^\/(\d+)\/insights$/.exec(p);
     if (m === "GET" && insights) {
       const x = state.media.find((y) => y.id === insights[1]);
       if (!x) throw new GraphError(400, 100, "Object does not exist");
-      const values: Record<string, number> = { views: x.views, likes: x.likes, comments: x.comments, shares: x.shares, saved: x.saved, reach: x.views };
+      const values: Record<string, number> = {
+        views: x.views,
+        likes: x.likes,
+        comments: x.comments,
+        shares: x.shares,
+        saved: x.saved,
+        reach: x.views,
+      };
       const names = (url.searchParams.get("metric") ?? "").split(",");
       const unknown = names.find((n) => !(n in values));
-      if (unknown) throw new GraphError(400, 100, `(#100) metric[0] must be one of the following values: ${Object.keys(values).join(", ")}`);
-      return Response.json({ data: names.map((n) => ({ name: n, period: "lifetime", values: [{ value: values[n] }] })) });
+      if (unknown)
+        throw new GraphError(
+          400,
+          100,
+          `(#100) metric[0] must be one of the following values: ${Object.keys(values).join(", ")}`,
+        );
+      return Response.json({
+        data: names.map((n) => ({ name: n, period: "lifetime", values: [{ value: values[n] }] })),
+      });
     }
     const node = /^\/(\d+)$/.exec(p);
     if (m === "GET" && node) {
       const c = state.containers.get(node[1]);
       if (c) {
         const code = statusCode(c);
-        return Response.json({ id: c.id, status_code: code, status: c.error && code === "ERROR" ? c.error : `${code}` });
+        return Response.json({
+          id: c.id,
+          status_code: code,
+          status: c.error && code === "ERROR" ? c.error : `${code}`,
+        });
       }
       const x = state.media.find((y) => y.id === node[1]);
       if (x) return Response.json(mediaJson(x));

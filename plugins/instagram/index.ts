@@ -6,13 +6,28 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
-  type RecentMedia, type RecentPost,
+  definePlugin,
+  type Credentials,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
 import {
-  alreadyPublished, classifyGraph, createCarousel, createContainer, longLivedToken, publishContainer, readInsights, refreshLongLivedToken,
+  alreadyPublished,
+  classifyGraph,
+  createCarousel,
+  createContainer,
+  longLivedToken,
+  publishContainer,
+  readInsights,
+  refreshLongLivedToken,
 } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
@@ -26,7 +41,10 @@ type Fail = FailureOutcome;
 
 const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/media`, fields);
 
-interface Options { trial_reel?: boolean; trial_graduation?: "MANUAL" | "SS_PERFORMANCE" }
+interface Options {
+  trial_reel?: boolean;
+  trial_graduation?: "MANUAL" | "SS_PERFORMANCE";
+}
 
 /** A Trial Reel is shown to non-followers first; Instagram takes it on REELS containers only. */
 const trialParams = (o: Options): Record<string, string> =>
@@ -38,11 +56,22 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   let id: string | Fail;
   if (job.media.length === 1) {
     const m = job.media[0];
-    id = m.type === "video"
-      ? await container(ctx, { media_type: "REELS", video_url: m.url, share_to_feed: "true", ...(m.thumbnail_url && { cover_url: m.thumbnail_url }), ...trialParams(options), ...caption })
-      : await container(ctx, { image_url: m.url, ...caption });
+    id =
+      m.type === "video"
+        ? await container(ctx, {
+            media_type: "REELS",
+            video_url: m.url,
+            share_to_feed: "true",
+            ...(m.thumbnail_url && { cover_url: m.thumbnail_url }),
+            ...trialParams(options),
+            ...caption,
+          })
+        : await container(ctx, { image_url: m.url, ...caption });
   } else {
-    const items = job.media.map((m): Record<string, string> => (m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url }));
+    const items = job.media.map(
+      (m): Record<string, string> =>
+        m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
+    );
     id = await createCarousel(ctx, `${V}/me/media`, items, caption);
   }
   if (typeof id !== "string") return id;
@@ -50,32 +79,66 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
-  const st = await ctx.http.request<{ status_code?: string; status?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status_code,status" }, headers: bearerAuth(ctx) });
+  const st = await ctx.http.request<{ status_code?: string; status?: string }>("GET", `${V}/${creationId}`, {
+    query: { fields: "status_code,status" },
+    headers: bearerAuth(ctx),
+  });
   if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
   const code = st.body.status_code;
   if (code === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
-  if (code === "ERROR" || code === "EXPIRED") return { kind: "permanent", reason: `Instagram could not prepare the media: ${st.body.status ?? code}`, code: code.toLowerCase() };
+  if (code === "ERROR" || code === "EXPIRED")
+    return {
+      kind: "permanent",
+      reason: `Instagram could not prepare the media: ${st.body.status ?? code}`,
+      code: code.toLowerCase(),
+    };
   // A container is published once; a finished retry must not publish it a second time.
   if (code === "PUBLISHED") return alreadyPublished;
   return publishContainer(ctx, `${V}/me/media_publish`, creationId, V);
 }
 
-const refresh = (ctx: PluginContext): Promise<Credentials> => refreshLongLivedToken(ctx, "ig_refresh_token", "Instagram");
+const refresh = (ctx: PluginContext): Promise<Credentials> =>
+  refreshLongLivedToken(ctx, "ig_refresh_token", "Instagram");
 
-interface IgMedia { id: string; caption?: string; media_type?: string; media_url?: string; thumbnail_url?: string; permalink?: string; timestamp?: string; children?: { data?: { media_type?: string; media_url?: string }[] } }
+interface IgMedia {
+  id: string;
+  caption?: string;
+  media_type?: string;
+  media_url?: string;
+  thumbnail_url?: string;
+  permalink?: string;
+  timestamp?: string;
+  children?: { data?: { media_type?: string; media_url?: string }[] };
+}
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<{ data: IgMedia[] }>("GET", `${V}/me/media`, {
-    query: { fields: "id,caption,media_type,media_product_type,media_url,thumbnail_url,permalink,timestamp,children{media_type,media_url}", limit: 50 },
+    query: {
+      fields:
+        "id,caption,media_type,media_product_type,media_url,thumbnail_url,permalink,timestamp,children{media_type,media_url}",
+      limit: 50,
+    },
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Instagram media: ${res.outcome.reason}`);
   // media_url is the file on Instagram's CDN.
   const item = (type?: string, url?: string, thumb?: string): RecentMedia[] =>
-    url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true, ...(thumb && { thumbnail_url: thumb }) }] : [];
+    url
+      ? [
+          {
+            url,
+            type: type === "VIDEO" ? "video" : "image",
+            downloadable: true,
+            ...(thumb && { thumbnail_url: thumb }),
+          },
+        ]
+      : [];
   return res.body.data
     .map((p): RecentPost => {
-      const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url, p.thumbnail_url);
+      const media =
+        p.media_type === "CAROUSEL_ALBUM"
+          ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url))
+          : item(p.media_type, p.media_url, p.thumbnail_url);
       return {
         platformPostId: p.id,
         url: p.permalink ?? null,
@@ -98,7 +161,10 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{ followers_count?: number }>("GET", `${V}/me`, { query: { fields: "followers_count" }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<{ followers_count?: number }>("GET", `${V}/me`, {
+    query: { fields: "followers_count" },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) throw new Error(`Instagram account: ${res.outcome.reason}`);
   return { followers: res.body.followers_count ?? null };
 }
@@ -108,12 +174,31 @@ export default definePlugin({
   displayName: "Instagram",
   defaultApiUrl: "https://graph.instagram.com",
   textLimit: { max: CAPTION_MAX, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: false,
+    images: true,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 8 * MB, video: 300 * MB, gif: 0 },
-    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: CAROUSEL_MAX, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", maxMentions: MENTIONS_MAX, imageWidth: { min: 320, max: 1440 }, mediaUrls: "must be publicly reachable" },
+    file_constraints: {
+      maxFiles: CAROUSEL_MAX,
+      maxImageFiles: CAROUSEL_MAX,
+      maxVideoFiles: CAROUSEL_MAX,
+      maxGifFiles: 0,
+      allowMixedMedia: true,
+      gifBehavior: "not supported",
+      maxMentions: MENTIONS_MAX,
+      imageWidth: { min: 320, max: 1440 },
+      mediaUrls: "must be publicly reachable",
+    },
     required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),
     max_hashtags: HASHTAGS_MAX,
     min_video_duration_seconds: 3,
@@ -121,24 +206,59 @@ export default definePlugin({
     aspect_ratio: { min: "4:5", max: "1.91:1", reels: "9:16" },
     thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
   },
-  optionsSchema: t.Object({
-    ai_generated: t.Optional(t.Boolean({ description: "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented)." })),
-    trial_reel: t.Optional(t.Boolean({ description: "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual." })),
-    trial_graduation: t.Optional(t.UnionEnum(["MANUAL", "SS_PERFORMANCE"], { default: "MANUAL", description: "With trial_reel: MANUAL (you share it to followers in the Instagram app) or SS_PERFORMANCE (Instagram shares it if it performs well with non-followers)." })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      ai_generated: t.Optional(
+        t.Boolean({
+          description:
+            "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented).",
+        }),
+      ),
+      trial_reel: t.Optional(
+        t.Boolean({
+          description:
+            "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual.",
+        }),
+      ),
+      trial_graduation: t.Optional(
+        t.UnionEnum(["MANUAL", "SS_PERFORMANCE"], {
+          default: "MANUAL",
+          description:
+            "With trial_reel: MANUAL (you share it to followers in the Instagram app) or SS_PERFORMANCE (Instagram shares it if it performs well with non-followers).",
+        }),
+      ),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",
     tokenUrl: "https://api.instagram.com/oauth/access_token",
     clientAuth: "body",
-    scopes: ["instagram_business_basic", "instagram_business_content_publish", "instagram_business_manage_comments", "instagram_business_manage_insights"],
+    scopes: [
+      "instagram_business_basic",
+      "instagram_business_content_publish",
+      "instagram_business_manage_comments",
+      "instagram_business_manage_insights",
+    ],
     scopeSeparator: ",",
     async identity(c, token) {
       // The code gives a one-hour token; the long-lived one lasts 60 days and can be refreshed.
       const long = await longLivedToken(c, "ig_exchange_token", token);
-      const me = await connectCall<{ user_id?: string; id: string; username: string; profile_picture_url?: string }>(c, "Reading the Instagram account", "GET", "/me", {
-        query: { fields: "user_id,username,profile_picture_url", access_token: long.access_token },
-      });
-      return { remoteId: String(me.user_id ?? me.id), username: me.username, avatarUrl: me.profile_picture_url ?? null, credentials: tokenCredentials(long, c.now()) };
+      const me = await connectCall<{ user_id?: string; id: string; username: string; profile_picture_url?: string }>(
+        c,
+        "Reading the Instagram account",
+        "GET",
+        "/me",
+        {
+          query: { fields: "user_id,username,profile_picture_url", access_token: long.access_token },
+        },
+      );
+      return {
+        remoteId: String(me.user_id ?? me.id),
+        username: me.username,
+        avatarUrl: me.profile_picture_url ?? null,
+        credentials: tokenCredentials(long, c.now()),
+      };
     },
   }),
   classifyResponse: classifyGraph,

@@ -9,25 +9,56 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  OAuthServer,
+  resettable,
+} from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
 const ACCESS_TTL_MS = 60 * 86400_000;
 
-interface Asset { urn: string; owner: string; kind: "image" | "video"; size: number; parts: Map<number, string>; received: number; status: "WAITING_UPLOAD" | "PROCESSING" | "AVAILABLE" | "PROCESSING_FAILED"; reads: number; head: Uint8Array | null; token: string }
-interface Post { urn: string; author: string; commentary: string; media: string[]; createdAt: Date; likes: number; comments: number }
+interface Asset {
+  urn: string;
+  owner: string;
+  kind: "image" | "video";
+  size: number;
+  parts: Map<number, string>;
+  received: number;
+  status: "WAITING_UPLOAD" | "PROCESSING" | "AVAILABLE" | "PROCESSING_FAILED";
+  reads: number;
+  head: Uint8Array | null;
+  token: string;
+}
+interface Post {
+  urn: string;
+  author: string;
+  commentary: string;
+  media: string[];
+  createdAt: Date;
+  likes: number;
+  comments: number;
+}
 
 export interface LinkedInEmulator extends Emulator {
   engage(urn: string, counts: { likes?: number; comments?: number }): void;
 }
 
 class LiError extends Error {
-  constructor(readonly status: number, message: string, readonly code = "ERROR") {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code = "ERROR",
+  ) {
     super(message);
   }
 }
 
-const error = (status: number, message: string, code = "ERROR") => Response.json({ status, serviceErrorCode: status * 100, code, message }, { status });
+const error = (status: number, message: string, code = "ERROR") =>
+  Response.json({ status, serviceErrorCode: status * 100, code, message }, { status });
 
 export function createLinkedInEmulator(): LinkedInEmulator {
   const failures = new FailurePlan();
@@ -36,25 +67,39 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     accessTtlS: ACCESS_TTL_MS / 1000,
     newToken: () => `AQ${randomBytes(24).toString("base64url")}`,
     answer: { scope: "openid,profile,w_member_social", token_type: "Bearer", id_token: "x" },
-    refuse: (why) => why === "invalid_client"
-      ? Response.json({ error: why, error_description: "Client authentication failed" }, { status: 401 })
-      : Response.json({ error: "invalid_request", error_description: "Unable to retrieve access token: authorization code not found" }, { status: 400 }),
+    refuse: (why) =>
+      why === "invalid_client"
+        ? Response.json({ error: why, error_description: "Client authentication failed" }, { status: 401 })
+        : Response.json(
+            {
+              error: "invalid_request",
+              error_description: "Unable to retrieve access token: authorization code not found",
+            },
+            { status: 400 },
+          ),
   });
-  const state = resettable(() => ({ assets: new Map<string, Asset>(), posts: [] as Post[], emulated: [] as EmulatedPost[] }));
+  const state = resettable(() => ({
+    assets: new Map<string, Asset>(),
+    posts: [] as Post[],
+    emulated: [] as EmulatedPost[],
+  }));
   const member = { sub: "sandboxMember01", name: "Sandbox Member", picture: "https://media.licdn.com/sandbox.jpg" };
   const author = `urn:li:person:${member.sub}`;
 
   function authed(req: Request, rest: boolean) {
     if (!oauth.bearer(req)) throw new LiError(401, "Invalid access token", "REVOKED_ACCESS_TOKEN");
     if (rest) {
-      if (!/^\d{6}$/.test(req.headers.get("linkedin-version") ?? "")) throw new LiError(400, "A valid LinkedIn-Version header (YYYYMM) is required", "VERSION_MISSING");
-      if (req.headers.get("x-restli-protocol-version") !== "2.0.0") throw new LiError(400, "X-Restli-Protocol-Version 2.0.0 is required");
+      if (!/^\d{6}$/.test(req.headers.get("linkedin-version") ?? ""))
+        throw new LiError(400, "A valid LinkedIn-Version header (YYYYMM) is required", "VERSION_MISSING");
+      if (req.headers.get("x-restli-protocol-version") !== "2.0.0")
+        throw new LiError(400, "X-Restli-Protocol-Version 2.0.0 is required");
     }
   }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new LiError(400, "client_id and redirect_uri are required"));
+    if (m === "GET" && path === "/oauth/authorize")
+      return oauth.authorize(url, () => new LiError(400, "client_id and redirect_uri are required"));
     if (m === "POST" && (path === "/oauth/v2/accessToken" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)\/(\d+)$/.exec(path);
     if (upload && m === "PUT") {
@@ -75,30 +120,64 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ ...member, given_name: "Sandbox", family_name: "Member", email_verified: true });
     }
     authed(req, true);
-    if (m === "POST" && (path === "/rest/images" || path === "/rest/videos") && url.searchParams.get("action") === "initializeUpload") {
-      const b = (await req.json().catch(() => null)) as { initializeUploadRequest?: { owner?: string; fileSizeBytes?: number } } | null;
+    if (
+      m === "POST" &&
+      (path === "/rest/images" || path === "/rest/videos") &&
+      url.searchParams.get("action") === "initializeUpload"
+    ) {
+      const b = (await req.json().catch(() => null)) as {
+        initializeUploadRequest?: { owner?: string; fileSizeBytes?: number };
+      } | null;
       const owner = b?.initializeUploadRequest?.owner;
       if (owner !== author) throw new LiError(403, `Not enough permissions to upload for ${owner}`, "ACCESS_DENIED");
       const kind = path === "/rest/images" ? "image" : "video";
-      const a: Asset = { urn: `urn:li:${kind}:C${randomBytes(8).toString("hex")}`, owner, kind, size: 0, parts: new Map(), received: 0, status: "WAITING_UPLOAD", reads: 0, head: null, token: randomBytes(10).toString("hex") };
+      const a: Asset = {
+        urn: `urn:li:${kind}:C${randomBytes(8).toString("hex")}`,
+        owner,
+        kind,
+        size: 0,
+        parts: new Map(),
+        received: 0,
+        status: "WAITING_UPLOAD",
+        reads: 0,
+        head: null,
+        token: randomBytes(10).toString("hex"),
+      };
       state.assets.set(a.urn, a);
-      if (kind === "image") return Response.json({ value: { uploadUrlExpiresAt: Date.now() + 86400_000, uploadUrl: `${base}/upload/${a.token}/0`, image: a.urn } });
+      if (kind === "image")
+        return Response.json({
+          value: { uploadUrlExpiresAt: Date.now() + 86400_000, uploadUrl: `${base}/upload/${a.token}/0`, image: a.urn },
+        });
       const size = Number(b?.initializeUploadRequest?.fileSizeBytes);
-      if (!Number.isInteger(size) || size < 75 * 1024 || size > 500 * 1024 * 1024) throw new LiError(400, "fileSizeBytes must be between 75 KB and 500 MB");
+      if (!Number.isInteger(size) || size < 75 * 1024 || size > 500 * 1024 * 1024)
+        throw new LiError(400, "fileSizeBytes must be between 75 KB and 500 MB");
       a.size = size;
       const parts = Math.ceil(size / PART_BYTES);
-      return Response.json({ value: {
-        video: a.urn, uploadToken: a.token, uploadUrlsExpireAt: Date.now() + 86400_000,
-        uploadInstructions: Array.from({ length: parts }, (_, i) => ({ uploadUrl: `${base}/upload/${a.token}/${i}`, firstByte: i * PART_BYTES, lastByte: Math.min(size, (i + 1) * PART_BYTES) - 1 })),
-      } });
+      return Response.json({
+        value: {
+          video: a.urn,
+          uploadToken: a.token,
+          uploadUrlsExpireAt: Date.now() + 86400_000,
+          uploadInstructions: Array.from({ length: parts }, (_, i) => ({
+            uploadUrl: `${base}/upload/${a.token}/${i}`,
+            firstByte: i * PART_BYTES,
+            lastByte: Math.min(size, (i + 1) * PART_BYTES) - 1,
+          })),
+        },
+      });
     }
     if (m === "POST" && path === "/rest/videos" && url.searchParams.get("action") === "finalizeUpload") {
-      const b = (await req.json().catch(() => null)) as { finalizeUploadRequest?: { video?: string; uploadToken?: string; uploadedPartIds?: string[] } } | null;
+      const b = (await req.json().catch(() => null)) as {
+        finalizeUploadRequest?: { video?: string; uploadToken?: string; uploadedPartIds?: string[] };
+      } | null;
       const a = state.assets.get(b?.finalizeUploadRequest?.video ?? "");
-      if (!a || a.token !== b?.finalizeUploadRequest?.uploadToken) throw new LiError(400, "Unknown video or upload token");
+      if (!a || a.token !== b?.finalizeUploadRequest?.uploadToken)
+        throw new LiError(400, "Unknown video or upload token");
       const ids = b.finalizeUploadRequest.uploadedPartIds ?? [];
-      if (a.received !== a.size || ids.length !== a.parts.size || ids.some((id, i) => a.parts.get(i) !== id)) throw new LiError(400, "uploadedPartIds do not match the uploaded parts");
-      const mp4 = a.head !== null && a.head.length > 8 && Buffer.from(a.head.subarray(4, 8)).toString("latin1") === "ftyp";
+      if (a.received !== a.size || ids.length !== a.parts.size || ids.some((id, i) => a.parts.get(i) !== id))
+        throw new LiError(400, "uploadedPartIds do not match the uploaded parts");
+      const mp4 =
+        a.head !== null && a.head.length > 8 && Buffer.from(a.head.subarray(4, 8)).toString("latin1") === "ftyp";
       a.status = mp4 ? "PROCESSING" : "PROCESSING_FAILED";
       return Response.json({});
     }
@@ -110,35 +189,76 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ id: a.urn, status: a.status, owner: a.owner });
     }
     if (m === "POST" && path === "/rest/posts") {
-      const b = (await req.json().catch(() => null)) as { author?: string; commentary?: string; visibility?: string; lifecycleState?: string; distribution?: unknown; content?: { media?: { id: string }; multiImage?: { images: { id: string }[] } } } | null;
-      if (!b || b.author !== author) throw new LiError(403, "The author must be the authenticated member", "ACCESS_DENIED");
-      if (typeof b.commentary !== "string" || [...b.commentary].length > 3000 * 2) throw new LiError(422, "commentary is missing or too long", "UNPROCESSABLE_ENTITY");
-      if (!b.visibility || b.lifecycleState !== "PUBLISHED" || !b.distribution) throw new LiError(422, "visibility, distribution and lifecycleState PUBLISHED are required", "UNPROCESSABLE_ENTITY");
+      const b = (await req.json().catch(() => null)) as {
+        author?: string;
+        commentary?: string;
+        visibility?: string;
+        lifecycleState?: string;
+        distribution?: unknown;
+        content?: { media?: { id: string }; multiImage?: { images: { id: string }[] } };
+      } | null;
+      if (!b || b.author !== author)
+        throw new LiError(403, "The author must be the authenticated member", "ACCESS_DENIED");
+      if (typeof b.commentary !== "string" || [...b.commentary].length > 3000 * 2)
+        throw new LiError(422, "commentary is missing or too long", "UNPROCESSABLE_ENTITY");
+      if (!b.visibility || b.lifecycleState !== "PUBLISHED" || !b.distribution)
+        throw new LiError(
+          422,
+          "visibility, distribution and lifecycleState PUBLISHED are required",
+          "UNPROCESSABLE_ENTITY",
+        );
       const media = b.content?.media ? [b.content.media.id] : (b.content?.multiImage?.images ?? []).map((i) => i.id);
-      if (b.content?.multiImage && (media.length < 2 || media.length > 20)) throw new LiError(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY");
+      if (b.content?.multiImage && (media.length < 2 || media.length > 20))
+        throw new LiError(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY");
       for (const id of media) {
         const a = state.assets.get(id);
-        if (!a || a.owner !== author || a.status !== "AVAILABLE") throw new LiError(422, `${id} is not an available asset of the author`, "UNPROCESSABLE_ENTITY");
+        if (!a || a.owner !== author || a.status !== "AVAILABLE")
+          throw new LiError(422, `${id} is not an available asset of the author`, "UNPROCESSABLE_ENTITY");
       }
-      const post: Post = { urn: `urn:li:share:${7_000_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))}`, author, commentary: b.commentary, media, createdAt: new Date(), likes: 0, comments: 0 };
+      const post: Post = {
+        urn: `urn:li:share:${7_000_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))}`,
+        author,
+        commentary: b.commentary,
+        media,
+        createdAt: new Date(),
+        likes: 0,
+        comments: 0,
+      };
       state.posts.push(post);
       // What a reader sees: little-text escapes removed.
-      state.emulated.push({ id: post.urn, text: b.commentary.replace(/\\(.)/g, "$1"), media: media.map((id) => ({ type: state.assets.get(id)!.kind })), createdAt: post.createdAt });
+      state.emulated.push({
+        id: post.urn,
+        text: b.commentary.replace(/\\(.)/g, "$1"),
+        media: media.map((id) => ({ type: state.assets.get(id)!.kind })),
+        createdAt: post.createdAt,
+      });
       return new Response(null, { status: 201, headers: { "x-restli-id": post.urn } });
     }
     const social = /^\/rest\/socialActions\/(.+)$/.exec(path);
     if (m === "GET" && social) {
       const p = state.posts.find((x) => x.urn === decodeURIComponent(social[1]));
       if (!p) throw new LiError(404, "Not found");
-      return Response.json({ target: p.urn, likesSummary: { totalLikes: p.likes }, commentsSummary: { aggregatedTotalComments: p.comments } });
+      return Response.json({
+        target: p.urn,
+        likesSummary: { totalLikes: p.likes },
+        commentsSummary: { aggregatedTotalComments: p.comments },
+      });
     }
     throw new LiError(404, `No route ${m} ${path}`, "NOT_FOUND");
   }
 
   function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return new Response(JSON.stringify({ status: 429, code: "TOO_MANY_REQUESTS", message: "Resource level throttle limit reached" }), { status: 429, headers: { "content-type": "application/json", "retry-after": String(f.retryAfterSeconds ?? 60) } });
+    if (f.kind === "rate_limit")
+      return new Response(
+        JSON.stringify({ status: 429, code: "TOO_MANY_REQUESTS", message: "Resource level throttle limit reached" }),
+        {
+          status: 429,
+          headers: { "content-type": "application/json", "retry-after": String(f.retryAfterSeconds ?? 60) },
+        },
+      );
     if (f.kind === "server_error") return error(503, "Service unavailable", "SERVICE_UNAVAILABLE");
-    if (f.kind === "auth_expired") return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
+    if (f.kind === "auth_expired")
+      return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
     return null;
   }
 

@@ -5,7 +5,13 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type PublishJob,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type PostMetrics,
+  type PublishJob,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
@@ -57,17 +63,34 @@ async function uploadImage(ctx: PluginContext, item: MediaItem): Promise<string 
   return put.ok ? init.body.value.image : put.outcome;
 }
 
-interface VideoInit { value: { video: string; uploadToken: string; uploadInstructions: { uploadUrl: string; firstByte: number; lastByte: number }[] } }
+interface VideoInit {
+  value: {
+    video: string;
+    uploadToken: string;
+    uploadInstructions: { uploadUrl: string; firstByte: number; lastByte: number }[];
+  };
+}
 
 async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
   const file = await read(ctx, item);
   if (isFail(file)) return file;
   if (file.bytes.length < 75 * KB || file.bytes.length > VIDEO_MAX) {
-    return { kind: "permanent", reason: `LinkedIn videos must be 75 KB to 500 MB (this one is ${file.bytes.length} bytes).`, code: "media_size" };
+    return {
+      kind: "permanent",
+      reason: `LinkedIn videos must be 75 KB to 500 MB (this one is ${file.bytes.length} bytes).`,
+      code: "media_size",
+    };
   }
   const init = await ctx.http.request<VideoInit>("POST", "/rest/videos", {
     query: { action: "initializeUpload" },
-    json: { initializeUploadRequest: { owner: ctx.credentials.author_urn, fileSizeBytes: file.bytes.length, uploadCaptions: false, uploadThumbnail: false } },
+    json: {
+      initializeUploadRequest: {
+        owner: ctx.credentials.author_urn,
+        fileSizeBytes: file.bytes.length,
+        uploadCaptions: false,
+        uploadThumbnail: false,
+      },
+    },
     headers: headers(ctx),
   });
   if (!init.ok) return init.outcome;
@@ -84,13 +107,22 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   }
   const fin = await ctx.http.request("POST", "/rest/videos", {
     query: { action: "finalizeUpload" },
-    json: { finalizeUploadRequest: { video: init.body.value.video, uploadToken: init.body.value.uploadToken, uploadedPartIds: etags } },
+    json: {
+      finalizeUploadRequest: {
+        video: init.body.value.video,
+        uploadToken: init.body.value.uploadToken,
+        uploadedPartIds: etags,
+      },
+    },
     headers: headers(ctx),
   });
   return fin.ok ? init.body.value.video : fin.outcome;
 }
 
-interface Pending { post: Record<string, unknown>; video: string }
+interface Pending {
+  post: Record<string, unknown>;
+  video: string;
+}
 
 async function createPost(ctx: PluginContext, post: Record<string, unknown>): Promise<Outcome> {
   const res = await ctx.http.request("POST", "/rest/posts", { json: post, headers: headers(ctx), creates: true });
@@ -101,7 +133,11 @@ async function createPost(ctx: PluginContext, post: Record<string, unknown>): Pr
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
-  if (!ctx.credentials.author_urn) return { kind: "auth_expired", reason: "the stored LinkedIn credentials lack the member; connect the account again" };
+  if (!ctx.credentials.author_urn)
+    return {
+      kind: "auth_expired",
+      reason: "the stored LinkedIn credentials lack the member; connect the account again",
+    };
   const videos = job.media.filter((m) => m.type === "video");
   const post: Record<string, unknown> = {
     author: ctx.credentials.author_urn,
@@ -130,9 +166,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const pending = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<{ status?: string }>("GET", `/rest/videos/${encodeURIComponent(pending.video)}`, { headers: headers(ctx) });
+  const res = await ctx.http.request<{ status?: string }>("GET", `/rest/videos/${encodeURIComponent(pending.video)}`, {
+    headers: headers(ctx),
+  });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
-  if (res.body.status === "PROCESSING_FAILED") return { kind: "permanent", reason: "LinkedIn could not process the video", code: "video_processing_failed" };
+  if (res.body.status === "PROCESSING_FAILED")
+    return { kind: "permanent", reason: "LinkedIn could not process the video", code: "video_processing_failed" };
   if (res.body.status !== "AVAILABLE") return { kind: "submitted", handle };
   return createPost(ctx, pending.post);
 }
@@ -140,12 +179,19 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{ likesSummary?: { totalLikes?: number }; commentsSummary?: { aggregatedTotalComments?: number } }>(
-      "GET", `/rest/socialActions/${encodeURIComponent(id)}`, { headers: headers(ctx) },
-    );
+    const res = await ctx.http.request<{
+      likesSummary?: { totalLikes?: number };
+      commentsSummary?: { aggregatedTotalComments?: number };
+    }>("GET", `/rest/socialActions/${encodeURIComponent(id)}`, { headers: headers(ctx) });
     if (!res.ok) throw new Error(`LinkedIn social actions ${id}: ${res.outcome.reason}`);
     // Member impressions need LinkedIn's restricted analytics permission: views stay unknown.
-    out[id] = { views: null, likes: res.body.likesSummary?.totalLikes ?? null, comments: res.body.commentsSummary?.aggregatedTotalComments ?? null, shares: null, saves: null };
+    out[id] = {
+      views: null,
+      likes: res.body.likesSummary?.totalLikes ?? null,
+      comments: res.body.commentsSummary?.aggregatedTotalComments ?? null,
+      shares: null,
+      saves: null,
+    };
   }
   return out;
 }
@@ -156,13 +202,30 @@ export default definePlugin({
   defaultApiUrl: "https://api.linkedin.com",
   textLimit: { max: TEXT_MAX, unit: "characters" },
   // Reading member posts needs a restricted permission, so a member account is no workflow source.
-  capabilities: { destination: true, source: false, backfill: false, text: true, images: true, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: false,
+    backfill: false,
+    text: true,
+    images: true,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "video/mp4"],
     convertible_formats: {},
     // LinkedIn limits images by pixels (36,152,320), not bytes; Crier's default image cap applies.
     max_size_bytes: { image: 20 * MB, video: VIDEO_MAX, gif: 20 * MB },
-    file_constraints: { maxFiles: IMAGES_MAX, maxImageFiles: IMAGES_MAX, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, maxImagePixels: 36_152_320, minVideoBytes: 75 * KB },
+    file_constraints: {
+      maxFiles: IMAGES_MAX,
+      maxImageFiles: IMAGES_MAX,
+      maxVideoFiles: 1,
+      maxGifFiles: 1,
+      allowMixedMedia: false,
+      maxImagePixels: 36_152_320,
+      minVideoBytes: 75 * KB,
+    },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: 3,
@@ -177,9 +240,15 @@ export default definePlugin({
     clientAuth: "body",
     scopes: ["openid", "profile", "w_member_social"],
     async identity(c, token) {
-      const me = await connectCall<{ sub: string; name?: string; given_name?: string; picture?: string }>(c, "Reading the LinkedIn member", "GET", "/v2/userinfo", {
-        headers: { authorization: `Bearer ${token.access_token}` },
-      });
+      const me = await connectCall<{ sub: string; name?: string; given_name?: string; picture?: string }>(
+        c,
+        "Reading the LinkedIn member",
+        "GET",
+        "/v2/userinfo",
+        {
+          headers: { authorization: `Bearer ${token.access_token}` },
+        },
+      );
       return {
         remoteId: me.sub,
         username: me.name ?? me.given_name ?? me.sub,
@@ -190,8 +259,18 @@ export default definePlugin({
   }),
   classifyResponse(res) {
     const body = res.body as { message?: string; serviceErrorCode?: number } | null;
-    if (res.status === 426) return { kind: "permanent", reason: `LinkedIn-Version is no longer active: set CRIER_LINKEDIN_VERSION (${body?.message ?? ""})`, code: "version_inactive" };
-    if (res.status === 403) return { kind: "permanent", reason: body?.message ?? "LinkedIn refused: a permission is missing", code: "access_denied" };
+    if (res.status === 426)
+      return {
+        kind: "permanent",
+        reason: `LinkedIn-Version is no longer active: set CRIER_LINKEDIN_VERSION (${body?.message ?? ""})`,
+        code: "version_inactive",
+      };
+    if (res.status === 403)
+      return {
+        kind: "permanent",
+        reason: body?.message ?? "LinkedIn refused: a permission is missing",
+        code: "access_denied",
+      };
     return undefined;
   },
   publish,

@@ -7,7 +7,16 @@
  * Sandbox rule: one bunker whose URI sandbox profiles find pre-filled on the connect page
  * (SANDBOX_BUNKER_URI, with {relay} replaced by the relay the plugin uses).
  */
-import { finalizeEvent, generateSecretKey, getPublicKey, matchFilters, nip44, verifyEvent, type Event, type Filter } from "nostr-tools";
+import {
+  finalizeEvent,
+  generateSecretKey,
+  getPublicKey,
+  matchFilters,
+  nip44,
+  verifyEvent,
+  type Event,
+  type Filter,
+} from "nostr-tools";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 
 const NOSTR_CONNECT = 24133;
@@ -52,7 +61,15 @@ export function createNostrEmulator(): NostrEmulator {
   function newBunker(): Bunker {
     const sk = generateSecretKey();
     const userSk = generateSecretKey();
-    return { sk, pubkey: getPublicKey(sk), userSk, userPubkey: getPublicKey(userSk), secret: Buffer.from(generateSecretKey()).toString("hex").slice(0, 16), clients: new Set(), refusing: false };
+    return {
+      sk,
+      pubkey: getPublicKey(sk),
+      userSk,
+      userPubkey: getPublicKey(userSk),
+      secret: Buffer.from(generateSecretKey()).toString("hex").slice(0, 16),
+      clients: new Set(),
+      refusing: false,
+    };
   }
 
   /** The first queued failure of one of these kinds, consumed. */
@@ -77,12 +94,15 @@ export function createNostrEmulator(): NostrEmulator {
 
   function answerSigner(clientPubkey: string, id: string, result: string | null, error?: string) {
     const key = nip44.getConversationKey(bunker.sk, clientPubkey);
-    const reply = finalizeEvent({
-      kind: NOSTR_CONNECT,
-      created_at: Math.floor(Date.now() / 1000),
-      tags: [["p", clientPubkey]],
-      content: nip44.encrypt(JSON.stringify({ id, result: result ?? "", ...(error && { error }) }), key),
-    }, bunker.sk);
+    const reply = finalizeEvent(
+      {
+        kind: NOSTR_CONNECT,
+        created_at: Math.floor(Date.now() / 1000),
+        tags: [["p", clientPubkey]],
+        content: nip44.encrypt(JSON.stringify({ id, result: result ?? "", ...(error && { error }) }), key),
+      },
+      bunker.sk,
+    );
     // A real signer answers after a network round trip; the client's subscription is in place by then.
     setTimeout(() => broadcast(reply), 1);
   }
@@ -108,15 +128,25 @@ export function createNostrEmulator(): NostrEmulator {
         if (!known || bunker.refusing) return answerSigner(client, req.id, null, "unauthorized: connect first");
         return answerSigner(client, req.id, bunker.userPubkey);
       case "sign_event": {
-        if (!known || bunker.refusing) return answerSigner(client, req.id, null, "unauthorized: this client is not allowed to sign");
-        if (take(["auth_expired"])) return answerSigner(client, req.id, null, "unauthorized: permission revoked by the user");
+        if (!known || bunker.refusing)
+          return answerSigner(client, req.id, null, "unauthorized: this client is not allowed to sign");
+        if (take(["auth_expired"]))
+          return answerSigner(client, req.id, null, "unauthorized: permission revoked by the user");
         let template: { kind: number; content: string; tags: string[][]; created_at: number };
         try {
           template = JSON.parse(req.params[0]);
         } catch {
           return answerSigner(client, req.id, null, "invalid event");
         }
-        const signed = finalizeEvent({ kind: template.kind, content: template.content, tags: template.tags ?? [], created_at: template.created_at }, bunker.userSk);
+        const signed = finalizeEvent(
+          {
+            kind: template.kind,
+            content: template.content,
+            tags: template.tags ?? [],
+            created_at: template.created_at,
+          },
+          bunker.userSk,
+        );
         return answerSigner(client, req.id, JSON.stringify(signed));
       }
       case "logout":
@@ -131,21 +161,27 @@ export function createNostrEmulator(): NostrEmulator {
 
   function onEvent(session: Session, event: Event) {
     const ok = (accepted: boolean, message = "") => session.send(["OK", event?.id ?? "", accepted, message]);
-    if (!event || typeof event !== "object" || !verifyEvent(event)) return ok(false, "invalid: bad event id or signature");
+    if (!event || typeof event !== "object" || !verifyEvent(event))
+      return ok(false, "invalid: bad event id or signature");
     if (stored.some((e) => e.id === event.id)) return ok(true, "duplicate: already have this event");
     if (event.kind === 1) {
       const f = take(["rate_limit", "server_error", "timeout"]);
       if (f?.kind === "rate_limit") return ok(false, "rate-limited: slow down, too many events");
       if (f?.kind === "server_error") return ok(false, "error: could not save the event");
-      if (Buffer.byteLength(event.content, "utf8") > MAX_CONTENT_BYTES) return ok(false, `invalid: content longer than ${MAX_CONTENT_BYTES} bytes`);
+      if (Buffer.byteLength(event.content, "utf8") > MAX_CONTENT_BYTES)
+        return ok(false, `invalid: content longer than ${MAX_CONTENT_BYTES} bytes`);
       emulated.push({
         id: event.id,
         text: event.content,
-        media: event.tags.filter((t) => t[0] === "imeta").map((t) => {
-          const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
-          return { type: mime.startsWith("video/") ? "video" : "image", contentType: mime || undefined };
-        }),
-        replyTo: (event.tags.find((t) => t[0] === "e" && t[3] === "reply") ?? event.tags.find((t) => t[0] === "e" && t[3] === "root"))?.[1] ?? null,
+        media: event.tags
+          .filter((t) => t[0] === "imeta")
+          .map((t) => {
+            const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
+            return { type: mime.startsWith("video/") ? "video" : "image", contentType: mime || undefined };
+          }),
+        replyTo:
+          (event.tags.find((t) => t[0] === "e" && t[3] === "reply") ??
+            event.tags.find((t) => t[0] === "e" && t[3] === "root"))?.[1] ?? null,
         createdAt: new Date(event.created_at * 1000),
       });
       store(event);
@@ -156,7 +192,8 @@ export function createNostrEmulator(): NostrEmulator {
     if (isEphemeral(event.kind)) {
       ok(true);
       broadcast(event);
-      if (event.kind === NOSTR_CONNECT && event.tags.some((t) => t[0] === "p" && t[1] === bunker.pubkey)) signerRequest(event);
+      if (event.kind === NOSTR_CONNECT && event.tags.some((t) => t[0] === "p" && t[1] === bunker.pubkey))
+        signerRequest(event);
       return;
     }
     store(event);
@@ -164,7 +201,8 @@ export function createNostrEmulator(): NostrEmulator {
   }
 
   function onReq(session: Session, id: string, filters: Filter[]) {
-    if (typeof id !== "string" || filters.length === 0) return session.send(["CLOSED", String(id), "invalid: a REQ needs an id and filters"]);
+    if (typeof id !== "string" || filters.length === 0)
+      return session.send(["CLOSED", String(id), "invalid: a REQ needs an id and filters"]);
     const matches = new Map<string, Event>();
     for (const f of filters) {
       const hits = stored.filter((e) => matchFilters([f], e)).sort((a, b) => b.created_at - a.created_at);
@@ -177,7 +215,20 @@ export function createNostrEmulator(): NostrEmulator {
 
   function engageWith(kind: number, content: string, target: Event) {
     const sk = generateSecretKey();
-    store(finalizeEvent({ kind, content, created_at: Math.floor(Date.now() / 1000), tags: [["e", target.id, "", kind === 1 ? "reply" : ""], ["p", target.pubkey]] }, sk));
+    store(
+      finalizeEvent(
+        {
+          kind,
+          content,
+          created_at: Math.floor(Date.now() / 1000),
+          tags: [
+            ["e", target.id, "", kind === 1 ? "reply" : ""],
+            ["p", target.pubkey],
+          ],
+        },
+        sk,
+      ),
+    );
   }
 
   return {
@@ -190,11 +241,21 @@ export function createNostrEmulator(): NostrEmulator {
     async handle(req) {
       // Relays answer their NIP-11 document over plain HTTP; everything else is WebSocket.
       if (req.method === "GET" && (req.headers.get("accept") ?? "").includes("application/nostr+json")) {
-        return Response.json({ name: "Crier Nostr emulator", supported_nips: [1, 11, 46], limitation: { max_content_length: MAX_CONTENT_BYTES } }, {
-          headers: { "content-type": "application/nostr+json", "access-control-allow-origin": "*" },
-        });
+        return Response.json(
+          {
+            name: "Crier Nostr emulator",
+            supported_nips: [1, 11, 46],
+            limitation: { max_content_length: MAX_CONTENT_BYTES },
+          },
+          {
+            headers: { "content-type": "application/nostr+json", "access-control-allow-origin": "*" },
+          },
+        );
       }
-      return new Response("This is a Nostr relay: connect with a WebSocket.", { status: 426, headers: { upgrade: "websocket" } });
+      return new Response("This is a Nostr relay: connect with a WebSocket.", {
+        status: 426,
+        headers: { upgrade: "websocket" },
+      });
     },
     openSocket(_path, send) {
       const session: Session = { send: (msg) => send(JSON.stringify(msg)), subs: new Map() };

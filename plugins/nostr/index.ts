@@ -10,8 +10,17 @@ import { BunkerSigner, type BunkerPointer } from "nostr-tools/nip46";
 import { neventEncode, npubEncode } from "nostr-tools/nip19";
 import { generateSecretKey, getPublicKey, verifyEvent, type Event, type EventTemplate } from "nostr-tools/pure";
 import {
-  ConnectError, definePlugin, type ConnectContext, type MediaItem, type Outcome, type PluginContext, type PostMetrics, type ProviderHttp,
-  type PublishJob, type RecentMedia, type RecentPost,
+  ConnectError,
+  definePlugin,
+  type ConnectContext,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type PostMetrics,
+  type ProviderHttp,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
@@ -25,7 +34,10 @@ const wsUrl = (url: string) => url.replace(/^http(s?):\/\//i, (_m, s: string) =>
 
 /** The relays notes go to: the configured base (the emulator for sandbox profiles) and CRIER_NOSTR_RELAYS. */
 function relaysOf(http: ProviderHttp, settings: Record<string, string | undefined>): string[] {
-  const extra = (settings.RELAYS ?? "").split(",").map((r) => r.trim()).filter((r) => /^wss?:\/\//.test(r));
+  const extra = (settings.RELAYS ?? "")
+    .split(",")
+    .map((r) => r.trim())
+    .filter((r) => /^wss?:\/\//.test(r));
   return [...new Set([wsUrl(http.baseUrl), ...extra])];
 }
 
@@ -43,8 +55,12 @@ class Timeout extends Error {}
 
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout>;
-  return Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Timeout(`${what}: no answer within ${ms} ms`)), ms)))])
-    .finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Timeout(`${what}: no answer within ${ms} ms`)), ms)),
+    ),
+  ]).finally(() => clearTimeout(timer));
 }
 
 function parseBunker(input: string): BunkerPointer | null {
@@ -62,18 +78,28 @@ interface StoredCredentials {
 }
 
 function signerFor(creds: StoredCredentials, p: AbstractSimplePool): BunkerSigner {
-  return BunkerSigner.fromBunker(Uint8Array.from(Buffer.from(creds.client_secret_key, "hex")), creds.bunker, { pool: p });
+  return BunkerSigner.fromBunker(Uint8Array.from(Buffer.from(creds.client_secret_key, "hex")), creds.bunker, {
+    pool: p,
+  });
 }
 
 async function prepare(c: ConnectContext) {
   // Sandbox profiles get the emulator's bunker filled in, pointing at the relay this flow uses.
   const sandbox = c.settings.SANDBOX_BUNKER_URI;
-  return { carry: {}, ...(sandbox && { values: { bunker: sandbox.replace("{relay}", encodeURIComponent(relaysOf(c.http, c.settings)[0])) } }) };
+  return {
+    carry: {},
+    ...(sandbox && {
+      values: { bunker: sandbox.replace("{relay}", encodeURIComponent(relaysOf(c.http, c.settings)[0])) },
+    }),
+  };
 }
 
 async function verify(c: ConnectContext, values: Record<string, string>) {
   const bunker = parseBunker(values.bunker ?? "");
-  if (!bunker) throw new ConnectError("Enter a bunker URI: bunker://<64 hex characters>?relay=wss://…&secret=…, as your signer app shows it.");
+  if (!bunker)
+    throw new ConnectError(
+      "Enter a bunker URI: bunker://<64 hex characters>?relay=wss://…&secret=…, as your signer app shows it.",
+    );
   const clientSk = generateSecretKey();
   const p = pool(c.http);
   const signer = BunkerSigner.fromBunker(clientSk, bunker, { pool: p });
@@ -81,12 +107,21 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
   try {
     await within(signer.connect(), wait, "connecting to the remote signer");
     const pubkey = await within(signer.getPublicKey(), wait, "asking the remote signer for the public key");
-    if (!/^[0-9a-f]{64}$/.test(pubkey)) throw new ConnectError("The remote signer answered with an invalid public key.");
+    if (!/^[0-9a-f]{64}$/.test(pubkey))
+      throw new ConnectError("The remote signer answered with an invalid public key.");
     const credentials: StoredCredentials = { client_secret_key: Buffer.from(clientSk).toString("hex"), bunker };
-    return { remoteId: pubkey, username: npubEncode(pubkey), credentials: { ...credentials }, metadata: { client_pubkey: getPublicKey(clientSk), relays: bunker.relays } };
+    return {
+      remoteId: pubkey,
+      username: npubEncode(pubkey),
+      credentials: { ...credentials },
+      metadata: { client_pubkey: getPublicKey(clientSk), relays: bunker.relays },
+    };
   } catch (e) {
     if (e instanceof ConnectError) throw e;
-    if (e instanceof Timeout) throw new ConnectError(`The remote signer did not answer in time. Check that it is online and listens on ${bunker.relays.join(", ")}.`);
+    if (e instanceof Timeout)
+      throw new ConnectError(
+        `The remote signer did not answer in time. Check that it is online and listens on ${bunker.relays.join(", ")}.`,
+      );
     throw new ConnectError(`The remote signer refused: ${String((e as Error)?.message ?? e)}`);
   } finally {
     await signer.close();
@@ -113,16 +148,22 @@ function noteTemplate(ctx: PluginContext, job: PublishJob, relay: string): Event
     if (root !== parent) tags.push(["e", parent, relay, "reply"]);
     tags.push(["p", ctx.account.remoteId]);
   }
-  for (const tag of new Set((job.content.match(/(?:^|\s)#([\p{L}\p{N}_]+)/gu) ?? []).map((h) => h.trim().slice(1).toLowerCase()))) tags.push(["t", tag]);
+  for (const tag of new Set(
+    (job.content.match(/(?:^|\s)#([\p{L}\p{N}_]+)/gu) ?? []).map((h) => h.trim().slice(1).toLowerCase()),
+  ))
+    tags.push(["t", tag]);
   return { kind: 1, created_at: Math.floor(ctx.now().getTime() / 1000), tags, content };
 }
 
 function guessImageType(url: string): string {
   const ext = /\.([a-z0-9]+)(?:\?|$)/i.exec(url)?.[1]?.toLowerCase();
-  return ({ png: "image/png", gif: "image/gif", webp: "image/webp" } as Record<string, string>)[ext ?? ""] ?? "image/jpeg";
+  return (
+    ({ png: "image/png", gif: "image/gif", webp: "image/webp" } as Record<string, string>)[ext ?? ""] ?? "image/jpeg"
+  );
 }
 
-const noteUrl = (event: Event, relay: string) => `https://njump.me/${neventEncode({ id: event.id, relays: [relay], author: event.pubkey })}`;
+const noteUrl = (event: Event, relay: string) =>
+  `https://njump.me/${neventEncode({ id: event.id, relays: [relay], author: event.pubkey })}`;
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const relays = relaysOf(ctx.http, ctx.settings);
@@ -138,19 +179,26 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
       const reason = String((e as Error)?.message ?? e);
       // Nothing was sent to a relay yet, so any failure here left no note behind.
       if (e instanceof Timeout) return { kind: "retryable", reason };
-      if (/unauthori[sz]ed|denied|revoked|not allowed|permission/i.test(reason)) return { kind: "auth_expired", reason: `the remote signer refused: ${reason}` };
+      if (/unauthori[sz]ed|denied|revoked|not allowed|permission/i.test(reason))
+        return { kind: "auth_expired", reason: `the remote signer refused: ${reason}` };
       return { kind: "retryable", reason: `the remote signer failed: ${reason}` };
     }
     const results = await Promise.allSettled(p.publish(relays, event).map((r) => within(r, wait, "the relay")));
-    if (results.some((r) => r.status === "fulfilled")) return { kind: "published", platformPostId: event.id, url: noteUrl(event, relays[0]) };
+    if (results.some((r) => r.status === "fulfilled"))
+      return { kind: "published", platformPostId: event.id, url: noteUrl(event, relays[0]) };
     const reasons = results.map((r) => (r as PromiseRejectedResult).reason);
     const messages = reasons.map((r) => String((r as Error)?.message ?? r));
     const text = messages.join("; ");
     // A relay that took the note but did not say so may have stored it.
-    if (reasons.some((r) => r instanceof Timeout) || messages.some((m) => /timed out/i.test(m))) return { kind: "unknown", reason: text };
+    if (reasons.some((r) => r instanceof Timeout) || messages.some((m) => /timed out/i.test(m)))
+      return { kind: "unknown", reason: text };
     // NIP-01 prefixes: rate-limited and error are worth another try; blocked, invalid, pow, restricted are not.
     if (messages.every((m) => /^(rate-limited|error):|connection|closed|failed/i.test(m))) {
-      return { kind: "retryable", reason: text, ...(messages.some((m) => /^rate-limited:/.test(m)) && { retryAfterMs: RATE_LIMIT_BACKOFF_MS }) };
+      return {
+        kind: "retryable",
+        reason: text,
+        ...(messages.some((m) => /^rate-limited:/.test(m)) && { retryAfterMs: RATE_LIMIT_BACKOFF_MS }),
+      };
     }
     return { kind: "permanent", reason: text };
   } finally {
@@ -160,20 +208,32 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 function mediaOf(event: Event): RecentMedia[] {
-  return event.tags.filter((t) => t[0] === "imeta").flatMap((t) => {
-    const url = t.find((x) => x.startsWith("url "))?.slice(4);
-    const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
-    // An imeta tag (NIP-92) describes an attached file by its URL.
-    return url ? [{ url, type: mime.startsWith("video/") ? "video" : "image", downloadable: true } satisfies RecentMedia] : [];
-  });
+  return event.tags
+    .filter((t) => t[0] === "imeta")
+    .flatMap((t) => {
+      const url = t.find((x) => x.startsWith("url "))?.slice(4);
+      const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
+      // An imeta tag (NIP-92) describes an attached file by its URL.
+      return url
+        ? [{ url, type: mime.startsWith("video/") ? "video" : "image", downloadable: true } satisfies RecentMedia]
+        : [];
+    });
 }
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const relays = relaysOf(ctx.http, ctx.settings);
   const p = pool(ctx.http);
   try {
-    const events = await p.querySync(relays, { authors: [ctx.account.remoteId], kinds: [1], limit: 50, ...(since && { since: Math.floor(since.getTime() / 1000) + 1 }) },
-      { maxWait: ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    const events = await p.querySync(
+      relays,
+      {
+        authors: [ctx.account.remoteId],
+        kinds: [1],
+        limit: 50,
+        ...(since && { since: Math.floor(since.getTime() / 1000) + 1 }),
+      },
+      { maxWait: ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+    );
     return events
       .filter((e) => !e.tags.some((t) => t[0] === "e"))
       .sort((a, b) => b.created_at - a.created_at)
@@ -185,7 +245,13 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
           content: e.content,
           media,
           createdAt: new Date(e.created_at * 1000),
-          kind: media.some((m) => m.type === "video") ? "video" : media.length ? "image" : e.tags.some((t) => t[0] === "q") ? "quote" : "text",
+          kind: media.some((m) => m.type === "video")
+            ? "video"
+            : media.length
+              ? "image"
+              : e.tags.some((t) => t[0] === "q")
+                ? "quote"
+                : "text",
         };
       });
   } finally {
@@ -194,12 +260,18 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 }
 
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
-  const out: Record<string, PostMetrics> = Object.fromEntries(ids.map((id) => [id, { views: null, likes: 0, comments: 0, shares: 0, saves: null }]));
+  const out: Record<string, PostMetrics> = Object.fromEntries(
+    ids.map((id) => [id, { views: null, likes: 0, comments: 0, shares: 0, saves: null }]),
+  );
   if (ids.length === 0) return out;
   const p = pool(ctx.http);
   try {
     // Engagement on Nostr is counted from events that point at the note: reactions, reposts, replies.
-    const events = await p.querySync(relaysOf(ctx.http, ctx.settings), { kinds: [1, 6, 7], "#e": ids }, { maxWait: ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS });
+    const events = await p.querySync(
+      relaysOf(ctx.http, ctx.settings),
+      { kinds: [1, 6, 7], "#e": ids },
+      { maxWait: ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS },
+    );
     for (const e of events) {
       const target = e.tags.find((t) => t[0] === "e" && ids.includes(t[1]))?.[1];
       if (!target) continue;
@@ -221,13 +293,37 @@ export default definePlugin({
   defaultApiUrl: "wss://relay.damus.io",
   // No protocol limit: relays advertise max_content_length (NIP-11); 64 KB is what common relays accept.
   textLimit: { max: MAX_BYTES, unit: "bytes" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
-    supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/webm", "video/quicktime"],
+    supported_formats: [
+      "image/jpeg",
+      "image/png",
+      "image/gif",
+      "image/webp",
+      "video/mp4",
+      "video/webm",
+      "video/quicktime",
+    ],
     convertible_formats: {},
     // Media are linked by URL; these are Crier's own upload limits.
     max_size_bytes: { image: 20 * MB, video: 1 * GB, gif: 15 * MB },
-    file_constraints: { maxFiles: 10, maxImageFiles: 10, maxVideoFiles: 10, maxGifFiles: 10, allowMixedMedia: true, delivery: "URLs with NIP-92 imeta tags" },
+    file_constraints: {
+      maxFiles: 10,
+      maxImageFiles: 10,
+      maxVideoFiles: 10,
+      maxGifFiles: 10,
+      allowMixedMedia: true,
+      delivery: "URLs with NIP-92 imeta tags",
+    },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
@@ -239,7 +335,8 @@ export default definePlugin({
   connect: {
     mode: "remote_signer",
     title: "Connect a Nostr account",
-    instructions: "Crier signs through your remote signer (NIP-46) and never sees your key. In your signer app (nsec.app, Amber, a bunker…) " +
+    instructions:
+      "Crier signs through your remote signer (NIP-46) and never sees your key. In your signer app (nsec.app, Amber, a bunker…) " +
       "create a connection for Crier and paste its bunker URI here; the signer may ask you to approve.",
     fields: [{ name: "bunker", label: "Bunker URI", type: "text", placeholder: "bunker://…?relay=wss://…&secret=…" }],
     prepare,
@@ -265,6 +362,7 @@ export default definePlugin({
   disconnect: {
     disableRecord: true,
     providerRevocationRequired: false,
-    message: "Account disconnected and its record disabled. Crier asked your remote signer to log it out (best effort); revoke Crier in your signer app as well if you want to be sure.",
+    message:
+      "Account disconnected and its record disabled. Crier asked your remote signer to log it out (best effort); revoke Crier in your signer app as well if you want to be sure.",
   },
 });

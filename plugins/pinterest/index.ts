@@ -6,11 +6,26 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
-  type PublishJob, type RecentMedia, type RecentPost,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  bearerAuth,
+  refreshTokenGrant,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 
@@ -24,18 +39,41 @@ type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
 const pinUrl = (id: string) => `https://www.pinterest.com/pin/${id}/`;
 
-interface Options { title?: string; board_id?: string; link?: string }
+interface Options {
+  title?: string;
+  board_id?: string;
+  link?: string;
+}
 
 export function pinTitle(job: Pick<PublishJob, "content" | "options">): string {
   const given = (job.options as Options).title;
-  return given ?? [...(job.content.split("\n").find((l) => l.trim())?.trim() ?? "")].slice(0, TITLE_MAX).join("");
+  return (
+    given ??
+    [
+      ...(job.content
+        .split("\n")
+        .find((l) => l.trim())
+        ?.trim() ?? ""),
+    ]
+      .slice(0, TITLE_MAX)
+      .join("")
+  );
 }
 
 async function boardOf(ctx: PluginContext, options: Options): Promise<string | Fail> {
   if (options.board_id) return options.board_id;
-  const res = await ctx.http.request<{ items: { id: string }[] }>("GET", "/boards", { query: { page_size: 25 }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<{ items: { id: string }[] }>("GET", "/boards", {
+    query: { page_size: 25 },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) return res.outcome;
-  return res.body.items[0]?.id ?? { kind: "permanent", reason: "This Pinterest account has no board: create one, or set platform_options.board_id.", code: "no_board" };
+  return (
+    res.body.items[0]?.id ?? {
+      kind: "permanent",
+      reason: "This Pinterest account has no board: create one, or set platform_options.board_id.",
+      code: "no_board",
+    }
+  );
 }
 
 async function imageSource(ctx: PluginContext, item: MediaItem): Promise<Record<string, unknown> | Fail> {
@@ -47,17 +85,31 @@ async function imageSource(ctx: PluginContext, item: MediaItem): Promise<Record<
   }
   const type = body.contentType.split(";")[0].trim();
   if (type === "image/jpeg" || type === "image/png") {
-    return { source_type: "image_base64", content_type: type, data: Buffer.from(await body.bytes()).toString("base64") };
+    return {
+      source_type: "image_base64",
+      content_type: type,
+      data: Buffer.from(await body.bytes()).toString("base64"),
+    };
   }
-  await body.stream().cancel().catch(() => {});
+  await body
+    .stream()
+    .cancel()
+    .catch(() => {});
   // Other formats (GIF, WebP…) Pinterest fetches from the URL itself.
   return { source_type: "image_url", url: item.url };
 }
 
-interface Pending { pin: Record<string, unknown>; media_id: string }
+interface Pending {
+  pin: Record<string, unknown>;
+  media_id: string;
+}
 
 async function createPin(ctx: PluginContext, pin: Record<string, unknown>): Promise<Outcome> {
-  const res = await ctx.http.request<{ id: string }>("POST", "/pins", { json: pin, headers: bearerAuth(ctx), creates: true });
+  const res = await ctx.http.request<{ id: string }>("POST", "/pins", {
+    json: pin,
+    headers: bearerAuth(ctx),
+    creates: true,
+  });
   return res.ok ? { kind: "published", platformPostId: res.body.id, url: pinUrl(res.body.id) } : res.outcome;
 }
 
@@ -71,8 +123,13 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   } catch (e) {
     return unreadableMedia(e);
   }
-  const reg = await ctx.http.request<{ media_id: string; upload_url: string; upload_parameters: Record<string, string> }>("POST", "/media", {
-    json: { media_type: "video" }, headers: bearerAuth(ctx),
+  const reg = await ctx.http.request<{
+    media_id: string;
+    upload_url: string;
+    upload_parameters: Record<string, string>;
+  }>("POST", "/media", {
+    json: { media_type: "video" },
+    headers: bearerAuth(ctx),
   });
   if (!reg.ok) return reg.outcome;
   // The upload goes to the storage URL Pinterest hands out, with its signed fields and the file last.
@@ -97,7 +154,9 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (videos.length) {
     const mediaId = await uploadVideo(ctx, videos[0]);
     if (isFail(mediaId)) return mediaId;
-    const cover = videos[0].thumbnail_url ? { cover_image_url: videos[0].thumbnail_url } : { cover_image_key_frame_time: 0 };
+    const cover = videos[0].thumbnail_url
+      ? { cover_image_url: videos[0].thumbnail_url }
+      : { cover_image_key_frame_time: 0 };
     pin.media_source = { source_type: "video_id", media_id: mediaId, ...cover };
     return checkStatus(ctx, JSON.stringify({ pin, media_id: mediaId } satisfies Pending));
   }
@@ -113,19 +172,32 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const pending = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<{ status?: string }>("GET", `/media/${pending.media_id}`, { headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<{ status?: string }>("GET", `/media/${pending.media_id}`, {
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
-  if (res.body.status === "failed") return { kind: "permanent", reason: "Pinterest could not process the video", code: "video_processing_failed" };
+  if (res.body.status === "failed")
+    return { kind: "permanent", reason: "Pinterest could not process the video", code: "video_processing_failed" };
   if (res.body.status !== "succeeded") return { kind: "submitted", handle };
   return createPin(ctx, pending.pin);
 }
 
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Pinterest", form: { continuous_refresh: "true" } });
 
-interface ApiPin { id: string; title?: string | null; description?: string | null; link?: string | null; created_at?: string; media?: { media_type?: string; images?: Record<string, { url?: string }>; cover_image_url?: string } }
+interface ApiPin {
+  id: string;
+  title?: string | null;
+  description?: string | null;
+  link?: string | null;
+  created_at?: string;
+  media?: { media_type?: string; images?: Record<string, { url?: string }>; cover_image_url?: string };
+}
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const res = await ctx.http.request<{ items: ApiPin[] }>("GET", "/pins", { query: { page_size: 50 }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<{ items: ApiPin[] }>("GET", "/pins", {
+    query: { page_size: 50 },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) throw new Error(`Pinterest pins: ${res.outcome.reason}`);
   return res.body.items
     .map((p): RecentPost => {
@@ -133,8 +205,17 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
       const image = p.media?.images?.["1200x"]?.url ?? Object.values(p.media?.images ?? {})[0]?.url;
       // The API gives a video pin's cover image only, never the video file: the pin page stands in for it.
       const media: RecentMedia[] = video
-        ? [{ url: pinUrl(p.id), type: "video", downloadable: false, ...(p.media?.cover_image_url && { thumbnail_url: p.media.cover_image_url }) }]
-        : image ? [{ url: image, type: "image", downloadable: true }] : [];
+        ? [
+            {
+              url: pinUrl(p.id),
+              type: "video",
+              downloadable: false,
+              ...(p.media?.cover_image_url && { thumbnail_url: p.media.cover_image_url }),
+            },
+          ]
+        : image
+          ? [{ url: image, type: "image", downloadable: true }]
+          : [];
       return {
         platformPostId: p.id,
         url: pinUrl(p.id),
@@ -150,10 +231,20 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{ pin_metrics?: { lifetime_metrics?: Record<string, number> } }>("GET", `/pins/${id}`, { query: { pin_metrics: true }, headers: bearerAuth(ctx) });
+    const res = await ctx.http.request<{ pin_metrics?: { lifetime_metrics?: Record<string, number> } }>(
+      "GET",
+      `/pins/${id}`,
+      { query: { pin_metrics: true }, headers: bearerAuth(ctx) },
+    );
     if (!res.ok) throw new Error(`Pinterest pin ${id}: ${res.outcome.reason}`);
     const m = res.body.pin_metrics?.lifetime_metrics ?? {};
-    out[id] = { views: m.impression ?? null, likes: m.reaction ?? null, comments: m.comment ?? null, shares: null, saves: m.save ?? null };
+    out[id] = {
+      views: m.impression ?? null,
+      likes: m.reaction ?? null,
+      comments: m.comment ?? null,
+      shares: null,
+      saves: m.save ?? null,
+    };
   }
   return out;
 }
@@ -170,12 +261,37 @@ export default definePlugin({
   defaultApiUrl: "https://api.pinterest.com/v5",
   // The post content becomes the pin description; the title is platform_options.title (100).
   textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: false,
+    images: true,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
-    supported_formats: ["image/jpeg", "image/png", "image/gif", "image/bmp", "image/tiff", "image/webp", "video/mp4", "video/quicktime"],
+    supported_formats: [
+      "image/jpeg",
+      "image/png",
+      "image/gif",
+      "image/bmp",
+      "image/tiff",
+      "image/webp",
+      "video/mp4",
+      "video/quicktime",
+    ],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 2 * GB, gif: 20 * MB },
-    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, carousel: { minImages: 2, maxImages: CAROUSEL_MAX, mediaUrls: "must be publicly reachable" } },
+    file_constraints: {
+      maxFiles: CAROUSEL_MAX,
+      maxImageFiles: CAROUSEL_MAX,
+      maxVideoFiles: 1,
+      maxGifFiles: 1,
+      allowMixedMedia: false,
+      carousel: { minImages: 2, maxImages: CAROUSEL_MAX, mediaUrls: "must be publicly reachable" },
+    },
     required_media: mediaRequired("Pinterest", ["image", "video"], "an image or a video"),
     max_hashtags: null,
     min_video_duration_seconds: 4,
@@ -184,27 +300,47 @@ export default definePlugin({
     // Video pins need a cover: media[].thumbnail_url, else the first frame.
     thumbnail: { formats: ["image/jpeg", "image/png"], applies_to: "video pins (cover)" },
   },
-  optionsSchema: t.Object({
-    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX })),
-    board_id: t.Optional(t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." })),
-    link: t.Optional(t.String({ maxLength: 2048 })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX })),
+      board_id: t.Optional(
+        t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." }),
+      ),
+      link: t.Optional(t.String({ maxLength: 2048 })),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://www.pinterest.com/oauth/",
     ...TOKEN_ENDPOINT,
     scopes: ["boards:read", "boards:write", "pins:read", "pins:write", "user_accounts:read"],
     scopeSeparator: ",",
     async identity(c, token) {
-      const me = await connectCall<{ id?: string; username: string; profile_image?: string }>(c, "Reading the Pinterest account", "GET", "/user_account", {
-        headers: { authorization: `Bearer ${token.access_token}` },
-      });
-      return { remoteId: me.id ?? me.username, username: me.username, avatarUrl: me.profile_image ?? null, credentials: tokenCredentials(token, c.now()) };
+      const me = await connectCall<{ id?: string; username: string; profile_image?: string }>(
+        c,
+        "Reading the Pinterest account",
+        "GET",
+        "/user_account",
+        {
+          headers: { authorization: `Bearer ${token.access_token}` },
+        },
+      );
+      return {
+        remoteId: me.id ?? me.username,
+        username: me.username,
+        avatarUrl: me.profile_image ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
     if (res.status === 429) {
       const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), new Date()) ?? 60_000;
-      return { kind: "retryable", reason: `rate limited: ${(res.body as { message?: string } | null)?.message ?? "Too many requests"}`, retryAfterMs };
+      return {
+        kind: "retryable",
+        reason: `rate limited: ${(res.body as { message?: string } | null)?.message ?? "Too many requests"}`,
+        retryAfterMs,
+      };
     }
     return undefined;
   },

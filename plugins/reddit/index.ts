@@ -7,11 +7,25 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
-  type PublishJob, type RecentMedia, type RecentPost,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  refreshTokenGrant,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
 
 // Reddit refuses API calls without a distinctive User-Agent.
@@ -25,15 +39,30 @@ const URL_ONLY = /^\s*(https?:\/\/\S+)\s*$/i;
 
 type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
-const headers = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}`, "user-agent": USER_AGENT });
+const headers = (ctx: PluginContext) => ({
+  authorization: `Bearer ${String(ctx.credentials.access_token)}`,
+  "user-agent": USER_AGENT,
+});
 
 interface Options {
-  subreddit?: string; title?: string; postType?: "auto" | "self" | "link";
-  flair_id?: string; flair_text?: string; nsfw?: boolean; spoiler?: boolean; send_replies?: boolean;
+  subreddit?: string;
+  title?: string;
+  postType?: "auto" | "self" | "link";
+  flair_id?: string;
+  flair_text?: string;
+  nsfw?: boolean;
+  spoiler?: boolean;
+  send_replies?: boolean;
 }
 
 /** The post's flair and markings, in the names /api/submit and submit_gallery_post take. */
-function markings(o: Options): { flair_id?: string; flair_text?: string; nsfw?: boolean; spoiler?: boolean; sendreplies: boolean } {
+function markings(o: Options): {
+  flair_id?: string;
+  flair_text?: string;
+  nsfw?: boolean;
+  spoiler?: boolean;
+  sendreplies: boolean;
+} {
   return {
     ...(o.flair_id && { flair_id: o.flair_id }),
     ...(o.flair_text && { flair_text: o.flair_text }),
@@ -46,7 +75,13 @@ function markings(o: Options): { flair_id?: string; flair_text?: string; nsfw?: 
 
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
   const given = (job.options as Options).title;
-  const line = given ?? job.content.split("\n").find((l) => l.trim())?.trim() ?? "";
+  const line =
+    given ??
+    job.content
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim() ??
+    "";
   return [...line].slice(0, TITLE_MAX).join("");
 }
 
@@ -65,7 +100,11 @@ export function jsonErrors(body: JsonErrors): Fail | null {
   return { kind: "permanent", reason: `Reddit: ${message} (${code})`, code };
 }
 
-async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Promise<{ assetId: string; location: string } | Fail> {
+async function uploadImage(
+  ctx: PluginContext,
+  item: MediaItem,
+  n: number,
+): Promise<{ assetId: string; location: string } | Fail> {
   let bytes: Uint8Array;
   let type: string;
   try {
@@ -75,28 +114,48 @@ async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Prom
   } catch (e) {
     return unreadableMedia(e);
   }
-  if (!type.startsWith("image/")) return { kind: "permanent", reason: `media ${n}: ${type} is not an image`, code: "unsupported_media" };
+  if (!type.startsWith("image/"))
+    return { kind: "permanent", reason: `media ${n}: ${type} is not an image`, code: "unsupported_media" };
   const ext = type.split("/")[1].replace("jpeg", "jpg");
-  const lease = await ctx.http.request<{ args: { action: string; fields: { name: string; value: string }[] }; asset: { asset_id: string } }>("POST", "/api/media/asset.json", {
-    form: { filepath: `image-${n}.${ext}`, mimetype: type }, headers: headers(ctx),
+  const lease = await ctx.http.request<{
+    args: { action: string; fields: { name: string; value: string }[] };
+    asset: { asset_id: string };
+  }>("POST", "/api/media/asset.json", {
+    form: { filepath: `image-${n}.${ext}`, mimetype: type },
+    headers: headers(ctx),
   });
   if (!lease.ok) return lease.outcome;
   const form = new FormData();
   for (const f of lease.body.args.fields) form.set(f.name, f.value);
   form.set("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type }), `image-${n}.${ext}`);
   // The action is protocol-relative ("//bucket…"): it takes the scheme of the API it came from.
-  const up = await ctx.http.request<string>("POST", new URL(lease.body.args.action, ctx.http.baseUrl).toString(), { multipart: form, headers: { accept: "*/*" } });
+  const up = await ctx.http.request<string>("POST", new URL(lease.body.args.action, ctx.http.baseUrl).toString(), {
+    multipart: form,
+    headers: { accept: "*/*" },
+  });
   if (!up.ok) return up.outcome;
   const location = /<Location>([^<]+)<\/Location>/.exec(String(up.body))?.[1];
   if (!location) return { kind: "retryable", reason: "Reddit's media storage answered without a Location" };
   return { assetId: lease.body.asset.asset_id, location: decodeURIComponent(location) };
 }
 
-interface Pending { subreddit: string; title: string; since: number }
+interface Pending {
+  subreddit: string;
+  title: string;
+  since: number;
+}
 
-async function submit(ctx: PluginContext, options: Options, fields: Record<string, string>): Promise<{ data: Record<string, unknown> } | Fail> {
+async function submit(
+  ctx: PluginContext,
+  options: Options,
+  fields: Record<string, string>,
+): Promise<{ data: Record<string, unknown> } | Fail> {
   const marks = Object.fromEntries(Object.entries(markings(options)).map(([k, v]) => [k, String(v)]));
-  const res = await ctx.http.request<JsonErrors>("POST", "/api/submit", { form: { api_type: "json", ...marks, ...fields }, headers: headers(ctx), creates: true });
+  const res = await ctx.http.request<JsonErrors>("POST", "/api/submit", {
+    form: { api_type: "json", ...marks, ...fields },
+    headers: headers(ctx),
+    creates: true,
+  });
   if (!res.ok) return res.outcome;
   return jsonErrors(res.body) ?? { data: res.body.json?.data ?? {} };
 }
@@ -104,31 +163,55 @@ async function submit(ctx: PluginContext, options: Options, fields: Record<strin
 const published = (data: Record<string, unknown>): Outcome => {
   const name = String(data.name ?? data.id ?? "");
   const fullname = name.startsWith("t3_") ? name : `t3_${name}`;
-  return { kind: "published", platformPostId: fullname, url: typeof data.url === "string" ? data.url : `https://redd.it/${fullname.slice(3)}` };
+  return {
+    kind: "published",
+    platformPostId: fullname,
+    url: typeof data.url === "string" ? data.url : `https://redd.it/${fullname.slice(3)}`,
+  };
 };
 
 async function comment(ctx: PluginContext, parent: string, text: string): Promise<Outcome> {
-  const res = await ctx.http.request<JsonErrors & { json?: { data?: { things?: { data: { name: string; permalink?: string } }[] } } }>("POST", "/api/comment", {
-    form: { api_type: "json", thing_id: parent, text }, headers: headers(ctx), creates: true,
+  const res = await ctx.http.request<
+    JsonErrors & { json?: { data?: { things?: { data: { name: string; permalink?: string } }[] } } }
+  >("POST", "/api/comment", {
+    form: { api_type: "json", thing_id: parent, text },
+    headers: headers(ctx),
+    creates: true,
   });
   if (!res.ok) return res.outcome;
   const fail = jsonErrors(res.body);
   if (fail) return fail;
-  const c = (res.body.json?.data as { things?: { data: { name: string; permalink?: string } }[] } | undefined)?.things?.[0]?.data;
+  const c = (res.body.json?.data as { things?: { data: { name: string; permalink?: string } }[] } | undefined)
+    ?.things?.[0]?.data;
   if (!c) return { kind: "unknown", reason: "Reddit accepted the comment but did not return it" };
-  return { kind: "published", platformPostId: c.name, url: c.permalink ? `https://www.reddit.com${c.permalink}` : null };
+  return {
+    kind: "published",
+    platformPostId: c.name,
+    url: c.permalink ? `https://www.reddit.com${c.permalink}` : null,
+  };
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const options = job.options as Options;
   // Later items of a thread are comments under the post (or under the previous comment).
   if (job.replyTo) {
-    if (job.media.length) return { kind: "permanent", reason: "Reddit comments cannot carry media.", code: "media_in_comment" };
+    if (job.media.length)
+      return { kind: "permanent", reason: "Reddit comments cannot carry media.", code: "media_in_comment" };
     return comment(ctx, job.replyTo.platformPostId, job.content);
   }
-  if (!options.subreddit) return { kind: "permanent", reason: "Set platform_options.subreddit for Reddit targets.", code: "subreddit_required" };
+  if (!options.subreddit)
+    return {
+      kind: "permanent",
+      reason: "Set platform_options.subreddit for Reddit targets.",
+      code: "subreddit_required",
+    };
   const title = titleOf(job);
-  if (!title) return { kind: "permanent", reason: "A Reddit post needs a title: set platform_options.title or start the content with a line.", code: "title_required" };
+  if (!title)
+    return {
+      kind: "permanent",
+      reason: "A Reddit post needs a title: set platform_options.title or start the content with a line.",
+      code: "title_required",
+    };
   const sr = options.subreddit;
   if (job.media.length === 0) {
     const url = URL_ONLY.exec(job.content)?.[1];
@@ -156,7 +239,13 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     return checkStatus(ctx, JSON.stringify({ subreddit: sr, title, since } satisfies Pending));
   }
   const res = await ctx.http.request<JsonErrors>("POST", "/api/submit_gallery_post.json", {
-    json: { api_type: "json", sr, title, items: assets.map((a) => ({ media_id: a.assetId, caption: "", outbound_url: "" })), ...markings(options) },
+    json: {
+      api_type: "json",
+      sr,
+      title,
+      items: assets.map((a) => ({ media_id: a.assetId, caption: "", outbound_url: "" })),
+      ...markings(options),
+    },
     headers: headers(ctx),
     creates: true,
   });
@@ -164,14 +253,40 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   return jsonErrors(res.body) ?? published(res.body.json?.data ?? {});
 }
 
-interface Listing { data: { children: { data: { name: string; title: string; subreddit: string; selftext?: string; url?: string; permalink: string; created_utc: number; is_video?: boolean; post_hint?: string; is_gallery?: boolean; ups?: number; score?: number; num_comments?: number } }[] } }
+interface Listing {
+  data: {
+    children: {
+      data: {
+        name: string;
+        title: string;
+        subreddit: string;
+        selftext?: string;
+        url?: string;
+        permalink: string;
+        created_utc: number;
+        is_video?: boolean;
+        post_hint?: string;
+        is_gallery?: boolean;
+        ups?: number;
+        score?: number;
+        num_comments?: number;
+      };
+    }[];
+  };
+}
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const p = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, { query: { sort: "new", limit: 25 }, headers: headers(ctx) });
+  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, {
+    query: { sort: "new", limit: 25 },
+    headers: headers(ctx),
+  });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
-  const hit = res.body.data.children.map((c) => c.data)
-    .find((d) => d.subreddit.toLowerCase() === p.subreddit.toLowerCase() && d.title === p.title && d.created_utc >= p.since);
+  const hit = res.body.data.children
+    .map((c) => c.data)
+    .find(
+      (d) => d.subreddit.toLowerCase() === p.subreddit.toLowerCase() && d.title === p.title && d.created_utc >= p.since,
+    );
   if (!hit) return { kind: "submitted", handle };
   return { kind: "published", platformPostId: hit.name, url: `https://www.reddit.com${hit.permalink}` };
 }
@@ -179,11 +294,16 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Reddit", headers: { "user-agent": USER_AGENT } });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, { query: { sort: "new", limit: 100 }, headers: headers(ctx) });
+  const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, {
+    query: { sort: "new", limit: 100 },
+    headers: headers(ctx),
+  });
   if (!res.ok) throw new Error(`Reddit submissions: ${res.outcome.reason}`);
-  return res.body.data.children.map((c) => c.data)
+  return res.body.data.children
+    .map((c) => c.data)
     .map((d): RecentPost => {
-      const image: RecentMedia[] = d.post_hint === "image" && d.url ? [{ url: d.url, type: "image", downloadable: true }] : [];
+      const image: RecentMedia[] =
+        d.post_hint === "image" && d.url ? [{ url: d.url, type: "image", downloadable: true }] : [];
       return {
         platformPostId: d.name,
         url: `https://www.reddit.com${d.permalink}`,
@@ -199,17 +319,29 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 100) {
-    const res = await ctx.http.request<Listing>("GET", "/api/info", { query: { id: ids.slice(i, i + 100).join(",") }, headers: headers(ctx) });
+    const res = await ctx.http.request<Listing>("GET", "/api/info", {
+      query: { id: ids.slice(i, i + 100).join(",") },
+      headers: headers(ctx),
+    });
     if (!res.ok) throw new Error(`Reddit info: ${res.outcome.reason}`);
     // Reddit shows no views, shares or saves through the API.
-    for (const { data: d } of res.body.data.children) out[d.name] = { views: null, likes: d.ups ?? d.score ?? null, comments: d.num_comments ?? null, shares: null, saves: null };
+    for (const { data: d } of res.body.data.children)
+      out[d.name] = {
+        views: null,
+        likes: d.ups ?? d.score ?? null,
+        comments: d.num_comments ?? null,
+        shares: null,
+        saves: null,
+      };
   }
   return out;
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   // A user's followers are the subscribers of their profile subreddit (u_<name>).
-  const res = await ctx.http.request<{ subreddit?: { subscribers?: number } | null }>("GET", "/api/v1/me", { headers: headers(ctx) });
+  const res = await ctx.http.request<{ subreddit?: { subscribers?: number } | null }>("GET", "/api/v1/me", {
+    headers: headers(ctx),
+  });
   if (!res.ok) throw new Error(`Reddit user: ${res.outcome.reason}`);
   return { followers: res.body.subreddit?.subscribers ?? null };
 }
@@ -219,12 +351,28 @@ export default definePlugin({
   displayName: "Reddit",
   defaultApiUrl: "https://oauth.reddit.com",
   textLimit: { max: TEXT_MAX, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: false, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: false,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp"],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 0, gif: 20 * MB },
-    file_constraints: { maxFiles: GALLERY_MAX, maxImageFiles: GALLERY_MAX, maxVideoFiles: 0, maxGifFiles: 1, allowMixedMedia: false, video: "not posted by Crier" },
+    file_constraints: {
+      maxFiles: GALLERY_MAX,
+      maxImageFiles: GALLERY_MAX,
+      maxVideoFiles: 0,
+      maxGifFiles: 1,
+      allowMixedMedia: false,
+      video: "not posted by Crier",
+    },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
@@ -232,34 +380,73 @@ export default definePlugin({
     aspect_ratio: null,
     thumbnail: null,
   },
-  optionsSchema: t.Object({
-    subreddit: t.String({ pattern: "^[A-Za-z0-9_]{2,21}$", description: "Subreddit name without r/." }),
-    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." })),
-    postType: t.Optional(t.UnionEnum(["auto", "self", "link"], { default: "auto" })),
-    flair_id: t.Optional(t.String({ minLength: 1, maxLength: 36, description: "A link flair template id of the subreddit (GET /r/{subreddit}/api/link_flair_v2)." })),
-    flair_text: t.Optional(t.String({ minLength: 1, maxLength: 64, description: "The flair's text, where the template lets the poster edit it." })),
-    nsfw: t.Optional(t.Boolean({ description: "Marks the post NSFW (18+)." })),
-    spoiler: t.Optional(t.Boolean({ description: "Marks the post as a spoiler." })),
-    send_replies: t.Optional(t.Boolean({ default: true, description: "Replies go to the author's inbox (Reddit's sendreplies)." })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      subreddit: t.String({ pattern: "^[A-Za-z0-9_]{2,21}$", description: "Subreddit name without r/." }),
+      title: t.Optional(
+        t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." }),
+      ),
+      postType: t.Optional(t.UnionEnum(["auto", "self", "link"], { default: "auto" })),
+      flair_id: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: 36,
+          description: "A link flair template id of the subreddit (GET /r/{subreddit}/api/link_flair_v2).",
+        }),
+      ),
+      flair_text: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: 64,
+          description: "The flair's text, where the template lets the poster edit it.",
+        }),
+      ),
+      nsfw: t.Optional(t.Boolean({ description: "Marks the post NSFW (18+)." })),
+      spoiler: t.Optional(t.Boolean({ description: "Marks the post as a spoiler." })),
+      send_replies: t.Optional(
+        t.Boolean({ default: true, description: "Replies go to the author's inbox (Reddit's sendreplies)." }),
+      ),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
     ...TOKEN_ENDPOINT,
     scopes: ["identity", "submit", "read", "history", "flair"],
     extraAuthorizeParams: { duration: "permanent" },
     async identity(c, token) {
-      const me = await connectCall<{ id: string; name: string; icon_img?: string }>(c, "Reading the Reddit user", "GET", "/api/v1/me", {
-        headers: { authorization: `Bearer ${token.access_token}`, "user-agent": USER_AGENT },
-      });
-      return { remoteId: me.id, username: me.name, avatarUrl: me.icon_img?.split("?")[0] || null, credentials: tokenCredentials(token, c.now()) };
+      const me = await connectCall<{ id: string; name: string; icon_img?: string }>(
+        c,
+        "Reading the Reddit user",
+        "GET",
+        "/api/v1/me",
+        {
+          headers: { authorization: `Bearer ${token.access_token}`, "user-agent": USER_AGENT },
+        },
+      );
+      return {
+        remoteId: me.id,
+        username: me.name,
+        avatarUrl: me.icon_img?.split("?")[0] || null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
     if (res.status === 429) {
       const reset = Number(res.headers.get("x-ratelimit-reset"));
-      return { kind: "retryable", reason: "Reddit rate limit", retryAfterMs: Number.isFinite(reset) && reset > 0 ? reset * 1000 : 60_000 };
+      return {
+        kind: "retryable",
+        reason: "Reddit rate limit",
+        retryAfterMs: Number.isFinite(reset) && reset > 0 ? reset * 1000 : 60_000,
+      };
     }
-    if (res.status === 403) return { kind: "permanent", reason: "Reddit refused: the subreddit is private, banned or restricted for this account", code: "forbidden" };
+    if (res.status === 403)
+      return {
+        kind: "permanent",
+        reason: "Reddit refused: the subreddit is private, banned or restricted for this account",
+        code: "forbidden",
+      };
     return undefined;
   },
   publish,

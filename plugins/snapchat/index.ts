@@ -7,9 +7,22 @@
  */
 import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";
-import { definePlugin, unreadableMedia, type Outcome, type PluginContext, type PublishJob, type FailureOutcome,
+import {
+  definePlugin,
+  unreadableMedia,
+  type Outcome,
+  type PluginContext,
+  type PublishJob,
+  type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  bearerAuth,
+  refreshTokenGrant,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://accounts.snapchat.com/login/oauth2/access_token";
@@ -20,8 +33,16 @@ const CHUNK = 32 * MB;
 
 type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && "reason" in v;
-interface Envelope { request_status?: string; request_id?: string; display_message?: string; error_code?: string }
-interface Options { placements?: string[]; locale?: string }
+interface Envelope {
+  request_status?: string;
+  request_id?: string;
+  display_message?: string;
+  error_code?: string;
+}
+interface Options {
+  placements?: string[];
+  locale?: string;
+}
 
 const profile = (ctx: PluginContext) => ctx.account.remoteId;
 
@@ -45,26 +66,41 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
     return unreadableMedia(e);
   }
   const video = type.startsWith("video/");
-  if (video && type !== "video/mp4") return { kind: "permanent", reason: "Snapchat takes MP4 videos only.", code: "unsupported_media" };
-  if (!video && type !== "image/jpeg" && type !== "image/png") return { kind: "permanent", reason: "Snapchat takes JPEG or PNG images.", code: "unsupported_media" };
+  if (video && type !== "video/mp4")
+    return { kind: "permanent", reason: "Snapchat takes MP4 videos only.", code: "unsupported_media" };
+  if (!video && type !== "image/jpeg" && type !== "image/png")
+    return { kind: "permanent", reason: "Snapchat takes JPEG or PNG images.", code: "unsupported_media" };
   const key = randomBytes(32);
   const iv = randomBytes(16);
   const cipher = createCipheriv("aes-256-cbc", key, iv);
   const encrypted = Buffer.concat([cipher.update(bytes), cipher.final()]);
-  const created = await ctx.http.request<Envelope & { media_id?: string; add_path?: string; finalize_path?: string }>("POST", `/v1/public_profiles/${profile(ctx)}/media`, {
-    json: { type: video ? "VIDEO" : "IMAGE", name: `crier-${job.idempotencyToken}`, key: key.toString("base64"), iv: iv.toString("base64") },
-    headers: bearerAuth(ctx),
-  });
+  const created = await ctx.http.request<Envelope & { media_id?: string; add_path?: string; finalize_path?: string }>(
+    "POST",
+    `/v1/public_profiles/${profile(ctx)}/media`,
+    {
+      json: {
+        type: video ? "VIDEO" : "IMAGE",
+        name: `crier-${job.idempotencyToken}`,
+        key: key.toString("base64"),
+        iv: iv.toString("base64"),
+      },
+      headers: bearerAuth(ctx),
+    },
+  );
   if (!created.ok) return created.outcome;
   const fail = envelopeFailure(created.body);
   if (fail) return fail;
   const { media_id, add_path, finalize_path } = created.body;
-  if (!media_id || !add_path || !finalize_path) return { kind: "retryable", reason: "Snap created no upload for the media" };
+  if (!media_id || !add_path || !finalize_path)
+    return { kind: "retryable", reason: "Snap created no upload for the media" };
   for (let part = 1, offset = 0; offset < encrypted.length; part++, offset += CHUNK) {
     const form = new FormData();
     form.set("action", "ADD");
     form.set("part_number", String(part));
-    form.set("file", new File([encrypted.subarray(offset, offset + CHUNK)], `part-${part}`, { type: "application/octet-stream" }));
+    form.set(
+      "file",
+      new File([encrypted.subarray(offset, offset + CHUNK)], `part-${part}`, { type: "application/octet-stream" }),
+    );
     const res = await ctx.http.request<Envelope>("POST", add_path, { multipart: form, headers: bearerAuth(ctx) });
     if (!res.ok) return res.outcome;
     const f = envelopeFailure(res.body);
@@ -80,18 +116,42 @@ async function uploadMedia(ctx: PluginContext, job: PublishJob): Promise<{ id: s
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const video = job.media[0].type === "video";
   const variant = job.variant ?? (video ? "spotlight" : "public_story");
-  if (!PLACEMENTS.includes(variant as never)) return { kind: "permanent", reason: `Unknown Snapchat placement ${variant}.`, code: "invalid_variant" };
-  if (variant === "spotlight" && !video) return { kind: "permanent", reason: "Spotlight takes videos only; use the public_story placement for images.", code: "spotlight_video_only" };
+  if (!PLACEMENTS.includes(variant as never))
+    return { kind: "permanent", reason: `Unknown Snapchat placement ${variant}.`, code: "invalid_variant" };
+  if (variant === "spotlight" && !video)
+    return {
+      kind: "permanent",
+      reason: "Spotlight takes videos only; use the public_story placement for images.",
+      code: "spotlight_video_only",
+    };
   const media = await uploadMedia(ctx, job);
   if (isFail(media)) return media;
   const options = job.options as Options;
-  const res = variant === "spotlight"
-    ? await ctx.http.request<Envelope & { spotlight?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/spotlights`, {
-      json: { media_id: media.id, description: job.content, locale: options.locale ?? "en_US", skip_save_to_profile: false }, headers: bearerAuth(ctx), creates: true,
-    })
-    : await ctx.http.request<Envelope & { story?: { id?: string } }>("POST", `/v1/public_profiles/${profile(ctx)}/stories`, {
-      json: { media_id: media.id }, headers: bearerAuth(ctx), creates: true,
-    });
+  const res =
+    variant === "spotlight"
+      ? await ctx.http.request<Envelope & { spotlight?: { id?: string } }>(
+          "POST",
+          `/v1/public_profiles/${profile(ctx)}/spotlights`,
+          {
+            json: {
+              media_id: media.id,
+              description: job.content,
+              locale: options.locale ?? "en_US",
+              skip_save_to_profile: false,
+            },
+            headers: bearerAuth(ctx),
+            creates: true,
+          },
+        )
+      : await ctx.http.request<Envelope & { story?: { id?: string } }>(
+          "POST",
+          `/v1/public_profiles/${profile(ctx)}/stories`,
+          {
+            json: { media_id: media.id },
+            headers: bearerAuth(ctx),
+            creates: true,
+          },
+        );
   if (!res.ok) return res.outcome;
   const fail = envelopeFailure(res.body);
   if (fail) return fail;
@@ -109,12 +169,29 @@ export default definePlugin({
   defaultApiUrl: "https://businessapi.snapchat.com",
   // The Spotlight description; hashtags count inside it.
   textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
-  capabilities: { destination: true, source: false, backfill: false, text: false, images: true, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: false,
+    backfill: false,
+    text: false,
+    images: true,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4"],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 500 * MB, gif: 0 },
-    file_constraints: { maxFiles: 1, maxImageFiles: 1, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, gifBehavior: "not supported", spotlight: "video only" },
+    file_constraints: {
+      maxFiles: 1,
+      maxImageFiles: 1,
+      maxVideoFiles: 1,
+      maxGifFiles: 0,
+      allowMixedMedia: false,
+      gifBehavior: "not supported",
+      spotlight: "video only",
+    },
     required_media: mediaRequired("Snapchat", ["image", "video"], "one image or one video"),
     max_hashtags: null,
     min_video_duration_seconds: 5,
@@ -122,10 +199,15 @@ export default definePlugin({
     aspect_ratio: { recommended: "9:16", min_width: 540, min_height: 960 },
     thumbnail: null,
   },
-  optionsSchema: t.Object({
-    placements: t.Optional(t.Array(t.UnionEnum(PLACEMENTS), { minItems: 1, uniqueItems: true, default: ["spotlight"] })),
-    locale: t.Optional(t.String({ pattern: "^[a-z]{2}_[A-Z]{2}$", default: "en_US" })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      placements: t.Optional(
+        t.Array(t.UnionEnum(PLACEMENTS), { minItems: 1, uniqueItems: true, default: ["spotlight"] }),
+      ),
+      locale: t.Optional(t.String({ pattern: "^[a-z]{2}_[A-Z]{2}$", default: "en_US" })),
+    },
+    { additionalProperties: true },
+  ),
   variantNames: PLACEMENTS,
   variants: (options) => [...new Set((options as Options).placements ?? ["spotlight"])],
   connect: oauthFlow({
@@ -133,18 +215,32 @@ export default definePlugin({
     ...TOKEN_ENDPOINT,
     scopes: ["snapchat-profile-api"],
     async identity(c, token) {
-      const me = await connectCall<{ public_profile?: { id: string; display_name?: string; snap_user_name?: string; logo_urls?: { original_logo_url?: string } } }>(
-        c, "Reading the Snapchat public profile", "GET", "/v1/public_profiles/my_profile", { headers: { authorization: `Bearer ${token.access_token}` } },
-      );
+      const me = await connectCall<{
+        public_profile?: {
+          id: string;
+          display_name?: string;
+          snap_user_name?: string;
+          logo_urls?: { original_logo_url?: string };
+        };
+      }>(c, "Reading the Snapchat public profile", "GET", "/v1/public_profiles/my_profile", {
+        headers: { authorization: `Bearer ${token.access_token}` },
+      });
       const p = me.public_profile;
       if (!p?.id) throw new Error("Snapchat answered without a public profile id");
-      return { remoteId: p.id, username: p.snap_user_name ?? p.display_name ?? p.id, avatarUrl: p.logo_urls?.original_logo_url ?? null, credentials: tokenCredentials(token, c.now()) };
+      return {
+        remoteId: p.id,
+        username: p.snap_user_name ?? p.display_name ?? p.id,
+        avatarUrl: p.logo_urls?.original_logo_url ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
     const body = res.body as Envelope | null;
-    if (res.status === 429) return { kind: "retryable", reason: body?.display_message ?? "Snap rate limit", retryAfterMs: 60_000 };
-    if (body?.error_code === "MEDIA_PROCESSING") return { kind: "retryable", reason: body.display_message ?? "media still processing", retryAfterMs: 30_000 };
+    if (res.status === 429)
+      return { kind: "retryable", reason: body?.display_message ?? "Snap rate limit", retryAfterMs: 60_000 };
+    if (body?.error_code === "MEDIA_PROCESSING")
+      return { kind: "retryable", reason: body.display_message ?? "media still processing", retryAfterMs: 30_000 };
     return undefined;
   },
   publish,

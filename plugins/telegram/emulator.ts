@@ -58,7 +58,11 @@ export interface TelegramEmulator extends Emulator {
 }
 
 class TgError extends Error {
-  constructor(readonly code: number, description: string, readonly parameters?: Record<string, unknown>) {
+  constructor(
+    readonly code: number,
+    description: string,
+    readonly parameters?: Record<string, unknown>,
+  ) {
     super(description);
   }
 }
@@ -103,7 +107,12 @@ function obj<T>(p: Params, k: string): T | undefined {
 
 function looksLikeImage(b: Uint8Array): boolean {
   const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
-  return (b[0] === 0xff && b[1] === 0xd8) || ascii(1, 4) === "PNG" || ascii(0, 3) === "GIF" || (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP");
+  return (
+    (b[0] === 0xff && b[1] === 0xd8) ||
+    ascii(1, 4) === "PNG" ||
+    ascii(0, 3) === "GIF" ||
+    (ascii(0, 4) === "RIFF" && ascii(8, 12) === "WEBP")
+  );
 }
 
 export function createTelegramEmulator(opts: { now?: () => number } = {}): TelegramEmulator {
@@ -132,10 +141,18 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     return bot;
   }
 
-  const byUsername = (u: string) => [...state.channels.values()].find((c) => c.username?.toLowerCase() === u.toLowerCase());
+  const byUsername = (u: string) =>
+    [...state.channels.values()].find((c) => c.username?.toLowerCase() === u.toLowerCase());
 
   function createChannel(id: number, username: string | undefined, bot: Bot): Channel {
-    const ch: Channel = { id, title: username ? `${username} (sandbox)` : `Private channel ${id}`, username, members: new Map(), nextMessageId: 1, messages: new Map() };
+    const ch: Channel = {
+      id,
+      title: username ? `${username} (sandbox)` : `Private channel ${id}`,
+      username,
+      members: new Map(),
+      nextMessageId: 1,
+      messages: new Map(),
+    };
     ch.members.set(bot.id, { status: "administrator", canPost: true });
     state.channels.set(id, ch);
     return ch;
@@ -169,10 +186,16 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     const m = memberOf(ch, bot);
     if (m.status === "kicked") throw new TgError(403, "Forbidden: bot was kicked from the channel chat");
     if (m.status === "left") throw new TgError(403, "Forbidden: bot is not a member of the channel chat");
-    if (m.status === "member" || (m.status === "administrator" && !m.canPost)) throw bad("need administrator rights in the channel chat");
+    if (m.status === "member" || (m.status === "administrator" && !m.canPost))
+      throw bad("need administrator rights in the channel chat");
   }
 
-  const chatJson = (ch: Channel) => ({ id: ch.id, title: ch.title, type: "channel", ...(ch.username && { username: ch.username }) });
+  const chatJson = (ch: Channel) => ({
+    id: ch.id,
+    title: ch.title,
+    type: "channel",
+    ...(ch.username && { username: ch.username }),
+  });
   const userJson = (bot: Bot) => ({ id: bot.id, is_bot: true, first_name: bot.firstName, username: bot.username });
 
   function replyTarget(p: Params, ch: Channel): number | null {
@@ -217,10 +240,20 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     const file_id = `${kind.toUpperCase()}_${crypto.randomUUID().replaceAll("-", "")}`;
     state.files.add(file_id);
     const base = { file_id, file_unique_id: file_id.slice(-16), ...(m.size !== undefined && { file_size: m.size }) };
-    return kind === "photo" ? [{ ...base, width: 1280, height: 720 }] : { ...base, width: 1280, height: 720, duration: 1 };
+    return kind === "photo"
+      ? [{ ...base, width: 1280, height: 720 }]
+      : { ...base, width: 1280, height: 720, duration: 1 };
   }
 
-  function record(ch: Channel, msgs: Record<string, unknown>[], p: Params, text: string, media: EmulatedPost["media"], replyTo: number | null, extra: Record<string, unknown> = {}) {
+  function record(
+    ch: Channel,
+    msgs: Record<string, unknown>[],
+    p: Params,
+    text: string,
+    media: EmulatedPost["media"],
+    replyTo: number | null,
+    extra: Record<string, unknown> = {},
+  ) {
     state.emulated.push({
       id: String(msgs[0].message_id),
       text,
@@ -261,13 +294,27 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     await checkUpload(m);
     const replyTo = replyTarget(p, ch);
     const msg = newMessage(ch, p, replyTo, { [kind]: fileJson(kind, m), ...(caption && { caption }) });
-    record(ch, [msg], p, caption ?? "", [{ type: kind === "video" ? "video" : "image", contentType: m.contentType, size: m.size }], replyTo,
-      kind === "video" && flag(p, "supports_streaming") !== undefined ? { supports_streaming: flag(p, "supports_streaming") } : {});
+    record(
+      ch,
+      [msg],
+      p,
+      caption ?? "",
+      [{ type: kind === "video" ? "video" : "image", contentType: m.contentType, size: m.size }],
+      replyTo,
+      kind === "video" && flag(p, "supports_streaming") !== undefined
+        ? { supports_streaming: flag(p, "supports_streaming") }
+        : {},
+    );
     return msg;
   }
 
   const methods: Record<string, Method> = {
-    getMe: (_p, bot) => ({ ...userJson(bot), can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false }),
+    getMe: (_p, bot) => ({
+      ...userJson(bot),
+      can_join_groups: true,
+      can_read_all_group_messages: false,
+      supports_inline_queries: false,
+    }),
     getChat(p, bot) {
       const ch = chatOf(p, bot);
       return { ...chatJson(ch), accent_color_id: 0, max_reaction_count: 11 };
@@ -284,15 +331,34 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const m = ch.members.get(userId) ?? { status: "left" as Status, canPost: false };
       const user = target ? userJson(target) : { id: userId, is_bot: false, first_name: "User" };
       return m.status === "administrator"
-        ? { status: m.status, user, can_be_edited: false, is_anonymous: false, can_manage_chat: true, can_post_messages: m.canPost, can_edit_messages: m.canPost, can_delete_messages: false, can_invite_users: true, can_restrict_members: false, can_promote_members: false, can_change_info: false }
+        ? {
+            status: m.status,
+            user,
+            can_be_edited: false,
+            is_anonymous: false,
+            can_manage_chat: true,
+            can_post_messages: m.canPost,
+            can_edit_messages: m.canPost,
+            can_delete_messages: false,
+            can_invite_users: true,
+            can_restrict_members: false,
+            can_promote_members: false,
+            can_change_info: false,
+          }
         : { status: m.status, user };
     },
     getChatAdministrators(p, bot) {
       const ch = chatOf(p, bot);
       if (!isIn(ch, bot)) throw bad("chat not found");
-      return [...ch.members.entries()].filter(([, m]) => m.status === "administrator" || m.status === "creator").map(([id, m]) => ({
-        status: m.status, user: userJson([...state.bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" }), can_post_messages: m.canPost,
-      }));
+      return [...ch.members.entries()]
+        .filter(([, m]) => m.status === "administrator" || m.status === "creator")
+        .map(([id, m]) => ({
+          status: m.status,
+          user: userJson(
+            [...state.bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" },
+          ),
+          can_post_messages: m.canPost,
+        }));
     },
     leaveChat(p, bot) {
       const ch = chatOf(p, bot);
@@ -308,11 +374,15 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       if (!text.trim()) throw bad("message text is empty");
       if (text.trim().length > 4096) throw bad("message is too long");
       const parseMode = str(p, "parse_mode");
-      if (parseMode && !["HTML", "Markdown", "MarkdownV2"].includes(parseMode)) throw bad(`unsupported parse_mode "${parseMode}"`);
+      if (parseMode && !["HTML", "Markdown", "MarkdownV2"].includes(parseMode))
+        throw bad(`unsupported parse_mode "${parseMode}"`);
       const lpo = obj<{ is_disabled?: boolean }>(p, "link_preview_options");
       const disabled = lpo?.is_disabled ?? flag(p, "disable_web_page_preview");
       const replyTo = replyTarget(p, ch);
-      const msg = newMessage(ch, p, replyTo, { text: text.trim(), ...(disabled && { link_preview_options: { is_disabled: true } }) });
+      const msg = newMessage(ch, p, replyTo, {
+        text: text.trim(),
+        ...(disabled && { link_preview_options: { is_disabled: true } }),
+      });
       record(ch, [msg], p, text.trim(), [], replyTo, disabled !== undefined ? { link_preview_disabled: disabled } : {});
       return msg;
     },
@@ -326,8 +396,11 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       if (!Array.isArray(items)) throw bad("media must be an array of InputMedia");
       if (items.length < 2 || items.length > 10) throw bad("wrong number of media in the group: 2 to 10 are allowed");
       const kinds = new Set(items.map((i) => i.type));
-      for (const k of kinds) if (!["photo", "video", "audio", "document"].includes(k ?? "")) throw bad(`unsupported media type "${k}" in the group`);
-      if ((kinds.has("audio") || kinds.has("document")) && kinds.size > 1) throw bad("audio and documents can be grouped only with their own type");
+      for (const k of kinds)
+        if (!["photo", "video", "audio", "document"].includes(k ?? ""))
+          throw bad(`unsupported media type "${k}" in the group`);
+      if ((kinds.has("audio") || kinds.has("document")) && kinds.size > 1)
+        throw bad("audio and documents can be grouped only with their own type");
       const uploads = [];
       for (const it of items) {
         checkCaption(it.caption);
@@ -337,8 +410,28 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       }
       const replyTo = replyTarget(p, ch);
       const groupId = String(Date.now()) + Math.floor(Math.random() * 1000);
-      const msgs = uploads.map(({ it, m }) => newMessage(ch, p, replyTo, { media_group_id: groupId, [it.type!]: fileJson(it.type!, m), ...(it.caption && { caption: it.caption }) }));
-      record(ch, msgs, p, items.map((i) => i.caption).filter(Boolean).join("\n"), uploads.map(({ it, m }) => ({ type: it.type === "photo" ? "image" : it.type!, contentType: m.contentType, size: m.size })), replyTo);
+      const msgs = uploads.map(({ it, m }) =>
+        newMessage(ch, p, replyTo, {
+          media_group_id: groupId,
+          [it.type!]: fileJson(it.type!, m),
+          ...(it.caption && { caption: it.caption }),
+        }),
+      );
+      record(
+        ch,
+        msgs,
+        p,
+        items
+          .map((i) => i.caption)
+          .filter(Boolean)
+          .join("\n"),
+        uploads.map(({ it, m }) => ({
+          type: it.type === "photo" ? "image" : it.type!,
+          contentType: m.contentType,
+          size: m.size,
+        })),
+        replyTo,
+      );
       return msgs;
     },
   };
@@ -346,9 +439,18 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
   function failureResponse(f: FailureSpec): Response | null {
     if (f.kind === "rate_limit") {
       const s = f.retryAfterSeconds ?? 30;
-      return reply({ ok: false, error_code: 429, description: `Too Many Requests: retry after ${s}`, parameters: { retry_after: s } }, 429);
+      return reply(
+        {
+          ok: false,
+          error_code: 429,
+          description: `Too Many Requests: retry after ${s}`,
+          parameters: { retry_after: s },
+        },
+        429,
+      );
     }
-    if (f.kind === "server_error") return reply({ ok: false, error_code: 500, description: "Internal Server Error" }, 500);
+    if (f.kind === "server_error")
+      return reply({ ok: false, error_code: 500, description: "Internal Server Error" }, 500);
     if (f.kind === "auth_expired") return reply({ ok: false, error_code: 401, description: "Unauthorized" }, 401);
     return null;
   }
@@ -377,7 +479,11 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       return reply({ ok: true, result: await method(params, bot) });
     },
     error: TgError,
-    errorResponse: (e) => reply({ ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) }, e.code),
+    errorResponse: (e) =>
+      reply(
+        { ok: false, error_code: e.code, description: e.message, ...(e.parameters && { parameters: e.parameters }) },
+        e.code,
+      ),
   });
 
   // The member count every channel reports (accountStats); tests set it with setFollowers().
@@ -408,7 +514,11 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       if (setup.title !== undefined) ch.title = setup.title;
       if (setup.username !== undefined) ch.username = setup.username ?? undefined;
       const current = memberOf(ch, bot);
-      ch.members.set(bot.id, { status: setup.botStatus ?? current.status, canPost: setup.canPost ?? (setup.botStatus === undefined ? current.canPost : setup.botStatus === "administrator") });
+      ch.members.set(bot.id, {
+        status: setup.botStatus ?? current.status,
+        canPost:
+          setup.canPost ?? (setup.botStatus === undefined ? current.canPost : setup.botStatus === "administrator"),
+      });
       return ch.id;
     },
     revokeToken: (token) => void state.revoked.add(token),

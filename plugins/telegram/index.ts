@@ -6,9 +6,18 @@
  */
 import { t } from "elysia";
 import {
-  ConnectError, definePlugin, unreadableMedia,
-  type ConnectContext, type FailureOutcome, type MediaItem, type Outcome, type PluginContext, type ProviderHttp,
-  type ProviderResponse, type PublishJob, type AccountStats,
+  ConnectError,
+  definePlugin,
+  unreadableMedia,
+  type ConnectContext,
+  type FailureOutcome,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type ProviderHttp,
+  type ProviderResponse,
+  type PublishJob,
+  type AccountStats,
 } from "../../src/platform/sdk.ts";
 import { MB } from "../../src/platform/limits.ts";
 
@@ -20,11 +29,14 @@ const ALBUM_MAX = 10;
 const PHOTO_MAX = 10 * MB;
 const FILE_MAX = 50 * MB;
 
-const optionsSchema = t.Object({
-  disable_notification: t.Optional(t.Boolean({ description: "Sends the post silently: subscribers get no sound." })),
-  protect_content: t.Optional(t.Boolean({ description: "Prevents forwarding and saving of the post." })),
-  disable_link_preview: t.Optional(t.Boolean({ description: "No preview of the first link (text posts)." })),
-}, { additionalProperties: false });
+const optionsSchema = t.Object(
+  {
+    disable_notification: t.Optional(t.Boolean({ description: "Sends the post silently: subscribers get no sound." })),
+    protect_content: t.Optional(t.Boolean({ description: "Prevents forwarding and saving of the post." })),
+    disable_link_preview: t.Optional(t.Boolean({ description: "No preview of the first link (text posts)." })),
+  },
+  { additionalProperties: false },
+);
 
 type Options = { disable_notification?: boolean; protect_content?: boolean; disable_link_preview?: boolean };
 
@@ -43,14 +55,24 @@ interface Chat {
 }
 
 type Step<T> = { ok: true; value: T } | { ok: false; outcome: FailureOutcome };
-const permanent = (reason: string, code?: string): FailureOutcome => ({ kind: "permanent", reason, ...(code && { code }) });
+const permanent = (reason: string, code?: string): FailureOutcome => ({
+  kind: "permanent",
+  reason,
+  ...(code && { code }),
+});
 
 export function botToken(settings: Record<string, string | undefined>): string | undefined {
   return settings.CRIER_TELEGRAM_BOT_TOKEN ?? settings.BOT_TOKEN;
 }
 
 /** One Bot API call. The token travels in the path (the HTTP client keeps it out of logs). */
-async function call<T>(http: ProviderHttp, token: string, method: string, params: Record<string, unknown> | FormData, creates = false) {
+async function call<T>(
+  http: ProviderHttp,
+  token: string,
+  method: string,
+  params: Record<string, unknown> | FormData,
+  creates = false,
+) {
   return http.request<TgResult<T>>("POST", `/bot${token}/${method}`, {
     ...(params instanceof FormData ? { multipart: params } : { json: params }),
     creates,
@@ -59,7 +81,10 @@ async function call<T>(http: ProviderHttp, token: string, method: string, params
 
 /** Telegram's own signals: retry_after in the body, 401 for a revoked token, 403 for a bot removed from the chat. */
 function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
-  const body = res.body as { description?: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } } | null;
+  const body = res.body as {
+    description?: string;
+    parameters?: { retry_after?: number; migrate_to_chat_id?: number };
+  } | null;
   const reason = body?.description ?? `HTTP ${res.status}`;
   const retryAfter = body?.parameters?.retry_after;
   if (res.status === 429 || typeof retryAfter === "number") {
@@ -67,11 +92,13 @@ function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
   }
   if (res.status === 401) return { kind: "auth_expired", reason: `Telegram refused the bot token: ${reason}` };
   if (res.status === 403) return { kind: "auth_expired", reason: `the bot lost access to the channel: ${reason}` };
-  if (body?.parameters?.migrate_to_chat_id) return permanent(`the chat moved to ${body.parameters.migrate_to_chat_id}; reconnect it`, "chat_migrated");
+  if (body?.parameters?.migrate_to_chat_id)
+    return permanent(`the chat moved to ${body.parameters.migrate_to_chat_id}; reconnect it`, "chat_migrated");
   return undefined;
 }
 
-const notConfigured = "Telegram is not configured on this server: set CRIER_TELEGRAM_BOT_TOKEN to the token of the bot @BotFather gave you.";
+const notConfigured =
+  "Telegram is not configured on this server: set CRIER_TELEGRAM_BOT_TOKEN to the token of the bot @BotFather gave you.";
 
 interface Opened {
   item: MediaItem;
@@ -94,13 +121,21 @@ async function openAll(ctx: PluginContext, media: MediaItem[]): Promise<Step<Ope
     }
     const kind = contentType === "image/gif" ? "animation" : item.type === "video" ? "video" : "photo";
     const max = kind === "photo" ? PHOTO_MAX : FILE_MAX;
-    if (bytes.length > max) return { ok: false, outcome: permanent(`media ${i + 1} is ${bytes.length} bytes; a bot may upload ${kind === "photo" ? "photos" : "files"} up to ${max} bytes`, "media_too_large") };
+    if (bytes.length > max)
+      return {
+        ok: false,
+        outcome: permanent(
+          `media ${i + 1} is ${bytes.length} bytes; a bot may upload ${kind === "photo" ? "photos" : "files"} up to ${max} bytes`,
+          "media_too_large",
+        ),
+      };
     out.push({ item, kind, contentType, bytes });
   }
   return { ok: true, value: out };
 }
 
-const fileName = (o: Opened, i: number) => `file${i}.${o.contentType.split("/")[1]?.replace("quicktime", "mov").replace("jpeg", "jpg") ?? "bin"}`;
+const fileName = (o: Opened, i: number) =>
+  `file${i}.${o.contentType.split("/")[1]?.replace("quicktime", "mov").replace("jpeg", "jpg") ?? "bin"}`;
 
 /** Multipart fields shared by every send: scalars as text, objects as JSON, as the Bot API reads them. */
 function form(fields: Record<string, unknown>): FormData {
@@ -113,7 +148,13 @@ function form(fields: Record<string, unknown>): FormData {
 }
 
 /** sendPhoto, sendVideo or sendAnimation for one file; sendMediaGroup for an album (its first message stands for it). */
-async function sendMedia(ctx: PluginContext, token: string, common: Record<string, unknown>, files: Opened[], caption: string | undefined) {
+async function sendMedia(
+  ctx: PluginContext,
+  token: string,
+  common: Record<string, unknown>,
+  files: Opened[],
+  caption: string | undefined,
+) {
   if (files.length === 1) {
     const [f] = files;
     const method = f.kind === "photo" ? "sendPhoto" : f.kind === "video" ? "sendVideo" : "sendAnimation";
@@ -157,11 +198,17 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
   let sent;
   if (job.media.length === 0) {
-    sent = await call<Message>(ctx.http, token, "sendMessage", {
-      ...common,
-      text,
-      ...(options.disable_link_preview && { link_preview_options: { is_disabled: true } }),
-    }, true);
+    sent = await call<Message>(
+      ctx.http,
+      token,
+      "sendMessage",
+      {
+        ...common,
+        text,
+        ...(options.disable_link_preview && { link_preview_options: { is_disabled: true } }),
+      },
+      true,
+    );
   } else {
     const opened = await openAll(ctx, job.media);
     if (!opened.ok) return opened.outcome;
@@ -173,12 +220,19 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!sent.ok) return sent.outcome;
   const id = String(sent.body.result.message_id);
   const username = ctx.account.metadata.username;
-  return { kind: "published", platformPostId: id, url: typeof username === "string" && username ? `https://t.me/${username}/${id}` : null };
+  return {
+    kind: "published",
+    platformPostId: id,
+    url: typeof username === "string" && username ? `https://t.me/${username}/${id}` : null,
+  };
 }
 
 /** "@name", "name", "t.me/name", "https://t.me/name" or a numeric id like -1001234567890. */
 export function normaliseChannel(raw: string): string | null {
-  const v = raw.trim().replace(/^(https?:\/\/)?(t\.me|telegram\.me)\//i, "").replace(/^@/, "");
+  const v = raw
+    .trim()
+    .replace(/^(https?:\/\/)?(t\.me|telegram\.me)\//i, "")
+    .replace(/^@/, "");
   if (/^-?\d+$/.test(v)) return v;
   if (/^[a-zA-Z][a-zA-Z0-9_]{3,31}$/.test(v)) return `@${v}`;
   return null;
@@ -188,31 +242,54 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
   const token = botToken(c.settings);
   if (!token) throw new ConnectError(notConfigured);
   const chatId = normaliseChannel(values.channel ?? "");
-  if (!chatId) throw new ConnectError("Enter the channel's @username, its t.me link, or for a private channel its numeric id (like -1001234567890).");
+  if (!chatId)
+    throw new ConnectError(
+      "Enter the channel's @username, its t.me link, or for a private channel its numeric id (like -1001234567890).",
+    );
   const me = await call<{ id: number; username: string }>(c.http, token, "getMe", {});
-  if (!me.ok) throw new ConnectError(me.outcome.kind === "auth_expired" ? "Telegram refused this server's bot token; the administrator must check CRIER_TELEGRAM_BOT_TOKEN." : `Telegram did not answer: ${me.outcome.reason}`);
+  if (!me.ok)
+    throw new ConnectError(
+      me.outcome.kind === "auth_expired"
+        ? "Telegram refused this server's bot token; the administrator must check CRIER_TELEGRAM_BOT_TOKEN."
+        : `Telegram did not answer: ${me.outcome.reason}`,
+    );
   const bot = me.body.result;
   const addBot = `Add @${bot.username} to the channel as an administrator allowed to post messages, then try again.`;
   const chat = await call<Chat>(c.http, token, "getChat", { chat_id: chatId });
   if (!chat.ok) {
-    if (chat.outcome.kind === "retryable") throw new ConnectError(`Telegram is busy; try again shortly (${chat.outcome.reason}).`);
+    if (chat.outcome.kind === "retryable")
+      throw new ConnectError(`Telegram is busy; try again shortly (${chat.outcome.reason}).`);
     throw new ConnectError(`Telegram cannot see this channel from the bot. ${addBot}`);
   }
   const info = chat.body.result;
-  if (info.type !== "channel") throw new ConnectError(`This is a ${info.type}, not a channel: Crier posts to Telegram channels.`);
-  const member = await call<{ status: string; can_post_messages?: boolean }>(c.http, token, "getChatMember", { chat_id: info.id, user_id: bot.id });
+  if (info.type !== "channel")
+    throw new ConnectError(`This is a ${info.type}, not a channel: Crier posts to Telegram channels.`);
+  const member = await call<{ status: string; can_post_messages?: boolean }>(c.http, token, "getChatMember", {
+    chat_id: info.id,
+    user_id: bot.id,
+  });
   if (!member.ok) throw new ConnectError(`Telegram did not say whether the bot is an administrator. ${addBot}`);
   const { status, can_post_messages } = member.body.result;
   if (status !== "creator" && !(status === "administrator" && can_post_messages === true)) {
-    throw new ConnectError(status === "administrator" ? `@${bot.username} is an administrator but may not post messages: allow "Post messages" in its rights.` : addBot);
+    throw new ConnectError(
+      status === "administrator"
+        ? `@${bot.username} is an administrator but may not post messages: allow "Post messages" in its rights.`
+        : addBot,
+    );
   }
   return {
     remoteId: String(info.id),
-    username: info.username ? `@${info.username}` : info.title ?? String(info.id),
+    username: info.username ? `@${info.username}` : (info.title ?? String(info.id)),
     avatarUrl: null,
     // The bot token is the server's, not the account's: only the chat is kept.
     credentials: { chat_id: String(info.id), bot_id: bot.id },
-    metadata: { chat_id: String(info.id), title: info.title ?? null, username: info.username ?? null, bot_username: bot.username, private: !info.username },
+    metadata: {
+      chat_id: String(info.id),
+      title: info.title ?? null,
+      username: info.username ?? null,
+      bot_username: bot.username,
+      private: !info.username,
+    },
   };
 }
 
@@ -224,7 +301,9 @@ async function onDisconnect(ctx: PluginContext, p: { remoteStillUsed: boolean })
 export async function leaveChannel(ctx: PluginContext): Promise<void> {
   const token = botToken(ctx.settings);
   if (!token) return;
-  const res = await call<boolean>(ctx.http, token, "leaveChat", { chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId) });
+  const res = await call<boolean>(ctx.http, token, "leaveChat", {
+    chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
+  });
   if (!res.ok) ctx.log.warn("telegram: the bot could not leave the channel", { reason: res.outcome.reason });
 }
 
@@ -232,7 +311,9 @@ export async function leaveChannel(ctx: PluginContext): Promise<void> {
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   const token = botToken(ctx.settings);
   if (!token) throw new Error(notConfigured);
-  const res = await call<number>(ctx.http, token, "getChatMemberCount", { chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId) });
+  const res = await call<number>(ctx.http, token, "getChatMemberCount", {
+    chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
+  });
   if (!res.ok) throw new Error(`Telegram getChatMemberCount: ${res.outcome.reason}`);
   return { followers: typeof res.body.result === "number" ? res.body.result : null };
 }
@@ -240,14 +321,35 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
 export default definePlugin({
   platform: "telegram",
   displayName: "Telegram",
-  capabilities: { destination: true, source: false, backfill: false, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: false,
+    backfill: false,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
-    supported_formats: ["image/jpeg", "image/png", "image/webp", "image/gif", "video/mp4", "video/quicktime", "video/webm"],
+    supported_formats: [
+      "image/jpeg",
+      "image/png",
+      "image/webp",
+      "image/gif",
+      "video/mp4",
+      "video/quicktime",
+      "video/webm",
+    ],
     convertible_formats: {},
     max_size_bytes: { image: PHOTO_MAX, video: FILE_MAX, gif: FILE_MAX },
     file_constraints: {
-      maxFiles: ALBUM_MAX, maxImageFiles: ALBUM_MAX, maxVideoFiles: ALBUM_MAX, maxGifFiles: 1,
-      allowMixedMedia: true, gifBehavior: "animation_alone",
+      maxFiles: ALBUM_MAX,
+      maxImageFiles: ALBUM_MAX,
+      maxVideoFiles: ALBUM_MAX,
+      maxGifFiles: 1,
+      allowMixedMedia: true,
+      gifBehavior: "animation_alone",
     },
     required_media: null,
     max_hashtags: null,
@@ -269,12 +371,21 @@ export default definePlugin({
     instructions:
       "In Telegram, open the channel → Administrators → Add administrator, pick this server's bot and allow it to post messages. " +
       "Then enter the channel below: its @username for a public channel, or its numeric id (like -1001234567890) for a private one.",
-    fields: [{ name: "channel", label: "Channel", type: "text", placeholder: "@mychannel", help: "@username, t.me link, or numeric id" }],
+    fields: [
+      {
+        name: "channel",
+        label: "Channel",
+        type: "text",
+        placeholder: "@mychannel",
+        help: "@username, t.me link, or numeric id",
+      },
+    ],
     verify,
   },
   disconnect: {
     disableRecord: true,
-    message: "Channel disconnected and its record disabled. The bot leaves the channel when no other account of this server uses it.",
+    message:
+      "Channel disconnected and its record disabled. The bot leaves the channel when no other account of this server uses it.",
   },
   onDisconnect,
   classifyResponse,

@@ -11,7 +11,14 @@
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
-import { downloadedType, GraphError, graphFailingHandler, graphForm, graphId, LongLivedTokens } from "../../src/platform/graph-emulator.ts";
+import {
+  downloadedType,
+  GraphError,
+  graphFailingHandler,
+  graphForm,
+  graphId,
+  LongLivedTokens,
+} from "../../src/platform/graph-emulator.ts";
 
 const TEXT_MAX = 500;
 const LONG_TTL_S = 60 * 86400;
@@ -30,7 +37,17 @@ interface Container {
   published: boolean;
 }
 
-interface Post { id: string; container: Container; createdAt: Date; views: number; likes: number; replies: number; reposts: number; quotes: number; shares: number }
+interface Post {
+  id: string;
+  container: Container;
+  createdAt: Date;
+  views: number;
+  likes: number;
+  replies: number;
+  reposts: number;
+  quotes: number;
+  shares: number;
+}
 
 export interface ThreadsEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Post, "views" | "likes" | "reposts" | "quotes">>): void;
@@ -48,7 +65,11 @@ export function createThreadsEmulator(): ThreadsEmulator {
     expiredStatus: 401,
     codeAnswer: { user_id: Number(user.id.slice(0, 15)) },
   });
-  const state = resettable(() => ({ containers: new Map<string, Container>(), posts: [] as Post[], emulated: [] as EmulatedPost[] }));
+  const state = resettable(() => ({
+    containers: new Map<string, Container>(),
+    posts: [] as Post[],
+    emulated: [] as EmulatedPost[],
+  }));
 
   /** Threads downloads the media itself; a URL it cannot fetch, or of the wrong kind, fails the container. */
   async function inspect(url: string, kind: "IMAGE" | "VIDEO"): Promise<string | null> {
@@ -62,23 +83,40 @@ export function createThreadsEmulator(): ThreadsEmulator {
   async function createContainer(req: Request): Promise<Response> {
     const f = await graphForm(req);
     const type = f.get("media_type") as Container["type"];
-    if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type)) throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
+    if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type))
+      throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
     const text = f.get("text") ?? "";
-    if ([...text].length > TEXT_MAX) throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
+    if ([...text].length > TEXT_MAX)
+      throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
     const replyTo = f.get("reply_to_id");
-    if (replyTo && !state.posts.some((p) => p.id === replyTo)) throw new GraphError(400, 100, "Param reply_to_id is not a valid Threads post", 4279009);
-    const c: Container = { id: newId(), type, text, url: null, replyTo, children: [], item: f.get("is_carousel_item") === "true", outcome: "FINISHED", error: null, checks: 0, published: false };
+    if (replyTo && !state.posts.some((p) => p.id === replyTo))
+      throw new GraphError(400, 100, "Param reply_to_id is not a valid Threads post", 4279009);
+    const c: Container = {
+      id: newId(),
+      type,
+      text,
+      url: null,
+      replyTo,
+      children: [],
+      item: f.get("is_carousel_item") === "true",
+      outcome: "FINISHED",
+      error: null,
+      checks: 0,
+      published: false,
+    };
     if (type === "TEXT" && !text) throw new GraphError(400, 100, "Param text is required for TEXT posts");
     if (type === "IMAGE" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
-      if (!/^https?:\/\//.test(url)) throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} must be a URL`);
+      if (!/^https?:\/\//.test(url))
+        throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} must be a URL`);
       c.url = url;
       c.error = await inspect(url, type);
       c.outcome = c.error ? "ERROR" : "FINISHED";
     }
     if (type === "CAROUSEL") {
       c.children = (f.get("children") ?? "").split(",").filter(Boolean);
-      if (c.children.length < 2 || c.children.length > 20) throw new GraphError(400, 100, "A carousel needs 2 to 20 children");
+      if (c.children.length < 2 || c.children.length > 20)
+        throw new GraphError(400, 100, "A carousel needs 2 to 20 children");
       for (const id of c.children) {
         const child = state.containers.get(id);
         if (!child || !child.item) throw new GraphError(400, 100, `Param children contains an invalid container ${id}`);
@@ -103,14 +141,32 @@ export function createThreadsEmulator(): ThreadsEmulator {
     const c = state.containers.get(id);
     if (!c || c.item) throw new GraphError(400, 100, "Param creation_id is not a valid container", 4279009);
     if (c.published) throw new GraphError(400, 100, "The container was already published", 4279013);
-    if (c.outcome !== "FINISHED" || (c.type !== "TEXT" && c.checks < 1)) throw new GraphError(400, 9007, "The media is not ready for publishing, please wait for a moment", 2207027);
+    if (c.outcome !== "FINISHED" || (c.type !== "TEXT" && c.checks < 1))
+      throw new GraphError(400, 9007, "The media is not ready for publishing, please wait for a moment", 2207027);
     c.published = true;
-    const post: Post = { id: newId(), container: c, createdAt: new Date(), views: 0, likes: 0, replies: 0, reposts: 0, quotes: 0, shares: 0 };
+    const post: Post = {
+      id: newId(),
+      container: c,
+      createdAt: new Date(),
+      views: 0,
+      likes: 0,
+      replies: 0,
+      reposts: 0,
+      quotes: 0,
+      shares: 0,
+    };
     const parent = c.replyTo ? state.posts.find((p) => p.id === c.replyTo) : undefined;
     if (parent) parent.replies += 1;
     state.posts.push(post);
-    const items = c.type === "CAROUSEL" ? c.children.map((k) => state.containers.get(k)!) : c.type === "TEXT" ? [] : [c];
-    state.emulated.push({ id: post.id, text: c.text, media: items.map((i) => ({ type: i.type === "VIDEO" ? "video" : "image" })), replyTo: c.replyTo, createdAt: post.createdAt });
+    const items =
+      c.type === "CAROUSEL" ? c.children.map((k) => state.containers.get(k)!) : c.type === "TEXT" ? [] : [c];
+    state.emulated.push({
+      id: post.id,
+      text: c.text,
+      media: items.map((i) => ({ type: i.type === "VIDEO" ? "video" : "image" })),
+      replyTo: c.replyTo,
+      createdAt: post.createdAt,
+    });
     return Response.json({ id: post.id });
   }
 
@@ -118,9 +174,21 @@ export function createThreadsEmulator(): ThreadsEmulator {
     const c = p.container;
     const mediaUrl = c.type === "IMAGE" || c.type === "VIDEO" ? { media_url: c.url } : {};
     return {
-      id: p.id, media_type: c.type === "TEXT" ? "TEXT_POST" : c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type, text: c.text, timestamp: p.createdAt.toISOString(),
-      permalink: `https://www.threads.com/@${user.username}/post/${p.id.slice(-11)}`, is_quote_post: false, ...mediaUrl,
-      ...(c.type === "CAROUSEL" && { children: { data: c.children.map((k) => ({ media_type: state.containers.get(k)!.type, media_url: state.containers.get(k)!.url })) } }),
+      id: p.id,
+      media_type: c.type === "TEXT" ? "TEXT_POST" : c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type,
+      text: c.text,
+      timestamp: p.createdAt.toISOString(),
+      permalink: `https://www.threads.com/@${user.username}/post/${p.id.slice(-11)}`,
+      is_quote_post: false,
+      ...mediaUrl,
+      ...(c.type === "CAROUSEL" && {
+        children: {
+          data: c.children.map((k) => ({
+            media_type: state.containers.get(k)!.type,
+            media_url: state.containers.get(k)!.url,
+          })),
+        },
+      }),
     };
   };
 
@@ -131,14 +199,30 @@ export function createThreadsEmulator(): ThreadsEmulator {
     auth.authed(req, url);
     if (m === "GET" && path === "/v1.0/me") return Response.json(user);
     if (m === "GET" && (path === "/v1.0/me/threads_insights" || path === `/v1.0/${user.id}/threads_insights`)) {
-      if (url.searchParams.get("metric") !== "followers_count") throw new GraphError(400, 100, "metric must be followers_count here.");
-      return Response.json({ data: [{ name: "followers_count", period: "day", title: "followers_count", total_value: { value: followers }, id: `${user.id}/insights/followers_count/day` }] });
+      if (url.searchParams.get("metric") !== "followers_count")
+        throw new GraphError(400, 100, "metric must be followers_count here.");
+      return Response.json({
+        data: [
+          {
+            name: "followers_count",
+            period: "day",
+            title: "followers_count",
+            total_value: { value: followers },
+            id: `${user.id}/insights/followers_count/day`,
+          },
+        ],
+      });
     }
-    if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) return createContainer(req);
-    if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`)) return publishContainer((await graphForm(req)).get("creation_id") ?? "");
+    if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`))
+      return createContainer(req);
+    if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`))
+      return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) {
       const since = Number(url.searchParams.get("since") ?? 0);
-      const list = state.posts.filter((p) => !p.container.replyTo && p.createdAt.getTime() / 1000 >= since).reverse().slice(0, Number(url.searchParams.get("limit") ?? 25));
+      const list = state.posts
+        .filter((p) => !p.container.replyTo && p.createdAt.getTime() / 1000 >= since)
+        .reverse()
+        .slice(0, Number(url.searchParams.get("limit") ?? 25));
       return Response.json({ data: list.map(postJson) });
     }
     const insights = /^\/v1\.0\/(\d+)\/insights$/.exec(path);
@@ -146,8 +230,27 @@ export function createThreadsEmulator(): ThreadsEmulator {
       const p = state.posts.find((x) => x.id === insights[1]);
       if (!p) throw new GraphError(400, 100, "Object does not exist");
       const names = (url.searchParams.get("metric") ?? "").split(",");
-      const value = (n: string) => ({ views: p.views, likes: p.likes, replies: p.replies, reposts: p.reposts, quotes: p.quotes, shares: p.shares } as Record<string, number>)[n];
-      return Response.json({ data: names.filter((n) => value(n) !== undefined).map((n) => ({ name: n, period: "lifetime", values: [{ value: value(n) }], id: `${p.id}/insights/${n}/lifetime` })) });
+      const value = (n: string) =>
+        (
+          ({
+            views: p.views,
+            likes: p.likes,
+            replies: p.replies,
+            reposts: p.reposts,
+            quotes: p.quotes,
+            shares: p.shares,
+          }) as Record<string, number>
+        )[n];
+      return Response.json({
+        data: names
+          .filter((n) => value(n) !== undefined)
+          .map((n) => ({
+            name: n,
+            period: "lifetime",
+            values: [{ value: value(n) }],
+            id: `${p.id}/insights/${n}/lifetime`,
+          })),
+      });
     }
     const node = /^\/v1\.0\/(\d+)$/.exec(path);
     if (m === "GET" && node) {

@@ -5,13 +5,28 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, type Credentials, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
-  type RecentMedia, type RecentPost,
+  definePlugin,
+  type Credentials,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
 import {
-  alreadyPublished, classifyGraph, createCarousel, createContainer, longLivedToken, publishContainer, readInsights, refreshLongLivedToken,
+  alreadyPublished,
+  classifyGraph,
+  createCarousel,
+  createContainer,
+  longLivedToken,
+  publishContainer,
+  readInsights,
+  refreshLongLivedToken,
 } from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
@@ -19,10 +34,10 @@ const V = "/v1.0";
 const TEXT_MAX = 500;
 const CAROUSEL_MAX = 20;
 
-
 type Fail = FailureOutcome;
 
-const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/threads`, fields);
+const container = (ctx: PluginContext, fields: Record<string, string>) =>
+  createContainer(ctx, `${V}/me/threads`, fields);
 
 const mediaFields = (m: MediaItem): Record<string, string> =>
   m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url };
@@ -42,11 +57,18 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outcome> {
-  const st = await ctx.http.request<{ status?: string; error_message?: string }>("GET", `${V}/${creationId}`, { query: { fields: "status,error_message" }, headers: bearerAuth(ctx) });
+  const st = await ctx.http.request<{ status?: string; error_message?: string }>("GET", `${V}/${creationId}`, {
+    query: { fields: "status,error_message" },
+    headers: bearerAuth(ctx),
+  });
   if (!st.ok) return st.outcome.kind === "retryable" ? { kind: "submitted", handle: creationId } : st.outcome;
   if (st.body.status === "IN_PROGRESS") return { kind: "submitted", handle: creationId };
   if (st.body.status === "ERROR" || st.body.status === "EXPIRED") {
-    return { kind: "permanent", reason: `Threads could not prepare the post: ${st.body.error_message ?? st.body.status}`, code: st.body.error_message ?? st.body.status };
+    return {
+      kind: "permanent",
+      reason: `Threads could not prepare the post: ${st.body.error_message ?? st.body.status}`,
+      code: st.body.error_message ?? st.body.status,
+    };
   }
   if (st.body.status === "PUBLISHED") return alreadyPublished;
   return publishContainer(ctx, `${V}/me/threads_publish`, creationId, V);
@@ -54,7 +76,16 @@ async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outc
 
 const refresh = (ctx: PluginContext): Promise<Credentials> => refreshLongLivedToken(ctx, "th_refresh_token", "Threads");
 
-interface ThreadsPost { id: string; media_type?: string; media_url?: string; permalink?: string; text?: string; timestamp?: string; is_quote_post?: boolean; children?: { data?: { media_type?: string; media_url?: string }[] } }
+interface ThreadsPost {
+  id: string;
+  media_type?: string;
+  media_url?: string;
+  permalink?: string;
+  text?: string;
+  timestamp?: string;
+  is_quote_post?: boolean;
+  children?: { data?: { media_type?: string; media_url?: string }[] };
+}
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<{ data: ThreadsPost[] }>("GET", `${V}/me/threads`, {
@@ -67,16 +98,26 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   });
   if (!res.ok) throw new Error(`Threads posts: ${res.outcome.reason}`);
   // media_url is the file on Threads' CDN.
-  const item = (type?: string, url?: string): RecentMedia[] => (url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true }] : []);
+  const item = (type?: string, url?: string): RecentMedia[] =>
+    url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true }] : [];
   return res.body.data.map((p) => {
-    const media = p.media_type === "CAROUSEL_ALBUM" ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url)) : item(p.media_type, p.media_url);
+    const media =
+      p.media_type === "CAROUSEL_ALBUM"
+        ? (p.children?.data ?? []).flatMap((c) => item(c.media_type, c.media_url))
+        : item(p.media_type, p.media_url);
     return {
       platformPostId: p.id,
       url: p.permalink ?? null,
       content: p.text ?? "",
       media,
       createdAt: new Date(p.timestamp ?? Date.now()),
-      kind: p.is_quote_post ? "quote" : media.some((m) => m.type === "video") ? "video" : media.length ? "image" : "text",
+      kind: p.is_quote_post
+        ? "quote"
+        : media.some((m) => m.type === "video")
+          ? "video"
+          : media.length
+            ? "image"
+            : "text",
     };
   });
 }
@@ -86,15 +127,27 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   for (const id of ids) {
     const v = await readInsights(ctx, V, id, ["views", "likes", "replies", "reposts", "quotes", "shares"], "Threads");
     // Threads shares are sends to others; reposts are the closer match to "shares" elsewhere.
-    out[id] = { views: v("views"), likes: v("likes"), comments: v("replies"), shares: v("reposts"), saves: null, quotes: v("quotes") };
+    out[id] = {
+      views: v("views"),
+      likes: v("likes"),
+      comments: v("replies"),
+      shares: v("reposts"),
+      saves: null,
+      quotes: v("quotes"),
+    };
   }
   return out;
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{ data: { name: string; total_value?: { value: number } }[] }>("GET", `${V}/me/threads_insights`, {
-    query: { metric: "followers_count" }, headers: bearerAuth(ctx),
-  });
+  const res = await ctx.http.request<{ data: { name: string; total_value?: { value: number } }[] }>(
+    "GET",
+    `${V}/me/threads_insights`,
+    {
+      query: { metric: "followers_count" },
+      headers: bearerAuth(ctx),
+    },
+  );
   if (!res.ok) throw new Error(`Threads insights: ${res.outcome.reason}`);
   return { followers: res.body.data.find((d) => d.name === "followers_count")?.total_value?.value ?? null };
 }
@@ -105,12 +158,30 @@ export default definePlugin({
   defaultApiUrl: "https://graph.threads.net",
   // Threads counts emoji by their UTF-8 byte length inside the 500.
   textLimit: { max: TEXT_MAX, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 8 * MB, video: 1 * GB, gif: 0 },
-    file_constraints: { maxFiles: CAROUSEL_MAX, maxImageFiles: CAROUSEL_MAX, maxVideoFiles: CAROUSEL_MAX, maxGifFiles: 0, allowMixedMedia: true, gifBehavior: "not supported", imageWidth: { min: 320, max: 1440 }, mediaUrls: "must be publicly reachable" },
+    file_constraints: {
+      maxFiles: CAROUSEL_MAX,
+      maxImageFiles: CAROUSEL_MAX,
+      maxVideoFiles: CAROUSEL_MAX,
+      maxGifFiles: 0,
+      allowMixedMedia: true,
+      gifBehavior: "not supported",
+      imageWidth: { min: 320, max: 1440 },
+      mediaUrls: "must be publicly reachable",
+    },
     required_media: null,
     max_hashtags: 1,
     min_video_duration_seconds: null,
@@ -123,14 +194,31 @@ export default definePlugin({
     authorizeUrl: "https://threads.net/oauth/authorize",
     tokenUrl: "https://graph.threads.net/oauth/access_token",
     clientAuth: "body",
-    scopes: ["threads_basic", "threads_content_publish", "threads_manage_replies", "threads_read_replies", "threads_manage_insights"],
+    scopes: [
+      "threads_basic",
+      "threads_content_publish",
+      "threads_manage_replies",
+      "threads_read_replies",
+      "threads_manage_insights",
+    ],
     scopeSeparator: ",",
     async identity(c, token) {
       const long = await longLivedToken(c, "th_exchange_token", token);
-      const me = await connectCall<{ id: string; username: string; threads_profile_picture_url?: string }>(c, "Reading the Threads account", "GET", "/v1.0/me", {
-        query: { fields: "id,username,threads_profile_picture_url", access_token: long.access_token },
-      });
-      return { remoteId: me.id, username: me.username, avatarUrl: me.threads_profile_picture_url ?? null, credentials: tokenCredentials(long, c.now()) };
+      const me = await connectCall<{ id: string; username: string; threads_profile_picture_url?: string }>(
+        c,
+        "Reading the Threads account",
+        "GET",
+        "/v1.0/me",
+        {
+          query: { fields: "id,username,threads_profile_picture_url", access_token: long.access_token },
+        },
+      );
+      return {
+        remoteId: me.id,
+        username: me.username,
+        avatarUrl: me.threads_profile_picture_url ?? null,
+        credentials: tokenCredentials(long, c.now()),
+      };
     },
   }),
   classifyResponse: classifyGraph,

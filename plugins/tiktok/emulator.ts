@@ -11,7 +11,15 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable, type OAuthRefusal } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  OAuthServer,
+  resettable,
+  type OAuthRefusal,
+} from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 24 * 3600;
@@ -37,7 +45,15 @@ interface Publish {
   uploadToken: string;
 }
 
-interface Video { id: string; title: string; createdAt: Date; views: number; likes: number; comments: number; shares: number }
+interface Video {
+  id: string;
+  title: string;
+  createdAt: Date;
+  views: number;
+  likes: number;
+  comments: number;
+  shares: number;
+}
 
 export interface TikTokEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Video, "views" | "likes" | "comments" | "shares">>): void;
@@ -46,7 +62,11 @@ export interface TikTokEmulator extends Emulator {
 }
 
 class TikTokError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -56,7 +76,12 @@ const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
 
 export function createTikTokEmulator(): TikTokEmulator {
   const failures = new FailurePlan();
-  const user = { open_id: "-000sandboxOpenId", username: "sandbox_tiktoker", display_name: "Sandbox TikToker", avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg" };
+  const user = {
+    open_id: "-000sandboxOpenId",
+    username: "sandbox_tiktoker",
+    display_name: "Sandbox TikToker",
+    avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg",
+  };
   const refusals: Record<OAuthRefusal, [number, string, string]> = {
     invalid_client: [401, "invalid_client", "Client key or secret is incorrect."],
     invalid_code: [400, "invalid_grant", "Authorization code is expired."],
@@ -71,44 +96,80 @@ export function createTikTokEmulator(): TikTokEmulator {
     accessTtlS: ACCESS_TTL_S,
     refresh: "rotating",
     newToken: (kind) => `${kind === "access" ? "act" : "rft"}.${randomBytes(20).toString("hex")}`,
-    answer: { open_id: user.open_id, scope: "user.info.basic,video.publish,video.upload,video.list", refresh_expires_in: 365 * 86400, token_type: "Bearer" },
+    answer: {
+      open_id: user.open_id,
+      scope: "user.info.basic,video.publish,video.upload,video.list",
+      refresh_expires_in: 365 * 86400,
+      token_type: "Bearer",
+    },
     refuse(why) {
       const [status, error, error_description] = refusals[why];
       return Response.json({ error, error_description }, { status });
     },
   });
-  const state = resettable(() => ({ publishes: new Map<string, Publish>(), videos: [] as Video[], emulated: [] as EmulatedPost[], privacyOptions: [...PRIVACY] }));
+  const state = resettable(() => ({
+    publishes: new Map<string, Publish>(),
+    videos: [] as Video[],
+    emulated: [] as EmulatedPost[],
+    privacyOptions: [...PRIVACY],
+  }));
 
   function authed(req: Request) {
-    if (!oauth.bearer(req)) throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
+    if (!oauth.bearer(req))
+      throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
   }
 
   async function json<T>(req: Request): Promise<T> {
     const b = await req.json().catch(() => null);
-    if (!b || typeof b !== "object") throw new TikTokError(400, "invalid_params", "The request body is not valid JSON.");
+    if (!b || typeof b !== "object")
+      throw new TikTokError(400, "invalid_params", "The request body is not valid JSON.");
     return b as T;
   }
 
   function newPublish(kind: Publish["kind"], inbox: boolean, extra: Partial<Publish>): Publish {
     const p: Publish = {
-      id: `v_pub_file~v2-1.${randomBytes(8).toString("hex")}`, kind, inbox, title: "", privacy: "SELF_ONLY", aigc: null, size: 0, chunk: 0, chunks: 0,
-      received: new Map(), head: null, status: "PROCESSING_UPLOAD", fail: null, polls: 0, videoId: null, photos: 0, uploadToken: randomBytes(12).toString("hex"), ...extra,
+      id: `v_pub_file~v2-1.${randomBytes(8).toString("hex")}`,
+      kind,
+      inbox,
+      title: "",
+      privacy: "SELF_ONLY",
+      aigc: null,
+      size: 0,
+      chunk: 0,
+      chunks: 0,
+      received: new Map(),
+      head: null,
+      status: "PROCESSING_UPLOAD",
+      fail: null,
+      polls: 0,
+      videoId: null,
+      photos: 0,
+      uploadToken: randomBytes(12).toString("hex"),
+      ...extra,
     };
     state.publishes.set(p.id, p);
     return p;
   }
 
-  function checkSource(s: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number } | undefined) {
-    if (s?.source !== "FILE_UPLOAD") throw new TikTokError(400, "invalid_params", "source_info.source must be FILE_UPLOAD here.");
+  function checkSource(
+    s: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number } | undefined,
+  ) {
+    if (s?.source !== "FILE_UPLOAD")
+      throw new TikTokError(400, "invalid_params", "source_info.source must be FILE_UPLOAD here.");
     const { video_size: size = 0, chunk_size: chunk = 0, total_chunk_count: count = 0 } = s;
     if (size <= 0 || size > 4096 * MB) throw new TikTokError(400, "invalid_params", "video_size is out of range.");
-    const valid = size <= 64 * MB ? chunk === size && count === 1 : chunk >= 5 * MB && chunk <= 64 * MB && count === Math.floor(size / chunk) && count <= 1000;
-    if (!valid) throw new TikTokError(400, "invalid_params", "chunk_size and total_chunk_count do not follow the chunk rules.");
+    const valid =
+      size <= 64 * MB
+        ? chunk === size && count === 1
+        : chunk >= 5 * MB && chunk <= 64 * MB && count === Math.floor(size / chunk) && count <= 1000;
+    if (!valid)
+      throw new TikTokError(400, "invalid_params", "chunk_size and total_chunk_count do not follow the chunk rules.");
     return { size, chunk, count };
   }
 
   function finish(p: Publish) {
-    const mp4 = p.head !== null && p.head.length > 8 && Buffer.from(p.head.subarray(4, 8)).toString("latin1") === "ftyp";
+    const mp4 =
+      p.head !== null && p.head.length > 8 && Buffer.from(p.head.subarray(4, 8)).toString("latin1") === "ftyp";
     if (!mp4) {
       p.status = "FAILED";
       p.fail = "file_format_check_failed";
@@ -121,20 +182,46 @@ export function createTikTokEmulator(): TikTokEmulator {
     if (p.status !== "PROCESSING_DOWNLOAD" || ++p.polls < 2) return;
     if (p.inbox) {
       p.status = "SEND_TO_USER_INBOX";
-      state.emulated.push({ id: p.id, text: p.title, media: [{ type: p.kind === "video" ? "video" : "image" }], options: { publish_mode: "draft" }, createdAt: new Date() });
+      state.emulated.push({
+        id: p.id,
+        text: p.title,
+        media: [{ type: p.kind === "video" ? "video" : "image" }],
+        options: { publish_mode: "draft" },
+        createdAt: new Date(),
+      });
       return;
     }
     p.status = "PUBLISH_COMPLETE";
-    const v: Video = { id: String(7_400_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))), title: p.title, createdAt: new Date(), views: 0, likes: 0, comments: 0, shares: 0 };
+    const v: Video = {
+      id: String(7_400_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))),
+      title: p.title,
+      createdAt: new Date(),
+      views: 0,
+      likes: 0,
+      comments: 0,
+      shares: 0,
+    };
     // Only public posts get a public id (after moderation, here at once).
     if (p.privacy === "PUBLIC_TO_EVERYONE") p.videoId = v.id;
     state.videos.push(v);
-    state.emulated.push({ id: v.id, text: p.title, media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({ type: p.kind === "video" ? "video" : "image" })), options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) }, createdAt: v.createdAt });
+    state.emulated.push({
+      id: v.id,
+      text: p.title,
+      media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({
+        type: p.kind === "video" ? "video" : "image",
+      })),
+      options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) },
+      createdAt: v.createdAt,
+    });
   }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/")) return oauth.authorize(url, () => new TikTokError(400, "invalid_request", "client_key and redirect_uri are required."));
+    if (m === "GET" && (path === "/oauth/authorize" || path === "/v2/auth/authorize/"))
+      return oauth.authorize(
+        url,
+        () => new TikTokError(400, "invalid_request", "client_key and redirect_uri are required."),
+      );
     if (m === "POST" && (path === "/v2/oauth/token/" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (m === "PUT" && upload) {
@@ -142,7 +229,8 @@ export function createTikTokEmulator(): TikTokEmulator {
       if (!p || p.status !== "PROCESSING_UPLOAD") return new Response(null, { status: 404 });
       const range = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(req.headers.get("content-range") ?? "");
       const bytes = new Uint8Array(await req.arrayBuffer());
-      if (!range || Number(range[3]) !== p.size || Number(range[2]) - Number(range[1]) + 1 !== bytes.length) return new Response(null, { status: 400 });
+      if (!range || Number(range[3]) !== p.size || Number(range[2]) - Number(range[1]) + 1 !== bytes.length)
+        return new Response(null, { status: 400 });
       const index = Math.floor(Number(range[1]) / p.chunk);
       if (index === 0) p.head = bytes.subarray(0, 16);
       p.received.set(index, bytes.length);
@@ -154,37 +242,92 @@ export function createTikTokEmulator(): TikTokEmulator {
     authed(req);
     if (m === "GET" && path === "/v2/user/info/") {
       const fields = (url.searchParams.get("fields") ?? "").split(",");
-      return envelope({ user: { ...user, ...(fields.includes("follower_count") && { follower_count: followers, following_count: 0, likes_count: 0, video_count: state.videos.length }) } });
+      return envelope({
+        user: {
+          ...user,
+          ...(fields.includes("follower_count") && {
+            follower_count: followers,
+            following_count: 0,
+            likes_count: 0,
+            video_count: state.videos.length,
+          }),
+        },
+      });
     }
     if (m === "POST" && path === "/v2/post/publish/creator_info/query/") {
-      return envelope({ creator_avatar_url: user.avatar_url, creator_username: user.username, creator_nickname: user.display_name, privacy_level_options: state.privacyOptions, comment_disabled: false, duet_disabled: false, stitch_disabled: false, max_video_post_duration_sec: 600 });
+      return envelope({
+        creator_avatar_url: user.avatar_url,
+        creator_username: user.username,
+        creator_nickname: user.display_name,
+        privacy_level_options: state.privacyOptions,
+        comment_disabled: false,
+        duet_disabled: false,
+        stitch_disabled: false,
+        max_video_post_duration_sec: 600,
+      });
     }
     if (m === "POST" && (path === "/v2/post/publish/video/init/" || path === "/v2/post/publish/inbox/video/init/")) {
       const inbox = path.includes("/inbox/");
-      const b = await json<{ post_info?: { title?: string; privacy_level?: string; is_aigc?: boolean; video_cover_timestamp_ms?: number }; source_info?: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number } }>(req);
+      const b = await json<{
+        post_info?: { title?: string; privacy_level?: string; is_aigc?: boolean; video_cover_timestamp_ms?: number };
+        source_info?: { source?: string; video_size?: number; chunk_size?: number; total_chunk_count?: number };
+      }>(req);
       const { size, chunk, count } = checkSource(b.source_info);
       let privacy = "SELF_ONLY";
       if (!inbox) {
         privacy = b.post_info?.privacy_level ?? "";
-        if (!state.privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
-        if ([...(b.post_info?.title ?? "")].length > 2200) throw new TikTokError(400, "invalid_params", "title is longer than 2200.");
+        if (!state.privacyOptions.includes(privacy))
+          throw new TikTokError(
+            400,
+            "privacy_level_option_mismatch",
+            "privacy_level is not one of the creator's options.",
+          );
+        if ([...(b.post_info?.title ?? "")].length > 2200)
+          throw new TikTokError(400, "invalid_params", "title is longer than 2200.");
       }
-      const p = newPublish("video", inbox, { title: b.post_info?.title ?? "", privacy, aigc: b.post_info?.is_aigc ?? null, size, chunk, chunks: count });
+      const p = newPublish("video", inbox, {
+        title: b.post_info?.title ?? "",
+        privacy,
+        aigc: b.post_info?.is_aigc ?? null,
+        size,
+        chunk,
+        chunks: count,
+      });
       return envelope({ publish_id: p.id, upload_url: `${base}/upload/${p.uploadToken}` });
     }
     if (m === "POST" && path === "/v2/post/publish/content/init/") {
-      const b = await json<{ post_info?: { title?: string; description?: string; privacy_level?: string }; source_info?: { source?: string; photo_images?: string[]; photo_cover_index?: number }; post_mode?: string; media_type?: string }>(req);
-      if (b.media_type !== "PHOTO" || b.source_info?.source !== "PULL_FROM_URL") throw new TikTokError(400, "invalid_params", "media_type PHOTO with source PULL_FROM_URL is required.");
+      const b = await json<{
+        post_info?: { title?: string; description?: string; privacy_level?: string };
+        source_info?: { source?: string; photo_images?: string[]; photo_cover_index?: number };
+        post_mode?: string;
+        media_type?: string;
+      }>(req);
+      if (b.media_type !== "PHOTO" || b.source_info?.source !== "PULL_FROM_URL")
+        throw new TikTokError(400, "invalid_params", "media_type PHOTO with source PULL_FROM_URL is required.");
       const images = b.source_info.photo_images ?? [];
-      if (images.length < 1 || images.length > 35) throw new TikTokError(400, "invalid_params", "photo_images takes 1 to 35 URLs.");
+      if (images.length < 1 || images.length > 35)
+        throw new TikTokError(400, "invalid_params", "photo_images takes 1 to 35 URLs.");
       const inbox = b.post_mode === "MEDIA_UPLOAD";
       const privacy = b.post_info?.privacy_level ?? "";
-      if (!inbox && !state.privacyOptions.includes(privacy)) throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
-      if ([...(b.post_info?.title ?? "")].length > 90) throw new TikTokError(400, "invalid_params", "title is longer than 90.");
-      const p = newPublish("photo", inbox, { title: `${b.post_info?.title ?? ""}\n${b.post_info?.description ?? ""}`, privacy, photos: images.length, status: "PROCESSING_DOWNLOAD" });
+      if (!inbox && !state.privacyOptions.includes(privacy))
+        throw new TikTokError(
+          400,
+          "privacy_level_option_mismatch",
+          "privacy_level is not one of the creator's options.",
+        );
+      if ([...(b.post_info?.title ?? "")].length > 90)
+        throw new TikTokError(400, "invalid_params", "title is longer than 90.");
+      const p = newPublish("photo", inbox, {
+        title: `${b.post_info?.title ?? ""}\n${b.post_info?.description ?? ""}`,
+        privacy,
+        photos: images.length,
+        status: "PROCESSING_DOWNLOAD",
+      });
       // TikTok pulls each photo itself: JPEG or WebP only.
       for (const image of images) {
-        const type = await fetch(image, { signal: AbortSignal.timeout(10_000) }).then(async (r) => (await r.arrayBuffer(), r.ok ? r.headers.get("content-type") ?? "" : "")).catch(() => "");
+        const type = await fetch(image, { signal: AbortSignal.timeout(10_000) })
+          .then(async (r) => (await r.arrayBuffer(), r.ok ? (r.headers.get("content-type") ?? "") : ""))
+          .catch(() => "");
         if (!/^image\/(jpeg|webp)/.test(type)) {
           p.status = "FAILED";
           p.fail = type ? "picture_format_unsupported" : "url_ownership_unverified";
@@ -197,28 +340,59 @@ export function createTikTokEmulator(): TikTokEmulator {
       const p = state.publishes.get(b.publish_id ?? "");
       if (!p) throw new TikTokError(400, "invalid_publish_id", "publish_id does not exist.");
       settle(p);
-      const res = envelope({ status: p.status, ...(p.fail && { fail_reason: p.fail }), ...(p.videoId && { publicaly_available_post_id: ["__POST_ID__"] }), uploaded_bytes: p.size, downloaded_bytes: p.size });
+      const res = envelope({
+        status: p.status,
+        ...(p.fail && { fail_reason: p.fail }),
+        ...(p.videoId && { publicaly_available_post_id: ["__POST_ID__"] }),
+        uploaded_bytes: p.size,
+        downloaded_bytes: p.size,
+      });
       // TikTok writes the id as a bare 19-digit number, more than a double holds exactly.
-      return new Response((await res.text()).replace('"__POST_ID__"', p.videoId ?? ""), { headers: { "content-type": "application/json" } });
+      return new Response((await res.text()).replace('"__POST_ID__"', p.videoId ?? ""), {
+        headers: { "content-type": "application/json" },
+      });
     }
     if (m === "POST" && path === "/v2/video/list/") {
       const list = [...state.videos].reverse().slice(0, 20);
       // Ids are strings here, as TikTok's video list sends them.
-      return envelope({ videos: list.map((v) => ({ id: v.id, title: v.title, video_description: v.title, create_time: Math.floor(v.createdAt.getTime() / 1000), share_url: `https://www.tiktok.com/@${user.username}/video/${v.id}` })), cursor: 0, has_more: false });
+      return envelope({
+        videos: list.map((v) => ({
+          id: v.id,
+          title: v.title,
+          video_description: v.title,
+          create_time: Math.floor(v.createdAt.getTime() / 1000),
+          share_url: `https://www.tiktok.com/@${user.username}/video/${v.id}`,
+        })),
+        cursor: 0,
+        has_more: false,
+      });
     }
     if (m === "POST" && path === "/v2/video/query/") {
       const b = await json<{ filters?: { video_ids?: string[] } }>(req);
       const ids = b.filters?.video_ids ?? [];
-      if (ids.length === 0 || ids.length > 20) throw new TikTokError(400, "invalid_params", "filters.video_ids takes 1 to 20 ids.");
-      return envelope({ videos: state.videos.filter((v) => ids.includes(v.id)).map((v) => ({ id: v.id, view_count: v.views, like_count: v.likes, comment_count: v.comments, share_count: v.shares })) });
+      if (ids.length === 0 || ids.length > 20)
+        throw new TikTokError(400, "invalid_params", "filters.video_ids takes 1 to 20 ids.");
+      return envelope({
+        videos: state.videos
+          .filter((v) => ids.includes(v.id))
+          .map((v) => ({
+            id: v.id,
+            view_count: v.views,
+            like_count: v.likes,
+            comment_count: v.comments,
+            share_count: v.shares,
+          })),
+      });
     }
     throw new TikTokError(404, "not_found", `No route ${m} ${path}`);
   }
 
   function failureResponse(f: FailureSpec): Response | null {
     if (f.kind === "rate_limit") return envelope({}, "rate_limit_exceeded", "The API rate limit was exceeded.", 429);
-    if (f.kind === "server_error") return envelope({}, "internal_error", "Something went wrong. Please try again later.", 500);
-    if (f.kind === "auth_expired") return envelope({}, "access_token_invalid", "The access token is invalid or not found in the request.", 401);
+    if (f.kind === "server_error")
+      return envelope({}, "internal_error", "Something went wrong. Please try again later.", 500);
+    if (f.kind === "auth_expired")
+      return envelope({}, "access_token_invalid", "The access token is invalid or not found in the request.", 401);
     return null;
   }
 

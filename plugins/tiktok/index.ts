@@ -6,15 +6,33 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob,
+  definePlugin,
+  unreadableMedia,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  bearerAuth,
+  refreshTokenGrant,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
-const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body", clientIdParam: "client_key", clientIdSetting: "CLIENT_KEY" };
+const TOKEN_ENDPOINT: TokenEndpoint = {
+  tokenUrl: TOKEN_URL,
+  clientAuth: "body",
+  clientIdParam: "client_key",
+  clientIdSetting: "CLIENT_KEY",
+};
 const CAPTION_MAX = 2200;
 const PHOTO_TITLE_MAX = 90;
 const PHOTO_DESCRIPTION_MAX = 4000;
@@ -23,9 +41,16 @@ const SINGLE_CHUNK_MAX = 64 * MB;
 const CHUNK = 10 * MB;
 
 type Fail = FailureOutcome;
-interface Options { publish_mode?: "draft"; video_cover_timestamp_ms?: number; ai_generated?: boolean; privacy_level?: string }
-interface Envelope<T> { data: T; error: { code: string; message: string; log_id?: string } }
-
+interface Options {
+  publish_mode?: "draft";
+  video_cover_timestamp_ms?: number;
+  ai_generated?: boolean;
+  privacy_level?: string;
+}
+interface Envelope<T> {
+  data: T;
+  error: { code: string; message: string; log_id?: string };
+}
 
 /** TikTok's chunk plan: one piece up to 64 MB, else 10 MB chunks with the remainder in the last one. */
 export function chunkPlan(size: number): { chunkSize: number; count: number } {
@@ -38,18 +63,28 @@ async function call<T>(ctx: PluginContext, path: string, json: unknown, creates 
   if (!res.ok) return res.outcome;
   return res.body.data;
 }
-const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v && typeof (v as { kind: unknown }).kind === "string" && "reason" in v;
+const isFail = (v: unknown): v is Fail =>
+  typeof v === "object" &&
+  v !== null &&
+  "kind" in v &&
+  typeof (v as { kind: unknown }).kind === "string" &&
+  "reason" in v;
 
 async function privacyFor(ctx: PluginContext, options: Options): Promise<string | Fail> {
   const info = await call<{ privacy_level_options: string[] }>(ctx, "/v2/post/publish/creator_info/query/", {});
   if (isFail(info)) return info;
   const allowed = info.privacy_level_options ?? [];
   if (options.privacy_level) {
-    return allowed.includes(options.privacy_level) ? options.privacy_level
-      : { kind: "permanent", reason: `This creator cannot post with privacy ${options.privacy_level}; allowed: ${allowed.join(", ")}.`, code: "privacy_level_option_mismatch" };
+    return allowed.includes(options.privacy_level)
+      ? options.privacy_level
+      : {
+          kind: "permanent",
+          reason: `This creator cannot post with privacy ${options.privacy_level}; allowed: ${allowed.join(", ")}.`,
+          code: "privacy_level_option_mismatch",
+        };
   }
   // Unaudited apps may only post privately: take public when offered, else what is.
-  return allowed.includes("PUBLIC_TO_EVERYONE") ? "PUBLIC_TO_EVERYONE" : allowed[0] ?? "SELF_ONLY";
+  return allowed.includes("PUBLIC_TO_EVERYONE") ? "PUBLIC_TO_EVERYONE" : (allowed[0] ?? "SELF_ONLY");
 }
 
 async function publishVideo(ctx: PluginContext, job: PublishJob, options: Options): Promise<Outcome> {
@@ -63,7 +98,12 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
     return unreadableMedia(e);
   }
   const { chunkSize, count } = chunkPlan(bytes.length);
-  const source_info = { source: "FILE_UPLOAD", video_size: bytes.length, chunk_size: chunkSize, total_chunk_count: count };
+  const source_info = {
+    source: "FILE_UPLOAD",
+    video_size: bytes.length,
+    chunk_size: chunkSize,
+    total_chunk_count: count,
+  };
   let init: { publish_id: string; upload_url: string } | Fail;
   if (options.publish_mode === "draft") {
     init = await call(ctx, "/v2/post/publish/inbox/video/init/", { source_info });
@@ -74,8 +114,12 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
       post_info: {
         title: job.content,
         privacy_level: privacy,
-        disable_comment: false, disable_duet: false, disable_stitch: false,
-        ...(options.video_cover_timestamp_ms !== undefined && { video_cover_timestamp_ms: options.video_cover_timestamp_ms }),
+        disable_comment: false,
+        disable_duet: false,
+        disable_stitch: false,
+        ...(options.video_cover_timestamp_ms !== undefined && {
+          video_cover_timestamp_ms: options.video_cover_timestamp_ms,
+        }),
         ...(options.ai_generated !== undefined && { is_aigc: options.ai_generated }),
       },
       source_info,
@@ -101,13 +145,31 @@ async function publishPhotos(ctx: PluginContext, job: PublishJob, options: Optio
   const draft = options.publish_mode === "draft";
   const privacy = draft ? "SELF_ONLY" : await privacyFor(ctx, options);
   if (isFail(privacy)) return privacy;
-  const title = [...(job.content.split("\n").find((l) => l.trim())?.trim() ?? "")].slice(0, PHOTO_TITLE_MAX).join("");
-  const init = await call<{ publish_id: string }>(ctx, "/v2/post/publish/content/init/", {
-    post_info: { title, description: [...job.content].slice(0, PHOTO_DESCRIPTION_MAX).join(""), privacy_level: privacy, disable_comment: false, auto_add_music: true },
-    source_info: { source: "PULL_FROM_URL", photo_images: job.media.map((m) => m.url), photo_cover_index: 0 },
-    post_mode: draft ? "MEDIA_UPLOAD" : "DIRECT_POST",
-    media_type: "PHOTO",
-  }, true);
+  const title = [
+    ...(job.content
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim() ?? ""),
+  ]
+    .slice(0, PHOTO_TITLE_MAX)
+    .join("");
+  const init = await call<{ publish_id: string }>(
+    ctx,
+    "/v2/post/publish/content/init/",
+    {
+      post_info: {
+        title,
+        description: [...job.content].slice(0, PHOTO_DESCRIPTION_MAX).join(""),
+        privacy_level: privacy,
+        disable_comment: false,
+        auto_add_music: true,
+      },
+      source_info: { source: "PULL_FROM_URL", photo_images: job.media.map((m) => m.url), photo_cover_index: 0 },
+      post_mode: draft ? "MEDIA_UPLOAD" : "DIRECT_POST",
+      media_type: "PHOTO",
+    },
+    true,
+  );
   if (isFail(init)) return init;
   return checkStatus(ctx, init.publish_id);
 }
@@ -119,16 +181,34 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outcome> {
-  const st = await call<{ status: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(ctx, "/v2/post/publish/status/fetch/", { publish_id: publishId });
+  const st = await call<{ status: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(
+    ctx,
+    "/v2/post/publish/status/fetch/",
+    { publish_id: publishId },
+  );
   if (isFail(st)) return st.kind === "retryable" ? { kind: "submitted", handle: publishId } : st;
-  if (st.status === "FAILED") return { kind: "permanent", reason: `TikTok could not publish: ${st.fail_reason ?? "failed"}`, code: st.fail_reason ?? "failed" };
+  if (st.status === "FAILED")
+    return {
+      kind: "permanent",
+      reason: `TikTok could not publish: ${st.fail_reason ?? "failed"}`,
+      code: st.fail_reason ?? "failed",
+    };
   // A draft is done once it sits in the creator's inbox; they publish it from the app.
   if (st.status === "SEND_TO_USER_INBOX") return { kind: "published", platformPostId: publishId, url: null };
   if (st.status !== "PUBLISH_COMPLETE") return { kind: "submitted", handle: publishId };
   const raw = st.publicaly_available_post_id?.[0];
-  const id = raw === undefined ? undefined : typeof raw === "string" || Number.isSafeInteger(raw) ? String(raw) : await exactId(ctx, raw);
+  const id =
+    raw === undefined
+      ? undefined
+      : typeof raw === "string" || Number.isSafeInteger(raw)
+        ? String(raw)
+        : await exactId(ctx, raw);
   // Public posts get their id after moderation; until then the publish id stands for the post.
-  return { kind: "published", platformPostId: id ?? publishId, url: id ? `https://www.tiktok.com/@${ctx.account.username}/video/${id}` : null };
+  return {
+    kind: "published",
+    platformPostId: id ?? publishId,
+    url: id ? `https://www.tiktok.com/@${ctx.account.username}/video/${id}` : null,
+  };
 }
 
 /**
@@ -137,29 +217,55 @@ async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outco
  * same double.
  */
 async function exactId(ctx: PluginContext, approx: number): Promise<string | undefined> {
-  const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", { query: { fields: "id" }, json: { max_count: 20 }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<Envelope<{ videos: { id: string }[] }>>("POST", "/v2/video/list/", {
+    query: { fields: "id" },
+    json: { max_count: 20 },
+    headers: bearerAuth(ctx),
+  });
   return res.ok ? res.body.data.videos.find((v) => Number(v.id) === approx)?.id : undefined;
 }
 
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "TikTok" });
 
-interface ApiVideo { id: string; title?: string; video_description?: string; create_time?: number; share_url?: string; cover_image_url?: string; view_count?: number; like_count?: number; comment_count?: number; share_count?: number }
+interface ApiVideo {
+  id: string;
+  title?: string;
+  video_description?: string;
+  create_time?: number;
+  share_url?: string;
+  cover_image_url?: string;
+  view_count?: number;
+  like_count?: number;
+  comment_count?: number;
+  share_count?: number;
+}
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/list/", {
-    query: { fields: "id,title,video_description,create_time,share_url,cover_image_url" }, json: { max_count: 20 }, headers: bearerAuth(ctx),
+    query: { fields: "id,title,video_description,create_time,share_url,cover_image_url" },
+    json: { max_count: 20 },
+    headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`TikTok videos: ${res.outcome.reason}`);
   return res.body.data.videos
-    .map((v): RecentPost => ({
-      platformPostId: v.id,
-      url: v.share_url ?? null,
-      content: v.video_description ?? v.title ?? "",
-      // The Display API gives the share page, never the video file.
-      media: [{ url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`, type: "video", downloadable: false, ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }) }],
-      createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
-      kind: "video",
-    }))
+    .map(
+      (v): RecentPost => ({
+        platformPostId: v.id,
+        url: v.share_url ?? null,
+        content: v.video_description ?? v.title ?? "",
+        // The Display API gives the share page, never the video file.
+        media: [
+          {
+            url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`,
+            type: "video",
+            downloadable: false,
+            ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }),
+          },
+        ],
+        createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
+        kind: "video",
+      }),
+    )
     .filter((p) => !since || p.createdAt > since);
 }
 
@@ -167,18 +273,30 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 20) {
     const res = await ctx.http.request<Envelope<{ videos: ApiVideo[] }>>("POST", "/v2/video/query/", {
-      query: { fields: "id,view_count,like_count,comment_count,share_count" }, json: { filters: { video_ids: ids.slice(i, i + 20) } }, headers: bearerAuth(ctx),
+      query: { fields: "id,view_count,like_count,comment_count,share_count" },
+      json: { filters: { video_ids: ids.slice(i, i + 20) } },
+      headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`TikTok video query: ${res.outcome.reason}`);
     // TikTok does not expose saves.
-    for (const v of res.body.data.videos) out[v.id] = { views: v.view_count ?? null, likes: v.like_count ?? null, comments: v.comment_count ?? null, shares: v.share_count ?? null, saves: null };
+    for (const v of res.body.data.videos)
+      out[v.id] = {
+        views: v.view_count ?? null,
+        likes: v.like_count ?? null,
+        comments: v.comment_count ?? null,
+        shares: v.share_count ?? null,
+        saves: null,
+      };
   }
   return out;
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   // Needs the user.info.stats scope; without it TikTok answers 403 (limited).
-  const res = await ctx.http.request<Envelope<{ user?: { follower_count?: number } }>>("GET", "/v2/user/info/", { query: { fields: "follower_count" }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<Envelope<{ user?: { follower_count?: number } }>>("GET", "/v2/user/info/", {
+    query: { fields: "follower_count" },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) throw new Error(`TikTok user info: ${res.outcome.reason}`);
   return { followers: res.body.data?.user?.follower_count ?? null };
 }
@@ -189,25 +307,56 @@ export default definePlugin({
   defaultApiUrl: "https://open.tiktokapis.com",
   // Video captions: 2,200 UTF-16 code units (photo posts: title 90, description 4,000).
   textLimit: { max: CAPTION_MAX, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: false, images: true, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: false,
+    images: true,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/webp", "video/mp4", "video/webm", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: 20 * MB, video: 4 * GB, gif: 0 },
-    file_constraints: { maxFiles: PHOTOS_MAX, maxImageFiles: PHOTOS_MAX, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, gifBehavior: "not supported", imageMaxResolution: "1080p", photoUrls: "must be on a domain verified for the TikTok app" },
+    file_constraints: {
+      maxFiles: PHOTOS_MAX,
+      maxImageFiles: PHOTOS_MAX,
+      maxVideoFiles: 1,
+      maxGifFiles: 0,
+      allowMixedMedia: false,
+      gifBehavior: "not supported",
+      imageMaxResolution: "1080p",
+      photoUrls: "must be on a domain verified for the TikTok app",
+    },
     required_media: mediaRequired("TikTok", ["image", "video"], "one video or 1 to 35 photos"),
     max_hashtags: null,
     min_video_duration_seconds: 3,
     max_video_duration_seconds: 600,
     aspect_ratio: { recommended: "9:16", min_side: 360, max_side: 4096 },
-    thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "direct videos (inserted as first frame)" },
+    thumbnail: {
+      formats: ["image/jpeg", "image/png"],
+      max_size_bytes: 8 * MB,
+      applies_to: "direct videos (inserted as first frame)",
+    },
   },
-  optionsSchema: t.Object({
-    publish_mode: t.Optional(t.Literal("draft", { description: "Upload to the creator's TikTok inbox to finish there." })),
-    video_cover_timestamp_ms: t.Optional(t.Integer({ minimum: 0, description: "Direct videos only; wins over media[].thumbnail_url." })),
-    ai_generated: t.Optional(t.Boolean()),
-    privacy_level: t.Optional(t.UnionEnum(["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"])),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      publish_mode: t.Optional(
+        t.Literal("draft", { description: "Upload to the creator's TikTok inbox to finish there." }),
+      ),
+      video_cover_timestamp_ms: t.Optional(
+        t.Integer({ minimum: 0, description: "Direct videos only; wins over media[].thumbnail_url." }),
+      ),
+      ai_generated: t.Optional(t.Boolean()),
+      privacy_level: t.Optional(
+        t.UnionEnum(["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]),
+      ),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
     ...TOKEN_ENDPOINT,
@@ -215,22 +364,29 @@ export default definePlugin({
     scopes: ["user.info.basic", "video.publish", "video.upload", "video.list"],
     scopeSeparator: ",",
     async identity(c, token) {
-      const me = await connectCall<{ data: { user: { open_id: string; username?: string; display_name?: string; avatar_url?: string } } }>(
-        c, "Reading the TikTok user", "GET", "/v2/user/info/", {
-          query: { fields: "open_id,username,display_name,avatar_url" },
-          headers: { authorization: `Bearer ${token.access_token}` },
-        },
-      );
+      const me = await connectCall<{
+        data: { user: { open_id: string; username?: string; display_name?: string; avatar_url?: string } };
+      }>(c, "Reading the TikTok user", "GET", "/v2/user/info/", {
+        query: { fields: "open_id,username,display_name,avatar_url" },
+        headers: { authorization: `Bearer ${token.access_token}` },
+      });
       const u = me.data.user;
-      return { remoteId: u.open_id, username: u.username ?? u.display_name ?? u.open_id, avatarUrl: u.avatar_url ?? null, credentials: tokenCredentials(token, c.now()) };
+      return {
+        remoteId: u.open_id,
+        username: u.username ?? u.display_name ?? u.open_id,
+        avatarUrl: u.avatar_url ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
     const err = (res.body as Envelope<unknown> | null)?.error;
     const code = err?.code ?? "";
     const reason = `${code}: ${err?.message ?? `HTTP ${res.status}`}`;
-    if (code === "access_token_invalid" || (code === "scope_not_authorized" && res.status === 401)) return { kind: "auth_expired", reason };
-    if (code === "rate_limit_exceeded" || res.status === 429) return { kind: "retryable", reason, retryAfterMs: 60_000 };
+    if (code === "access_token_invalid" || (code === "scope_not_authorized" && res.status === 401))
+      return { kind: "auth_expired", reason };
+    if (code === "rate_limit_exceeded" || res.status === 429)
+      return { kind: "retryable", reason, retryAfterMs: 60_000 };
     // The creator's daily cap: worth trying again tomorrow, not sooner.
     if (code === "spam_risk_too_many_posts") return { kind: "retryable", reason, retryAfterMs: 6 * 3600_000 };
     if (code === "internal_error" || res.status >= 500) return { kind: "retryable", reason };

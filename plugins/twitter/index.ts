@@ -5,11 +5,27 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
-  type PublishJob, type RecentMedia, type RecentPost,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentMedia,
+  type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, refreshTokenGrant, refreshAhead, bearerAuth, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  refreshTokenGrant,
+  refreshAhead,
+  bearerAuth,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
 
 /** X's limit in weighted characters (src/platform/text.ts: URLs 23, CJK and emoji 2). */
@@ -27,7 +43,10 @@ type Fail = FailureOutcome;
 const permanent = (reason: string, code: string): Fail => ({ kind: "permanent", reason, code });
 const postUrl = (username: string, id: string) => `https://x.com/${username}/status/${id}`;
 
-async function readMedia(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
+async function readMedia(
+  ctx: PluginContext,
+  item: MediaItem,
+): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
   try {
     const body = await ctx.media.open(item);
     return { contentType: body.contentType.split(";")[0].trim().toLowerCase(), bytes: await body.bytes() };
@@ -43,12 +62,20 @@ async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Prom
   if (isFail(media)) return media;
   const gif = media.contentType === "image/gif";
   const cap = gif ? MAX_GIF_BYTES : MAX_IMAGE_BYTES;
-  if (!media.contentType.startsWith("image/")) return permanent(`media ${n}: ${media.contentType} is not an image`, "unsupported_media");
-  if (media.bytes.length > cap) return permanent(`media ${n}: ${media.bytes.length} bytes; X takes ${gif ? "GIFs" : "images"} up to ${cap} bytes`, "media_too_large");
+  if (!media.contentType.startsWith("image/"))
+    return permanent(`media ${n}: ${media.contentType} is not an image`, "unsupported_media");
+  if (media.bytes.length > cap)
+    return permanent(
+      `media ${n}: ${media.bytes.length} bytes; X takes ${gif ? "GIFs" : "images"} up to ${cap} bytes`,
+      "media_too_large",
+    );
   const form = new FormData();
   form.set("media", new Blob([media.bytes as Uint8Array<ArrayBuffer>], { type: media.contentType }), `media-${n}`);
   form.set("media_category", gif ? "tweet_gif" : "tweet_image");
-  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", { multipart: form, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", {
+    multipart: form,
+    headers: bearerAuth(ctx),
+  });
   return res.ok ? res.body.data.id : res.outcome;
 }
 
@@ -56,8 +83,10 @@ async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Prom
 async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
   const media = await readMedia(ctx, item);
   if (isFail(media)) return media;
-  if (!media.contentType.startsWith("video/")) return permanent(`${media.contentType} is not a video`, "unsupported_media");
-  if (media.bytes.length > MAX_VIDEO_BYTES) return permanent(`video is ${media.bytes.length} bytes; X takes up to ${MAX_VIDEO_BYTES}`, "media_too_large");
+  if (!media.contentType.startsWith("video/"))
+    return permanent(`${media.contentType} is not a video`, "unsupported_media");
+  if (media.bytes.length > MAX_VIDEO_BYTES)
+    return permanent(`video is ${media.bytes.length} bytes; X takes up to ${MAX_VIDEO_BYTES}`, "media_too_large");
   const init = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload/initialize", {
     json: { media_type: media.contentType, total_bytes: media.bytes.length, media_category: "tweet_video" },
     headers: bearerAuth(ctx),
@@ -66,9 +95,16 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   const id = init.body.data.id;
   for (let i = 0, offset = 0; offset < media.bytes.length; i++, offset += CHUNK_BYTES) {
     const form = new FormData();
-    form.set("media", new Blob([media.bytes.subarray(offset, offset + CHUNK_BYTES) as Uint8Array<ArrayBuffer>]), `chunk-${i}`);
+    form.set(
+      "media",
+      new Blob([media.bytes.subarray(offset, offset + CHUNK_BYTES) as Uint8Array<ArrayBuffer>]),
+      `chunk-${i}`,
+    );
     form.set("segment_index", String(i));
-    const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, { multipart: form, headers: bearerAuth(ctx) });
+    const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, {
+      multipart: form,
+      headers: bearerAuth(ctx),
+    });
     if (!part.ok) return part.outcome;
   }
   const fin = await ctx.http.request("POST", `/2/media/upload/${id}/finalize`, { headers: bearerAuth(ctx) });
@@ -83,7 +119,11 @@ interface Pending {
 }
 
 async function createTweet(ctx: PluginContext, tweet: Record<string, unknown>): Promise<Outcome> {
-  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", { json: tweet, headers: bearerAuth(ctx), creates: true });
+  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", {
+    json: tweet,
+    headers: bearerAuth(ctx),
+    creates: true,
+  });
   if (!res.ok) return res.outcome;
   return { kind: "published", platformPostId: res.body.data.id, url: postUrl(ctx.account.username, res.body.data.id) };
 }
@@ -113,13 +153,18 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const pending = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<{ data: { processing_info?: { state: string; error?: { message?: string } } } }>("GET", "/2/media/upload", {
-    query: { command: "STATUS", media_id: pending.video },
-    headers: bearerAuth(ctx),
-  });
+  const res = await ctx.http.request<{ data: { processing_info?: { state: string; error?: { message?: string } } } }>(
+    "GET",
+    "/2/media/upload",
+    {
+      query: { command: "STATUS", media_id: pending.video },
+      headers: bearerAuth(ctx),
+    },
+  );
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const info = res.body.data.processing_info;
-  if (info && info.state === "failed") return permanent(`X could not process the video: ${info.error?.message ?? "failed"}`, "video_processing_failed");
+  if (info && info.state === "failed")
+    return permanent(`X could not process the video: ${info.error?.message ?? "failed"}`, "video_processing_failed");
   if (info && info.state !== "succeeded") return { kind: "submitted", handle };
   return createTweet(ctx, pending.tweet);
 }
@@ -132,23 +177,32 @@ interface ApiTweet {
   created_at?: string;
   attachments?: { media_keys?: string[] };
   referenced_tweets?: { type: string; id: string }[];
-  public_metrics?: { retweet_count?: number; repost_count?: number; reply_count?: number; like_count?: number; quote_count?: number; bookmark_count?: number; impression_count?: number };
+  public_metrics?: {
+    retweet_count?: number;
+    repost_count?: number;
+    reply_count?: number;
+    like_count?: number;
+    quote_count?: number;
+    bookmark_count?: number;
+    impression_count?: number;
+  };
 }
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const res = await ctx.http.request<{ data?: ApiTweet[]; includes?: { media?: { media_key: string; type: string; url?: string; preview_image_url?: string }[] } }>(
-    "GET", `/2/users/${ctx.account.remoteId}/tweets`, {
-      query: {
-        max_results: 100,
-        exclude: "replies,retweets",
-        "tweet.fields": "created_at,attachments,referenced_tweets",
-        expansions: "attachments.media_keys",
-        "media.fields": "type,url,preview_image_url",
-        ...(since && { start_time: new Date(since.getTime() + 1000).toISOString().replace(/\.\d{3}Z$/, "Z") }),
-      },
-      headers: bearerAuth(ctx),
+  const res = await ctx.http.request<{
+    data?: ApiTweet[];
+    includes?: { media?: { media_key: string; type: string; url?: string; preview_image_url?: string }[] };
+  }>("GET", `/2/users/${ctx.account.remoteId}/tweets`, {
+    query: {
+      max_results: 100,
+      exclude: "replies,retweets",
+      "tweet.fields": "created_at,attachments,referenced_tweets",
+      expansions: "attachments.media_keys",
+      "media.fields": "type,url,preview_image_url",
+      ...(since && { start_time: new Date(since.getTime() + 1000).toISOString().replace(/\.\d{3}Z$/, "Z") }),
     },
-  );
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) throw new Error(`X timeline: ${res.outcome.reason}`);
   const media = new Map((res.body.includes?.media ?? []).map((m) => [m.media_key, m]));
   return (res.body.data ?? []).map((tw) => {
@@ -156,7 +210,9 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
       const m = media.get(k);
       const url = m?.url ?? m?.preview_image_url;
       // url is a photo's file; a video or GIF comes with its preview image only, a stand-in.
-      return m && url ? [{ url, type: m.type === "photo" ? "image" : "video", downloadable: m.type === "photo" && !!m.url }] : [];
+      return m && url
+        ? [{ url, type: m.type === "photo" ? "image" : "video", downloadable: m.type === "photo" && !!m.url }]
+        : [];
     });
     const quote = tw.referenced_tweets?.some((r) => r.type === "quoted");
     return {
@@ -194,9 +250,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{ data?: { public_metrics?: { followers_count?: number } } }>("GET", "/2/users/me", {
-    query: { "user.fields": "public_metrics" }, headers: bearerAuth(ctx),
-  });
+  const res = await ctx.http.request<{ data?: { public_metrics?: { followers_count?: number } } }>(
+    "GET",
+    "/2/users/me",
+    {
+      query: { "user.fields": "public_metrics" },
+      headers: bearerAuth(ctx),
+    },
+  );
   if (!res.ok) throw new Error(`X user: ${res.outcome.reason}`);
   return { followers: res.body.data?.public_metrics?.followers_count ?? null };
 }
@@ -207,12 +268,28 @@ export default definePlugin({
   defaultApiUrl: "https://api.x.com",
   // 280 weighted: each URL counts 23, CJK characters and emoji count 2 (checked again at publish).
   textLimit: { max: MAX_WEIGHT, unit: "weighted" },
-  capabilities: { destination: true, source: true, backfill: true, text: true, images: true, video: true, replies: true, threads: true },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: true,
+    images: true,
+    video: true,
+    replies: true,
+    threads: true,
+  },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime"],
     convertible_formats: {},
     max_size_bytes: { image: MAX_IMAGE_BYTES, video: MAX_VIDEO_BYTES, gif: MAX_GIF_BYTES },
-    file_constraints: { maxFiles: 4, maxImageFiles: 4, maxVideoFiles: 1, maxGifFiles: 1, allowMixedMedia: false, gifBehavior: "one animated GIF per post, alone" },
+    file_constraints: {
+      maxFiles: 4,
+      maxImageFiles: 4,
+      maxVideoFiles: 1,
+      maxGifFiles: 1,
+      allowMixedMedia: false,
+      gifBehavior: "one animated GIF per post, alone",
+    },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: 0.5,
@@ -227,11 +304,22 @@ export default definePlugin({
     scopes: ["tweet.read", "tweet.write", "users.read", "media.write", "offline.access"],
     pkce: true,
     async identity(c, token) {
-      const me = await connectCall<{ data: { id: string; username: string; profile_image_url?: string } }>(c, "Reading the X account", "GET", "/2/users/me", {
-        query: { "user.fields": "profile_image_url" },
-        headers: { authorization: `Bearer ${token.access_token}` },
-      });
-      return { remoteId: me.data.id, username: me.data.username, avatarUrl: me.data.profile_image_url ?? null, credentials: tokenCredentials(token, c.now()) };
+      const me = await connectCall<{ data: { id: string; username: string; profile_image_url?: string } }>(
+        c,
+        "Reading the X account",
+        "GET",
+        "/2/users/me",
+        {
+          query: { "user.fields": "profile_image_url" },
+          headers: { authorization: `Bearer ${token.access_token}` },
+        },
+      );
+      return {
+        remoteId: me.data.id,
+        username: me.data.username,
+        avatarUrl: me.data.profile_image_url ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
@@ -240,9 +328,14 @@ export default definePlugin({
       // X sends no Retry-After: the window's end is x-rate-limit-reset, in epoch seconds.
       const reset = Number(res.headers.get("x-rate-limit-reset"));
       const retryAfterMs = Number.isFinite(reset) && reset > 0 ? Math.max(1000, reset * 1000 - Date.now()) : undefined;
-      return { kind: "retryable", reason: `rate limited: ${body?.detail ?? body?.title ?? "Too Many Requests"}`, ...(retryAfterMs !== undefined && { retryAfterMs }) };
+      return {
+        kind: "retryable",
+        reason: `rate limited: ${body?.detail ?? body?.title ?? "Too Many Requests"}`,
+        ...(retryAfterMs !== undefined && { retryAfterMs }),
+      };
     }
-    if (res.status === 403 && /duplicate content/i.test(body?.detail ?? "")) return { kind: "permanent", reason: body!.detail!, code: "duplicate" };
+    if (res.status === 403 && /duplicate content/i.test(body?.detail ?? ""))
+      return { kind: "permanent", reason: body!.detail!, code: "duplicate" };
     return undefined;
   },
   publish,

@@ -8,7 +8,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  OAuthServer,
+  resettable,
+} from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
 const VIEWS = ["anybody", "contacts", "disable", "nobody", "password", "unlisted", "users"];
@@ -38,7 +45,11 @@ export interface VimeoEmulator extends Emulator {
 }
 
 class VimeoError extends Error {
-  constructor(readonly status: number, message: string, readonly code: number) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code: number,
+  ) {
     super(message);
   }
 }
@@ -48,7 +59,12 @@ const json = (body: unknown, status = 200, headers: Record<string, string> = {})
 
 export function createVimeoEmulator(): VimeoEmulator {
   const failures = new FailurePlan();
-  const user = { uri: "/users/200000001", name: "Sandbox Vimeo", link: "https://vimeo.com/user200000001", pictures: { base_link: "https://i.vimeocdn.com/portrait/sandbox" } };
+  const user = {
+    uri: "/users/200000001",
+    name: "Sandbox Vimeo",
+    link: "https://vimeo.com/user200000001",
+    pictures: { base_link: "https://i.vimeocdn.com/portrait/sandbox" },
+  };
   const oauth = new OAuthServer({
     clientAuth: "basic",
     newToken: () => randomBytes(16).toString("hex"),
@@ -59,7 +75,11 @@ export function createVimeoEmulator(): VimeoEmulator {
       throw new VimeoError(400, "The authorization code is invalid or was already used.", 2207);
     },
   });
-  const state = resettable(() => ({ videos: new Map<string, Video>(), emulated: [] as EmulatedPost[], quotaLeft: Infinity }));
+  const state = resettable(() => ({
+    videos: new Map<string, Video>(),
+    emulated: [] as EmulatedPost[],
+    quotaLeft: Infinity,
+  }));
 
   function authed(req: Request): string {
     if (!oauth.bearer(req)) throw new VimeoError(401, "You must provide a valid authenticated access token.", 8003);
@@ -70,10 +90,16 @@ export function createVimeoEmulator(): VimeoEmulator {
     uri: `/videos/${v.id}`,
     name: v.name,
     description: v.description,
-    link: v.view === "unlisted" ? `https://vimeo.com/${v.id}/${v.uploadToken.slice(0, 10)}` : `https://vimeo.com/${v.id}`,
+    link:
+      v.view === "unlisted" ? `https://vimeo.com/${v.id}/${v.uploadToken.slice(0, 10)}` : `https://vimeo.com/${v.id}`,
     created_time: v.createdAt.toISOString(),
     privacy: { view: v.view },
-    upload: { approach: "tus", size: v.size, status: v.offset < v.size ? "in_progress" : "complete", upload_link: `${base}/upload/${v.uploadToken}` },
+    upload: {
+      approach: "tus",
+      size: v.size,
+      status: v.offset < v.size ? "in_progress" : "complete",
+      upload_link: `${base}/upload/${v.uploadToken}`,
+    },
     transcode: { status: v.offset < v.size ? "in_progress" : v.transcode },
     pictures: { base_link: `https://i.vimeocdn.com/video/${v.id}` },
     stats: { plays: v.plays },
@@ -82,7 +108,8 @@ export function createVimeoEmulator(): VimeoEmulator {
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new VimeoError(400, "client_id and redirect_uri are required", 2200));
+    if (m === "GET" && path === "/oauth/authorize")
+      return oauth.authorize(url, () => new VimeoError(400, "client_id and redirect_uri are required", 2200));
     if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) return oauth.token(req);
     const upload = /^\/upload\/([a-f0-9]+)$/.exec(path);
     if (upload) {
@@ -92,35 +119,65 @@ export function createVimeoEmulator(): VimeoEmulator {
       const tus = { "tus-resumable": "1.0.0", "upload-offset": String(v.offset), "upload-length": String(v.size) };
       if (m === "HEAD") return new Response(null, { status: 200, headers: tus });
       if (m !== "PATCH") return new Response(null, { status: 405 });
-      if (req.headers.get("tus-resumable") !== "1.0.0") return new Response("Tus-Resumable 1.0.0 required", { status: 412 });
-      if (req.headers.get("content-type") !== "application/offset+octet-stream") return new Response("wrong content type", { status: 415 });
-      if (Number(req.headers.get("upload-offset")) !== v.offset) return new Response("offset mismatch", { status: 409, headers: tus });
+      if (req.headers.get("tus-resumable") !== "1.0.0")
+        return new Response("Tus-Resumable 1.0.0 required", { status: 412 });
+      if (req.headers.get("content-type") !== "application/offset+octet-stream")
+        return new Response("wrong content type", { status: 415 });
+      if (Number(req.headers.get("upload-offset")) !== v.offset)
+        return new Response("offset mismatch", { status: 409, headers: tus });
       const chunk = new Uint8Array(await req.arrayBuffer());
       if (v.offset + chunk.length > v.size) return new Response("more bytes than the declared size", { status: 413 });
       v.bytes.push(chunk);
       v.offset += chunk.length;
       if (v.offset === v.size) {
         const head = v.bytes[0] ?? new Uint8Array();
-        v.transcode = head.length > 8 && Buffer.from(head.subarray(4, 8)).toString("latin1") === "ftyp" ? "in_progress" : "error";
+        v.transcode =
+          head.length > 8 && Buffer.from(head.subarray(4, 8)).toString("latin1") === "ftyp" ? "in_progress" : "error";
       }
       return new Response(null, { status: 204, headers: { ...tus, "upload-offset": String(v.offset) } });
     }
     const owner = authed(req);
     if (m === "POST" && path === "/me/videos") {
-      const b = (await req.json().catch(() => null)) as { upload?: { approach?: string; size?: string | number }; name?: string; description?: string; privacy?: { view?: string } } | null;
+      const b = (await req.json().catch(() => null)) as {
+        upload?: { approach?: string; size?: string | number };
+        name?: string;
+        description?: string;
+        privacy?: { view?: string };
+      } | null;
       const size = Number(b?.upload?.size);
-      if (!b || b.upload?.approach !== "tus" || !Number.isInteger(size) || size <= 0) throw new VimeoError(400, "upload.approach must be tus with a size", 2204);
-      if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > TITLE_MAX)) throw new VimeoError(400, `name must be at most ${TITLE_MAX} characters`, 2204);
+      if (!b || b.upload?.approach !== "tus" || !Number.isInteger(size) || size <= 0)
+        throw new VimeoError(400, "upload.approach must be tus with a size", 2204);
+      if (b.name !== undefined && (typeof b.name !== "string" || b.name.length > TITLE_MAX))
+        throw new VimeoError(400, `name must be at most ${TITLE_MAX} characters`, 2204);
       const view = b.privacy?.view ?? "anybody";
       if (!VIEWS.includes(view)) throw new VimeoError(400, "privacy.view is not valid", 2204);
       if (state.quotaLeft <= 0) throw new VimeoError(403, "You have reached your weekly upload limit.", 4102);
       state.quotaLeft -= 1;
       const v: Video = {
-        id: String(900000000 + state.videos.size + 1), owner, name: b.name ?? "Untitled", description: b.description ?? "", view, size, bytes: [], offset: 0,
-        transcode: "in_progress", checks: 0, createdAt: new Date(), plays: 0, likes: 0, comments: 0, uploadToken: randomBytes(12).toString("hex"),
+        id: String(900000000 + state.videos.size + 1),
+        owner,
+        name: b.name ?? "Untitled",
+        description: b.description ?? "",
+        view,
+        size,
+        bytes: [],
+        offset: 0,
+        transcode: "in_progress",
+        checks: 0,
+        createdAt: new Date(),
+        plays: 0,
+        likes: 0,
+        comments: 0,
+        uploadToken: randomBytes(12).toString("hex"),
       };
       state.videos.set(v.id, v);
-      state.emulated.push({ id: v.id, text: `${v.name}\n${v.description}`, media: [{ type: "video", size }], options: { privacy_view: view }, createdAt: v.createdAt });
+      state.emulated.push({
+        id: v.id,
+        text: `${v.name}\n${v.description}`,
+        media: [{ type: "video", size }],
+        options: { privacy_view: view },
+        createdAt: v.createdAt,
+      });
       return json(videoJson(v, base), 201);
     }
     const one = /^\/videos\/(\d+)$/.exec(path);
@@ -138,18 +195,31 @@ export function createVimeoEmulator(): VimeoEmulator {
         return json(videoJson(v, base));
       }
     }
-    if (m === "GET" && path === "/me") return json({ uri: `/users/${owner}`, metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } } });
+    if (m === "GET" && path === "/me")
+      return json({
+        uri: `/users/${owner}`,
+        metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } },
+      });
     if (m === "GET" && path === "/me/videos") {
-      const list = [...state.videos.values()].filter((v) => v.owner === owner).reverse().slice(0, Number(url.searchParams.get("per_page") ?? 25));
+      const list = [...state.videos.values()]
+        .filter((v) => v.owner === owner)
+        .reverse()
+        .slice(0, Number(url.searchParams.get("per_page") ?? 25));
       return json({ total: list.length, data: list.map((v) => videoJson(v, base)) });
     }
     throw new VimeoError(404, `No route ${m} ${path}`, 5000);
   }
 
   function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return json({ error: "Too many API requests. Wait a moment and try again.", error_code: 9000 }, 429, { "retry-after": String(f.retryAfterSeconds ?? 60), "x-ratelimit-remaining": "0" });
-    if (f.kind === "server_error") return json({ error: "Something strange occurred. Please try again.", error_code: 5001 }, 500);
-    if (f.kind === "auth_expired") return json({ error: "You must provide a valid authenticated access token.", error_code: 8003 }, 401);
+    if (f.kind === "rate_limit")
+      return json({ error: "Too many API requests. Wait a moment and try again.", error_code: 9000 }, 429, {
+        "retry-after": String(f.retryAfterSeconds ?? 60),
+        "x-ratelimit-remaining": "0",
+      });
+    if (f.kind === "server_error")
+      return json({ error: "Something strange occurred. Please try again.", error_code: 5001 }, 500);
+    if (f.kind === "auth_expired")
+      return json({ error: "You must provide a valid authenticated access token.", error_code: 8003 }, 401);
     return null;
   }
 

@@ -5,7 +5,15 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics, type PublishJob, type RecentPost,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { GB, mediaRequired } from "../../src/platform/limits.ts";
@@ -13,14 +21,21 @@ import { GB, mediaRequired } from "../../src/platform/limits.ts";
 const ACCEPT = "application/vnd.vimeo.*+json;version=3.4";
 const TITLE_MAX = 128;
 
-const headers = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.access_token)}`, accept: ACCEPT });
+const headers = (ctx: PluginContext) => ({
+  authorization: `Bearer ${String(ctx.credentials.access_token)}`,
+  accept: ACCEPT,
+});
 const idOf = (uri: string) => uri.split("/").pop()!;
 
 /** platform_options.title, else the first line of the content, cut to Vimeo's 128. */
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
   const given = (job.options as { title?: string }).title;
   if (given) return given;
-  const line = job.content.split("\n").find((l) => l.trim())?.trim() ?? "";
+  const line =
+    job.content
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim() ?? "";
   return [...(line || "Untitled")].slice(0, TITLE_MAX).join("");
 }
 
@@ -47,12 +62,18 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   } catch (e) {
     return unreadableMedia(e);
   }
-  if (!body.contentType.startsWith("video/")) return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
+  if (!body.contentType.startsWith("video/"))
+    return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
   const privacy = (job.options as { privacy_view?: string }).privacy_view ?? "anybody";
   // Creating the video is what makes it exist on the account: a lost answer here may have created it.
   const created = await ctx.http.request<VimeoVideo>("POST", "/me/videos", {
     headers: headers(ctx),
-    json: { upload: { approach: "tus", size: String(size) }, name: titleOf(job), description: job.content, privacy: { view: privacy } },
+    json: {
+      upload: { approach: "tus", size: String(size) },
+      name: titleOf(job),
+      description: job.content,
+      privacy: { view: privacy },
+    },
     creates: true,
   });
   if (!created.ok) return created.outcome;
@@ -73,30 +94,48 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 }
 
 async function checkStatus(ctx: PluginContext, uri: string): Promise<Outcome> {
-  const res = await ctx.http.request<VimeoVideo>("GET", uri, { query: { fields: "uri,link,upload.status,transcode.status" }, headers: headers(ctx) });
+  const res = await ctx.http.request<VimeoVideo>("GET", uri, {
+    query: { fields: "uri,link,upload.status,transcode.status" },
+    headers: headers(ctx),
+  });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle: uri } : res.outcome;
   const v = res.body;
-  if (v.upload?.status === "error" || v.transcode?.status === "error") return { kind: "permanent", reason: "Vimeo could not process the video", code: "video_processing_failed" };
+  if (v.upload?.status === "error" || v.transcode?.status === "error")
+    return { kind: "permanent", reason: "Vimeo could not process the video", code: "video_processing_failed" };
   if (v.transcode?.status !== "complete") return { kind: "submitted", handle: uri };
   return { kind: "published", platformPostId: idOf(v.uri), url: v.link ?? `https://vimeo.com/${idOf(v.uri)}` };
 }
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<{ data: VimeoVideo[] }>("GET", "/me/videos", {
-    query: { sort: "date", direction: "desc", per_page: 50, fields: "uri,name,description,link,created_time,pictures.base_link" },
+    query: {
+      sort: "date",
+      direction: "desc",
+      per_page: 50,
+      fields: "uri,name,description,link,created_time,pictures.base_link",
+    },
     headers: headers(ctx),
   });
   if (!res.ok) throw new Error(`Vimeo videos: ${res.outcome.reason}`);
   return res.body.data
-    .map((v): RecentPost => ({
-      platformPostId: idOf(v.uri),
-      url: v.link ?? null,
-      content: v.description ?? v.name ?? "",
-      // The video's page: its files are only listed for Pro accounts' own downloads, which Crier does not ask for.
-      media: [{ url: v.link ?? `https://vimeo.com/${idOf(v.uri)}`, type: "video", downloadable: false, ...(v.pictures?.base_link && { thumbnail_url: v.pictures.base_link }) }],
-      createdAt: new Date(v.created_time ?? Date.now()),
-      kind: "video",
-    }))
+    .map(
+      (v): RecentPost => ({
+        platformPostId: idOf(v.uri),
+        url: v.link ?? null,
+        content: v.description ?? v.name ?? "",
+        // The video's page: its files are only listed for Pro accounts' own downloads, which Crier does not ask for.
+        media: [
+          {
+            url: v.link ?? `https://vimeo.com/${idOf(v.uri)}`,
+            type: "video",
+            downloadable: false,
+            ...(v.pictures?.base_link && { thumbnail_url: v.pictures.base_link }),
+          },
+        ],
+        createdAt: new Date(v.created_time ?? Date.now()),
+        kind: "video",
+      }),
+    )
     .filter((p) => !since || p.createdAt > since);
 }
 
@@ -112,15 +151,26 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
       throw new Error(`Vimeo video ${id}: ${res.outcome.reason}`);
     }
     const c = res.body.metadata?.connections;
-    out[id] = { views: res.body.stats?.plays ?? null, likes: c?.likes?.total ?? null, comments: c?.comments?.total ?? null, shares: null, saves: null };
+    out[id] = {
+      views: res.body.stats?.plays ?? null,
+      likes: c?.likes?.total ?? null,
+      comments: c?.comments?.total ?? null,
+      shares: null,
+      saves: null,
+    };
   }
   return out;
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{ metadata?: { connections?: { followers?: { total?: number } } } }>("GET", "/me", {
-    query: { fields: "metadata.connections.followers.total" }, headers: headers(ctx),
-  });
+  const res = await ctx.http.request<{ metadata?: { connections?: { followers?: { total?: number } } } }>(
+    "GET",
+    "/me",
+    {
+      query: { fields: "metadata.connections.followers.total" },
+      headers: headers(ctx),
+    },
+  );
   if (!res.ok) throw new Error(`Vimeo user: ${res.outcome.reason}`);
   return { followers: res.body.metadata?.connections?.followers?.total ?? null };
 }
@@ -130,13 +180,29 @@ export default definePlugin({
   displayName: "Vimeo",
   defaultApiUrl: "https://api.vimeo.com",
   textLimit: { max: 5000, unit: "characters" },
-  capabilities: { destination: true, source: true, backfill: true, text: false, images: false, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: false,
+    images: false,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["video/mp4", "video/quicktime", "video/webm"],
     convertible_formats: {},
     // The account's plan quota is the real limit; 10 GB is Crier's advisory ceiling.
     max_size_bytes: { image: 0, video: 10 * GB, gif: 0 },
-    file_constraints: { maxFiles: 1, maxImageFiles: 0, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, sizeLimit: "set by the Vimeo plan quota" },
+    file_constraints: {
+      maxFiles: 1,
+      maxImageFiles: 0,
+      maxVideoFiles: 1,
+      maxGifFiles: 0,
+      allowMixedMedia: false,
+      sizeLimit: "set by the Vimeo plan quota",
+    },
     required_media: mediaRequired("Vimeo", ["video"], "exactly one video"),
     max_hashtags: null,
     min_video_duration_seconds: null,
@@ -144,10 +210,15 @@ export default definePlugin({
     aspect_ratio: null,
     thumbnail: null,
   },
-  optionsSchema: t.Object({
-    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." })),
-    privacy_view: t.Optional(t.UnionEnum(["anybody", "unlisted", "nobody", "disable"], { default: "anybody" })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      title: t.Optional(
+        t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." }),
+      ),
+      privacy_view: t.Optional(t.UnionEnum(["anybody", "unlisted", "nobody", "disable"], { default: "anybody" })),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://api.vimeo.com/oauth/authorize",
     tokenUrl: "https://api.vimeo.com/oauth/access_token",
@@ -155,10 +226,17 @@ export default definePlugin({
     scopes: ["public", "private", "upload", "edit", "interact", "stats"],
     async identity(c, token) {
       // Vimeo's token answer already carries the user.
-      const user = token.user as { uri?: string; name?: string; link?: string; pictures?: { base_link?: string } } | undefined;
+      const user = token.user as
+        | { uri?: string; name?: string; link?: string; pictures?: { base_link?: string } }
+        | undefined;
       const id = user?.uri?.split("/").pop();
       if (!id) throw new Error("Vimeo answered the code exchange without a user");
-      return { remoteId: id, username: user?.name ?? id, avatarUrl: user?.pictures?.base_link ?? null, credentials: tokenCredentials(token, c.now()) };
+      return {
+        remoteId: id,
+        username: user?.name ?? id,
+        avatarUrl: user?.pictures?.base_link ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {

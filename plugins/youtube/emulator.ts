@@ -9,7 +9,14 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  OAuthServer,
+  resettable,
+} from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_MS = 3600_000;
 const PRIVACY = ["public", "unlisted", "private"];
@@ -29,7 +36,15 @@ interface Video {
   comments: number;
 }
 
-interface Session { id: string; length: number; type: string; snippet: { title: string; description: string }; privacy: string; synthetic: boolean | null; done: boolean }
+interface Session {
+  id: string;
+  length: number;
+  type: string;
+  snippet: { title: string; description: string };
+  privacy: string;
+  synthetic: boolean | null;
+  done: boolean;
+}
 
 export interface YouTubeEmulator extends Emulator {
   engage(id: string, counts: { views?: number; likes?: number; comments?: number }): void;
@@ -37,12 +52,23 @@ export interface YouTubeEmulator extends Emulator {
 }
 
 class GoogleError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
     super(message);
   }
 }
 
-const body = (status: number, reason: string, message: string) => ({ error: { code: status, message, errors: [{ message, domain: "youtube.video", reason }], status: status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT" } });
+const body = (status: number, reason: string, message: string) => ({
+  error: {
+    code: status,
+    message,
+    errors: [{ message, domain: "youtube.video", reason }],
+    status: status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT",
+  },
+});
 
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
@@ -50,16 +76,27 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     clientAuth: "body",
     accessTtlS: ACCESS_TTL_MS / 1000,
     refresh: "kept",
-    newToken: (kind) => (kind === "access" ? `ya29.${randomBytes(16).toString("hex")}` : `1//${randomBytes(16).toString("hex")}`),
+    newToken: (kind) =>
+      kind === "access" ? `ya29.${randomBytes(16).toString("hex")}` : `1//${randomBytes(16).toString("hex")}`,
     answer: { token_type: "Bearer", scope: "https://www.googleapis.com/auth/youtube.upload" },
     refuse(why) {
-      if (why === "invalid_client") return Response.json({ error: why, error_description: "The OAuth client was not found." }, { status: 401 });
+      if (why === "invalid_client")
+        return Response.json({ error: why, error_description: "The OAuth client was not found." }, { status: 401 });
       if (why === "unsupported_grant_type") return Response.json({ error: why }, { status: 400 });
-      const description = why === "verifier_mismatch" ? "Invalid code verifier." : why === "invalid_refresh_token" ? "Token has been expired or revoked." : "Malformed auth code.";
+      const description =
+        why === "verifier_mismatch"
+          ? "Invalid code verifier."
+          : why === "invalid_refresh_token"
+            ? "Token has been expired or revoked."
+            : "Malformed auth code.";
       return Response.json({ error: "invalid_grant", error_description: description }, { status: 400 });
     },
   });
-  const state = resettable(() => ({ sessions: new Map<string, Session>(), videos: [] as Video[], emulated: [] as EmulatedPost[] }));
+  const state = resettable(() => ({
+    sessions: new Map<string, Session>(),
+    videos: [] as Video[],
+    emulated: [] as EmulatedPost[],
+  }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
   function authed(req: Request) {
@@ -67,16 +104,45 @@ export function createYouTubeEmulator(): YouTubeEmulator {
   }
 
   const videoItem = (v: Video, parts: string[]) => ({
-    kind: "youtube#video", id: v.id,
-    ...(parts.includes("snippet") && { snippet: { title: v.title, description: v.description, publishedAt: v.createdAt.toISOString(), channelId: channel.id } }),
-    ...(parts.includes("status") && { status: { uploadStatus: v.status, privacyStatus: v.privacy, ...(v.status === "failed" && { failureReason: "codec" }) } }),
-    ...(parts.includes("processingDetails") && { processingDetails: { processingStatus: v.status === "processed" ? "succeeded" : v.status === "failed" ? "failed" : "processing" } }),
-    ...(parts.includes("statistics") && { statistics: { viewCount: String(v.views), likeCount: String(v.likes), commentCount: String(v.comments), favoriteCount: "0" } }),
+    kind: "youtube#video",
+    id: v.id,
+    ...(parts.includes("snippet") && {
+      snippet: {
+        title: v.title,
+        description: v.description,
+        publishedAt: v.createdAt.toISOString(),
+        channelId: channel.id,
+      },
+    }),
+    ...(parts.includes("status") && {
+      status: {
+        uploadStatus: v.status,
+        privacyStatus: v.privacy,
+        ...(v.status === "failed" && { failureReason: "codec" }),
+      },
+    }),
+    ...(parts.includes("processingDetails") && {
+      processingDetails: {
+        processingStatus: v.status === "processed" ? "succeeded" : v.status === "failed" ? "failed" : "processing",
+      },
+    }),
+    ...(parts.includes("statistics") && {
+      statistics: {
+        viewCount: String(v.views),
+        likeCount: String(v.likes),
+        commentCount: String(v.comments),
+        favoriteCount: "0",
+      },
+    }),
   });
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return oauth.authorize(url, () => new GoogleError(400, "invalid_request", "client_id and redirect_uri are required"));
+    if (m === "GET" && path === "/oauth/authorize")
+      return oauth.authorize(
+        url,
+        () => new GoogleError(400, "invalid_request", "client_id and redirect_uri are required"),
+      );
     if (m === "POST" && (path === "/token" || path === "/oauth/token")) return oauth.token(req);
     const session = /^\/upload\/session\/([a-f0-9]+)$/.exec(path);
     if (session && m === "PUT") {
@@ -84,64 +150,140 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       const s = state.sessions.get(session[1]);
       if (!s || s.done) throw new GoogleError(404, "notFound", "The upload session was not found.");
       const bytes = new Uint8Array(await req.arrayBuffer());
-      if (bytes.length !== s.length) throw new GoogleError(400, "invalidContentLength", `Expected ${s.length} bytes, got ${bytes.length}.`);
+      if (bytes.length !== s.length)
+        throw new GoogleError(400, "invalidContentLength", `Expected ${s.length} bytes, got ${bytes.length}.`);
       s.done = true;
       const mp4 = bytes.length > 8 && Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
       const v: Video = {
-        id: randomBytes(8).toString("base64url").slice(0, 11), title: s.snippet.title, description: s.snippet.description, privacy: s.privacy,
-        synthetic: s.synthetic, size: bytes.length, status: mp4 ? "uploaded" : "failed", checks: 0, createdAt: new Date(), views: 0, likes: 0, comments: 0,
+        id: randomBytes(8).toString("base64url").slice(0, 11),
+        title: s.snippet.title,
+        description: s.snippet.description,
+        privacy: s.privacy,
+        synthetic: s.synthetic,
+        size: bytes.length,
+        status: mp4 ? "uploaded" : "failed",
+        checks: 0,
+        createdAt: new Date(),
+        views: 0,
+        likes: 0,
+        comments: 0,
       };
       state.videos.push(v);
-      state.emulated.push({ id: v.id, text: `${v.title}\n${v.description}`, media: [{ type: "video", contentType: s.type, size: v.size }], options: { privacy_status: v.privacy, ai_generated: v.synthetic }, createdAt: v.createdAt });
+      state.emulated.push({
+        id: v.id,
+        text: `${v.title}\n${v.description}`,
+        media: [{ type: "video", contentType: s.type, size: v.size }],
+        options: { privacy_status: v.privacy, ai_generated: v.synthetic },
+        createdAt: v.createdAt,
+      });
       return Response.json(videoItem(v, ["snippet", "status"]));
     }
     authed(req);
     if (m === "POST" && path === "/upload/youtube/v3/videos") {
-      if (url.searchParams.get("uploadType") !== "resumable") throw new GoogleError(400, "invalidUploadType", "uploadType must be resumable");
+      if (url.searchParams.get("uploadType") !== "resumable")
+        throw new GoogleError(400, "invalidUploadType", "uploadType must be resumable");
       const length = Number(req.headers.get("x-upload-content-length"));
       const type = req.headers.get("x-upload-content-type") ?? "";
-      if (!Number.isInteger(length) || length <= 0 || !type.startsWith("video/")) throw new GoogleError(400, "invalidArgument", "X-Upload-Content-Length and a video X-Upload-Content-Type are required.");
-      const b = (await req.json().catch(() => null)) as { snippet?: { title?: string; description?: string }; status?: { privacyStatus?: string; containsSyntheticMedia?: boolean } } | null;
+      if (!Number.isInteger(length) || length <= 0 || !type.startsWith("video/"))
+        throw new GoogleError(
+          400,
+          "invalidArgument",
+          "X-Upload-Content-Length and a video X-Upload-Content-Type are required.",
+        );
+      const b = (await req.json().catch(() => null)) as {
+        snippet?: { title?: string; description?: string };
+        status?: { privacyStatus?: string; containsSyntheticMedia?: boolean };
+      } | null;
       const title = b?.snippet?.title ?? "";
-      if (!title || title.length > 100 || /[<>]/.test(title)) throw new GoogleError(400, "invalidTitle", "The request metadata specifies an invalid video title.");
+      if (!title || title.length > 100 || /[<>]/.test(title))
+        throw new GoogleError(400, "invalidTitle", "The request metadata specifies an invalid video title.");
       const description = b?.snippet?.description ?? "";
-      if (Buffer.byteLength(description, "utf8") > 5000 || /[<>]/.test(description)) throw new GoogleError(400, "invalidDescription", "The request metadata specifies an invalid video description.");
+      if (Buffer.byteLength(description, "utf8") > 5000 || /[<>]/.test(description))
+        throw new GoogleError(
+          400,
+          "invalidDescription",
+          "The request metadata specifies an invalid video description.",
+        );
       const privacy = b?.status?.privacyStatus ?? "public";
       if (!PRIVACY.includes(privacy)) throw new GoogleError(400, "invalidVideoMetadata", "privacyStatus is invalid.");
-      const s: Session = { id: randomBytes(12).toString("hex"), length, type, snippet: { title, description }, privacy, synthetic: b?.status?.containsSyntheticMedia ?? null, done: false };
+      const s: Session = {
+        id: randomBytes(12).toString("hex"),
+        length,
+        type,
+        snippet: { title, description },
+        privacy,
+        synthetic: b?.status?.containsSyntheticMedia ?? null,
+        done: false,
+      };
       state.sessions.set(s.id, s);
       return new Response(null, { status: 200, headers: { location: `${base}/upload/session/${s.id}` } });
     }
     if (m === "GET" && path === "/youtube/v3/channels") {
-      if (url.searchParams.get("mine") !== "true") throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
+      if (url.searchParams.get("mine") !== "true")
+        throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
       const parts = (url.searchParams.get("part") ?? "").split(",");
-      return Response.json({ items: [{
-        id: channel.id,
-        ...(parts.includes("snippet") && { snippet: { title: channel.title, customUrl: channel.customUrl, thumbnails: { default: { url: "https://yt3.ggpht.com/sandbox" } } } }),
-        ...(parts.includes("contentDetails") && { contentDetails: { relatedPlaylists: { uploads: `UU${channel.id.slice(2)}` } } }),
-        ...(parts.includes("statistics") && { statistics: { viewCount: "0", subscriberCount: String(followers), hiddenSubscriberCount: false, videoCount: String(state.videos.length) } }),
-      }] });
+      return Response.json({
+        items: [
+          {
+            id: channel.id,
+            ...(parts.includes("snippet") && {
+              snippet: {
+                title: channel.title,
+                customUrl: channel.customUrl,
+                thumbnails: { default: { url: "https://yt3.ggpht.com/sandbox" } },
+              },
+            }),
+            ...(parts.includes("contentDetails") && {
+              contentDetails: { relatedPlaylists: { uploads: `UU${channel.id.slice(2)}` } },
+            }),
+            ...(parts.includes("statistics") && {
+              statistics: {
+                viewCount: "0",
+                subscriberCount: String(followers),
+                hiddenSubscriberCount: false,
+                videoCount: String(state.videos.length),
+              },
+            }),
+          },
+        ],
+      });
     }
     if (m === "GET" && path === "/youtube/v3/videos") {
       const ids = (url.searchParams.get("id") ?? "").split(",").filter(Boolean);
       const parts = (url.searchParams.get("part") ?? "").split(",");
       const items = state.videos.filter((v) => ids.includes(v.id));
       // Processing moves on with the status checks that follow an upload.
-      for (const v of items) if (parts.includes("status") && v.status === "uploaded" && ++v.checks >= 2) v.status = "processed";
+      for (const v of items)
+        if (parts.includes("status") && v.status === "uploaded" && ++v.checks >= 2) v.status = "processed";
       return Response.json({ items: items.map((v) => videoItem(v, parts)) });
     }
     if (m === "GET" && path === "/youtube/v3/playlistItems") {
-      if (url.searchParams.get("playlistId") !== `UU${channel.id.slice(2)}`) throw new GoogleError(404, "playlistNotFound", "The playlist was not found.");
-      return Response.json({ items: [...state.videos].reverse().slice(0, Number(url.searchParams.get("maxResults") ?? 5)).map((v) => ({
-        snippet: { title: v.title, description: v.description, publishedAt: v.createdAt.toISOString(), thumbnails: { high: { url: `https://i.ytimg.com/vi/${v.id}/hqdefault.jpg` } } },
-        contentDetails: { videoId: v.id, videoPublishedAt: v.createdAt.toISOString() },
-      })) });
+      if (url.searchParams.get("playlistId") !== `UU${channel.id.slice(2)}`)
+        throw new GoogleError(404, "playlistNotFound", "The playlist was not found.");
+      return Response.json({
+        items: [...state.videos]
+          .reverse()
+          .slice(0, Number(url.searchParams.get("maxResults") ?? 5))
+          .map((v) => ({
+            snippet: {
+              title: v.title,
+              description: v.description,
+              publishedAt: v.createdAt.toISOString(),
+              thumbnails: { high: { url: `https://i.ytimg.com/vi/${v.id}/hqdefault.jpg` } },
+            },
+            contentDetails: { videoId: v.id, videoPublishedAt: v.createdAt.toISOString() },
+          })),
+      });
     }
     throw new GoogleError(404, "notFound", `No route ${m} ${path}`);
   }
 
   function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit") return Response.json(body(429, "rateLimitExceeded", "Too many requests."), { status: 429, headers: { "retry-after": String(f.retryAfterSeconds ?? 60) } });
+    if (f.kind === "rate_limit")
+      return Response.json(body(429, "rateLimitExceeded", "Too many requests."), {
+        status: 429,
+        headers: { "retry-after": String(f.retryAfterSeconds ?? 60) },
+      });
     if (f.kind === "server_error") return Response.json(body(503, "backendError", "Backend Error"), { status: 503 });
     if (f.kind === "auth_expired") {
       oauth.expireAll();

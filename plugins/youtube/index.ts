@@ -5,10 +5,25 @@
  */
 import { t } from "elysia";
 import {
-  definePlugin, unreadableMedia, type MediaItem, type Outcome, type PluginContext, type AccountStats, type PostMetrics,
-  type PublishJob, type RecentPost,
+  definePlugin,
+  unreadableMedia,
+  type MediaItem,
+  type Outcome,
+  type PluginContext,
+  type AccountStats,
+  type PostMetrics,
+  type PublishJob,
+  type RecentPost,
 } from "../../src/platform/sdk.ts";
-import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshTokenGrant, refreshAhead, type TokenEndpoint } from "../../src/platform/oauth.ts";
+import {
+  connectCall,
+  oauthFlow,
+  tokenCredentials,
+  bearerAuth,
+  refreshTokenGrant,
+  refreshAhead,
+  type TokenEndpoint,
+} from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 
@@ -18,17 +33,26 @@ const TITLE_MAX = 100;
 const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
 
-
 /** platform_options.title, else the first line of the content; YouTube refuses < and > in titles. */
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
   const given = (job.options as { title?: string }).title;
-  const line = given ?? job.content.split("\n").find((l) => l.trim())?.trim() ?? "";
+  const line =
+    given ??
+    job.content
+      .split("\n")
+      .find((l) => l.trim())
+      ?.trim() ??
+    "";
   return [...line.replace(/[<>]/g, "")].slice(0, TITLE_MAX).join("") || "Untitled";
 }
 
-interface Handle { id: string; shorts: boolean }
+interface Handle {
+  id: string;
+  shorts: boolean;
+}
 
-const watchUrl = (h: Handle) => (h.shorts ? `https://www.youtube.com/shorts/${h.id}` : `https://www.youtube.com/watch?v=${h.id}`);
+const watchUrl = (h: Handle) =>
+  h.shorts ? `https://www.youtube.com/shorts/${h.id}` : `https://www.youtube.com/watch?v=${h.id}`;
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const video = job.media[0];
@@ -43,7 +67,8 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   } catch (e) {
     return unreadableMedia(e);
   }
-  if (!body.contentType.startsWith("video/")) return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
+  if (!body.contentType.startsWith("video/"))
+    return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
   const options = job.options as { privacy_status?: string; ai_generated?: boolean };
   const session = await ctx.http.request("POST", "/upload/youtube/v3/videos", {
     query: { uploadType: "resumable", part: "snippet,status" },
@@ -68,21 +93,30 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
   });
   if (!uploaded.ok) return uploaded.outcome;
-  const shorts = (video.duration ?? Infinity) <= SHORTS_MAX_SECONDS && !!video.width && !!video.height && video.height >= video.width;
+  const shorts =
+    (video.duration ?? Infinity) <= SHORTS_MAX_SECONDS &&
+    !!video.width &&
+    !!video.height &&
+    video.height >= video.width;
   return checkStatus(ctx, JSON.stringify({ id: uploaded.body.id, shorts } satisfies Handle));
 }
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const h = JSON.parse(handle) as Handle;
-  const res = await ctx.http.request<{ items?: { id: string; status?: { uploadStatus?: string; failureReason?: string; rejectionReason?: string } }[] }>(
-    "GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: bearerAuth(ctx) },
-  );
+  const res = await ctx.http.request<{
+    items?: { id: string; status?: { uploadStatus?: string; failureReason?: string; rejectionReason?: string } }[];
+  }>("GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: bearerAuth(ctx) });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const status = res.body.items?.[0]?.status;
-  if (!status) return { kind: "permanent", reason: "YouTube no longer knows the uploaded video", code: "video_missing" };
+  if (!status)
+    return { kind: "permanent", reason: "YouTube no longer knows the uploaded video", code: "video_missing" };
   if (status.uploadStatus === "processed") return { kind: "published", platformPostId: h.id, url: watchUrl(h) };
   if (status.uploadStatus === "failed" || status.uploadStatus === "rejected" || status.uploadStatus === "deleted") {
-    return { kind: "permanent", reason: `YouTube ${status.uploadStatus} the video: ${status.failureReason ?? status.rejectionReason ?? "no reason given"}`, code: "video_processing_failed" };
+    return {
+      kind: "permanent",
+      reason: `YouTube ${status.uploadStatus} the video: ${status.failureReason ?? status.rejectionReason ?? "no reason given"}`,
+      code: "video_processing_failed",
+    };
   }
   return { kind: "submitted", handle };
 }
@@ -90,15 +124,29 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Google", holder: "channel" });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const channel = await ctx.http.request<{ items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[] }>("GET", "/youtube/v3/channels", {
-    query: { part: "contentDetails", mine: true }, headers: bearerAuth(ctx),
+  const channel = await ctx.http.request<{
+    items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[];
+  }>("GET", "/youtube/v3/channels", {
+    query: { part: "contentDetails", mine: true },
+    headers: bearerAuth(ctx),
   });
   if (!channel.ok) throw new Error(`YouTube channel: ${channel.outcome.reason}`);
   const uploads = channel.body.items?.[0]?.contentDetails?.relatedPlaylists?.uploads;
   if (!uploads) return [];
-  const res = await ctx.http.request<{ items?: { snippet?: { title?: string; description?: string; publishedAt?: string; thumbnails?: { high?: { url?: string } } }; contentDetails?: { videoId?: string; videoPublishedAt?: string } }[] }>(
-    "GET", "/youtube/v3/playlistItems", { query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 }, headers: bearerAuth(ctx) },
-  );
+  const res = await ctx.http.request<{
+    items?: {
+      snippet?: {
+        title?: string;
+        description?: string;
+        publishedAt?: string;
+        thumbnails?: { high?: { url?: string } };
+      };
+      contentDetails?: { videoId?: string; videoPublishedAt?: string };
+    }[];
+  }>("GET", "/youtube/v3/playlistItems", {
+    query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) throw new Error(`YouTube uploads: ${res.outcome.reason}`);
   return (res.body.items ?? [])
     .filter((i) => i.contentDetails?.videoId)
@@ -110,7 +158,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         // The spec: for YouTube videos posted elsewhere the caption is the video title.
         content: i.snippet?.title ?? "",
         // The Data API never hands out the video file: the watch page is all there is.
-        media: [{ url: `https://www.youtube.com/watch?v=${id}`, type: "video", downloadable: false, ...(i.snippet?.thumbnails?.high?.url && { thumbnail_url: i.snippet.thumbnails.high.url }) }],
+        media: [
+          {
+            url: `https://www.youtube.com/watch?v=${id}`,
+            type: "video",
+            downloadable: false,
+            ...(i.snippet?.thumbnails?.high?.url && { thumbnail_url: i.snippet.thumbnails.high.url }),
+          },
+        ],
         createdAt: new Date(i.contentDetails?.videoPublishedAt ?? i.snippet?.publishedAt ?? Date.now()),
         kind: "video",
       };
@@ -121,26 +176,40 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
-    const res = await ctx.http.request<{ items?: { id: string; statistics?: { viewCount?: string; likeCount?: string; commentCount?: string } }[] }>(
-      "GET", "/youtube/v3/videos", { query: { part: "statistics", id: ids.slice(i, i + 50).join(",") }, headers: bearerAuth(ctx) },
-    );
+    const res = await ctx.http.request<{
+      items?: { id: string; statistics?: { viewCount?: string; likeCount?: string; commentCount?: string } }[];
+    }>("GET", "/youtube/v3/videos", {
+      query: { part: "statistics", id: ids.slice(i, i + 50).join(",") },
+      headers: bearerAuth(ctx),
+    });
     if (!res.ok) throw new Error(`YouTube videos: ${res.outcome.reason}`);
     const num = (v?: string) => (v === undefined ? null : Number(v));
     for (const v of res.body.items ?? []) {
-      out[v.id] = { views: num(v.statistics?.viewCount), likes: num(v.statistics?.likeCount), comments: num(v.statistics?.commentCount), shares: null, saves: null };
+      out[v.id] = {
+        views: num(v.statistics?.viewCount),
+        likes: num(v.statistics?.likeCount),
+        comments: num(v.statistics?.commentCount),
+        shares: null,
+        saves: null,
+      };
     }
   }
   return out;
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{ items?: { statistics?: { subscriberCount?: string; hiddenSubscriberCount?: boolean } }[] }>("GET", "/youtube/v3/channels", {
-    query: { part: "statistics", mine: true }, headers: bearerAuth(ctx),
+  const res = await ctx.http.request<{
+    items?: { statistics?: { subscriberCount?: string; hiddenSubscriberCount?: boolean } }[];
+  }>("GET", "/youtube/v3/channels", {
+    query: { part: "statistics", mine: true },
+    headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`YouTube channel statistics: ${res.outcome.reason}`);
   const s = res.body.items?.[0]?.statistics;
   // A channel may hide its subscriber count: then there is no number, not zero.
-  return { followers: s && !s.hiddenSubscriberCount && s.subscriberCount !== undefined ? Number(s.subscriberCount) : null };
+  return {
+    followers: s && !s.hiddenSubscriberCount && s.subscriberCount !== undefined ? Number(s.subscriberCount) : null,
+  };
 }
 
 export default definePlugin({
@@ -149,12 +218,28 @@ export default definePlugin({
   defaultApiUrl: "https://www.googleapis.com",
   // The description: 5,000 bytes.
   textLimit: { max: DESCRIPTION_MAX_BYTES, unit: "bytes" },
-  capabilities: { destination: true, source: true, backfill: true, text: false, images: false, video: true, replies: false, threads: false },
+  capabilities: {
+    destination: true,
+    source: true,
+    backfill: true,
+    text: false,
+    images: false,
+    video: true,
+    replies: false,
+    threads: false,
+  },
   mediaRequirements: {
     supported_formats: ["video/mp4", "video/quicktime", "video/webm"],
     convertible_formats: {},
     max_size_bytes: { image: 0, video: 256 * GB, gif: 0 },
-    file_constraints: { maxFiles: 1, maxImageFiles: 0, maxVideoFiles: 1, maxGifFiles: 0, allowMixedMedia: false, shorts: "3 minutes or less, vertical or square" },
+    file_constraints: {
+      maxFiles: 1,
+      maxImageFiles: 0,
+      maxVideoFiles: 1,
+      maxGifFiles: 0,
+      allowMixedMedia: false,
+      shorts: "3 minutes or less, vertical or square",
+    },
     required_media: mediaRequired("YouTube", ["video"], "exactly one video"),
     max_hashtags: 60,
     min_video_duration_seconds: null,
@@ -162,24 +247,49 @@ export default definePlugin({
     aspect_ratio: null,
     thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 2 * MB },
   },
-  optionsSchema: t.Object({
-    title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX, pattern: "^[^<>]*$", description: "Defaults to the first line of the content." })),
-    privacy_status: t.Optional(t.UnionEnum(["public", "unlisted", "private"], { default: "public" })),
-    ai_generated: t.Optional(t.Boolean({ description: "Sets status.containsSyntheticMedia." })),
-  }, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      title: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: TITLE_MAX,
+          pattern: "^[^<>]*$",
+          description: "Defaults to the first line of the content.",
+        }),
+      ),
+      privacy_status: t.Optional(t.UnionEnum(["public", "unlisted", "private"], { default: "public" })),
+      ai_generated: t.Optional(t.Boolean({ description: "Sets status.containsSyntheticMedia." })),
+    },
+    { additionalProperties: true },
+  ),
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
     pkce: true,
-    scopes: ["https://www.googleapis.com/auth/youtube.upload", "https://www.googleapis.com/auth/youtube.readonly", "https://www.googleapis.com/auth/yt-analytics.readonly"],
+    scopes: [
+      "https://www.googleapis.com/auth/youtube.upload",
+      "https://www.googleapis.com/auth/youtube.readonly",
+      "https://www.googleapis.com/auth/yt-analytics.readonly",
+    ],
     extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
     async identity(c, token) {
-      const list = await connectCall<{ items?: { id: string; snippet?: { title?: string; customUrl?: string; thumbnails?: { default?: { url?: string } } } }[] }>(
-        c, "Reading the YouTube channel", "GET", "/youtube/v3/channels", { query: { part: "snippet", mine: true }, headers: { authorization: `Bearer ${token.access_token}` } },
-      );
+      const list = await connectCall<{
+        items?: {
+          id: string;
+          snippet?: { title?: string; customUrl?: string; thumbnails?: { default?: { url?: string } } };
+        }[];
+      }>(c, "Reading the YouTube channel", "GET", "/youtube/v3/channels", {
+        query: { part: "snippet", mine: true },
+        headers: { authorization: `Bearer ${token.access_token}` },
+      });
       const ch = list.items?.[0];
       if (!ch) throw new Error("This Google account has no YouTube channel");
-      return { remoteId: ch.id, username: ch.snippet?.customUrl ?? ch.snippet?.title ?? ch.id, avatarUrl: ch.snippet?.thumbnails?.default?.url ?? null, credentials: tokenCredentials(token, c.now()) };
+      return {
+        remoteId: ch.id,
+        username: ch.snippet?.customUrl ?? ch.snippet?.title ?? ch.id,
+        avatarUrl: ch.snippet?.thumbnails?.default?.url ?? null,
+        credentials: tokenCredentials(token, c.now()),
+      };
     },
   }),
   classifyResponse(res) {
@@ -187,11 +297,20 @@ export default definePlugin({
     const reason = body?.error?.errors?.[0]?.reason ?? "";
     const message = body?.error?.message ?? `HTTP ${res.status}`;
     // Quotas reset daily and rate limits within minutes: both are worth another try later.
-    if (["quotaExceeded", "uploadLimitExceeded"].includes(reason)) return { kind: "retryable", reason: `${reason}: ${message}`, retryAfterMs: 3600_000 };
+    if (["quotaExceeded", "uploadLimitExceeded"].includes(reason))
+      return { kind: "retryable", reason: `${reason}: ${message}`, retryAfterMs: 3600_000 };
     if (res.status === 429 || reason === "rateLimitExceeded" || reason === "userRateLimitExceeded") {
-      return { kind: "retryable", reason: `rate limited: ${message}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), new Date()) ?? 60_000 };
+      return {
+        kind: "retryable",
+        reason: `rate limited: ${message}`,
+        retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), new Date()) ?? 60_000,
+      };
     }
-    if (res.status === 400 && ["invalidTitle", "invalidDescription", "invalidTags", "invalidCategoryId"].includes(reason)) return { kind: "permanent", reason: message, code: reason };
+    if (
+      res.status === 400 &&
+      ["invalidTitle", "invalidDescription", "invalidTags", "invalidCategoryId"].includes(reason)
+    )
+      return { kind: "permanent", reason: message, code: reason };
     return undefined;
   },
   publish,

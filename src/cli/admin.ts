@@ -30,13 +30,21 @@ export function startAdminSocket(dataDir: string, ctx: AppContext) {
   return {
     stop() {
       server.stop(true);
-      try { unlinkSync(path); } catch { /* gone */ }
+      try {
+        unlinkSync(path);
+      } catch {
+        /* gone */
+      }
     },
   };
 }
 
 /** Runs an admin command in the running server; null when no server answers on the socket. */
-export async function callAdminSocket(dataDir: string, command: AdminCommand, args: object): Promise<{ result?: unknown; error?: string } | null> {
+export async function callAdminSocket(
+  dataDir: string,
+  command: AdminCommand,
+  args: object,
+): Promise<{ result?: unknown; error?: string } | null> {
   const path = socketPath(dataDir);
   if (!existsSync(path)) return null;
   try {

@@ -14,10 +14,24 @@ export const adminCommands = {
     return { id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() };
   },
   "profiles.list": async ({ db }: AppContext) =>
-    (await listProfiles(db)).map((p) => ({ id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() })),
-  "profiles.set-limits": ({ db }: AppContext, a: { profileId: string; workflows: number | null }) => setWorkflowLimit(db.db, a.profileId, a.workflows),
-  "keys.create": async ({ db }: AppContext, a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null }) =>
-    createKey(db, { name: a.name, profileId: a.profileId, scopes: a.scopes, expiresAt: a.expiresAt ? new Date(a.expiresAt) : null }),
+    (await listProfiles(db)).map((p) => ({
+      id: p.id,
+      name: p.name,
+      sandbox: p.sandbox,
+      created_at: p.createdAt.toISOString(),
+    })),
+  "profiles.set-limits": ({ db }: AppContext, a: { profileId: string; workflows: number | null }) =>
+    setWorkflowLimit(db.db, a.profileId, a.workflows),
+  "keys.create": async (
+    { db }: AppContext,
+    a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null },
+  ) =>
+    createKey(db, {
+      name: a.name,
+      profileId: a.profileId,
+      scopes: a.scopes,
+      expiresAt: a.expiresAt ? new Date(a.expiresAt) : null,
+    }),
   "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),
   "keys.revoke": ({ db }: AppContext, a: { id: string }) => revokeKey(db, a.id),
   "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),

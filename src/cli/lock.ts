@@ -3,8 +3,13 @@ import { join } from "node:path";
 
 /** PGlite is one process per data dir: whoever holds this file owns the database. */
 export class DataDirLocked extends Error {
-  constructor(readonly pid: number, dataDir: string) {
-    super(`another Crier process (pid ${pid}) is using the embedded database in ${dataDir}; stop it first, or use DATABASE_URL for several copies`);
+  constructor(
+    readonly pid: number,
+    dataDir: string,
+  ) {
+    super(
+      `another Crier process (pid ${pid}) is using the embedded database in ${dataDir}; stop it first, or use DATABASE_URL for several copies`,
+    );
   }
 }
 
@@ -42,13 +47,19 @@ export function acquireLock(dataDir: string): () => void {
       return () => {
         try {
           if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
-        } catch { /* already gone */ }
+        } catch {
+          /* already gone */
+        }
       };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
       const holder = lockHolder(dataDir);
       if (holder) throw new DataDirLocked(holder, dataDir);
-      try { unlinkSync(file); } catch { /* raced with another taker */ }
+      try {
+        unlinkSync(file);
+      } catch {
+        /* raced with another taker */
+      }
     }
   }
   throw new DataDirLocked(lockHolder(dataDir) ?? 0, dataDir);

@@ -41,7 +41,9 @@ function wrap(db: Database, kind: Db["kind"], close: () => Promise<void>): Db {
   };
 }
 
-let pgliteAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | undefined;
+let pgliteAssets:
+  | Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }>
+  | undefined;
 
 export function loadPgliteAssets() {
   pgliteAssets ??= (async () => ({
@@ -57,7 +59,10 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir, loadDataDir, ...(await loadPgliteAssets()) });
   const db = drizzlePglite(client, { schema }) as unknown as Database;
-  return Object.assign(wrap(db, "pglite", () => client.close()), { pglite: client });
+  return Object.assign(
+    wrap(db, "pglite", () => client.close()),
+    { pglite: client },
+  );
 }
 
 export function openPostgres(url: string, max = 10): Db {
@@ -66,7 +71,11 @@ export function openPostgres(url: string, max = 10): Db {
   return { ...wrap(db, "postgres", () => client.end({ timeout: 5 })), url };
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string; databasePoolSize?: number }): Promise<Db> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  dataDir: string;
+  databasePoolSize?: number;
+}): Promise<Db> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.databasePoolSize);
   return openPglite(join(opts.dataDir, "pglite"));
 }

@@ -7,7 +7,9 @@ export function encryptJson(secret: Buffer, value: unknown): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key(secret), iv);
   const body = Buffer.concat([cipher.update(JSON.stringify(value), "utf8"), cipher.final()]);
-  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(".");
+  return ["v1", iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), body.toString("base64url")].join(
+    ".",
+  );
 }
 
 export function decryptJson<T = unknown>(secret: Buffer, stored: string): T {
@@ -15,5 +17,7 @@ export function decryptJson<T = unknown>(secret: Buffer, stored: string): T {
   if (version !== "v1" || !iv || !tag || body === undefined) throw new Error("unrecognised credentials format");
   const decipher = createDecipheriv("aes-256-gcm", key(secret), Buffer.from(iv, "base64url"));
   decipher.setAuthTag(Buffer.from(tag, "base64url"));
-  return JSON.parse(Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8")) as T;
+  return JSON.parse(
+    Buffer.concat([decipher.update(Buffer.from(body, "base64url")), decipher.final()]).toString("utf8"),
+  ) as T;
 }

@@ -4,7 +4,12 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import type { Database, Db } from "./client.ts";
 import { journal, migrationSql } from "../../migrations/index.ts";
 
-interface MigrationMeta { sql: string[]; bps: boolean; folderMillis: number; hash: string }
+interface MigrationMeta {
+  sql: string[];
+  bps: boolean;
+  folderMillis: number;
+  hash: string;
+}
 
 /** The migrations embedded in the build, in the shape drizzle's migrator reads from a folder. */
 export function embeddedMigrations(): MigrationMeta[] {
@@ -38,6 +43,9 @@ export async function migrate(db: Db): Promise<void> {
 }
 
 function runMigrations(db: Database) {
-  const internal = db as unknown as { dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): Promise<void> }; session: unknown };
+  const internal = db as unknown as {
+    dialect: { migrate(m: MigrationMeta[], s: unknown, c: object): Promise<void> };
+    session: unknown;
+  };
   return internal.dialect.migrate(embeddedMigrations(), internal.session, {});
 }

@@ -7,7 +7,9 @@ import { preparedSql } from "./prepared.ts";
 
 const p = (name: string) => sql.placeholder(name);
 // Only for new targets (newRows): no error, lease, result or attempt yet, so those columns keep their defaults.
-export const insertPostStatement = preparedSql("crier_insert_post", sql`
+export const insertPostStatement = preparedSql(
+  "crier_insert_post",
+  sql`
   with p as (
     insert into posts (id, profile_id, content, external_id, media, origin, publish_at, draft_id, workflow_id, created_at, updated_at)
     values (${p("id")}::text::uuid, ${p("profileId")}::text::uuid, ${p("content")}::text, ${p("externalId")}::text, ${p("media")}::text::jsonb,
@@ -20,5 +22,5 @@ export const insertPostStatement = preparedSql("crier_insert_post", sql`
     x.content_override, x.platform_options, ${p("status")}::text, ${p("scheduledTime")}::text::timestamptz, ${p("dueAt")}::text::timestamptz,
     ${p("targetsCreatedAt")}::text::timestamptz, ${p("targetsUpdatedAt")}::text::timestamptz
   from jsonb_to_recordset(${p("targets")}::text::jsonb) as x(id uuid, account_id uuid, platform text, target_variant text, position int,
-    content_override text, platform_options jsonb)`);
-
+    content_override text, platform_options jsonb)`,
+);

@@ -2,7 +2,18 @@ import { sql } from "drizzle-orm";
 import { ACCOUNT_STATUSES, DRAFT_STATUSES, MEDIA_STATUSES, POST_ORIGINS } from "../domain/enums.ts";
 import { TARGET_STATUSES } from "../domain/status.ts";
 import {
-  pgTable, uuid, text, boolean, integer, bigint, jsonb, timestamp, primaryKey, index, uniqueIndex, doublePrecision,
+  pgTable,
+  uuid,
+  text,
+  boolean,
+  integer,
+  bigint,
+  jsonb,
+  timestamp,
+  primaryKey,
+  index,
+  uniqueIndex,
+  doublePrecision,
 } from "drizzle-orm/pg-core";
 import type { MetricsStatus } from "../domain/metrics-status.ts";
 
@@ -19,133 +30,178 @@ export const profiles = pgTable("profiles", {
   createdAt: createdAt(),
 });
 
-export const apiKeys = pgTable("api_keys", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  /** Public, shown in lists: the token's first characters. */
-  prefix: text("prefix").notNull(),
-  /** SHA-256 of the whole token; the token itself is never stored. */
-  hash: text("hash").notNull(),
-  scopes: jsonb("scopes").$type<string[]>().notNull(),
-  expiresAt: ts("expires_at"),
-  revokedAt: ts("revoked_at"),
-  lastUsedAt: ts("last_used_at"),
-  createdAt: createdAt(),
-}, (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_profile_idx").on(t.profileId)]);
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** Public, shown in lists: the token's first characters. */
+    prefix: text("prefix").notNull(),
+    /** SHA-256 of the whole token; the token itself is never stored. */
+    hash: text("hash").notNull(),
+    scopes: jsonb("scopes").$type<string[]>().notNull(),
+    expiresAt: ts("expires_at"),
+    revokedAt: ts("revoked_at"),
+    lastUsedAt: ts("last_used_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.hash), index("api_keys_profile_idx").on(t.profileId)],
+);
 
-export const accounts = pgTable("accounts", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  platform: text("platform").notNull(),
-  /** The platform's own id of the account (DID, chat id, user id): reconnecting matches on it. */
-  remoteId: text("remote_id").notNull(),
-  username: text("username").notNull(),
-  avatarUrl: text("avatar_url"),
-  status: text("status", { enum: ACCOUNT_STATUSES }).notNull().default("active"),
-  /** AES-256-GCM ciphertext of the provider credentials (src/db/crypto.ts); null once disconnected. */
-  credentials: text("credentials"),
-  metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [
-  uniqueIndex("accounts_remote_idx").on(t.profileId, t.platform, t.remoteId),
-  index("accounts_profile_idx").on(t.profileId, t.createdAt),
-]);
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    platform: text("platform").notNull(),
+    /** The platform's own id of the account (DID, chat id, user id): reconnecting matches on it. */
+    remoteId: text("remote_id").notNull(),
+    username: text("username").notNull(),
+    avatarUrl: text("avatar_url"),
+    status: text("status", { enum: ACCOUNT_STATUSES }).notNull().default("active"),
+    /** AES-256-GCM ciphertext of the provider credentials (src/db/crypto.ts); null once disconnected. */
+    credentials: text("credentials"),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("accounts_remote_idx").on(t.profileId, t.platform, t.remoteId),
+    index("accounts_profile_idx").on(t.profileId, t.createdAt),
+  ],
+);
 
-export const drafts = pgTable("drafts", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  content: text("content").notNull().default(""),
-  candidateAngle: text("candidate_angle").notNull().default(""),
-  media: jsonb("media").$type<unknown[]>().notNull().default([]),
-  selectedAccountIds: jsonb("selected_account_ids").$type<string[]>().notNull().default([]),
-  suggestedPlatforms: jsonb("suggested_platforms").$type<string[]>().notNull().default([]),
-  sourceType: text("source_type").notNull().default("api"),
-  status: text("status", { enum: DRAFT_STATUSES }).notNull().default("inbox"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [index("drafts_page_idx").on(t.profileId, t.updatedAt, t.id)]);
+export const drafts = pgTable(
+  "drafts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    content: text("content").notNull().default(""),
+    candidateAngle: text("candidate_angle").notNull().default(""),
+    media: jsonb("media").$type<unknown[]>().notNull().default([]),
+    selectedAccountIds: jsonb("selected_account_ids").$type<string[]>().notNull().default([]),
+    suggestedPlatforms: jsonb("suggested_platforms").$type<string[]>().notNull().default([]),
+    sourceType: text("source_type").notNull().default("api"),
+    status: text("status", { enum: DRAFT_STATUSES }).notNull().default("inbox"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("drafts_page_idx").on(t.profileId, t.updatedAt, t.id)],
+);
 
 /** One row per (profile, operation, Idempotency-Key): the body hash and the resource it created. */
-export const idempotencyKeys = pgTable("idempotency_keys", {
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  operation: text("operation").notNull(),
-  key: text("key").notNull(),
-  requestHash: text("request_hash").notNull(),
-  resourceId: uuid("resource_id").notNull(),
-  createdAt: createdAt(),
-}, (t) => [primaryKey({ columns: [t.profileId, t.operation, t.key] })]);
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    operation: text("operation").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    resourceId: uuid("resource_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.profileId, t.operation, t.key] })],
+);
 
-export const media = pgTable("media", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  filename: text("filename").notNull(),
-  contentType: text("content_type").notNull(),
-  /** Storage key, also the spec's `path`. */
-  path: text("path").notNull(),
-  status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
-  sizeBytes: bigint("size_bytes", { mode: "number" }),
-  maxBytes: bigint("max_bytes", { mode: "number" }).notNull(),
-  width: integer("width"),
-  height: integer("height"),
-  durationSeconds: doublePrecision("duration_seconds"),
-  expiresAt: ts("expires_at").notNull(),
-  uploadedAt: ts("uploaded_at"),
-  createdAt: createdAt(),
-}, (t) => [index("media_pending_idx").on(t.status, t.expiresAt)]);
+export const media = pgTable(
+  "media",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    filename: text("filename").notNull(),
+    contentType: text("content_type").notNull(),
+    /** Storage key, also the spec's `path`. */
+    path: text("path").notNull(),
+    status: text("status", { enum: MEDIA_STATUSES }).notNull().default("pending"),
+    sizeBytes: bigint("size_bytes", { mode: "number" }),
+    maxBytes: bigint("max_bytes", { mode: "number" }).notNull(),
+    width: integer("width"),
+    height: integer("height"),
+    durationSeconds: doublePrecision("duration_seconds"),
+    expiresAt: ts("expires_at").notNull(),
+    uploadedAt: ts("uploaded_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("media_pending_idx").on(t.status, t.expiresAt)],
+);
 
-export const posts = pgTable("posts", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  content: text("content").notNull().default(""),
-  externalId: text("external_id"),
-  media: jsonb("media").$type<unknown[]>().notNull().default([]),
-  origin: text("origin", { enum: POST_ORIGINS }).notNull().default("api"),
-  publishAt: ts("publish_at"),
-  draftId: uuid("draft_id"),
-  workflowId: uuid("workflow_id"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [index("posts_page_idx").on(t.profileId, t.updatedAt, t.id)]);
+export const posts = pgTable(
+  "posts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    content: text("content").notNull().default(""),
+    externalId: text("external_id"),
+    media: jsonb("media").$type<unknown[]>().notNull().default([]),
+    origin: text("origin", { enum: POST_ORIGINS }).notNull().default("api"),
+    publishAt: ts("publish_at"),
+    draftId: uuid("draft_id"),
+    workflowId: uuid("workflow_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("posts_page_idx").on(t.profileId, t.updatedAt, t.id)],
+);
 
-export const postTargets = pgTable("post_targets", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  postId: uuid("post_id").notNull().references(() => posts.id, { onDelete: "cascade" }),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  accountId: uuid("account_id").references(() => accounts.id, { onDelete: "set null" }),
-  platform: text("platform").notNull(),
-  targetVariant: text("target_variant"),
-  /** Order inside the post: threads publish in this order. */
-  position: integer("position").notNull().default(0),
-  contentOverride: text("content_override"),
-  platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
-  status: text("status", { enum: TARGET_STATUSES }).notNull(),
-  error: text("error"),
-  errorCode: text("error_code"),
-  platformPostId: text("platform_post_id"),
-  platformPostUrl: text("platform_post_url"),
-  scheduledTime: ts("scheduled_time"),
-  /** When the engine may next pick the target up (backoff moves it; scheduled_time stays what the user asked). */
-  dueAt: ts("due_at"),
-  attempts: integer("attempts").notNull().default(0),
-  leaseUntil: ts("lease_until"),
-  claimedBy: text("claimed_by"),
-  submittedHandle: text("submitted_handle"),
-  submitDeadline: ts("submit_deadline"),
-  publishedAt: ts("published_at"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [
-  index("post_targets_post_idx").on(t.postId, t.position),
-  index("post_targets_due_idx").on(t.status, t.dueAt),
-  // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
-  index("post_targets_waiting_idx").on(t.dueAt).where(sql`status in ('pending', 'scheduled')`),
-  // ...and per account, its next waiting target (one publish per account at a time).
-  index("post_targets_waiting_account_idx").on(t.accountId, t.dueAt, t.position).where(sql`status in ('pending', 'scheduled')`),
-  index("post_targets_account_idx").on(t.accountId, t.status),
-]);
-
+export const postTargets = pgTable(
+  "post_targets",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    postId: uuid("post_id")
+      .notNull()
+      .references(() => posts.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    accountId: uuid("account_id").references(() => accounts.id, { onDelete: "set null" }),
+    platform: text("platform").notNull(),
+    targetVariant: text("target_variant"),
+    /** Order inside the post: threads publish in this order. */
+    position: integer("position").notNull().default(0),
+    contentOverride: text("content_override"),
+    platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
+    status: text("status", { enum: TARGET_STATUSES }).notNull(),
+    error: text("error"),
+    errorCode: text("error_code"),
+    platformPostId: text("platform_post_id"),
+    platformPostUrl: text("platform_post_url"),
+    scheduledTime: ts("scheduled_time"),
+    /** When the engine may next pick the target up (backoff moves it; scheduled_time stays what the user asked). */
+    dueAt: ts("due_at"),
+    attempts: integer("attempts").notNull().default(0),
+    leaseUntil: ts("lease_until"),
+    claimedBy: text("claimed_by"),
+    submittedHandle: text("submitted_handle"),
+    submitDeadline: ts("submit_deadline"),
+    publishedAt: ts("published_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("post_targets_post_idx").on(t.postId, t.position),
+    index("post_targets_due_idx").on(t.status, t.dueAt),
+    // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
+    index("post_targets_waiting_idx").on(t.dueAt).where(sql`status in ('pending', 'scheduled')`),
+    // ...and per account, its next waiting target (one publish per account at a time).
+    index("post_targets_waiting_account_idx")
+      .on(t.accountId, t.dueAt, t.position)
+      .where(sql`status in ('pending', 'scheduled')`),
+    index("post_targets_account_idx").on(t.accountId, t.status),
+  ],
+);
 
 const count = (name: string) => bigint(name, { mode: "number" });
 
@@ -154,70 +210,100 @@ const count = (name: string) => bigint(name, { mode: "number" });
  * on the platform itself (found by fetchRecent). The latest numbers live here; every reading is also kept
  * in metric_snapshots.
  */
-export const analyticsItems = pgTable("analytics_items", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  platform: text("platform").notNull(),
-  platformPostId: text("platform_post_id").notNull(),
-  targetId: uuid("target_id").references(() => postTargets.id, { onDelete: "set null" }),
-  postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
-  url: text("url"),
-  caption: text("caption").notNull().default(""),
-  mediaType: text("media_type").$type<"video" | "photo">().notNull().default("photo"),
-  thumbnailUrl: text("thumbnail_url"),
-  mediaUrl: text("media_url"),
-  publishedAt: ts("published_at").notNull(),
-  views: count("views"),
-  likes: count("likes"),
-  comments: count("comments"),
-  shares: count("shares"),
-  saves: count("saves"),
-  metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
-  lastUpdated: ts("last_updated"),
-  nextReadAt: ts("next_read_at").notNull(),
-  leaseUntil: ts("lease_until"),
-  claimedBy: text("claimed_by"),
-  createdAt: createdAt(),
-}, (t) => [
-  uniqueIndex("analytics_items_remote_idx").on(t.accountId, t.platformPostId),
-  uniqueIndex("analytics_items_target_idx").on(t.targetId),
-  index("analytics_items_due_idx").on(t.nextReadAt),
-  index("analytics_items_profile_idx").on(t.profileId, t.publishedAt),
-]);
+export const analyticsItems = pgTable(
+  "analytics_items",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    platform: text("platform").notNull(),
+    platformPostId: text("platform_post_id").notNull(),
+    targetId: uuid("target_id").references(() => postTargets.id, { onDelete: "set null" }),
+    postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
+    url: text("url"),
+    caption: text("caption").notNull().default(""),
+    mediaType: text("media_type").$type<"video" | "photo">().notNull().default("photo"),
+    thumbnailUrl: text("thumbnail_url"),
+    mediaUrl: text("media_url"),
+    publishedAt: ts("published_at").notNull(),
+    views: count("views"),
+    likes: count("likes"),
+    comments: count("comments"),
+    shares: count("shares"),
+    saves: count("saves"),
+    metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
+    lastUpdated: ts("last_updated"),
+    nextReadAt: ts("next_read_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    claimedBy: text("claimed_by"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("analytics_items_remote_idx").on(t.accountId, t.platformPostId),
+    uniqueIndex("analytics_items_target_idx").on(t.targetId),
+    index("analytics_items_due_idx").on(t.nextReadAt),
+    index("analytics_items_profile_idx").on(t.profileId, t.publishedAt),
+  ],
+);
 
-export const metricSnapshots = pgTable("metric_snapshots", {
-  itemId: uuid("item_id").notNull().references(() => analyticsItems.id, { onDelete: "cascade" }),
-  observedAt: ts("observed_at").notNull(),
-  views: count("views"),
-  likes: count("likes"),
-  comments: count("comments"),
-  shares: count("shares"),
-  saves: count("saves"),
-}, (t) => [primaryKey({ columns: [t.itemId, t.observedAt] })]);
+export const metricSnapshots = pgTable(
+  "metric_snapshots",
+  {
+    itemId: uuid("item_id")
+      .notNull()
+      .references(() => analyticsItems.id, { onDelete: "cascade" }),
+    observedAt: ts("observed_at").notNull(),
+    views: count("views"),
+    likes: count("likes"),
+    comments: count("comments"),
+    shares: count("shares"),
+    saves: count("saves"),
+  },
+  (t) => [primaryKey({ columns: [t.itemId, t.observedAt] })],
+);
 
 /** Per account: its audience and when it is read next, what the last read said, and its lease. */
-export const accountAnalytics = pgTable("account_analytics", {
-  accountId: uuid("account_id").primaryKey().references(() => accounts.id, { onDelete: "cascade" }),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  followers: count("followers"),
-  followersObservedAt: ts("followers_observed_at"),
-  metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
-  nextStatsAt: ts("next_stats_at").notNull(),
-  nextNativeAt: ts("next_native_at").notNull(),
-  leaseUntil: ts("lease_until"),
-  claimedBy: text("claimed_by"),
-}, (t) => [index("account_analytics_profile_idx").on(t.profileId)]);
+export const accountAnalytics = pgTable(
+  "account_analytics",
+  {
+    accountId: uuid("account_id")
+      .primaryKey()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    followers: count("followers"),
+    followersObservedAt: ts("followers_observed_at"),
+    metricsStatus: text("metrics_status").$type<MetricsStatus>().notNull().default("ok"),
+    nextStatsAt: ts("next_stats_at").notNull(),
+    nextNativeAt: ts("next_native_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    claimedBy: text("claimed_by"),
+  },
+  (t) => [index("account_analytics_profile_idx").on(t.profileId)],
+);
 
-export const followerSnapshots = pgTable("follower_snapshots", {
-  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  observedAt: ts("observed_at").notNull(),
-  followers: count("followers").notNull(),
-}, (t) => [primaryKey({ columns: [t.accountId, t.observedAt] })]);
+export const followerSnapshots = pgTable(
+  "follower_snapshots",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    observedAt: ts("observed_at").notNull(),
+    followers: count("followers").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.observedAt] })],
+);
 
 /** The last refresh a profile asked for (POST /v1/analytics/refresh is rate-limited per profile). */
 export const analyticsRefreshes = pgTable("analytics_refreshes", {
-  profileId: uuid("profile_id").primaryKey().references(() => profiles.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id")
+    .primaryKey()
+    .references(() => profiles.id, { onDelete: "cascade" }),
   requestedAt: ts("requested_at").notNull(),
 });
 
@@ -235,71 +321,99 @@ export const engineJobs = pgTable("engine_jobs", {
 
 /** Per-profile limits set by the operator (`crier profiles set-limits`); null means unlimited. */
 export const profileLimits = pgTable("profile_limits", {
-  profileId: uuid("profile_id").primaryKey().references(() => profiles.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id")
+    .primaryKey()
+    .references(() => profiles.id, { onDelete: "cascade" }),
   workflows: integer("workflows"),
   updatedAt: updatedAt(),
 });
 
-export const workflows = pgTable("workflows", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  description: text("description"),
-  sourceAccountId: uuid("source_account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  targetAccountIds: jsonb("target_account_ids").$type<string[]>().notNull(),
-  settings: jsonb("settings").$type<Record<string, unknown>>().notNull(),
-  isActive: boolean("is_active").notNull(),
-  futureContentEnabled: boolean("future_content_enabled").notNull().default(true),
-  lastChecked: ts("last_checked"),
-  lastEnabledAt: ts("last_enabled_at"),
-  /** When the engine polls the source next; a poll holds lease_until so one copy polls at a time. */
-  pollDueAt: ts("poll_due_at"),
-  leaseUntil: ts("lease_until"),
-  claimedBy: text("claimed_by"),
-  /** Why the last poll failed (null after a successful one). */
-  lastError: text("last_error"),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [
-  index("workflows_page_idx").on(t.profileId, t.updatedAt, t.id),
-  index("workflows_poll_idx").on(t.pollDueAt).where(sql`is_active and future_content_enabled`),
-]);
+export const workflows = pgTable(
+  "workflows",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    sourceAccountId: uuid("source_account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    targetAccountIds: jsonb("target_account_ids").$type<string[]>().notNull(),
+    settings: jsonb("settings").$type<Record<string, unknown>>().notNull(),
+    isActive: boolean("is_active").notNull(),
+    futureContentEnabled: boolean("future_content_enabled").notNull().default(true),
+    lastChecked: ts("last_checked"),
+    lastEnabledAt: ts("last_enabled_at"),
+    /** When the engine polls the source next; a poll holds lease_until so one copy polls at a time. */
+    pollDueAt: ts("poll_due_at"),
+    leaseUntil: ts("lease_until"),
+    claimedBy: text("claimed_by"),
+    /** Why the last poll failed (null after a successful one). */
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("workflows_page_idx").on(t.profileId, t.updatedAt, t.id),
+    index("workflows_poll_idx").on(t.pollDueAt).where(sql`is_active and future_content_enabled`),
+  ],
+);
 
 /** One source post a workflow took: unique per workflow, so no poll, restart or copy takes it twice. */
-export const workflowSources = pgTable("workflow_sources", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  workflowId: uuid("workflow_id").notNull().references(() => workflows.id, { onDelete: "cascade" }),
-  sourceItemId: text("source_item_id").notNull(),
-  sourceUrl: text("source_url"),
-  kind: text("kind").notNull(),
-  content: text("content").notNull(),
-  publishedAt: ts("published_at").notNull(),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [
-  uniqueIndex("workflow_sources_item_idx").on(t.workflowId, t.sourceItemId),
-  index("workflow_sources_page_idx").on(t.workflowId, t.updatedAt, t.id),
-]);
+export const workflowSources = pgTable(
+  "workflow_sources",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    workflowId: uuid("workflow_id")
+      .notNull()
+      .references(() => workflows.id, { onDelete: "cascade" }),
+    sourceItemId: text("source_item_id").notNull(),
+    sourceUrl: text("source_url"),
+    kind: text("kind").notNull(),
+    content: text("content").notNull(),
+    publishedAt: ts("published_at").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("workflow_sources_item_idx").on(t.workflowId, t.sourceItemId),
+    index("workflow_sources_page_idx").on(t.workflowId, t.updatedAt, t.id),
+  ],
+);
 
 /** What became of one source post for one destination: queued (with its slot), skipped, posted or failed. */
-export const workflowItems = pgTable("workflow_items", {
-  id: uuid("id").primaryKey().defaultRandom(),
-  sourceId: uuid("source_id").notNull().references(() => workflowSources.id, { onDelete: "cascade" }),
-  workflowId: uuid("workflow_id").notNull().references(() => workflows.id, { onDelete: "cascade" }),
-  profileId: uuid("profile_id").notNull().references(() => profiles.id, { onDelete: "cascade" }),
-  accountId: uuid("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  status: text("status").$type<"queued" | "skipped" | "posted" | "failed">().notNull(),
-  reason: text("reason"),
-  reasonCode: text("reason_code"),
-  slotAt: ts("slot_at"),
-  caption: text("caption"),
-  media: jsonb("media").$type<unknown[]>().notNull().default([]),
-  platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
-  postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-}, (t) => [
-  uniqueIndex("workflow_items_dest_idx").on(t.sourceId, t.accountId),
-  index("workflow_items_due_idx").on(t.slotAt).where(sql`status = 'queued'`),
-  index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
-]);
+export const workflowItems = pgTable(
+  "workflow_items",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    sourceId: uuid("source_id")
+      .notNull()
+      .references(() => workflowSources.id, { onDelete: "cascade" }),
+    workflowId: uuid("workflow_id")
+      .notNull()
+      .references(() => workflows.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    status: text("status").$type<"queued" | "skipped" | "posted" | "failed">().notNull(),
+    reason: text("reason"),
+    reasonCode: text("reason_code"),
+    slotAt: ts("slot_at"),
+    caption: text("caption"),
+    media: jsonb("media").$type<unknown[]>().notNull().default([]),
+    platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
+    postId: uuid("post_id").references(() => posts.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("workflow_items_dest_idx").on(t.sourceId, t.accountId),
+    index("workflow_items_due_idx").on(t.slotAt).where(sql`status = 'queued'`),
+    index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
+  ],
+);

@@ -3,10 +3,27 @@
  * It is never stored: storing it would let it drift from the targets. The SQL twin used to filter lists
  * (src/modules/posts/status-sql.ts) is checked against this function by tests/domain/status.test.ts.
  */
-export const TARGET_STATUSES = ["pending", "scheduled", "processing", "submitted", "published", "failed", "skipped", "cancelled"] as const;
+export const TARGET_STATUSES = [
+  "pending",
+  "scheduled",
+  "processing",
+  "submitted",
+  "published",
+  "failed",
+  "skipped",
+  "cancelled",
+] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];
 
-export const POST_STATUSES = ["queued", "scheduled", "processing", "partial", "published", "failed", "cancelled"] as const;
+export const POST_STATUSES = [
+  "queued",
+  "scheduled",
+  "processing",
+  "partial",
+  "published",
+  "failed",
+  "cancelled",
+] as const;
 export type PostStatus = (typeof POST_STATUSES)[number];
 
 const WAITING = new Set<TargetStatus>(["pending", "scheduled"]);
@@ -32,4 +49,5 @@ export function postStatus(targets: readonly TargetStatus[]): PostStatus {
   return published === 0 ? "failed" : "partial";
 }
 
-export const isTerminal = (s: TargetStatus) => s === "published" || s === "failed" || s === "skipped" || s === "cancelled";
+export const isTerminal = (s: TargetStatus) =>
+  s === "published" || s === "failed" || s === "skipped" || s === "cancelled";

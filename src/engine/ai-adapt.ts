@@ -19,17 +19,28 @@ const GUIDANCE: Record<string, string> = {
   tiktok: "Rewrite this as a short, lively TikTok caption with a few relevant hashtags.",
 };
 
-const RULES = "Keep every link exactly as written. Do not invent facts. Answer with the new caption only, no quotes or commentary.";
+const RULES =
+  "Keep every link exactly as written. Do not invent facts. Answer with the new caption only, no quotes or commentary.";
 
 const LINK = /https?:\/\/[^\s<>"')\]]+/g;
 
-export async function adaptCaption(ai: AiConfig, p: { text: string; platform: string; instructions?: string }, log: Logger): Promise<string | null> {
+export async function adaptCaption(
+  ai: AiConfig,
+  p: { text: string; platform: string; instructions?: string },
+  log: Logger,
+): Promise<string | null> {
   const system = `${p.instructions?.trim() || GUIDANCE[p.platform] || "Rewrite this caption for the destination platform."} ${RULES}`;
   try {
     const res = await fetch(`${ai.baseUrl}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", ...(ai.apiKey && { authorization: `Bearer ${ai.apiKey}` }) },
-      body: JSON.stringify({ model: ai.model, messages: [{ role: "system", content: system }, { role: "user", content: p.text }] }),
+      body: JSON.stringify({
+        model: ai.model,
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: p.text },
+        ],
+      }),
       signal: AbortSignal.timeout(ai.timeoutMs),
     });
     if (!res.ok) {

@@ -10,17 +10,37 @@ export interface ObservedFailure {
   kind: string;
 }
 
-export function observedHttp(http: ProviderHttp): { http: ProviderHttp; lastFailure(): ObservedFailure | undefined; reset(): void } {
+export function observedHttp(http: ProviderHttp): {
+  http: ProviderHttp;
+  lastFailure(): ObservedFailure | undefined;
+  reset(): void;
+} {
   let last: ObservedFailure | undefined;
   const wrapped: ProviderHttp = {
-    get baseUrl() { return http.baseUrl; },
-    get timeoutMs() { return http.timeoutMs; },
-    get webSocket() { return http.webSocket; },
-    async request<T>(method: string, path: string, opts?: Parameters<ProviderHttp["request"]>[2]): Promise<ProviderResult<T>> {
+    get baseUrl() {
+      return http.baseUrl;
+    },
+    get timeoutMs() {
+      return http.timeoutMs;
+    },
+    get webSocket() {
+      return http.webSocket;
+    },
+    async request<T>(
+      method: string,
+      path: string,
+      opts?: Parameters<ProviderHttp["request"]>[2],
+    ): Promise<ProviderResult<T>> {
       const res = await http.request<T>(method, path, opts);
       if (!res.ok) last = { status: res.status, kind: res.outcome.kind };
       return res;
     },
   };
-  return { http: wrapped, lastFailure: () => last, reset: () => { last = undefined; } };
+  return {
+    http: wrapped,
+    lastFailure: () => last,
+    reset: () => {
+      last = undefined;
+    },
+  };
 }

@@ -39,7 +39,12 @@ export async function trackAccounts(db: Db, now: Date): Promise<void> {
 }
 
 /** Posts made on the platform itself: added once, never over an item the service published. */
-export async function trackNativePosts(db: Db, account: { id: string; profileId: string; platform: string }, posts: RecentPost[], now: Date): Promise<void> {
+export async function trackNativePosts(
+  db: Db,
+  account: { id: string; profileId: string; platform: string },
+  posts: RecentPost[],
+  now: Date,
+): Promise<void> {
   if (!posts.length) return;
   const rows = posts.map((p) => {
     const first = p.media[0];

@@ -26,9 +26,15 @@ export function removePrompts(text: string): string {
   const lines = text.split("\n").map((line) => {
     // Sentences with their closing punctuation; a sentence with a prompt goes, the rest stays.
     const sentences = line.match(/[^.!?]+[.!?]*\s*/g) ?? [line];
-    return sentences.filter((s) => !PROMPT_PATTERNS.some((p) => p.test(s))).join("").trimEnd();
+    return sentences
+      .filter((s) => !PROMPT_PATTERNS.some((p) => p.test(s)))
+      .join("")
+      .trimEnd();
   });
-  return lines.join("\n").replace(/\n{3,}/g, "\n\n").trim();
+  return lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
 }
 
 /** "@name" becomes "name"; e-mail addresses (a word character before the @) stay as they are. */
@@ -69,7 +75,12 @@ export async function buildCaption(c: CaptionInput): Promise<string> {
   let body = c.text;
   if (s.remove_comment_dm_prompts) body = removePrompts(body);
   if (s.adapt_caption && c.ai && body.trim()) {
-    body = (await adaptCaption(c.ai, { text: body, platform: c.platform, instructions: s.adapt_caption_instructions }, c.log)) ?? body;
+    body =
+      (await adaptCaption(
+        c.ai,
+        { text: body, platform: c.platform, instructions: s.adapt_caption_instructions },
+        c.log,
+      )) ?? body;
   }
   let ending = s.caption_ending?.trim() ?? "";
   if (s.instagram?.remove_mentions) {

@@ -37,22 +37,32 @@ export interface ClaimRequest {
 
 export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget[]> {
   const platforms = Object.keys(req.caps).filter((p) => req.caps[p] > 0);
-  const limit = Math.min(req.limit, platforms.reduce((n, p) => n + req.caps[p], 0));
+  const limit = Math.min(
+    req.limit,
+    platforms.reduce((n, p) => n + req.caps[p], 0),
+  );
   if (limit <= 0) return [];
   // One call, one implicit transaction: crier_claim (migrations/0004_engine_rules.sql) does both steps.
   return claimStatement(db, {
-    now: req.now.toISOString(), leaseUntil: req.leaseUntil.toISOString(), claimedBy: req.claimedBy,
-    caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))), limit,
-    busy: pgArray(req.busyAccounts), postId: req.postId ?? null,
+    now: req.now.toISOString(),
+    leaseUntil: req.leaseUntil.toISOString(),
+    claimedBy: req.claimedBy,
+    caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
+    limit,
+    busy: pgArray(req.busyAccounts),
+    postId: req.postId ?? null,
   });
 }
 
 const p = (name: string) => sql.placeholder(name);
 // Prepared: one round trip per claim instead of a describe and then the call.
-const claimStatement = preparedSql<ClaimedTarget>("crier_claim_call", sql`
+const claimStatement = preparedSql<ClaimedTarget>(
+  "crier_claim_call",
+  sql`
     select id, post_id as "postId", account_id as "accountId", platform, attempts
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
-      ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`);
+      ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
+);
 
 /** A uuid[] literal; the ids come from the database. */
 function pgArray(ids: string[]): string {

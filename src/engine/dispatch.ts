@@ -9,7 +9,14 @@ import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
 import { providerFor } from "../platform/host/provider.ts";
 import type { OwnStorageOpener } from "../platform/host/media-guard.ts";
-import { RefreshError, type MediaItem, type Outcome, type Plugin, type PluginContext, type PublishJob } from "../platform/sdk.ts";
+import {
+  RefreshError,
+  type MediaItem,
+  type Outcome,
+  type Plugin,
+  type PluginContext,
+  type PublishJob,
+} from "../platform/sdk.ts";
 import { optionsForPlugin } from "../platform/host/options.ts";
 import type { ClaimedTarget } from "./claim.ts";
 import type { Recorder } from "./recorder.ts";
@@ -29,7 +36,10 @@ export interface DispatchSettings {
 }
 
 /** Exponential backoff with full jitter over the upper half: attempt 1 → 0.5..1 × base, doubling. */
-export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBaseMs" | "backoffMaxMs" | "random">): number {
+export function backoffMs(
+  attempt: number,
+  s: Pick<DispatchSettings, "backoffBaseMs" | "backoffMaxMs" | "random">,
+): number {
   const ceiling = Math.min(s.backoffMaxMs, s.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling / 2 + (ceiling / 2) * s.random());
 }
@@ -37,22 +47,30 @@ export function backoffMs(attempt: number, s: Pick<DispatchSettings, "backoffBas
 const threadPredecessors = sql`crier_thread_predecessors(${postTargets.postId}, ${postTargets.accountId}, ${postTargets.position}, ${postTargets.targetVariant})`;
 
 /** Everything the plugin needs about claimed targets, read in one query after the claim committed. */
-const selectJobs = prepared((d) => d.select({
-    target: postTargets,
-    content: posts.content,
-    media: posts.media,
-    account: accounts,
-    sandbox: profiles.sandbox,
-    // A thread item replies to the item before it and names the first (crier_thread_predecessors,
-    // migrations/0004_engine_rules.sql, is the thread rule the claim and housekeeping use too).
-    replyTo: sql<string | null>`(select e.platform_post_id from ${threadPredecessors} e order by e.position desc limit 1)`,
-    root: sql<string | null>`(select e.platform_post_id from ${threadPredecessors} e order by e.position asc limit 1)`,
-  }).from(postTargets)
+const selectJobs = prepared((d) =>
+  d
+    .select({
+      target: postTargets,
+      content: posts.content,
+      media: posts.media,
+      account: accounts,
+      sandbox: profiles.sandbox,
+      // A thread item replies to the item before it and names the first (crier_thread_predecessors,
+      // migrations/0004_engine_rules.sql, is the thread rule the claim and housekeeping use too).
+      replyTo: sql<
+        string | null
+      >`(select e.platform_post_id from ${threadPredecessors} e order by e.position desc limit 1)`,
+      root: sql<
+        string | null
+      >`(select e.platform_post_id from ${threadPredecessors} e order by e.position asc limit 1)`,
+    })
+    .from(postTargets)
     .innerJoin(posts, eq(posts.id, postTargets.postId))
     .innerJoin(accounts, eq(accounts.id, postTargets.accountId))
     .innerJoin(profiles, eq(profiles.id, accounts.profileId))
     .where(sql`${postTargets.id} = any(${sql.placeholder("ids")}::text::uuid[])`)
-    .prepare("crier_claimed_jobs"));
+    .prepare("crier_claimed_jobs"),
+);
 
 export type Job = Awaited<ReturnType<ReturnType<typeof selectJobs>["execute"]>>[number];
 
@@ -66,7 +84,8 @@ async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined>
   return (await loadJobs(ctx, [id])).get(id);
 }
 
-type Result = { kind: "published"; id: string; url: string | null }
+type Result =
+  | { kind: "published"; id: string; url: string | null }
   | { kind: "submitted"; handle: string }
   | { kind: "retry"; at: Date; reason: string }
   | { kind: "failed"; code: string; reason: string };
@@ -76,14 +95,29 @@ function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Resul
   const now = ctx.clock.now();
   switch (r.kind) {
     case "published":
-      return s.recorder.record(targetId, { status: "published", platformPostId: r.id, platformPostUrl: r.url, publishedAt: now, at: now });
+      return s.recorder.record(targetId, {
+        status: "published",
+        platformPostId: r.id,
+        platformPostUrl: r.url,
+        publishedAt: now,
+        at: now,
+      });
     case "submitted":
       return s.recorder.record(targetId, {
-        status: "submitted", submittedHandle: r.handle, submitDeadline: new Date(now.getTime() + s.submitDeadlineMs),
-        dueAt: new Date(now.getTime() + s.submitPollMs), at: now,
+        status: "submitted",
+        submittedHandle: r.handle,
+        submitDeadline: new Date(now.getTime() + s.submitDeadlineMs),
+        dueAt: new Date(now.getTime() + s.submitPollMs),
+        at: now,
       });
     case "retry":
-      return s.recorder.record(targetId, { status: "scheduled", dueAt: r.at, error: `Will try again at ${r.at.toISOString()}: ${r.reason}`, errorCode: "retry_scheduled", at: now });
+      return s.recorder.record(targetId, {
+        status: "scheduled",
+        dueAt: r.at,
+        error: `Will try again at ${r.at.toISOString()}: ${r.reason}`,
+        errorCode: "retry_scheduled",
+        at: now,
+      });
     case "failed":
       return s.recorder.record(targetId, { status: "failed", error: r.reason, errorCode: r.code, at: now });
   }
@@ -102,11 +136,21 @@ async function call(fn: () => Promise<Outcome>): Promise<Outcome> {
  * auth_expired: one refresh through the plugin, then one more try. The token was refused, so nothing
  * was created and trying again is safe. Still refused → the account needs the user.
  */
-async function withRefresh(ctx: AppContext, s: DispatchSettings, plugin: Plugin, pctx: PluginContext, accountId: string, run: () => Promise<Outcome>): Promise<Outcome | "reconnect"> {
+async function withRefresh(
+  ctx: AppContext,
+  s: DispatchSettings,
+  plugin: Plugin,
+  pctx: PluginContext,
+  accountId: string,
+  run: () => Promise<Outcome>,
+): Promise<Outcome | "reconnect"> {
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
   if (plugin.refresh) {
-    const refreshed = await plugin.refresh(pctx).then(() => true, (e: unknown) => e);
+    const refreshed = await plugin.refresh(pctx).then(
+      () => true,
+      (e: unknown) => e,
+    );
     if (refreshed === true) {
       const second = await call(run);
       if (second.kind !== "auth_expired") return second;
@@ -123,28 +167,61 @@ async function withRefresh(ctx: AppContext, s: DispatchSettings, plugin: Plugin,
   return "reconnect";
 }
 
-const RECONNECT = { kind: "failed" as const, code: "auth_required", reason: "The platform no longer accepts this account's authorization. Reconnect the account (POST /v1/accounts/connect/{platform}), then retry the target." };
+const RECONNECT = {
+  kind: "failed" as const,
+  code: "auth_required",
+  reason:
+    "The platform no longer accepts this account's authorization. Reconnect the account (POST /v1/accounts/connect/{platform}), then retry the target.",
+};
 
-export async function publishTarget(ctx: AppContext, s: DispatchSettings, target: ClaimedTarget, loaded?: Job): Promise<Outcome["kind"] | "failed"> {
+export async function publishTarget(
+  ctx: AppContext,
+  s: DispatchSettings,
+  target: ClaimedTarget,
+  loaded?: Job,
+): Promise<Outcome["kind"] | "failed"> {
   const log = ctx.log.child({ component: "engine", target_id: target.id, platform: target.platform });
-  const job = loaded ?? await loadJobOne(ctx, target.id);
+  const job = loaded ?? (await loadJobOne(ctx, target.id));
   if (!job) return "failed"; // deleted meanwhile (cannot happen while processing: delete refuses)
   if (job.account.status !== "active" || !job.account.credentials) {
-    await record(ctx, s, target.id, job.account.status === "auth_required" ? RECONNECT
-      : { kind: "failed", code: "account_disconnected", reason: "The account was disconnected before this target was published. Connect it again, then retry the target." });
+    await record(
+      ctx,
+      s,
+      target.id,
+      job.account.status === "auth_required"
+        ? RECONNECT
+        : {
+            kind: "failed",
+            code: "account_disconnected",
+            reason:
+              "The account was disconnected before this target was published. Connect it again, then retry the target.",
+          },
+    );
     return "failed";
   }
   let provider: ReturnType<typeof providerFor>;
   try {
-    provider = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage, allowMediaAddress: s.allowMediaAddress });
+    provider = providerFor(ctx, job.account, {
+      sandbox: job.sandbox,
+      ownStorage: s.ownStorage,
+      allowMediaAddress: s.allowMediaAddress,
+    });
   } catch (e) {
     // Nothing was sent: the failure is ours (no plugin, unreadable credentials), and it is reported as such.
-    await record(ctx, s, target.id, { kind: "failed", code: "internal_error", reason: `Crier could not prepare the publish: ${(e as Error)?.message}` });
+    await record(ctx, s, target.id, {
+      kind: "failed",
+      code: "internal_error",
+      reason: `Crier could not prepare the publish: ${(e as Error)?.message}`,
+    });
     return "failed";
   }
   const { plugin, context } = provider;
   if (!plugin.publish) {
-    await record(ctx, s, target.id, { kind: "failed", code: "platform_not_supported", reason: `Publishing to ${plugin.displayName} is not available in this version of Crier.` });
+    await record(ctx, s, target.id, {
+      kind: "failed",
+      code: "platform_not_supported",
+      reason: `Publishing to ${plugin.displayName} is not available in this version of Crier.`,
+    });
     return "failed";
   }
   const t = job.target;
@@ -156,7 +233,9 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
     idempotencyToken: t.id,
     ...(job.replyTo && { replyTo: { platformPostId: job.replyTo, rootPlatformPostId: job.root ?? job.replyTo } }),
   };
-  const outcome = await withRefresh(ctx, s, plugin, context, job.account.id, () => plugin.publish!(context, publishJob));
+  const outcome = await withRefresh(ctx, s, plugin, context, job.account.id, () =>
+    plugin.publish!(context, publishJob),
+  );
   const now = ctx.clock.now();
   if (outcome === "reconnect") {
     await record(ctx, s, target.id, RECONNECT);
@@ -172,18 +251,30 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
       break;
     case "retryable":
       if (target.attempts >= s.maxAttempts) {
-        await record(ctx, s, target.id, { kind: "failed", code: "retries_exhausted", reason: `Gave up after ${target.attempts} attempts: ${outcome.reason}` });
+        await record(ctx, s, target.id, {
+          kind: "failed",
+          code: "retries_exhausted",
+          reason: `Gave up after ${target.attempts} attempts: ${outcome.reason}`,
+        });
       } else {
         const wait = Math.max(outcome.retryAfterMs ?? 0, backoffMs(target.attempts, s));
         await record(ctx, s, target.id, { kind: "retry", at: new Date(now.getTime() + wait), reason: outcome.reason });
       }
       break;
     case "permanent":
-      await record(ctx, s, target.id, { kind: "failed", code: outcome.code ?? "platform_rejected", reason: outcome.reason });
+      await record(ctx, s, target.id, {
+        kind: "failed",
+        code: outcome.code ?? "platform_rejected",
+        reason: outcome.reason,
+      });
       break;
     case "unknown":
     case "auth_expired":
-      await record(ctx, s, target.id, { kind: "failed", code: "outcome_unknown", reason: `${outcome.reason} The post may or may not be on the platform; check there before retrying.` });
+      await record(ctx, s, target.id, {
+        kind: "failed",
+        code: "outcome_unknown",
+        reason: `${outcome.reason} The post may or may not be on the platform; check there before retrying.`,
+      });
       break;
   }
   return outcome.kind;
@@ -194,7 +285,11 @@ export async function publishTarget(ctx: AppContext, s: DispatchSettings, target
  * create the post once the platform finished processing (X attaches the video then), so two copies must
  * never poll one target at once, and a poll cut short by a crash ends outcome_unknown like a publish.
  */
-export async function claimPolls(ctx: AppContext, s: DispatchSettings & { leaseMs: number }, limit: number): Promise<string[]> {
+export async function claimPolls(
+  ctx: AppContext,
+  s: DispatchSettings & { leaseMs: number },
+  limit: number,
+): Promise<string[]> {
   const now = ctx.clock.now();
   const rows = await ctx.db.rows<{ id: string }>(sql`
     update post_targets set due_at = ${new Date(now.getTime() + s.submitPollMs).toISOString()}::timestamptz,
@@ -212,25 +307,44 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
   if (!job || job.target.status !== "submitted") return;
   const t = job.target;
   const now = ctx.clock.now();
-  const fail = (code: string, reason: string) => s.recorder.recordCheck(targetId, { status: "failed", errorCode: code, error: reason, at: now });
+  const fail = (code: string, reason: string) =>
+    s.recorder.recordCheck(targetId, { status: "failed", errorCode: code, error: reason, at: now });
   if (job.account.status !== "active" || !job.account.credentials) {
-    return fail("auth_required", "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.");
+    return fail(
+      "auth_required",
+      "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.",
+    );
   }
-  const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage, allowMediaAddress: s.allowMediaAddress });
+  const { plugin, context } = providerFor(ctx, job.account, {
+    sandbox: job.sandbox,
+    ownStorage: s.ownStorage,
+    allowMediaAddress: s.allowMediaAddress,
+  });
   const outcome = plugin.checkStatus
-    ? await withRefresh(ctx, s, plugin, context, job.account.id, () => plugin.checkStatus!(context, t.submittedHandle ?? ""))
+    ? await withRefresh(ctx, s, plugin, context, job.account.id, () =>
+        plugin.checkStatus!(context, t.submittedHandle ?? ""),
+      )
     : { kind: "unknown" as const, reason: "The plugin cannot check on submitted work." };
   if (outcome === "reconnect") return fail("auth_required", RECONNECT.reason);
   let handle = t.submittedHandle;
   switch (outcome.kind) {
     case "published":
-      return s.recorder.recordCheck(targetId, { status: "published", platformPostId: outcome.platformPostId, platformPostUrl: outcome.url, publishedAt: now, at: now });
+      return s.recorder.recordCheck(targetId, {
+        status: "published",
+        platformPostId: outcome.platformPostId,
+        platformPostUrl: outcome.url,
+        publishedAt: now,
+        at: now,
+      });
     case "permanent":
       return fail(outcome.code ?? "platform_rejected", outcome.reason);
     case "unknown":
     case "auth_expired":
       // The check may have created the post (a timeout after its creating call): never polled again.
-      return fail("outcome_unknown", `${outcome.reason} The post may or may not be on the platform; check there before retrying.`);
+      return fail(
+        "outcome_unknown",
+        `${outcome.reason} The post may or may not be on the platform; check there before retrying.`,
+      );
     case "submitted":
       handle = outcome.handle;
       break;
@@ -238,9 +352,18 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
       break;
   }
   if (t.submitDeadline && t.submitDeadline.getTime() <= now.getTime()) {
-    return fail("outcome_unknown", `The platform was still processing the post at the deadline (${t.submitDeadline.toISOString()}); it may appear later.`);
+    return fail(
+      "outcome_unknown",
+      `The platform was still processing the post at the deadline (${t.submitDeadline.toISOString()}); it may appear later.`,
+    );
   }
   // Still processing, or a passing error where nothing was created: the next poll stays where claimPolls
   // put it (due_at), and the lease is released.
-  return s.recorder.recordCheck(targetId, { status: "submitted", submittedHandle: handle, submitDeadline: t.submitDeadline, dueAt: t.dueAt, at: now });
+  return s.recorder.recordCheck(targetId, {
+    status: "submitted",
+    submittedHandle: handle,
+    submitDeadline: t.submitDeadline,
+    dueAt: t.dueAt,
+    at: now,
+  });
 }

@@ -48,7 +48,10 @@ export class JobRunner {
     await renewJobLeases(this.ctx.db, this.heldBy, [...this.runs.keys()], until);
     for (const job of this.jobs) {
       if (this.runs.has(job.name) || !(await takeJobLease(this.ctx.db, job.name, this.heldBy, now, until))) continue;
-      this.runs.set(job.name, this.runOne(job).finally(() => this.runs.delete(job.name)));
+      this.runs.set(
+        job.name,
+        this.runOne(job).finally(() => this.runs.delete(job.name)),
+      );
     }
   }
 
@@ -70,8 +73,9 @@ export class JobRunner {
       this.log.error("periodic job failed", { job: job.name, error: (e as Error)?.message });
     }
     const next = new Date(this.ctx.clock.now().getTime() + job.everyMs);
-    await releaseJobLease(this.ctx.db, job.name, this.heldBy, next)
-      .catch((e) => this.log.error("periodic job lease not released", { job: job.name, error: (e as Error)?.message }));
+    await releaseJobLease(this.ctx.db, job.name, this.heldBy, next).catch((e) =>
+      this.log.error("periodic job lease not released", { job: job.name, error: (e as Error)?.message }),
+    );
   }
 }
 
@@ -93,7 +97,10 @@ async function renewJobLeases(db: Db, heldBy: string, names: string[], until: Da
   if (!names.length) return;
   await db.rows(sql`
     update engine_jobs set lease_until = ${iso(until)}::timestamptz
-    where held_by = ${heldBy} and name in (${sql.join(names.map((n) => sql`${n}`), sql`, `)})
+    where held_by = ${heldBy} and name in (${sql.join(
+      names.map((n) => sql`${n}`),
+      sql`, `,
+    )})
     returning name`);
 }
 

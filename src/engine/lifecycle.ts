@@ -104,11 +104,15 @@ export class EngineLifecycle {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
       Promise.all([pool.publishesSettled(), checks.settled(), jobs.settled(), workflows.settled()]).then(() => false),
-      new Promise<boolean>((r) => { timer = setTimeout(() => r(true), this.o.shutdownTimeoutMs); }),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(true), this.o.shutdownTimeoutMs);
+      }),
     ]);
     clearTimeout(timer);
     if (timedOut) {
-      this.log.warn("stopped with work still in flight", { targets: [...pool.publishingIds(), ...checks.checkingIds()] });
+      this.log.warn("stopped with work still in flight", {
+        targets: [...pool.publishingIds(), ...checks.checkingIds()],
+      });
     }
   }
 
@@ -116,7 +120,12 @@ export class EngineLifecycle {
   private async chores(): Promise<void> {
     const { pool, checks, workflows } = this.parts;
     const now = this.ctx.clock.now();
-    await renewLeases(this.ctx.db, this.o.id, [...pool.publishingIds(), ...checks.checkingIds()], new Date(now.getTime() + this.o.leaseMs));
+    await renewLeases(
+      this.ctx.db,
+      this.o.id,
+      [...pool.publishingIds(), ...checks.checkingIds()],
+      new Date(now.getTime() + this.o.leaseMs),
+    );
     const expired = await expireLeases(this.ctx.db, now);
     if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
     await failUnpublishable(this.ctx.db, now);
@@ -133,10 +142,13 @@ export class EngineLifecycle {
     const at = next.getTime();
     this.wake = {
       at,
-      timer: setTimeout(() => {
-        this.wake = undefined;
-        this.parts.pool.claimSoon();
-      }, Math.max(0, at - now) + 1),
+      timer: setTimeout(
+        () => {
+          this.wake = undefined;
+          this.parts.pool.claimSoon();
+        },
+        Math.max(0, at - now) + 1,
+      ),
     };
   }
 

@@ -18,7 +18,11 @@ export interface PoolOptions {
   onClaimsSettled?: () => void;
 }
 
-interface Running { promise: Promise<void>; platform: string; accountId: string }
+interface Running {
+  promise: Promise<void>;
+  platform: string;
+  accountId: string;
+}
 
 // Claims run several at once (each commit waits for the disk; PostgreSQL flushes concurrent commits
 // together), each on slots it reserved first, so together they never exceed a cap.
@@ -140,7 +144,10 @@ export class PublishPool {
       if (!claimed.length) return 0;
       await beforeStart?.();
       // One query loads every claimed job; they count as running from now on.
-      const jobs = loadJobs(this.ctx, claimed.map((t) => t.id));
+      const jobs = loadJobs(
+        this.ctx,
+        claimed.map((t) => t.id),
+      );
       for (const t of claimed) this.startPublish(t, jobs);
       return claimed.length;
     } finally {
@@ -150,13 +157,24 @@ export class PublishPool {
   }
 
   private startPublish(target: ClaimedTarget, jobs: Promise<Map<string, Job>>) {
-    const promise = jobs.then((m) => m.get(target.id), () => undefined)
+    const promise = jobs
+      .then(
+        (m) => m.get(target.id),
+        () => undefined,
+      )
       .then((loaded) => publishTarget(this.ctx, this.settings, target, loaded))
-      .then(() => undefined, (e) => {
-        // Our own failure before or after the plugin call: the lease runs out and the target ends
-        // outcome_unknown unless the result was recorded; never silently requeued.
-        this.log.error("publish crashed", { target_id: target.id, error: (e as Error)?.message, stack: (e as Error)?.stack });
-      })
+      .then(
+        () => undefined,
+        (e) => {
+          // Our own failure before or after the plugin call: the lease runs out and the target ends
+          // outcome_unknown unless the result was recorded; never silently requeued.
+          this.log.error("publish crashed", {
+            target_id: target.id,
+            error: (e as Error)?.message,
+            stack: (e as Error)?.stack,
+          });
+        },
+      )
       .finally(() => {
         this.running.delete(target.id);
         this.claimSoon();
@@ -170,7 +188,9 @@ export class PublishPool {
     return this.countedClaim(async () => {
       do {
         this.claimAgain = false;
-        while (!this.closed && (await this.claimRound()) > 0) { /* claim while there is work and room */ }
+        while (!this.closed && (await this.claimRound()) > 0) {
+          /* claim while there is work and room */
+        }
       } while (this.claimAgain && !this.closed);
     });
   }

@@ -29,7 +29,13 @@ export interface TargetResult {
 /** What the target is while we hold it: claimed to publish (processing) or to check on (submitted). */
 type HeldAs = "processing" | "submitted";
 
-interface Pending { id: string; r: TargetResult; heldAs: HeldAs; done: () => void; fail: (e: unknown) => void }
+interface Pending {
+  id: string;
+  r: TargetResult;
+  heldAs: HeldAs;
+  done: () => void;
+  fail: (e: unknown) => void;
+}
 
 const p = (name: string) => sql.placeholder(name);
 /**
@@ -42,7 +48,9 @@ const p = (name: string) => sql.placeholder(name);
  * decides that, is committed durably. set_config(..., true) inside the statement applies to its own
  * implicit transaction, whose commit is what it relaxes (no BEGIN / SET LOCAL / COMMIT round trips).
  */
-const recordStatement = preparedSql("crier_record_results", sql`
+const recordStatement = preparedSql(
+  "crier_record_results",
+  sql`
   update post_targets t set status = v.status, platform_post_id = v.ppid, platform_post_url = v.url,
     published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
     submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at
@@ -52,7 +60,8 @@ const recordStatement = preparedSql("crier_record_results", sql`
   where t.id = v.id and t.claimed_by = ${p("claimedBy")}::text
     and (t.status = v.held_as
       or (v.held_as = 'processing' and t.status = 'failed' and t.error_code = 'outcome_unknown'))
-  returning t.id`);
+  returning t.id`,
+);
 
 const MAX_BATCH = 64;
 
@@ -61,7 +70,10 @@ export class Recorder {
   private writing = false;
   private scheduled = false;
 
-  constructor(private db: Db, private claimedBy: string) {}
+  constructor(
+    private db: Db,
+    private claimedBy: string,
+  ) {}
 
   /** What came of publishing a target we claimed (it is processing under our lease). */
   record(id: string, r: TargetResult): Promise<void> {
@@ -110,9 +122,18 @@ export class Recorder {
     const ts = (d: Date | null | undefined) => (d ? d.toISOString() : null);
     try {
       const rows = batch.map(({ id, r, heldAs }) => ({
-        id, status: r.status, ppid: r.platformPostId ?? null, url: r.platformPostUrl ?? null, published_at: ts(r.publishedAt),
-        error: r.error ?? null, code: r.errorCode ?? null, due_at: ts(r.dueAt), handle: r.submittedHandle ?? null,
-        deadline: ts(r.submitDeadline), at: ts(r.at), held_as: heldAs,
+        id,
+        status: r.status,
+        ppid: r.platformPostId ?? null,
+        url: r.platformPostUrl ?? null,
+        published_at: ts(r.publishedAt),
+        error: r.error ?? null,
+        code: r.errorCode ?? null,
+        due_at: ts(r.dueAt),
+        handle: r.submittedHandle ?? null,
+        deadline: ts(r.submitDeadline),
+        at: ts(r.at),
+        held_as: heldAs,
       }));
       await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
       for (const p of batch) p.done();

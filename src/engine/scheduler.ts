@@ -78,7 +78,11 @@ type ResolvedOptions = typeof ENGINE_DEFAULTS & EngineOptions;
 
 export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine {
   const fromConfig = { leaseMs: ctx.config.publishLeaseSeconds * 1000, maxAttempts: ctx.config.publishMaxAttempts };
-  const o = { ...ENGINE_DEFAULTS, ...fromConfig, ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) } as ResolvedOptions;
+  const o = {
+    ...ENGINE_DEFAULTS,
+    ...fromConfig,
+    ...Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)),
+  } as ResolvedOptions;
   const id = opts.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const log = ctx.log.child({ component: "engine", engine: id });
   const settings: DispatchSettings = {
@@ -94,19 +98,29 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     allowMediaAddress: o.allowMediaAddress,
     recorder: new Recorder(ctx.db, id),
   };
-  const pool = new PublishPool(ctx, settings, {
-    concurrency: o.concurrency,
-    platformCaps: platformCaps(ctx, o.concurrency),
-    leaseMs: o.leaseMs,
-    onClaimsSettled: o.wakeForNextDue ? () => life.armWake() : undefined,
-  }, log);
+  const pool = new PublishPool(
+    ctx,
+    settings,
+    {
+      concurrency: o.concurrency,
+      platformCaps: platformCaps(ctx, o.concurrency),
+      leaseMs: o.leaseMs,
+      onClaimsSettled: o.wakeForNextDue ? () => life.armWake() : undefined,
+    },
+    log,
+  );
   const parts = {
     pool,
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
     workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }),
   };
-  const life = new EngineLifecycle(ctx, parts, { id, leaseMs: o.leaseMs, shutdownTimeoutMs: o.shutdownTimeoutMs, onTick: o.onTick }, log);
+  const life = new EngineLifecycle(
+    ctx,
+    parts,
+    { id, leaseMs: o.leaseMs, shutdownTimeoutMs: o.shutdownTimeoutMs, onTick: o.onTick },
+    log,
+  );
   return {
     id,
     tick: () => life.tick(),
@@ -124,10 +138,18 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
  * limits), else the plugin's declaration; never above the copy's own concurrency.
  */
 function platformCaps(ctx: AppContext, concurrency: number): Map<string, number> {
-  return new Map(ctx.platforms.list().filter((p) => p.publish).map((p) => {
-    const set = Number(platformSettings(ctx, p.platform).CONCURRENCY);
-    return [p.platform, Math.min(Number.isInteger(set) && set > 0 ? set : p.concurrency ?? concurrency, concurrency)] as const;
-  }));
+  return new Map(
+    ctx.platforms
+      .list()
+      .filter((p) => p.publish)
+      .map((p) => {
+        const set = Number(platformSettings(ctx, p.platform).CONCURRENCY);
+        return [
+          p.platform,
+          Math.min(Number.isInteger(set) && set > 0 ? set : (p.concurrency ?? concurrency), concurrency),
+        ] as const;
+      }),
+  );
 }
 
 /**

@@ -29,9 +29,12 @@ export class StatusChecks {
     const due = await claimPolls(this.ctx, { ...this.settings, leaseMs: this.leaseMs }, CHECKS_PER_TICK);
     for (const id of due) {
       if (this.checking.has(id)) continue;
-      this.checking.set(id, pollTarget(this.ctx, this.settings, id)
-        .catch((e) => this.log.error("status check failed", { target_id: id, error: (e as Error)?.message }))
-        .finally(() => this.checking.delete(id)));
+      this.checking.set(
+        id,
+        pollTarget(this.ctx, this.settings, id)
+          .catch((e) => this.log.error("status check failed", { target_id: id, error: (e as Error)?.message }))
+          .finally(() => this.checking.delete(id)),
+      );
     }
   }
 

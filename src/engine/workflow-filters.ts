@@ -15,13 +15,24 @@ export const hashtagsOf = (text: string) => new Set([...text.matchAll(HASHTAG)].
 /** Null when the post passes; otherwise the filter that stopped it. Exclude wins over include. */
 export function filterSkip(post: Pick<RecentPost, "kind" | "content">, settings: WorkflowSettings): Skip | null {
   const f = settings.content_filters ?? {};
-  if (f.types?.[post.kind] === false) return { code: "filter_type", reason: `content_filters.types.${post.kind} is false: ${post.kind} posts are not copied.` };
+  if (f.types?.[post.kind] === false)
+    return {
+      code: "filter_type",
+      reason: `content_filters.types.${post.kind} is false: ${post.kind} posts are not copied.`,
+    };
   const tags = hashtagsOf(post.content);
   const excluded = (f.hashtags?.exclude ?? []).map(norm).find((t) => tags.has(t));
-  if (excluded) return { code: "filter_hashtag_exclude", reason: `The post has #${excluded}, listed in content_filters.hashtags.exclude.` };
+  if (excluded)
+    return {
+      code: "filter_hashtag_exclude",
+      reason: `The post has #${excluded}, listed in content_filters.hashtags.exclude.`,
+    };
   const include = (f.hashtags?.include ?? []).map(norm);
   if (include.length && !include.some((t) => tags.has(t))) {
-    return { code: "filter_hashtag_include", reason: `The post has none of content_filters.hashtags.include (${include.map((t) => `#${t}`).join(", ")}).` };
+    return {
+      code: "filter_hashtag_include",
+      reason: `The post has none of content_filters.hashtags.include (${include.map((t) => `#${t}`).join(", ")}).`,
+    };
   }
   return null;
 }

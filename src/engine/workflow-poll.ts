@@ -10,7 +10,15 @@ import { accounts, profiles, workflows } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { checkTarget } from "../platform/host/content-check.ts";
 import { providerFor } from "../platform/host/provider.ts";
-import { RefreshError, type FailureOutcome, type MediaItem, type Plugin, type PluginContext, type RecentMedia, type RecentPost } from "../platform/sdk.ts";
+import {
+  RefreshError,
+  type FailureOutcome,
+  type MediaItem,
+  type Plugin,
+  type PluginContext,
+  type RecentMedia,
+  type RecentPost,
+} from "../platform/sdk.ts";
 import type { DestinationSettings, WorkflowSettings } from "../domain/workflow-settings.ts";
 import { buildCaption } from "./captions.ts";
 import { filterSkip } from "./workflow-filters.ts";
@@ -34,7 +42,12 @@ export interface PollResult {
 const OVERLAP_MS = 10 * 60_000;
 
 /** Reads the source; auth failures get one refresh, and a refusal marks the source account auth_required. */
-async function readSource(ctx: AppContext, wf: WorkflowRow, source: AccountRow, sandbox: boolean): Promise<RecentPost[]> {
+async function readSource(
+  ctx: AppContext,
+  wf: WorkflowRow,
+  source: AccountRow,
+  sandbox: boolean,
+): Promise<RecentPost[]> {
   const { plugin, context } = providerFor(ctx, source, { sandbox });
   if (!plugin.fetchRecent) throw new Error(`${plugin.displayName} cannot be read as a workflow source.`);
   // The plugin reports a failed read as an exception; the HTTP client's classification says which kind.
@@ -62,7 +75,10 @@ async function readSource(ctx: AppContext, wf: WorkflowRow, source: AccountRow, 
         if ((failure as FailureOutcome | undefined)?.kind !== "auth_expired") throw again;
       }
     }
-    await ctx.db.db.update(accounts).set({ status: "auth_required", updatedAt: ctx.clock.now() }).where(eq(accounts.id, source.id));
+    await ctx.db.db
+      .update(accounts)
+      .set({ status: "auth_required", updatedAt: ctx.clock.now() })
+      .where(eq(accounts.id, source.id));
     throw new Error(`The source account @${source.username} needs to be reconnected: ${(e as Error).message}`);
   }
 }
@@ -97,7 +113,8 @@ interface Planned {
 
 /** What the destination's platform_options are, from its workflow settings (Snapchat, Reddit). */
 function optionsFor(platform: string, s: DestinationSettings | undefined): Record<string, unknown> | null {
-  if (platform === "snapchat" && s?.snapchat) return { placements: s.snapchat.publish_targets, locale: s.snapchat.locale };
+  if (platform === "snapchat" && s?.snapchat)
+    return { placements: s.snapchat.publish_targets, locale: s.snapchat.locale };
   if (platform === "reddit" && s?.reddit) {
     const { post_type, ...rest } = s.reddit;
     return { ...rest, postType: post_type };
@@ -120,10 +137,28 @@ function notDownloadable(post: RecentPost, sourcePlatform: string): string | nul
   return `The source post's ${page.type} cannot be copied: ${sourcePlatform} gives only ${page.url}, not the file itself.`;
 }
 
-async function plan(ctx: AppContext, settings: WorkflowSettings, post: RecentPost, dest: Destination, ownOutput: boolean, sourcePlatform: string): Promise<Planned> {
-  const base = { accountId: dest.account.id, caption: null, media: [], options: null, intervalMs: (dest.settings?.minimum_interval_minutes ?? 0) * 60_000 };
+async function plan(
+  ctx: AppContext,
+  settings: WorkflowSettings,
+  post: RecentPost,
+  dest: Destination,
+  ownOutput: boolean,
+  sourcePlatform: string,
+): Promise<Planned> {
+  const base = {
+    accountId: dest.account.id,
+    caption: null,
+    media: [],
+    options: null,
+    intervalMs: (dest.settings?.minimum_interval_minutes ?? 0) * 60_000,
+  };
   if (ownOutput) {
-    return { ...base, status: "skipped", reasonCode: "workflow_output", reason: "This source post was created by a Crier workflow; workflow output is never copied again (no loops)." };
+    return {
+      ...base,
+      status: "skipped",
+      reasonCode: "workflow_output",
+      reason: "This source post was created by a Crier workflow; workflow output is never copied again (no loops).",
+    };
   }
   const skip = filterSkip(post, settings);
   if (skip) return { ...base, status: "skipped", reasonCode: skip.code, reason: skip.reason };
@@ -132,40 +167,71 @@ async function plan(ctx: AppContext, settings: WorkflowSettings, post: RecentPos
   if (page) return { ...base, status: "skipped", reasonCode: "media_not_downloadable", reason: page };
   const plugin = dest.plugin;
   if (!plugin?.publish || !plugin.capabilities.destination) {
-    return { ...base, status: "skipped", reasonCode: "platform_not_supported", reason: `Crier cannot publish to ${dest.account.platform}.` };
+    return {
+      ...base,
+      status: "skipped",
+      reasonCode: "platform_not_supported",
+      reason: `Crier cannot publish to ${dest.account.platform}.`,
+    };
   }
   const media = mediaFor(dest.account.platform, post.media, settings);
-  const limit = media.length && plugin.textLimit.withMediaMax !== undefined ? Math.min(plugin.textLimit.max, plugin.textLimit.withMediaMax) : plugin.textLimit.max;
+  const limit =
+    media.length && plugin.textLimit.withMediaMax !== undefined
+      ? Math.min(plugin.textLimit.max, plugin.textLimit.withMediaMax)
+      : plugin.textLimit.max;
   const caption = await buildCaption({
-    text: post.content, platform: dest.account.platform, settings: dest.settings, limit: { max: limit, unit: plugin.textLimit.unit },
-    ai: ctx.config.ai, log: ctx.log.child({ component: "workflow-caption", account_id: dest.account.id }),
+    text: post.content,
+    platform: dest.account.platform,
+    settings: dest.settings,
+    limit: { max: limit, unit: plugin.textLimit.unit },
+    ai: ctx.config.ai,
+    log: ctx.log.child({ component: "workflow-caption", account_id: dest.account.id }),
   });
   const options = optionsFor(dest.account.platform, dest.settings);
   try {
-    checkTarget({ label: `destination ${dest.account.id} (${dest.account.platform})`, accountId: dest.account.id, plugin, content: caption, media, options: options ?? {} });
+    checkTarget({
+      label: `destination ${dest.account.id} (${dest.account.platform})`,
+      accountId: dest.account.id,
+      plugin,
+      content: caption,
+      media,
+      options: options ?? {},
+    });
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     return { ...base, status: "skipped", reasonCode: e.errorCode, reason: e.message, caption };
   }
   // The post keeps its media in the API's shape (MediaInput: no mime_type); the check above had the type.
-  return { ...base, status: "queued", reasonCode: null, reason: null, caption, media: media.map(({ mime_type: _, ...m }) => m), options };
+  return {
+    ...base,
+    status: "queued",
+    reasonCode: null,
+    reason: null,
+    caption,
+    media: media.map(({ mime_type: _, ...m }) => m),
+    options,
+  };
 }
 
 /** Source post ids on the source account that a workflow published (never copied again). */
 async function workflowOutput(ctx: AppContext, sourceAccountId: string, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
-  const rows = rowsOf<{ id: string }>(await ctx.db.db.execute(sql`
+  const rows = rowsOf<{ id: string }>(
+    await ctx.db.db.execute(sql`
     select t.platform_post_id as id from post_targets t join posts p on p.id = t.post_id
     where t.account_id = ${sourceAccountId}::uuid and p.origin = 'workflow'
-      and t.platform_post_id = any(${`{${ids.map((i) => `"${i.replace(/["\\]/g, "\\$&")}"`).join(",")}}`}::text[])`));
+      and t.platform_post_id = any(${`{${ids.map((i) => `"${i.replace(/["\\]/g, "\\$&")}"`).join(",")}}`}::text[])`),
+  );
   return new Set(rows.map((r) => r.id));
 }
 
 async function alreadyTaken(ctx: AppContext, workflowId: string, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
-  const rows = rowsOf<{ id: string }>(await ctx.db.db.execute(sql`
+  const rows = rowsOf<{ id: string }>(
+    await ctx.db.db.execute(sql`
     select source_item_id as id from workflow_sources where workflow_id = ${workflowId}::uuid
-      and source_item_id = any(${`{${ids.map((i) => `"${i.replace(/["\\]/g, "\\$&")}"`).join(",")}}`}::text[])`));
+      and source_item_id = any(${`{${ids.map((i) => `"${i.replace(/["\\]/g, "\\$&")}"`).join(",")}}`}::text[])`),
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -178,11 +244,13 @@ async function take(ctx: AppContext, wf: WorkflowRow, post: RecentPost, planned:
   const now = ctx.clock.now();
   return ctx.db.db.transaction(async (tx) => {
     await tx.execute(sql`select id from workflows where id = ${wf.id}::uuid for update`);
-    const inserted = rowsOf<{ id: string }>(await tx.execute(sql`
+    const inserted = rowsOf<{ id: string }>(
+      await tx.execute(sql`
       insert into workflow_sources (workflow_id, source_item_id, source_url, kind, content, published_at, created_at, updated_at)
       values (${wf.id}::uuid, ${post.platformPostId}, ${post.url}, ${post.kind}, ${post.content}, ${post.createdAt.toISOString()}::timestamptz,
         ${now.toISOString()}::timestamptz, ${now.toISOString()}::timestamptz)
-      on conflict (workflow_id, source_item_id) do nothing returning id`));
+      on conflict (workflow_id, source_item_id) do nothing returning id`),
+    );
     if (!inserted.length) return null;
     const sourceId = inserted[0].id;
     for (const p of planned) {
@@ -190,9 +258,11 @@ async function take(ctx: AppContext, wf: WorkflowRow, post: RecentPost, planned:
       if (p.status === "queued") {
         slot = now;
         if (p.intervalMs > 0) {
-          const [last] = rowsOf<{ at: string | Date | null }>(await tx.execute(sql`
+          const [last] = rowsOf<{ at: string | Date | null }>(
+            await tx.execute(sql`
             select max(slot_at) as at from workflow_items
-            where workflow_id = ${wf.id}::uuid and account_id = ${p.accountId}::uuid and status in ('queued', 'posted')`));
+            where workflow_id = ${wf.id}::uuid and account_id = ${p.accountId}::uuid and status in ('queued', 'posted')`),
+          );
           if (last?.at) slot = new Date(Math.max(now.getTime(), new Date(last.at).getTime() + p.intervalMs));
         }
       }
@@ -208,31 +278,62 @@ async function take(ctx: AppContext, wf: WorkflowRow, post: RecentPost, planned:
 
 /** Polls one workflow whose lease the caller holds. Never throws for a source that cannot be read: ok is false. */
 export async function pollWorkflow(ctx: AppContext, wf: WorkflowRow): Promise<PollResult> {
-  const [src] = await ctx.db.db.select({ account: accounts, sandbox: profiles.sandbox }).from(accounts)
-    .innerJoin(profiles, eq(profiles.id, accounts.profileId)).where(eq(accounts.id, wf.sourceAccountId));
+  const [src] = await ctx.db.db
+    .select({ account: accounts, sandbox: profiles.sandbox })
+    .from(accounts)
+    .innerJoin(profiles, eq(profiles.id, accounts.profileId))
+    .where(eq(accounts.id, wf.sourceAccountId));
   if (!src || src.account.status !== "active" || !src.account.credentials) {
-    return { ok: false, found: 0, taken: [], error: `The source account is ${src?.account.status ?? "gone"}: reconnect it to resume this workflow.` };
+    return {
+      ok: false,
+      found: 0,
+      taken: [],
+      error: `The source account is ${src?.account.status ?? "gone"}: reconnect it to resume this workflow.`,
+    };
   }
   let recent: RecentPost[];
   try {
     recent = await readSource(ctx, wf, src.account, src.sandbox);
   } catch (e) {
-    return { ok: false, found: 0, taken: [], error: `Reading the source failed; the next poll catches up: ${(e as Error)?.message ?? String(e)}` };
+    return {
+      ok: false,
+      found: 0,
+      taken: [],
+      error: `Reading the source failed; the next poll catches up: ${(e as Error)?.message ?? String(e)}`,
+    };
   }
-  const eligible = recent.filter((p) => p.createdAt > wf.lastEnabledAt!).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  const eligible = recent
+    .filter((p) => p.createdAt > wf.lastEnabledAt!)
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
   const ids = eligible.map((p) => p.platformPostId);
-  const [taken, output] = await Promise.all([alreadyTaken(ctx, wf.id, ids), workflowOutput(ctx, wf.sourceAccountId, ids)]);
+  const [taken, output] = await Promise.all([
+    alreadyTaken(ctx, wf.id, ids),
+    workflowOutput(ctx, wf.sourceAccountId, ids),
+  ]);
   const settings = wf.settings as WorkflowSettings;
-  const dests = await ctx.db.db.select().from(accounts).where(sql`${accounts.id} = any(${`{${wf.targetAccountIds.join(",")}}`}::uuid[])`);
+  const dests = await ctx.db.db
+    .select()
+    .from(accounts)
+    .where(sql`${accounts.id} = any(${`{${wf.targetAccountIds.join(",")}}`}::uuid[])`);
   const destinations: Destination[] = wf.targetAccountIds.flatMap((id) => {
     const account = dests.find((a) => a.id === id);
-    return account ? [{ account, plugin: ctx.platforms.get(account.platform), settings: settings.destination_publish_settings?.[id] }] : [];
+    return account
+      ? [
+          {
+            account,
+            plugin: ctx.platforms.get(account.platform),
+            settings: settings.destination_publish_settings?.[id],
+          },
+        ]
+      : [];
   });
   const sourceName = ctx.platforms.get(src.account.platform)?.displayName ?? src.account.platform;
   const out: string[] = [];
   for (const post of eligible) {
     if (taken.has(post.platformPostId)) continue;
-    const planned = await Promise.all(destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId), sourceName)));
+    const planned = await Promise.all(
+      destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId), sourceName)),
+    );
     const id = await take(ctx, wf, post, planned);
     if (id) out.push(id);
   }

@@ -27,26 +27,50 @@ const BATCH = 50;
 export async function postDueItems(ctx: AppContext): Promise<number> {
   const now = ctx.clock.now().toISOString();
   return ctx.db.db.transaction(async (tx) => {
-    const due = rowsOf<DueItem>(await tx.execute(sql`
+    const due = rowsOf<DueItem>(
+      await tx.execute(sql`
       select i.id, i.workflow_id, i.profile_id, i.account_id, a.platform, i.caption, i.media, i.platform_options
       from workflow_items i join accounts a on a.id = i.account_id
       where i.status = 'queued' and i.slot_at <= ${now}::timestamptz
       order by i.slot_at limit ${BATCH}
-      for update of i skip locked`));
+      for update of i skip locked`),
+    );
     for (const item of due) {
       const postId = randomUUID();
       const plugin = ctx.platforms.get(item.platform);
       const variants = plugin?.variants?.(optionsForPlugin(plugin, item.platform_options) as never) ?? [null];
       await insertPostStatement(tx, {
-        id: postId, profileId: item.profile_id, content: item.caption ?? "", externalId: null, media: JSON.stringify(item.media),
-        origin: "workflow", publishAt: null, draftId: null, workflowId: item.workflow_id, createdAt: now, updatedAt: now,
-        status: "pending", scheduledTime: now, dueAt: now, targetsCreatedAt: now, targetsUpdatedAt: now,
-        targets: JSON.stringify(variants.map((variant, position) => ({
-          id: randomUUID(), account_id: item.account_id, platform: item.platform, target_variant: variant, position,
-          content_override: null, platform_options: item.platform_options,
-        }))),
+        id: postId,
+        profileId: item.profile_id,
+        content: item.caption ?? "",
+        externalId: null,
+        media: JSON.stringify(item.media),
+        origin: "workflow",
+        publishAt: null,
+        draftId: null,
+        workflowId: item.workflow_id,
+        createdAt: now,
+        updatedAt: now,
+        status: "pending",
+        scheduledTime: now,
+        dueAt: now,
+        targetsCreatedAt: now,
+        targetsUpdatedAt: now,
+        targets: JSON.stringify(
+          variants.map((variant, position) => ({
+            id: randomUUID(),
+            account_id: item.account_id,
+            platform: item.platform,
+            target_variant: variant,
+            position,
+            content_override: null,
+            platform_options: item.platform_options,
+          })),
+        ),
       });
-      await tx.execute(sql`update workflow_items set status = 'posted', post_id = ${postId}::uuid, updated_at = ${now}::timestamptz where id = ${item.id}::uuid`);
+      await tx.execute(
+        sql`update workflow_items set status = 'posted', post_id = ${postId}::uuid, updated_at = ${now}::timestamptz where id = ${item.id}::uuid`,
+      );
     }
     return due.length;
   });

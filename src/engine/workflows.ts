@@ -36,13 +36,18 @@ function toRow(r: Record<string, unknown>): WorkflowRow {
 }
 
 /** Claims due workflows (or one by id, due or not) whose lease is free. */
-async function claim(ctx: AppContext, o: WorkflowRunnerOptions, only?: { id: string; profileId: string }): Promise<WorkflowRow[]> {
+async function claim(
+  ctx: AppContext,
+  o: WorkflowRunnerOptions,
+  only?: { id: string; profileId: string },
+): Promise<WorkflowRow[]> {
   const now = ctx.clock.now();
   const until = new Date(now.getTime() + Math.max(o.leaseMs, MIN_POLL_LEASE_MS));
   const which = only
     ? sql`id = ${only.id}::uuid and profile_id = ${only.profileId}::uuid`
     : sql`poll_due_at <= ${now.toISOString()}::timestamptz`;
-  const rows = rowsOf<Record<string, unknown>>(await ctx.db.db.execute(sql`
+  const rows = rowsOf<Record<string, unknown>>(
+    await ctx.db.db.execute(sql`
     update workflows set lease_until = ${until.toISOString()}::timestamptz, claimed_by = ${o.claimedBy}
     where id in (
       select id from workflows
@@ -50,7 +55,8 @@ async function claim(ctx: AppContext, o: WorkflowRunnerOptions, only?: { id: str
         and (lease_until is null or lease_until < ${now.toISOString()}::timestamptz)
       order by poll_due_at limit ${only ? 1 : POLLS_PER_TICK}
       for update skip locked)
-    returning ${columns}`));
+    returning ${columns}`),
+  );
   return rows.map(toRow);
 }
 
@@ -62,7 +68,7 @@ async function release(ctx: AppContext, o: WorkflowRunnerOptions, wf: WorkflowRo
   const next = new Date(now.getTime() + Math.round(interval * (1 - 0.2 * (o.random ?? Math.random)())));
   await ctx.db.db.execute(sql`
     update workflows set lease_until = null, claimed_by = null, poll_due_at = ${next.toISOString()}::timestamptz,
-      last_error = ${r.ok ? null : r.error ?? "poll failed"},
+      last_error = ${r.ok ? null : (r.error ?? "poll failed")},
       last_checked = ${r.ok ? sql`${now.toISOString()}::timestamptz` : sql`last_checked`}
     where id = ${wf.id}::uuid and claimed_by = ${o.claimedBy}`);
 }
@@ -85,14 +91,30 @@ async function pollClaimed(ctx: AppContext, o: WorkflowRunnerOptions, wf: Workfl
  * POST /v1/workflows/{id}/check: the scheduled poll's code path under the same lease, now. 409 while
  * another poll of it runs; 409 for a workflow that is not active.
  */
-export async function checkWorkflow(ctx: AppContext, profileId: string, id: string, o: WorkflowRunnerOptions): Promise<PollResult> {
+export async function checkWorkflow(
+  ctx: AppContext,
+  profileId: string,
+  id: string,
+  o: WorkflowRunnerOptions,
+): Promise<PollResult> {
   const [wf] = await claim(ctx, o, { id, profileId });
   if (wf) return pollClaimed(ctx, o, wf);
-  const [row] = rowsOf<{ active: boolean }>(await ctx.db.db.execute(sql`
-    select is_active and future_content_enabled as active from workflows where id = ${id}::uuid and profile_id = ${profileId}::uuid`));
+  const [row] = rowsOf<{ active: boolean }>(
+    await ctx.db.db.execute(sql`
+    select is_active and future_content_enabled as active from workflows where id = ${id}::uuid and profile_id = ${profileId}::uuid`),
+  );
   if (!row) throw new NotFound("Workflow");
-  if (!row.active) throw new Conflict("workflow_inactive", "This workflow is not active (or future_content_enabled is false): it does not poll its source.", "PATCH is_active: true first.");
-  throw new Conflict("workflow_check_in_progress", "A poll of this workflow is already running.", "Wait a moment, then read GET /v1/workflows/{id}/items.");
+  if (!row.active)
+    throw new Conflict(
+      "workflow_inactive",
+      "This workflow is not active (or future_content_enabled is false): it does not poll its source.",
+      "PATCH is_active: true first.",
+    );
+  throw new Conflict(
+    "workflow_check_in_progress",
+    "A poll of this workflow is already running.",
+    "Wait a moment, then read GET /v1/workflows/{id}/items.",
+  );
 }
 
 export interface WorkflowRunner {
@@ -109,9 +131,12 @@ export function workflowRunner(ctx: AppContext, o: WorkflowRunnerOptions): Workf
       await postDueItems(ctx);
       for (const wf of await claim(ctx, o)) {
         if (running.has(wf.id)) continue;
-        running.set(wf.id, pollClaimed(ctx, o, wf)
-          .catch((e) => ctx.log.error("workflow poll crashed", { workflow_id: wf.id, error: (e as Error)?.message }))
-          .finally(() => running.delete(wf.id)));
+        running.set(
+          wf.id,
+          pollClaimed(ctx, o, wf)
+            .catch((e) => ctx.log.error("workflow poll crashed", { workflow_id: wf.id, error: (e as Error)?.message }))
+            .finally(() => running.delete(wf.id)),
+        );
       }
     },
     async settled() {

@@ -27,7 +27,10 @@ export function auth(ctx: AppContext) {
       async transform({ request, headers }) {
         const header = headers.authorization ?? "";
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-        if (!match) throw new Unauthorized(header ? "The Authorization header is not 'Bearer <API_KEY>'." : "No API key was sent.");
+        if (!match)
+          throw new Unauthorized(
+            header ? "The Authorization header is not 'Bearer <API_KEY>'." : "No API key was sent.",
+          );
         const principal = await authenticate(ctx.db, match[1], ctx.clock.now());
         if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);

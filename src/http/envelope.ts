@@ -3,7 +3,12 @@ import { randomUUID } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { ApiError, BadRequest, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
 
-interface SchemaIssue { path?: string; message?: string; summary?: string; schema?: { errorCode?: string; errorMessage?: string; errorHint?: string } }
+interface SchemaIssue {
+  path?: string;
+  message?: string;
+  summary?: string;
+  schema?: { errorCode?: string; errorMessage?: string; errorHint?: string };
+}
 
 /**
  * Turns a schema failure into our 400. A schema may carry `errorCode` (and `errorMessage`, `errorHint`)
@@ -21,12 +26,20 @@ export function validationToApiError(err: ValidationError, request?: Request): A
   }
   const coded = issues.find((i) => i.schema?.errorCode);
   if (coded?.schema?.errorCode) {
-    return new BadRequest(coded.schema.errorCode, coded.schema.errorMessage ?? `${fieldName(where, coded.path)}: ${issueText(coded)}`, coded.schema.errorHint);
+    return new BadRequest(
+      coded.schema.errorCode,
+      coded.schema.errorMessage ?? `${fieldName(where, coded.path)}: ${issueText(coded)}`,
+      coded.schema.errorHint,
+    );
   }
   const first = issues[0];
   if (!first) return new BadRequest("validation_error", `Invalid ${where}.`);
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  return new BadRequest("validation_error", `${fieldName(where, first.path)}: ${issueText(first)}${more}`, "Fix the named field and send the request again; /openapi.json describes every field.");
+  return new BadRequest(
+    "validation_error",
+    `${fieldName(where, first.path)}: ${issueText(first)}${more}`,
+    "Fix the named field and send the request again; /openapi.json describes every field.",
+  );
 }
 
 function fieldName(where: string, path?: string) {
@@ -63,7 +76,11 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new BadRequest("invalid_json", `The request body is not valid JSON: ${(e as Error).message}`, "Send a JSON document with Content-Type: application/json.");
+    throw new BadRequest(
+      "invalid_json",
+      `The request body is not valid JSON: ${(e as Error).message}`,
+      "Send a JSON document with Content-Type: application/json.",
+    );
   }
 }
 
@@ -84,7 +101,10 @@ export function envelope(ctx: AppContext) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
       if (request.method === "PUT") return;
-      if (contentType?.startsWith("application/json") || (contentType === "" && request.headers.get("content-length") !== "0" && request.body)) {
+      if (
+        contentType?.startsWith("application/json") ||
+        (contentType === "" && request.headers.get("content-length") !== "0" && request.body)
+      ) {
         return readJson(request, ctx.config.maxBodyBytes);
       }
     })
@@ -94,17 +114,31 @@ export function envelope(ctx: AppContext) {
       if (error instanceof ApiError) apiError = error;
       else if (error instanceof ValidationError) {
         // A response that fails its own schema is our bug, not the caller's.
-        apiError = error.type === "response" ? internal(log, error, request, String(requestId)) : validationToApiError(error, request);
+        apiError =
+          error.type === "response"
+            ? internal(log, error, request, String(requestId))
+            : validationToApiError(error, request);
       } else if (error instanceof NotFoundError || code === "NOT_FOUND") {
-        apiError = new NotFound(`Route ${request.method} ${new URL(request.url).pathname}`, "not_found", "See /openapi.json for the routes this server answers.");
+        apiError = new NotFound(
+          `Route ${request.method} ${new URL(request.url).pathname}`,
+          "not_found",
+          "See /openapi.json for the routes this server answers.",
+        );
       } else if ((error as { cause?: unknown }).cause instanceof ApiError) {
         apiError = (error as { cause: ApiError }).cause;
       } else if (error instanceof ParseError || code === "PARSE") {
-        apiError = new BadRequest("invalid_json", "The request body could not be parsed.", "Send a JSON document with Content-Type: application/json.");
+        apiError = new BadRequest(
+          "invalid_json",
+          "The request body could not be parsed.",
+          "Send a JSON document with Content-Type: application/json.",
+        );
       } else apiError = internal(log, error, request, String(requestId));
       set.status = apiError.status;
       if (apiError.headers) Object.assign(set.headers, apiError.headers);
-      return Response.json(apiError.toBody(), { status: apiError.status, headers: set.headers as Record<string, string> });
+      return Response.json(apiError.toBody(), {
+        status: apiError.status,
+        headers: set.headers as Record<string, string>,
+      });
     })
     .onAfterResponse({ as: "global" }, ({ request, set, ...rest }) => {
       const t0 = started.get(request);
@@ -123,6 +157,12 @@ export function envelope(ctx: AppContext) {
 
 function internal(log: AppContext["log"], error: unknown, request: Request, requestId: string) {
   const e = error as Error;
-  log.error("unhandled error", { request_id: requestId, method: request.method, path: new URL(request.url).pathname, error: e?.message, stack: e?.stack });
+  log.error("unhandled error", {
+    request_id: requestId,
+    method: request.method,
+    path: new URL(request.url).pathname,
+    error: e?.message,
+    stack: e?.stack,
+  });
   return new InternalError(requestId);
 }

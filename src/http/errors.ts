@@ -26,13 +26,23 @@ export class BadRequest extends ApiError {
 
 export class Unauthorized extends ApiError {
   constructor(message = "The API key is missing, invalid, revoked or expired.") {
-    super(401, "invalid_api_key", message, "Send a valid key as 'Authorization: Bearer <API_KEY>'; create one with `crier keys create`.");
+    super(
+      401,
+      "invalid_api_key",
+      message,
+      "Send a valid key as 'Authorization: Bearer <API_KEY>'; create one with `crier keys create`.",
+    );
   }
 }
 
 export class MissingScope extends ApiError {
   constructor(scope: string) {
-    super(403, "missing_scope", `This API key lacks the '${scope}' scope.`, `Create a key that includes '${scope}' (crier keys create --scopes ${scope}).`);
+    super(
+      403,
+      "missing_scope",
+      `This API key lacks the '${scope}' scope.`,
+      `Create a key that includes '${scope}' (crier keys create --scopes ${scope}).`,
+    );
   }
 }
 
@@ -44,7 +54,12 @@ export class Forbidden extends ApiError {
 
 export class NotFound extends ApiError {
   constructor(what: string, code = "not_found", hint?: string) {
-    super(404, code, `${what} not found.`, hint ?? "Check the id; records of other profiles are not visible to this key.");
+    super(
+      404,
+      code,
+      `${what} not found.`,
+      hint ?? "Check the id; records of other profiles are not visible to this key.",
+    );
   }
 }
 
@@ -68,6 +83,11 @@ export class PayloadTooLarge extends ApiError {
 
 export class InternalError extends ApiError {
   constructor(requestId: string) {
-    super(500, "internal_error", "Something went wrong on our side.", `Quote request id ${requestId} when reporting this.`);
+    super(
+      500,
+      "internal_error",
+      "Something went wrong on our side.",
+      `Quote request id ${requestId} when reporting this.`,
+    );
   }
 }

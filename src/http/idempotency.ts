@@ -6,19 +6,25 @@ import { idempotencyKeys } from "../db/schema.ts";
 import { Conflict } from "./errors.ts";
 
 export const IdempotencyHeader = t.Object({
-  "idempotency-key": t.Optional(t.String({
-    minLength: 1,
-    maxLength: 200,
-    description: "Reusing a key with the same body returns the original record; with a different body, 409 idempotency_conflict. Keys are per profile.",
-  })),
+  "idempotency-key": t.Optional(
+    t.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "Reusing a key with the same body returns the original record; with a different body, 409 idempotency_conflict. Keys are per profile.",
+    }),
+  ),
 });
 
 /** Canonical JSON (keys sorted) so the same body in another key order hashes the same. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value && typeof value === "object") {
-    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`;
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
   }
   return JSON.stringify(value ?? null);
 }
@@ -40,15 +46,34 @@ export async function idempotent<T>(
   const hash = requestHash(opts.body);
   const outcome = await db.transaction(async (tx) => {
     const id = randomUUID();
-    const inserted = await tx.insert(idempotencyKeys)
-      .values({ profileId: opts.profileId, operation: opts.operation, key: opts.key!, requestHash: hash, resourceId: id })
-      .onConflictDoNothing().returning({ id: idempotencyKeys.resourceId });
+    const inserted = await tx
+      .insert(idempotencyKeys)
+      .values({
+        profileId: opts.profileId,
+        operation: opts.operation,
+        key: opts.key!,
+        requestHash: hash,
+        resourceId: id,
+      })
+      .onConflictDoNothing()
+      .returning({ id: idempotencyKeys.resourceId });
     if (inserted.length) return { created: await create(tx, id) };
-    const [existing] = await tx.select().from(idempotencyKeys).where(and(
-      eq(idempotencyKeys.profileId, opts.profileId), eq(idempotencyKeys.operation, opts.operation), eq(idempotencyKeys.key, opts.key!),
-    ));
+    const [existing] = await tx
+      .select()
+      .from(idempotencyKeys)
+      .where(
+        and(
+          eq(idempotencyKeys.profileId, opts.profileId),
+          eq(idempotencyKeys.operation, opts.operation),
+          eq(idempotencyKeys.key, opts.key!),
+        ),
+      );
     if (existing.requestHash !== hash) {
-      throw new Conflict("idempotency_conflict", "This Idempotency-Key was already used with a different request body.", "Use a new Idempotency-Key for a different request, or resend the original body.");
+      throw new Conflict(
+        "idempotency_conflict",
+        "This Idempotency-Key was already used with a different request body.",
+        "Use a new Idempotency-Key for a different request, or resend the original body.",
+      );
     }
     return { existingId: existing.resourceId };
   });

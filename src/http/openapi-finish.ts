@@ -5,8 +5,16 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorBody } },
 });
 
-interface Operation { "x-scope"?: string; responses?: Record<string, unknown>; requestBody?: { content?: Record<string, unknown>; required?: boolean; description?: string } }
-interface RouteInfo { method: string; path: string; hooks: { body?: unknown } }
+interface Operation {
+  "x-scope"?: string;
+  responses?: Record<string, unknown>;
+  requestBody?: { content?: Record<string, unknown>; required?: boolean; description?: string };
+}
+interface RouteInfo {
+  method: string;
+  path: string;
+  hooks: { body?: unknown };
+}
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
 
@@ -18,7 +26,11 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"
  */
 export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
   const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
-  const bodies = new Map(routes.filter((r) => r.hooks?.body).map((r) => [`${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`, r.hooks.body]));
+  const bodies = new Map(
+    routes
+      .filter((r) => r.hooks?.body)
+      .map((r) => [`${r.method.toLowerCase()} ${toOpenApiPath(r.path)}`, r.hooks.body]),
+  );
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, op] of Object.entries(item)) {
       if (!op || typeof op !== "object") continue;
@@ -28,9 +40,13 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
       }
       if (!op["x-scope"]) continue;
       op.responses ??= {};
-      op.responses["401"] ??= errorResponse("invalid_api_key: the key is missing, malformed, unknown, revoked or expired");
+      op.responses["401"] ??= errorResponse(
+        "invalid_api_key: the key is missing, malformed, unknown, revoked or expired",
+      );
       op.responses["403"] ??= errorResponse(`missing_scope: the key lacks the '${op["x-scope"]}' scope`);
-      op.responses["429"] ??= errorResponse("rate_limited: the key made more than RATE_LIMIT_PER_MINUTE requests in a minute; wait Retry-After seconds");
+      op.responses["429"] ??= errorResponse(
+        "rate_limited: the key made more than RATE_LIMIT_PER_MINUTE requests in a minute; wait Retry-After seconds",
+      );
     }
   }
   return doc;

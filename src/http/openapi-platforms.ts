@@ -29,9 +29,13 @@ export function describePlatformOptions<T>(doc: T, plugins: Described[]): T {
       description: `platform_options of a target on a ${p.displayName} account (platform \`${p.platform}\`).`,
     };
   }
-  const links = plugins.map((p) => `- ${p.platform}: [${optionsComponentName(p.platform)}](${schemaRef(p.platform)})`).join("\n");
-  const description = "Options for the target account's platform; unknown keys are stored but not sent to the platform, "
-    + "except where a platform's schema forbids other keys. The keys each platform accepts:\n" + links;
+  const links = plugins
+    .map((p) => `- ${p.platform}: [${optionsComponentName(p.platform)}](${schemaRef(p.platform)})`)
+    .join("\n");
+  const description =
+    "Options for the target account's platform; unknown keys are stored but not sent to the platform, " +
+    "except where a platform's schema forbids other keys. The keys each platform accepts:\n" +
+    links;
   const mapping = Object.fromEntries(plugins.map((p) => [p.platform, { $ref: schemaRef(p.platform) }]));
   forEachSchema(doc, (schema) => {
     const props = schema.properties as Record<string, Record<string, unknown>> | undefined;

@@ -1,7 +1,11 @@
 import { and, desc, eq, lt, or, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 
-export interface PageRequest { limit?: number; after?: string; after_id?: string }
+export interface PageRequest {
+  limit?: number;
+  after?: string;
+  after_id?: string;
+}
 
 /**
  * Keyset paging over (updated_at, id), newest first. Rows sharing one updated_at are ordered by id, so

@@ -4,13 +4,20 @@ import { ApiError } from "./errors.ts";
 /** 429 rate_limited with the seconds until the key may call again. */
 export class RateLimited extends ApiError {
   constructor(retryAfterSeconds: number, perMinute: number) {
-    super(429, "rate_limited", `This API key made more than ${perMinute} requests in a minute.`,
+    super(
+      429,
+      "rate_limited",
+      `This API key made more than ${perMinute} requests in a minute.`,
       `Wait ${retryAfterSeconds} s (Retry-After) before the next request, or spread requests out.`,
-      { "retry-after": String(retryAfterSeconds) });
+      { "retry-after": String(retryAfterSeconds) },
+    );
   }
 }
 
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 /**
  * A token bucket per API key: RATE_LIMIT_PER_MINUTE requests, refilled evenly over the minute, so a

@@ -1,9 +1,13 @@
 /** The eight scopes of the spec; every route names exactly one of them (the `scope` macro in auth.ts). */
 export const SCOPES = [
-  "accounts:read", "accounts:write",
-  "media:read", "media:write",
-  "posts:read", "posts:write",
-  "workflows:read", "workflows:write",
+  "accounts:read",
+  "accounts:write",
+  "media:read",
+  "media:write",
+  "posts:read",
+  "posts:write",
+  "workflows:read",
+  "workflows:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -12,50 +12,80 @@ import { Type } from "@sinclair/typebox";
 const Int = Type.Integer;
 
 export const PLATFORMS = [
-  "bluesky", "facebook", "farcaster", "nostr", "telegram", "instagram", "linkedin", "pinterest",
-  "reddit", "snapchat", "threads", "tiktok", "twitter", "vimeo", "youtube",
+  "bluesky",
+  "facebook",
+  "farcaster",
+  "nostr",
+  "telegram",
+  "instagram",
+  "linkedin",
+  "pinterest",
+  "reddit",
+  "snapchat",
+  "threads",
+  "tiktok",
+  "twitter",
+  "vimeo",
+  "youtube",
 ] as const;
 export type Platform = (typeof PLATFORMS)[number];
 export const PlatformEnum = t.UnionEnum(PLATFORMS);
 
-export const CONNECTION_MODES = ["oauth_authorization_url", "credential_form_url", "managed_signer", "remote_signer"] as const;
+export const CONNECTION_MODES = [
+  "oauth_authorization_url",
+  "credential_form_url",
+  "managed_signer",
+  "remote_signer",
+] as const;
 export type ConnectionMode = (typeof CONNECTION_MODES)[number];
 
-export const Capabilities = t.Object({
-  connection_mode: t.String(),
-  destination: t.Boolean(),
-  source: t.Boolean(),
-  backfill: t.Boolean(),
-  text: t.Boolean(),
-  images: t.Boolean(),
-  video: t.Boolean(),
-  replies: t.Boolean(),
-  threads: t.Boolean(),
-}, { title: "Capabilities" });
+export const Capabilities = t.Object(
+  {
+    connection_mode: t.String(),
+    destination: t.Boolean(),
+    source: t.Boolean(),
+    backfill: t.Boolean(),
+    text: t.Boolean(),
+    images: t.Boolean(),
+    video: t.Boolean(),
+    replies: t.Boolean(),
+    threads: t.Boolean(),
+  },
+  { title: "Capabilities" },
+);
 export type Capabilities = Static<typeof Capabilities>;
 
-export const MediaRequirements = t.Object({
-  supported_formats: t.Array(t.String()),
-  convertible_formats: t.Record(t.String(), t.String()),
-  max_size_bytes: t.Object({ image: Int(), video: Int(), gif: Int() }),
-  file_constraints: t.Object({
-    maxFiles: Int(),
-    maxVideoFiles: Int(),
-    maxImageFiles: Int(),
-    maxGifFiles: t.Optional(Int()),
-    allowMixedMedia: t.Boolean(),
-    gifBehavior: t.Optional(t.String()),
-  }, { additionalProperties: true }),
-  required_media: t.Union([t.Object({
-    minFiles: Int({ minimum: 1 }),
-    acceptedTypes: t.Array(t.Union([t.Literal("image"), t.Literal("video")])),
-    errorCode: t.String(),
-    errorMessage: t.String(),
-  }), t.Null()]),
-  max_hashtags: t.Union([Int({ minimum: 0 }), t.Null()]),
-  min_video_duration_seconds: t.Union([t.Number(), t.Null()]),
-  max_video_duration_seconds: t.Union([t.Number(), t.Null()]),
-  aspect_ratio: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
-  thumbnail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
-}, { title: "MediaRequirements" });
+export const MediaRequirements = t.Object(
+  {
+    supported_formats: t.Array(t.String()),
+    convertible_formats: t.Record(t.String(), t.String()),
+    max_size_bytes: t.Object({ image: Int(), video: Int(), gif: Int() }),
+    file_constraints: t.Object(
+      {
+        maxFiles: Int(),
+        maxVideoFiles: Int(),
+        maxImageFiles: Int(),
+        maxGifFiles: t.Optional(Int()),
+        allowMixedMedia: t.Boolean(),
+        gifBehavior: t.Optional(t.String()),
+      },
+      { additionalProperties: true },
+    ),
+    required_media: t.Union([
+      t.Object({
+        minFiles: Int({ minimum: 1 }),
+        acceptedTypes: t.Array(t.Union([t.Literal("image"), t.Literal("video")])),
+        errorCode: t.String(),
+        errorMessage: t.String(),
+      }),
+      t.Null(),
+    ]),
+    max_hashtags: t.Union([Int({ minimum: 0 }), t.Null()]),
+    min_video_duration_seconds: t.Union([t.Number(), t.Null()]),
+    max_video_duration_seconds: t.Union([t.Number(), t.Null()]),
+    aspect_ratio: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+    thumbnail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+  },
+  { title: "MediaRequirements" },
+);
 export type MediaRequirements = Static<typeof MediaRequirements>;

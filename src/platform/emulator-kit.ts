@@ -56,7 +56,9 @@ export interface FailingRoutes<E extends Error> {
   failureResponse(f: FailureSpec, req: Request): Response | null;
   route(req: Request, path: string): Promise<Response>;
   /** The platform's error class thrown by `route`, and the error body it answers with; anything else propagates. */
-  error: abstract new (...args: never[]) => E;
+  error: abstract new (
+    ...args: never[]
+  ) => E;
   errorResponse(e: E): Response;
 }
 
@@ -96,13 +98,22 @@ export function resettable<S extends object>(init: () => S): S & { reset(): void
 }
 
 /** engage() of an emulator's test API: adds each given count to the post's counter of the same name. */
-export function addCounts<K extends string>(target: NoInfer<Record<K, number>>, counts: Partial<Record<K, number>>): void {
+export function addCounts<K extends string>(
+  target: NoInfer<Record<K, number>>,
+  counts: Partial<Record<K, number>>,
+): void {
   for (const [k, v] of Object.entries(counts) as [K, number | undefined][]) target[k] += v ?? 0;
 }
 
 const S256 = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 
-interface IssuedCode { client: string; redirect: string; challenge: string | null; exp: number; used: boolean }
+interface IssuedCode {
+  client: string;
+  redirect: string;
+  challenge: string | null;
+  exp: number;
+  used: boolean;
+}
 
 /**
  * Authorization codes of the OAuth code flow as the platforms hand them out: one per consent, bound to
@@ -119,12 +130,23 @@ export class AuthorizationCodes {
    * The consent page as a user who says yes meets it: a redirect back with a fresh code and the state.
    * An unknown client or a missing redirect_uri throws the platform's own `refuse()` error.
    */
-  authorize(url: URL, clients: { has(id: string): boolean }, refuse: () => Error, clientIdParam = "client_id"): Response {
+  authorize(
+    url: URL,
+    clients: { has(id: string): boolean },
+    refuse: () => Error,
+    clientIdParam = "client_id",
+  ): Response {
     const redirect = url.searchParams.get("redirect_uri");
     const client = url.searchParams.get(clientIdParam) ?? "";
     if (!clients.has(client) || !redirect) throw refuse();
     const code = randomBytes(12).toString("hex");
-    this.codes.set(code, { client, redirect, challenge: url.searchParams.get("code_challenge"), exp: Date.now() + this.ttlMs, used: false });
+    this.codes.set(code, {
+      client,
+      redirect,
+      challenge: url.searchParams.get("code_challenge"),
+      exp: Date.now() + this.ttlMs,
+      used: false,
+    });
     const back = new URL(redirect);
     back.searchParams.set("code", code);
     back.searchParams.set("state", url.searchParams.get("state") ?? "");
@@ -141,10 +163,15 @@ export class AuthorizationCodes {
    * expired, another client's), its redirect_uri, or its PKCE verifier (checked where the consent
    * carried a challenge).
    */
-  spend(code: string, redirect: string | null | undefined, p: { client?: string; verifier?: string | null } = {}): null | "invalid_code" | "redirect_mismatch" | "verifier_mismatch" {
+  spend(
+    code: string,
+    redirect: string | null | undefined,
+    p: { client?: string; verifier?: string | null } = {},
+  ): null | "invalid_code" | "redirect_mismatch" | "verifier_mismatch" {
     if (code.startsWith("sandbox_")) return null;
     const issued = this.codes.get(code);
-    if (!issued || issued.used || issued.exp < Date.now() || (p.client !== undefined && issued.client !== p.client)) return "invalid_code";
+    if (!issued || issued.used || issued.exp < Date.now() || (p.client !== undefined && issued.client !== p.client))
+      return "invalid_code";
     if (issued.redirect !== redirect) return "redirect_mismatch";
     if (issued.challenge !== null && S256(p.verifier ?? "") !== issued.challenge) return "verifier_mismatch";
     issued.used = true;
@@ -157,7 +184,13 @@ export class AuthorizationCodes {
 }
 
 /** Why a token endpoint said no; each platform words and shapes the answer its own way. */
-export type OAuthRefusal = "invalid_client" | "invalid_code" | "redirect_mismatch" | "verifier_mismatch" | "invalid_refresh_token" | "unsupported_grant_type";
+export type OAuthRefusal =
+  | "invalid_client"
+  | "invalid_code"
+  | "redirect_mismatch"
+  | "verifier_mismatch"
+  | "invalid_refresh_token"
+  | "unsupported_grant_type";
 
 export interface OAuthServerSpec {
   /** How the token endpoint authenticates the client: HTTP Basic, or id and secret in the form. */
@@ -197,7 +230,10 @@ export class OAuthServer {
   private refreshes = new Set<string>();
   private clients: Map<string, string>;
 
-  constructor(private readonly spec: OAuthServerSpec, private readonly initialClients: Record<string, string> = { sandbox: "sandbox" }) {
+  constructor(
+    private readonly spec: OAuthServerSpec,
+    private readonly initialClients: Record<string, string> = { sandbox: "sandbox" },
+  ) {
     this.codes = new AuthorizationCodes(spec.codeTtlMs);
     this.clients = new Map(Object.entries(initialClients));
   }
@@ -222,7 +258,10 @@ export class OAuthServer {
     if (client === null) return this.spec.refuse("invalid_client");
     const grant = form.get("grant_type");
     if (grant === "authorization_code") {
-      const wrong = this.codes.spend(form.get("code") ?? "", form.get("redirect_uri"), { client, verifier: form.get("code_verifier") });
+      const wrong = this.codes.spend(form.get("code") ?? "", form.get("redirect_uri"), {
+        client,
+        verifier: form.get("code_verifier"),
+      });
       return wrong ? this.spec.refuse(wrong) : Response.json(this.issue(this.spec.refresh !== undefined));
     }
     if (grant === "refresh_token" && this.spec.refresh) {
@@ -244,7 +283,8 @@ export class OAuthServer {
   /** Expires the token a call presented (a failure test's "auth_expired"). */
   expire(req: Request): void {
     const token = this.presented(req);
-    if (token !== undefined && this.access.has(token)) this.access.set(token, Math.min(this.access.get(token)!, Date.now()));
+    if (token !== undefined && this.access.has(token))
+      this.access.set(token, Math.min(this.access.get(token)!, Date.now()));
   }
 
   /** Expires every access token now: the next call answers 401 until a refresh. */
@@ -282,7 +322,12 @@ export class OAuthServer {
     this.access.set(access, ttl === undefined ? Infinity : Date.now() + ttl * 1000);
     const refresh = withRefresh ? make("refresh") : undefined;
     if (refresh) this.refreshes.add(refresh);
-    return { access_token: access, ...(ttl !== undefined && { expires_in: ttl }), ...(refresh && { refresh_token: refresh }), ...this.spec.answer };
+    return {
+      access_token: access,
+      ...(ttl !== undefined && { expires_in: ttl }),
+      ...(refresh && { refresh_token: refresh }),
+      ...this.spec.answer,
+    };
   }
 }
 

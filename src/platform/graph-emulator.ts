@@ -8,14 +8,30 @@ import { AuthorizationCodes, failingHandler, type FailurePlan } from "./emulator
 import type { Emulator } from "./sdk.ts";
 
 export class GraphError extends Error {
-  constructor(readonly status: number, readonly code: number, message: string, readonly subcode?: number) {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly subcode?: number,
+  ) {
     super(message);
   }
 }
 
 /** Meta's error body; `apiType` is the exception type the platform names its own refusals with. */
 export const graphErrorResponse = (e: GraphError, apiType: string) =>
-  Response.json({ error: { message: e.message, type: e.code === 190 ? "OAuthException" : apiType, code: e.code, ...(e.subcode && { error_subcode: e.subcode }), fbtrace_id: randomBytes(6).toString("hex") } }, { status: e.status });
+  Response.json(
+    {
+      error: {
+        message: e.message,
+        type: e.code === 190 ? "OAuthException" : apiType,
+        code: e.code,
+        ...(e.subcode && { error_subcode: e.subcode }),
+        fbtrace_id: randomBytes(6).toString("hex"),
+      },
+    },
+    { status: e.status },
+  );
 
 export interface GraphHandlerSpec {
   failures: FailurePlan;
@@ -40,7 +56,14 @@ export function graphFailingHandler(spec: GraphHandlerSpec): Pick<Emulator, "han
   return failingHandler({
     failures: spec.failures,
     canFail: spec.canFail,
-    failureResponse: (f) => (f.kind === "rate_limit" ? answer(throttled) : f.kind === "server_error" ? answer(unavailable) : f.kind === "auth_expired" ? answer(spec.expired) : null),
+    failureResponse: (f) =>
+      f.kind === "rate_limit"
+        ? answer(throttled)
+        : f.kind === "server_error"
+          ? answer(unavailable)
+          : f.kind === "auth_expired"
+            ? answer(spec.expired)
+            : null,
     route: spec.route,
     error: GraphError,
     errorResponse: answer,
@@ -65,7 +88,7 @@ export async function downloadedType(url: string): Promise<string | null> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
     await res.arrayBuffer();
-    return res.ok ? res.headers.get("content-type") ?? "" : null;
+    return res.ok ? (res.headers.get("content-type") ?? "") : null;
   } catch {
     return null;
   }
@@ -101,21 +124,30 @@ export class LongLivedTokens {
   /** Answers the consent page and the three token calls; null for every other call. */
   async route(req: Request, path: string, url: URL): Promise<Response | null> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize") return this.codes.authorize(url, this.clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
+    if (m === "GET" && path === "/oauth/authorize")
+      return this.codes.authorize(
+        url,
+        this.clients,
+        () => new GraphError(400, 100, "client_id and redirect_uri are required"),
+      );
     if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) {
       const f = await graphForm(req);
-      if (this.clients.get(f.get("client_id") ?? "") !== f.get("client_secret")) throw new GraphError(400, 101, "Error validating client secret.");
-      if (!this.codes.redeem(f.get("code") ?? "", f.get("redirect_uri"))) throw new GraphError(400, 100, "Invalid authorization code", 36007);
+      if (this.clients.get(f.get("client_id") ?? "") !== f.get("client_secret"))
+        throw new GraphError(400, 101, "Error validating client secret.");
+      if (!this.codes.redeem(f.get("code") ?? "", f.get("redirect_uri")))
+        throw new GraphError(400, 100, "Invalid authorization code", 36007);
       return Response.json({ access_token: this.issue(false), ...this.spec.codeAnswer });
     }
     if (m === "GET" && path === "/access_token") {
-      if (url.searchParams.get("grant_type") !== this.spec.exchangeGrant) throw new GraphError(400, 100, `grant_type must be ${this.spec.exchangeGrant}`);
+      if (url.searchParams.get("grant_type") !== this.spec.exchangeGrant)
+        throw new GraphError(400, 100, `grant_type must be ${this.spec.exchangeGrant}`);
       this.authed(req, url);
       return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
     }
     if (m === "GET" && path === "/refresh_access_token") {
       const t = this.tokens.get(this.presented(req, url));
-      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant || !t?.long || t.exp <= Date.now()) throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
+      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant || !t?.long || t.exp <= Date.now())
+        throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
       return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
     }
     return null;
@@ -138,7 +170,9 @@ export class LongLivedTokens {
   }
 
   private presented(req: Request, url: URL): string {
-    return /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
+    return (
+      /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? ""
+    );
   }
 
   private issue(long: boolean): string {

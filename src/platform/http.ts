@@ -23,7 +23,16 @@ export function reasonOf(body: unknown, status: number): string {
     if (typeof o === "string") return o.trim() || undefined;
     if (!o || typeof o !== "object") return undefined;
     const r = o as Record<string, unknown>;
-    for (const k of ["message", "error_description", "description", "detail", "developer_message", "display_message", "title", "error_message"]) {
+    for (const k of [
+      "message",
+      "error_description",
+      "description",
+      "detail",
+      "developer_message",
+      "display_message",
+      "title",
+      "error_message",
+    ]) {
       if (typeof r[k] === "string" && r[k]) return r[k] as string;
     }
     if (r.error && typeof r.error === "object") return pick(r.error);
@@ -53,12 +62,21 @@ export function codeOf(body: unknown): string | undefined {
 export function classifyStatus(res: ProviderResponse, now: Date): FailureOutcome {
   const reason = reasonOf(res.body, res.status);
   if (res.status === 429) {
-    return { kind: "retryable", reason: `rate limited: ${reason}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now) };
+    return {
+      kind: "retryable",
+      reason: `rate limited: ${reason}`,
+      retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now),
+    };
   }
   if (res.status >= 500) {
     // A gateway timeout on the creating call says the platform may still have done the work.
-    if (res.creates && res.status === 504) return { kind: "unknown", reason: `gateway timeout after sending: ${reason}` };
-    return { kind: "retryable", reason: `platform error ${res.status}: ${reason}`, retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now) };
+    if (res.creates && res.status === 504)
+      return { kind: "unknown", reason: `gateway timeout after sending: ${reason}` };
+    return {
+      kind: "retryable",
+      reason: `platform error ${res.status}: ${reason}`,
+      retryAfterMs: parseRetryAfter(res.headers.get("retry-after"), now),
+    };
   }
   if (res.status === 401) return { kind: "auth_expired", reason };
   const code = codeOf(res.body);

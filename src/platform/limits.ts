@@ -6,7 +6,11 @@ export const MB = 1024 * KB;
 export const GB = 1024 * MB;
 
 /** required_media for platforms that take no text-only posts. */
-export function mediaRequired(platform: string, acceptedTypes: ("image" | "video")[], what: string): NonNullable<MediaRequirements["required_media"]> {
+export function mediaRequired(
+  platform: string,
+  acceptedTypes: ("image" | "video")[],
+  what: string,
+): NonNullable<MediaRequirements["required_media"]> {
   return {
     minFiles: 1,
     acceptedTypes,

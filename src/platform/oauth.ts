@@ -5,7 +5,14 @@
  */
 import { createHash } from "node:crypto";
 import {
-  ConnectError, RefreshError, type ConnectContext, type ConnectedIdentity, type ConnectFlow, type Credentials, type FailureOutcome, type PluginContext,
+  ConnectError,
+  RefreshError,
+  type ConnectContext,
+  type ConnectedIdentity,
+  type ConnectFlow,
+  type Credentials,
+  type FailureOutcome,
+  type PluginContext,
 } from "./sdk.ts";
 
 export interface TokenResponse {
@@ -41,11 +48,20 @@ export interface OAuthSpec {
 export type TokenEndpoint = Pick<OAuthSpec, "tokenUrl" | "clientAuth" | "clientIdParam" | "clientIdSetting">;
 
 /** The client's id and secret as the token endpoint wants them: HTTP Basic (RFC 6749 §2.3.1) or form fields. */
-function clientAuthentication(spec: TokenEndpoint, settings: Record<string, string | undefined>): { form: Record<string, string>; headers: Record<string, string> } {
+function clientAuthentication(
+  spec: TokenEndpoint,
+  settings: Record<string, string | undefined>,
+): { form: Record<string, string>; headers: Record<string, string> } {
   const id = settings[spec.clientIdSetting ?? "CLIENT_ID"] ?? "";
   const secret = settings.CLIENT_SECRET ?? "";
-  if (spec.clientAuth === "body") return { form: { [spec.clientIdParam ?? "client_id"]: id, client_secret: secret }, headers: {} };
-  return { form: {}, headers: { authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}` } };
+  if (spec.clientAuth === "body")
+    return { form: { [spec.clientIdParam ?? "client_id"]: id, client_secret: secret }, headers: {} };
+  return {
+    form: {},
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString("base64")}`,
+    },
+  };
 }
 
 /** The Authorization header of an OAuth-connected account's API calls. */
@@ -58,14 +74,22 @@ export function tokenCredentials(token: TokenResponse, now: Date, extra: Credent
   return {
     access_token: token.access_token,
     ...(token.refresh_token && { refresh_token: token.refresh_token }),
-    ...(typeof token.expires_in === "number" && { expires_at: new Date(now.getTime() + token.expires_in * 1000).toISOString() }),
+    ...(typeof token.expires_in === "number" && {
+      expires_at: new Date(now.getTime() + token.expires_in * 1000).toISOString(),
+    }),
     ...(token.scope && { scope: token.scope }),
     ...extra,
   };
 }
 
 /** One call whose failure becomes a message for the connect result page. */
-export async function connectCall<T>(c: ConnectContext, what: string, method: string, url: string, opts: Parameters<ConnectContext["http"]["request"]>[2] = {}): Promise<T> {
+export async function connectCall<T>(
+  c: ConnectContext,
+  what: string,
+  method: string,
+  url: string,
+  opts: Parameters<ConnectContext["http"]["request"]>[2] = {},
+): Promise<T> {
   const res = await c.http.request<T>(method, url, opts);
   if (!res.ok) throw new ConnectError(`${what} failed: ${res.outcome.reason}`);
   return res.body;
@@ -101,10 +125,18 @@ export function oauthFlow(spec: OAuthSpec): ConnectFlow {
       };
       const headers = client.headers;
       const tokenUrl = c.settings.TOKEN_URL ?? spec.tokenUrl;
-      const token = spec.tokenMethod === "GET"
-        ? await connectCall<TokenResponse>(c, "Exchanging the authorization code", "GET", tokenUrl, { query: form, headers })
-        : await connectCall<TokenResponse>(c, "Exchanging the authorization code", "POST", tokenUrl, { form, headers });
-      if (!token || typeof token.access_token !== "string") throw new ConnectError("The platform answered the code exchange without an access token.");
+      const token =
+        spec.tokenMethod === "GET"
+          ? await connectCall<TokenResponse>(c, "Exchanging the authorization code", "GET", tokenUrl, {
+              query: form,
+              headers,
+            })
+          : await connectCall<TokenResponse>(c, "Exchanging the authorization code", "POST", tokenUrl, {
+              form,
+              headers,
+            });
+      if (!token || typeof token.access_token !== "string")
+        throw new ConnectError("The platform answered the code exchange without an access token.");
       return spec.identity(c, token);
     },
   };
@@ -131,13 +163,15 @@ export function refreshTokenGrant(grant: RefreshGrant): (ctx: PluginContext) => 
   const holder = grant.holder ?? "account";
   return async (ctx) => {
     const refreshToken = ctx.credentials.refresh_token;
-    if (typeof refreshToken !== "string") throw new RefreshError(`no refresh token is stored for this ${grant.name} ${holder}; connect it again`, false);
+    if (typeof refreshToken !== "string")
+      throw new RefreshError(`no refresh token is stored for this ${grant.name} ${holder}; connect it again`, false);
     const client = clientAuthentication(grant, ctx.settings);
     const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? grant.tokenUrl, {
       form: { grant_type: "refresh_token", refresh_token: refreshToken, ...grant.form, ...client.form },
       headers: { ...grant.headers, ...client.headers },
     });
-    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown")) throw new RefreshError(`${grant.name} could not refresh the token now: ${res.outcome.reason}`, true);
+    if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown"))
+      throw new RefreshError(`${grant.name} could not refresh the token now: ${res.outcome.reason}`, true);
     // Some platforms (Reddit, TikTok) refuse with a 200 whose body has no token.
     if (!res.ok || typeof res.body?.access_token !== "string") {
       const why = res.ok ? "" : `: ${res.outcome.reason}`;
@@ -157,13 +191,19 @@ export const REFRESH_MARGIN_MS = 60_000;
  * several calls, where a token expiring half-way would leave the work half done). Null when the token is
  * good or was refreshed; otherwise the outcome the attempt ends with.
  */
-export async function refreshAhead(ctx: PluginContext, refresh: (ctx: PluginContext) => Promise<Credentials>): Promise<FailureOutcome | null> {
+export async function refreshAhead(
+  ctx: PluginContext,
+  refresh: (ctx: PluginContext) => Promise<Credentials>,
+): Promise<FailureOutcome | null> {
   const expires = Date.parse(String(ctx.credentials.expires_at ?? ""));
-  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token) return null;
+  if (!Number.isFinite(expires) || expires - ctx.now().getTime() > REFRESH_MARGIN_MS || !ctx.credentials.refresh_token)
+    return null;
   try {
     await refresh(ctx);
     return null;
   } catch (e) {
-    return e instanceof RefreshError && e.retryable ? { kind: "retryable", reason: e.message } : { kind: "auth_expired", reason: (e as Error).message };
+    return e instanceof RefreshError && e.retryable
+      ? { kind: "retryable", reason: e.message }
+      : { kind: "auth_expired", reason: (e as Error).message };
   }
 }

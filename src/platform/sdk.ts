@@ -38,7 +38,10 @@ export interface MediaBody {
  * too large, not found).
  */
 export class MediaError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -47,9 +50,13 @@ export class MediaError extends Error {
  * The outcome of a publish whose media could not be read (`catch (e) { return unreadableMedia(e); }`):
  * retried when the trouble may pass. Anything but a MediaError is a bug and is thrown on.
  */
-export function unreadableMedia(e: unknown): { kind: "retryable"; reason: string } | { kind: "permanent"; reason: string; code: string } {
+export function unreadableMedia(
+  e: unknown,
+): { kind: "retryable"; reason: string } | { kind: "permanent"; reason: string; code: string } {
   if (!(e instanceof MediaError)) throw e;
-  return e.retryable ? { kind: "retryable", reason: e.message } : { kind: "permanent", reason: e.message, code: "media_unreadable" };
+  return e.retryable
+    ? { kind: "retryable", reason: e.message }
+    : { kind: "permanent", reason: e.message, code: "media_unreadable" };
 }
 
 /**
@@ -58,7 +65,10 @@ export function unreadableMedia(e: unknown): { kind: "retryable"; reason: string
  * refused for good.
  */
 export class RefreshError extends Error {
-  constructor(message: string, readonly retryable: boolean) {
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
     super(message);
   }
 }
@@ -105,7 +115,12 @@ export interface RequestOptions {
 
 export type ProviderResult<T = unknown> =
   | { ok: true; status: number; body: T; headers: Headers }
-  | { ok: false; outcome: Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>; status?: number; body?: unknown };
+  | {
+      ok: false;
+      outcome: Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
+      status?: number;
+      body?: unknown;
+    };
 
 export type FailureOutcome = Exclude<Outcome, { kind: "published" } | { kind: "submitted" }>;
 
@@ -187,7 +202,10 @@ export type ConnectFlow =
       /** codeVerifier: a PKCE verifier derived from the state (send its S256 challenge where the platform wants PKCE). */
       authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string; codeVerifier: string }): string;
       /** Several identities when one authorization covers several accounts (every Facebook Page the user picked). */
-      exchange(c: ConnectContext, p: { code: string; redirectUri: string; codeVerifier: string }): Promise<ConnectedIdentity | ConnectedIdentity[]>;
+      exchange(
+        c: ConnectContext,
+        p: { code: string; redirectUri: string; codeVerifier: string },
+      ): Promise<ConnectedIdentity | ConnectedIdentity[]>;
     }
   | {
       mode: "credential_form_url" | "managed_signer" | "remote_signer";
@@ -306,7 +324,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    * (Bluesky: 400 ExpiredToken; Telegram: retry_after in the body). Undefined keeps the default mapping.
    */
   classifyResponse?(res: ProviderResponse): FailureOutcome | undefined;
-  disconnect?: { disableRecord?: boolean; providerRevocationRequired?: boolean; providerRevocationUrl?: string | null; message?: string };
+  disconnect?: {
+    disableRecord?: boolean;
+    providerRevocationRequired?: boolean;
+    providerRevocationUrl?: string | null;
+    message?: string;
+  };
   /**
    * Best-effort remote cleanup when an account is disconnected, called with its credentials before they
    * are cleared (Bluesky: end the session; Telegram: the bot leaves the channel). `remoteStillUsed` is true

@@ -19,7 +19,12 @@ export function utf8Length(text: string): number {
 
 const URL_WEIGHT = 23;
 /** Code point ranges X counts as 1 (Latin, general punctuation and a few more); everything else is 2. */
-const LIGHT: [number, number][] = [[0, 4351], [8192, 8205], [8208, 8223], [8242, 8247]];
+const LIGHT: [number, number][] = [
+  [0, 4351],
+  [8192, 8205],
+  [8208, 8223],
+  [8242, 8247],
+];
 const WEB_URL = /\bhttps?:\/\/[^\s<>"']+/gi;
 
 /**
@@ -49,11 +54,16 @@ export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighte
 
 export function countText(text: string, unit: TextUnit): number {
   switch (unit) {
-    case "bytes": return utf8Length(text);
-    case "utf16": return text.length;
-    case "graphemes": return graphemeCount(text);
-    case "characters": return [...text].length;
-    case "weighted": return weightedLength(text);
+    case "bytes":
+      return utf8Length(text);
+    case "utf16":
+      return text.length;
+    case "graphemes":
+      return graphemeCount(text);
+    case "characters":
+      return [...text].length;
+    case "weighted":
+      return weightedLength(text);
   }
 }
 

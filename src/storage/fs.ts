@@ -117,7 +117,10 @@ export function createFsStorage(config: Config): FsStorage {
 
     async signUpload(req) {
       const token = signUploadToken(config.secretKey, {
-        mediaId: req.mediaId, key: req.key, contentType: req.contentType, maxBytes: req.maxBytes,
+        mediaId: req.mediaId,
+        key: req.key,
+        contentType: req.contentType,
+        maxBytes: req.maxBytes,
         exp: Math.floor(req.expiresAt.getTime() / 1000),
       });
       return { token, path: req.key, signedUrl: `${base()}${req.key}?token=${token}` };

@@ -34,7 +34,7 @@ export function isMediaKey(key: string): boolean {
 /** The content type a key is served with (its extension was checked against it when the ticket was made). */
 export function contentTypeForKey(key: string): MediaContentType | null {
   const m = KEY_PATTERN.exec(key);
-  return m ? BY_EXTENSION.get(m[1]) ?? null : null;
+  return m ? (BY_EXTENSION.get(m[1]) ?? null) : null;
 }
 
 export function contentTypeForExtension(ext: string): MediaContentType | null {

@@ -1,6 +1,12 @@
 import {
-  CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand,
-  S3Client, S3ServiceException,
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
 } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
@@ -23,9 +29,10 @@ export function createS3Client(s3: S3Config): S3Client {
     endpoint: s3.endpoint,
     region: s3.region,
     forcePathStyle: s3.forcePathStyle,
-    credentials: s3.accessKeyId && s3.secretAccessKey
-      ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }
-      : undefined,
+    credentials:
+      s3.accessKeyId && s3.secretAccessKey
+        ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }
+        : undefined,
     // Otherwise presigned PUTs carry a CRC of an empty body, which real stores reject (STACK-NOTES).
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
@@ -56,10 +63,11 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
   // and custom endpoints are all recognised without knowing any host name.
   const SAMPLE = "med_AAAAAAAAAAAAAAAAAAAAAA.png";
   let presignedPrefix: Promise<string> | undefined;
-  const prefixOfPresigned = () => presignedPrefix ??= presignGet(SAMPLE, 60).then((u) => {
-    const parsed = new URL(u);
-    return `${parsed.origin}${parsed.pathname}`.slice(0, -SAMPLE.length);
-  });
+  const prefixOfPresigned = () =>
+    (presignedPrefix ??= presignGet(SAMPLE, 60).then((u) => {
+      const parsed = new URL(u);
+      return `${parsed.origin}${parsed.pathname}`.slice(0, -SAMPLE.length);
+    }));
 
   const checked = (key: string) => {
     if (!isMediaKey(key)) throw new Error(`not a media key: ${key}`);
@@ -83,7 +91,8 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
       return (await res.Body!.transformToByteArray()).subarray(0, bytes);
     } catch (e) {
       // Gone, changed since it was looked at (412), or empty (416): nothing usable to sniff.
-      if (isMissing(e) || status(e) === 412 || status(e) === 416 || (e as Error)?.name === "InvalidRange") return new Uint8Array(0);
+      if (isMissing(e) || status(e) === 412 || status(e) === 416 || (e as Error)?.name === "InvalidRange")
+        return new Uint8Array(0);
       throw e;
     }
   }
@@ -98,10 +107,16 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     readStart: (key, bytes, etag) => readStartOf(INCOMING_PREFIX + checked(key), bytes, etag),
     async promote(key, etag) {
       try {
-        await client.send(new CopyObjectCommand({
-          Bucket, Key: checked(key), CopySource: `${Bucket}/${INCOMING_PREFIX}${key}`, CopySourceIfMatch: etag,
-          ContentType: contentTypeForKey(key) ?? undefined, MetadataDirective: "REPLACE",
-        }));
+        await client.send(
+          new CopyObjectCommand({
+            Bucket,
+            Key: checked(key),
+            CopySource: `${Bucket}/${INCOMING_PREFIX}${key}`,
+            CopySourceIfMatch: etag,
+            ContentType: contentTypeForKey(key) ?? undefined,
+            MetadataDirective: "REPLACE",
+          }),
+        );
       } catch (e) {
         if (status(e) === 412) return false;
         throw e;
@@ -123,14 +138,21 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     incoming,
 
     async signUpload(req) {
-      const seconds = Math.max(1, Math.min(MAX_PRESIGN_SECONDS, Math.ceil((req.expiresAt.getTime() - clock.now().getTime()) / 1000)));
+      const seconds = Math.max(
+        1,
+        Math.min(MAX_PRESIGN_SECONDS, Math.ceil((req.expiresAt.getTime() - clock.now().getTime()) / 1000)),
+      );
       const path = INCOMING_PREFIX + checked(req.key);
-      const signedUrl = await getSignedUrl(client, new PutObjectCommand({ Bucket, Key: path, ContentType: req.contentType }), {
-        expiresIn: seconds,
-        signingDate: clock.now(),
-        // The PUT must carry the ticket's Content-Type: a different one breaks the signature.
-        signableHeaders: new Set(["content-type"]),
-      });
+      const signedUrl = await getSignedUrl(
+        client,
+        new PutObjectCommand({ Bucket, Key: path, ContentType: req.contentType }),
+        {
+          expiresIn: seconds,
+          signingDate: clock.now(),
+          // The PUT must carry the ticket's Content-Type: a different one breaks the signature.
+          signableHeaders: new Set(["content-type"]),
+        },
+      );
       // The URL alone is the credential; the token field carries its signature for clients that want one.
       return { signedUrl, path, token: new URL(signedUrl).searchParams.get("X-Amz-Signature") ?? "" };
     },
@@ -151,7 +173,9 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
       const info = await storage.stat(key);
       if (!info) return null;
       return {
-        key, contentType, size: info.size,
+        key,
+        contentType,
+        size: info.size,
         stream() {
           let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
           return new ReadableStream<Uint8Array>({

@@ -53,7 +53,12 @@ export interface ServerIntake {
    * Streams a request body into a partial file beside the media folder (same disk, so the final
    * rename is atomic), never holding more than one chunk plus `headBytes` in memory.
    */
-  receive(key: string, body: ReadableStream<Uint8Array> | null, maxBytes: number, headBytes: number): Promise<ReceivedUpload>;
+  receive(
+    key: string,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+    headBytes: number,
+  ): Promise<ReceivedUpload>;
   commit(partialPath: string, key: string): Promise<void>;
   discard(partialPath: string): Promise<void>;
   /** Deletes the partial files whose last write is older than `before` (uploads that died); returns how many. */

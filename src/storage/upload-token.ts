@@ -17,9 +17,15 @@ const signingKey = (secret: Buffer) => createHmac("sha256", secret).update("crie
 const mac = (secret: Buffer, payload: string) => createHmac("sha256", signingKey(secret)).update(payload).digest();
 
 export function signUploadToken(secret: Buffer, claims: UploadClaims): string {
-  const payload = Buffer.from(JSON.stringify({
-    m: claims.mediaId, k: claims.key, c: claims.contentType, n: claims.maxBytes, e: claims.exp,
-  })).toString("base64url");
+  const payload = Buffer.from(
+    JSON.stringify({
+      m: claims.mediaId,
+      k: claims.key,
+      c: claims.contentType,
+      n: claims.maxBytes,
+      e: claims.exp,
+    }),
+  ).toString("base64url");
   return `${payload}.${mac(secret, payload).toString("base64url")}`;
 }
 
@@ -32,8 +38,14 @@ export function verifyUploadToken(secret: Buffer, token: string): UploadClaims |
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
     const p = JSON.parse(Buffer.from(m[1], "base64url").toString("utf8"));
-    if (typeof p.m !== "string" || typeof p.k !== "string" || typeof p.c !== "string" ||
-      !Number.isSafeInteger(p.n) || !Number.isSafeInteger(p.e)) return null;
+    if (
+      typeof p.m !== "string" ||
+      typeof p.k !== "string" ||
+      typeof p.c !== "string" ||
+      !Number.isSafeInteger(p.n) ||
+      !Number.isSafeInteger(p.e)
+    )
+      return null;
     return { mediaId: p.m, key: p.k, contentType: p.c, maxBytes: p.n, exp: p.e };
   } catch {
     return null;

@@ -60,11 +60,27 @@ interface Rule {
 const under = (folder: string) => (path: string) => path === folder || path.startsWith(folder + "/");
 
 const RULES: Rule[] = [
-  { name: "src/platform and plugins/ import nothing from src/modules", from: (f) => under("src/platform")(f) || under("plugins")(f), forbidden: under("src/modules") },
-  { name: "src/platform and plugins/ import nothing from src/engine", from: (f) => under("src/platform")(f) || under("plugins")(f), forbidden: under("src/engine") },
+  {
+    name: "src/platform and plugins/ import nothing from src/modules",
+    from: (f) => under("src/platform")(f) || under("plugins")(f),
+    forbidden: under("src/modules"),
+  },
+  {
+    name: "src/platform and plugins/ import nothing from src/engine",
+    from: (f) => under("src/platform")(f) || under("plugins")(f),
+    forbidden: under("src/engine"),
+  },
   { name: "src/engine imports no module", from: under("src/engine"), forbidden: under("src/modules") },
-  { name: "the posts module imports nothing from src/engine", from: under("src/modules/posts"), forbidden: under("src/engine") },
-  { name: "plugins import only the SDK side of src/platform, never src/platform/host", from: under("plugins"), forbidden: under("src/platform/host") },
+  {
+    name: "the posts module imports nothing from src/engine",
+    from: under("src/modules/posts"),
+    forbidden: under("src/engine"),
+  },
+  {
+    name: "plugins import only the SDK side of src/platform, never src/platform/host",
+    from: under("plugins"),
+    forbidden: under("src/platform/host"),
+  },
 ];
 
 function violations(files: { path: string; text: string }[]): string[] {
@@ -73,7 +89,8 @@ function violations(files: { path: string; text: string }[]): string[] {
     for (const imp of importsOf(path, text)) {
       if (imp.target === null) continue;
       for (const rule of RULES) {
-        if (rule.from(imp.file) && rule.forbidden(imp.target)) out.push(`${imp.file}:${imp.line} imports "${imp.specifier}" (${rule.name})`);
+        if (rule.from(imp.file) && rule.forbidden(imp.target))
+          out.push(`${imp.file}:${imp.line} imports "${imp.specifier}" (${rule.name})`);
       }
     }
   }
@@ -81,7 +98,10 @@ function violations(files: { path: string; text: string }[]): string[] {
 }
 
 test("the import rules hold in src/ and plugins/", () => {
-  const sources = [...tsFiles(join(ROOT, "src")), ...tsFiles(join(ROOT, "plugins"))].map((path) => ({ path, text: readFileSync(path, "utf8") }));
+  const sources = [...tsFiles(join(ROOT, "src")), ...tsFiles(join(ROOT, "plugins"))].map((path) => ({
+    path,
+    text: readFileSync(path, "utf8"),
+  }));
   expect(sources.length).toBeGreaterThan(100);
   expect(violations(sources)).toEqual([]);
 });
@@ -105,9 +125,18 @@ test("the reader sees every form of import, and names the file, line and import 
     ].join("\n"),
   };
   const rest = [
-    { path: join(ROOT, "plugins/probe/index.ts"), text: `import { createProviderHttp } from "../../src/platform/host/provider-http.ts";\nimport { definePlugin } from "../../src/platform/sdk.ts";` },
-    { path: join(ROOT, "src/engine/probe.ts"), text: `import type { Post } from "../modules/posts/model.ts";\nimport { optionsForPlugin } from "../platform/host/options.ts";` },
-    { path: join(ROOT, "src/modules/posts/probe.ts"), text: `import { createEngine } from "../../engine/scheduler.ts";\nimport { DeleteResult } from "../accounts/model.ts";` },
+    {
+      path: join(ROOT, "plugins/probe/index.ts"),
+      text: `import { createProviderHttp } from "../../src/platform/host/provider-http.ts";\nimport { definePlugin } from "../../src/platform/sdk.ts";`,
+    },
+    {
+      path: join(ROOT, "src/engine/probe.ts"),
+      text: `import type { Post } from "../modules/posts/model.ts";\nimport { optionsForPlugin } from "../platform/host/options.ts";`,
+    },
+    {
+      path: join(ROOT, "src/modules/posts/probe.ts"),
+      text: `import { createEngine } from "../../engine/scheduler.ts";\nimport { DeleteResult } from "../accounts/model.ts";`,
+    },
   ];
   const modules = "src/platform and plugins/ import nothing from src/modules";
   const engine = "src/platform and plugins/ import nothing from src/engine";

@@ -13,7 +13,12 @@ const env: Record<string, string> = { SECRET_KEY: "binary-test-secret-0123456789
 
 beforeAll(async () => {
   binary = join(mkdtempSync(join(tmpdir(), "crier-bin-")), "crier");
-  const build = Bun.spawn([process.execPath, "scripts/build.ts"], { cwd: ROOT, env: { ...process.env, CRIER_BUILD_OUTFILE: binary }, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawn([process.execPath, "scripts/build.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, CRIER_BUILD_OUTFILE: binary },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const code = await build.exited;
   if (code !== 0) throw new Error(`build failed: ${await new Response(build.stderr).text()}`);
   if (process.env.TEST_DATABASE_URL) {
@@ -21,7 +26,9 @@ beforeAll(async () => {
     env.DATABASE_URL = db.url!;
   }
 }, 120_000);
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 test("the compiled binary serves, creates a key, lists accounts and stops cleanly from an empty directory", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "crier-empty-"));

@@ -20,7 +20,9 @@ beforeAll(async () => {
     env.DATABASE_URL = db.url!;
   }
 });
-afterAll(async () => { await db?.close(); });
+afterAll(async () => {
+  await db?.close();
+});
 
 describe("usage errors exit 2 with one line", () => {
   const cases: [string, string[]][] = [
@@ -43,8 +45,17 @@ describe("usage errors exit 2 with one line", () => {
 });
 
 test("--help works on every command", async () => {
-  for (const args of [["--help"], ["serve", "--help"], ["migrate", "--help"], ["profiles", "create", "--help"], ["profiles", "list", "--help"], ["profiles", "set-limits", "--help"],
-    ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"]]) {
+  for (const args of [
+    ["--help"],
+    ["serve", "--help"],
+    ["migrate", "--help"],
+    ["profiles", "create", "--help"],
+    ["profiles", "list", "--help"],
+    ["profiles", "set-limits", "--help"],
+    ["keys", "create", "--help"],
+    ["keys", "list", "--help"],
+    ["keys", "revoke", "--help"],
+  ]) {
     const r = await runCli(args, env);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Usage: crier");
@@ -59,7 +70,10 @@ test("invalid configuration stops with one line naming the variable", async () =
 
 describe("keys and profiles", () => {
   test("keys create prints the token alone on the last line; it works against the API; keys list never shows it", async () => {
-    const created = await runCli(["keys", "create", "--name", "ci", "--scopes", "accounts:read,posts:read", "--expires-in", "30d"], env);
+    const created = await runCli(
+      ["keys", "create", "--name", "ci", "--scopes", "accounts:read,posts:read", "--expires-in", "30d"],
+      env,
+    );
     expect(created.code).toBe(0);
     expect(created.lastLine).toMatch(/^crier_live_[A-Za-z0-9_-]{43}$/);
     const list = await runCli(["keys", "list"], env);
@@ -69,9 +83,15 @@ describe("keys and profiles", () => {
 
     const server = await startServe(env);
     try {
-      const res = await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${created.lastLine}` } });
+      const res = await fetch(`${server.url}/v1/accounts`, {
+        headers: { authorization: `Bearer ${created.lastLine}` },
+      });
       expect(res.status).toBe(200);
-      const denied = await fetch(`${server.url}/v1/drafts`, { method: "POST", headers: { authorization: `Bearer ${created.lastLine}`, "content-type": "application/json" }, body: "{}" });
+      const denied = await fetch(`${server.url}/v1/drafts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.lastLine}`, "content-type": "application/json" },
+        body: "{}",
+      });
       expect(denied.status).toBe(403);
     } finally {
       await server.stop();
@@ -99,14 +119,26 @@ describe("keys and profiles", () => {
     const token = (await runCli(["keys", "create", "--name", "wf", "--profile", p], env)).lastLine;
     const server = await startServe(env);
     try {
-      const body = JSON.stringify({ name: "w", source_account_id: crypto.randomUUID(), target_account_ids: [crypto.randomUUID()], is_active: true });
-      const post = () => fetch(`${server.url}/v1/workflows`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+      const body = JSON.stringify({
+        name: "w",
+        source_account_id: crypto.randomUUID(),
+        target_account_ids: [crypto.randomUUID()],
+        is_active: true,
+      });
+      const post = () =>
+        fetch(`${server.url}/v1/workflows`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body,
+        });
       const res = await post();
       expect(res.status).toBe(403);
       const err = (await res.json()).error;
       expect(err.code).toBe("workflow_limit_reached");
       expect(err.message).toContain("maximum of 0 workflows");
-      expect((await runCli(["profiles", "set-limits", p, "--workflows", "unlimited"], env)).stdout).toContain("workflows unlimited");
+      expect((await runCli(["profiles", "set-limits", p, "--workflows", "unlimited"], env)).stdout).toContain(
+        "workflows unlimited",
+      );
       expect((await post()).status).toBe(400);
     } finally {
       await server.stop();
@@ -119,8 +151,13 @@ describe("keys and profiles", () => {
       const k = await runCli(["keys", "create", "--name", "live"], env);
       expect(k.code).toBe(0);
       const token = k.lastLine;
-      expect((await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
-      const id = (await runCli(["keys", "list"], env)).stdout.split("\n").find((l) => l.includes(" live "))!.split(/\s+/)[0];
+      expect((await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(
+        200,
+      );
+      const id = (await runCli(["keys", "list"], env)).stdout
+        .split("\n")
+        .find((l) => l.includes(" live "))!
+        .split(/\s+/)[0];
       const revoked = await runCli(["keys", "revoke", id], env);
       expect(revoked.code).toBe(0);
       const res = await fetch(`${server.url}/v1/accounts`, { headers: { authorization: `Bearer ${token}` } });

@@ -58,7 +58,9 @@ describe("post status derived from targets", () => {
 
 describe("the SQL twin used by list filters agrees with postStatus", () => {
   let h: Harness;
-  beforeAll(async () => { h = await createHarness(); });
+  beforeAll(async () => {
+    h = await createHarness();
+  });
   afterAll(() => h.close());
 
   test("on every combination of up to three targets", async () => {
@@ -66,11 +68,18 @@ describe("the SQL twin used by list filters agrees with postStatus", () => {
     const cases = combinations(3);
     const ids: string[] = [];
     for (const states of cases) {
-      const [p] = await h.db.db.insert(posts).values({ profileId, content: states.join(",") }).returning({ id: posts.id });
+      const [p] = await h.db.db
+        .insert(posts)
+        .values({ profileId, content: states.join(",") })
+        .returning({ id: posts.id });
       ids.push(p.id);
-      await h.db.db.insert(postTargets).values(states.map((status, position) => ({ postId: p.id, profileId, platform: "bluesky", status, position })));
+      await h.db.db
+        .insert(postTargets)
+        .values(states.map((status, position) => ({ postId: p.id, profileId, platform: "bluesky", status, position })));
     }
-    const rows = await h.db.rows<{ id: string; status: string }>(sql`select p.id, ${postStatusSql(sql`p.id`)} as status from posts p`);
+    const rows = await h.db.rows<{ id: string; status: string }>(
+      sql`select p.id, ${postStatusSql(sql`p.id`)} as status from posts p`,
+    );
     const byId = new Map(rows.map((r) => [r.id, r.status]));
     cases.forEach((states, i) => expect(`${states}: ${byId.get(ids[i])}`).toBe(`${states}: ${postStatus(states)}`));
   });

@@ -7,9 +7,17 @@ import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
 import { fakeMp4 } from "../support/media-fixtures.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import {
+  followAuthorization,
+  listeningHarness,
+  submitHostedForm,
+  type ListeningHarness,
+} from "../support/connect-kit.ts";
 
-const withFollowers = createRegistry().list().filter((p) => p.accountStats).map((p) => p.platform);
+const withFollowers = createRegistry()
+  .list()
+  .filter((p) => p.accountStats)
+  .map((p) => p.platform);
 let h: ListeningHarness;
 let token: string;
 
@@ -22,24 +30,48 @@ afterAll(() => h.stop());
 async function connect(platform: string): Promise<string> {
   const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
   expect(res.status).toBe(201);
-  const page = res.body.data.authorization_url ? await followAuthorization(res.body.data.authorization_url) : await submitHostedForm(res.body.data.hosted_url);
+  const page = res.body.data.authorization_url
+    ? await followAuthorization(res.body.data.authorization_url)
+    : await submitHostedForm(res.body.data.hosted_url);
   expect(page.html).toContain("Account connected");
   const list = await h.request("GET", "/v1/accounts", { token });
   return list.body.data.find((a: { platform: string }) => a.platform === platform).id;
 }
 
 test("the platforms whose APIs give an audience count declare accountStats", () => {
-  expect(withFollowers).toEqual(["bluesky", "facebook", "farcaster", "instagram", "pinterest", "reddit", "telegram", "threads", "tiktok", "twitter", "vimeo", "youtube"]);
+  expect(withFollowers).toEqual([
+    "bluesky",
+    "facebook",
+    "farcaster",
+    "instagram",
+    "pinterest",
+    "reddit",
+    "telegram",
+    "threads",
+    "tiktok",
+    "twitter",
+    "vimeo",
+    "youtube",
+  ]);
 });
 
-test.each(withFollowers.map((p, i) => [p, 1200 + i] as const))("%s: followers are read right after connecting", async (platform, count) => {
-  const accountId = await connect(platform);
-  h.ctx.platforms.emulatorFor(platform)!.setFollowers!(count);
-  await collectAnalytics(h.ctx, { claimedBy: "test" });
-  const res = await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token });
-  expect(res.status).toBe(200);
-  expect(res.body.data.accounts[0]).toMatchObject({ id: accountId, platform, followers: count, followers_observed_at: h.clock.now().toISOString(), metrics_status: "ok" });
-});
+test.each(withFollowers.map((p, i) => [p, 1200 + i] as const))(
+  "%s: followers are read right after connecting",
+  async (platform, count) => {
+    const accountId = await connect(platform);
+    h.ctx.platforms.emulatorFor(platform)!.setFollowers!(count);
+    await collectAnalytics(h.ctx, { claimedBy: "test" });
+    const res = await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.accounts[0]).toMatchObject({
+      id: accountId,
+      platform,
+      followers: count,
+      followers_observed_at: h.clock.now().toISOString(),
+      metrics_status: "ok",
+    });
+  },
+);
 
 test("followers are read again weekly, not before", async () => {
   h.ctx.platforms.emulatorFor("twitter")!.setFollowers!(5000);
@@ -54,12 +86,23 @@ test("followers are read again weekly, not before", async () => {
 
 test("fan-out targets: one entry per Snapchat placement; no numbers from a platform without metrics", async () => {
   const accountId = await connect("snapchat");
-  const ticket = await h.request("POST", "/v1/media/uploads", { token, body: { filename: "clip.mp4", content_type: "video/mp4" } });
-  await fetch(ticket.body.data.upload.signedUrl, { method: "PUT", headers: { "content-type": "video/mp4" }, body: fakeMp4(64 * 1024) });
+  const ticket = await h.request("POST", "/v1/media/uploads", {
+    token,
+    body: { filename: "clip.mp4", content_type: "video/mp4" },
+  });
+  await fetch(ticket.body.data.upload.signedUrl, {
+    method: "PUT",
+    headers: { "content-type": "video/mp4" },
+    body: fakeMp4(64 * 1024),
+  });
   const media = await h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
   const created = await h.request("POST", "/v1/posts", {
     token,
-    body: { content: "clip", media: [{ url: media.body.data.public_url, type: "video" }], targets: [{ account_id: accountId, platform_options: { placements: ["spotlight", "public_story"] } }] },
+    body: {
+      content: "clip",
+      media: [{ url: media.body.data.public_url, type: "video" }],
+      targets: [{ account_id: accountId, platform_options: { placements: ["spotlight", "public_story"] } }],
+    },
   });
   expect(created.status).toBe(201);
   const engine = createEngine(h.ctx, { random: () => 0.5 });
@@ -70,20 +113,41 @@ test("fan-out targets: one entry per Snapchat placement; no numbers from a platf
   expect(res.status).toBe(200);
   expect(res.body.data.media_url).toBe(media.body.data.public_url);
   const targets = res.body.data.targets;
-  expect(targets.map((t: { target_variant: string }) => t.target_variant).sort()).toEqual(["public_story", "spotlight"]);
+  expect(targets.map((t: { target_variant: string }) => t.target_variant).sort()).toEqual([
+    "public_story",
+    "spotlight",
+  ]);
   for (const t of targets) {
-    expect(t).toMatchObject({ account_id: accountId, platform: "snapchat", metrics_status: "ok", views: null, likes: null, comments: null, shares: null, saves: null, engagement_rate: null, last_updated: null });
+    expect(t).toMatchObject({
+      account_id: accountId,
+      platform: "snapchat",
+      metrics_status: "ok",
+      views: null,
+      likes: null,
+      comments: null,
+      shares: null,
+      saves: null,
+      engagement_rate: null,
+      last_updated: null,
+    });
     expect(t.platform_post_id).toBeString();
     expect(t.published_at).toBeString();
   }
   const overview = (await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token })).body.data;
   expect(overview.posts).toHaveLength(1);
-  expect(overview.posts[0]).toMatchObject({ post_id: created.body.data.id, origin: "postonce", media_type: "video", media_url: media.body.data.public_url });
+  expect(overview.posts[0]).toMatchObject({
+    post_id: created.body.data.id,
+    origin: "postonce",
+    media_type: "video",
+    media_url: media.body.data.public_url,
+  });
   expect(overview.posts[0].destinations).toHaveLength(2);
 });
 
 test("the engine's tick runs the collection when analytics is on", async () => {
-  const accountId = (await h.request("GET", "/v1/accounts", { token })).body.data.find((a: { platform: string }) => a.platform === "youtube").id;
+  const accountId = (await h.request("GET", "/v1/accounts", { token })).body.data.find(
+    (a: { platform: string }) => a.platform === "youtube",
+  ).id;
   h.ctx.platforms.emulatorFor("youtube")!.setFollowers!(4242);
   // A week on, the followers are due again.
   h.clock.advance(8 * 24 * 3600_000);

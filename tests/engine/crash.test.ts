@@ -37,7 +37,10 @@ let cleanup: () => Promise<void> = async () => {};
 const children: ChildProcess[] = [];
 
 function startServe(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn("node_modules/.bin/bun", ["src/main.ts", "serve"], { env: { ...process.env, ...childEnv }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn("node_modules/.bin/bun", ["src/main.ts", "serve"], {
+    env: { ...process.env, ...childEnv },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let err = "";
@@ -50,7 +53,10 @@ function startServe(): Promise<{ child: ChildProcess; url: string }> {
   });
 }
 
-const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
+const exited = (child: ChildProcess) =>
+  new Promise<void>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
+  );
 
 async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, seconds = 40): Promise<T> {
   for (let i = 0; i < seconds * 20; i++) {
@@ -77,15 +83,32 @@ beforeAll(async () => {
     childEnv = {};
   }
   childEnv = {
-    ...childEnv, DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", SECRET_KEY: SECRET, LOG_LEVEL: "silent",
-    PUBLISH_LEASE_SECONDS: "5", CRIER_BLUESKY_API_URL: served.url, CRIER_BLUESKY_TIMEOUT_MS: "120000",
+    ...childEnv,
+    DATA_DIR: dataDir,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SECRET_KEY: SECRET,
+    LOG_LEVEL: "silent",
+    PUBLISH_LEASE_SECONDS: "5",
+    CRIER_BLUESKY_API_URL: served.url,
+    CRIER_BLUESKY_TIMEOUT_MS: "120000",
   };
   const config = loadConfig({ ...childEnv, DATABASE_URL: childEnv.DATABASE_URL });
   const clock = { now: () => new Date() };
-  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config), credentials: accountCredentials({ db, config, clock }) };
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    log: createLogger("silent"),
+    platforms: createRegistry(),
+    storage: createStorage(config),
+    credentials: accountCredentials({ db, config, clock }),
+  };
   const profile = await createProfile(db, "crash");
   token = (await createKey(db, { name: "crash", profileId: profile.id, scopes: [...SCOPES] })).token;
-  const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, (_, i) => connectBluesky(ctx, profile.id, `crash${i}.test`)));
+  const accounts = await Promise.all(
+    Array.from({ length: ACCOUNTS }, (_, i) => connectBluesky(ctx, profile.id, `crash${i}.test`)),
+  );
   for (let i = 0; i < TARGETS; i++) {
     await createPost(ctx, profile.id, { content: `crash ${i}`, targets: [{ account_id: accounts[i % ACCOUNTS] }] });
   }
@@ -114,11 +137,19 @@ describe("kill -9 of a serving copy mid-batch", () => {
     const second = await startServe();
     const list = async () => {
       const res = await fetch(`${second.url}/v1/posts?limit=100`, { headers: { authorization: `Bearer ${token}` } });
-      return (await res.json()) as { data: { content: string; status: string; targets: { status: string; error_code: string | null; attempts: number }[] }[] };
+      return (await res.json()) as {
+        data: {
+          content: string;
+          status: string;
+          targets: { status: string; error_code: string | null; attempts: number }[];
+        }[];
+      };
     };
     const posts = await until("every target terminal", async () => {
       const { data } = await list();
-      return data.length === TARGETS && data.every((p) => ["published", "failed"].includes(p.targets[0].status)) ? data : undefined;
+      return data.length === TARGETS && data.every((p) => ["published", "failed"].includes(p.targets[0].status))
+        ? data
+        : undefined;
     });
     second.child.kill("SIGTERM");
     await exited(second.child);
@@ -126,11 +157,14 @@ describe("kill -9 of a serving copy mid-batch", () => {
     const onPlatform = emulator.posts().map((p) => p.text);
     const duplicates = onPlatform.length - new Set(onPlatform).size;
     const unknown = posts.filter((p) => p.targets[0].error_code === "outcome_unknown");
-    console.log(`crash: ${TARGETS} targets, ${posts.filter((p) => p.status === "published").length} published, ${unknown.length} outcome_unknown, ${onPlatform.length} posts on the emulator, ${duplicates} duplicates`);
+    console.log(
+      `crash: ${TARGETS} targets, ${posts.filter((p) => p.status === "published").length} published, ${unknown.length} outcome_unknown, ${onPlatform.length} posts on the emulator, ${duplicates} duplicates`,
+    );
     expect(duplicates).toBe(0);
     expect(unknown.map((p) => p.content).sort()).toEqual([...interrupted].sort());
     for (const p of posts) {
-      if (interrupted.has(p.content)) expect(p.targets[0]).toMatchObject({ status: "failed", error_code: "outcome_unknown", attempts: 1 });
+      if (interrupted.has(p.content))
+        expect(p.targets[0]).toMatchObject({ status: "failed", error_code: "outcome_unknown", attempts: 1 });
       else expect(p.targets[0]).toMatchObject({ status: "published", attempts: 1 });
     }
     expect(onPlatform.length).toBe(TARGETS);

@@ -13,7 +13,10 @@ let profileId: string;
 beforeAll(async () => {
   // A short provider timeout so that a held response is a timeout within the test (still far above
   // what a call takes on a loaded machine).
-  h = await engineHarness({ env: { CRIER_BLUESKY_TIMEOUT_MS: "2000" }, engine: { maxAttempts: 3, backoffBaseMs: 10_000 } });
+  h = await engineHarness({
+    env: { CRIER_BLUESKY_TIMEOUT_MS: "2000" },
+    engine: { maxAttempts: 3, backoffBaseMs: 10_000 },
+  });
   ({ token, profileId } = await h.profile());
 });
 afterAll(() => h.close());
@@ -24,7 +27,11 @@ const create = async (body: unknown) => {
   return res.body.data;
 };
 const read = async (id: string) => (await h.request("GET", `/v1/posts/${id}`, { token })).body.data;
-const postsFor = (handle: string, before: number) => h.emulator.posts().slice(before).filter((p) => p.text.includes(handle));
+const postsFor = (handle: string, before: number) =>
+  h.emulator
+    .posts()
+    .slice(before)
+    .filter((p) => p.text.includes(handle));
 const later = (ms: number) => new Date(h.clock.now().getTime() + ms).toISOString();
 
 describe("publishing", () => {
@@ -50,7 +57,11 @@ describe("publishing", () => {
   test("scheduled: nothing goes out before publish_at, then exactly one post", async () => {
     const acct = await h.bluesky(profileId, "later.test");
     const before = h.emulator.posts().length;
-    const post = await create({ content: "later.test scheduled", publish_at: later(3600_000), targets: [{ account_id: acct }] });
+    const post = await create({
+      content: "later.test scheduled",
+      publish_at: later(3600_000),
+      targets: [{ account_id: acct }],
+    });
     await h.engine.runUntilIdle();
     expect((await read(post.id)).status).toBe("scheduled");
     h.clock.advance(3600_000 - 1000);
@@ -77,17 +88,31 @@ describe("publishing", () => {
     const a = await h.bluesky(profileId, "multi-a.test");
     const b = await h.bluesky(profileId, "multi-b.test");
     const before = h.emulator.posts().length;
-    const post = await create({ content: "shared multi-a.test", targets: [{ account_id: a }, { account_id: b, content_override: "own text multi-b.test" }] });
+    const post = await create({
+      content: "shared multi-a.test",
+      targets: [{ account_id: a }, { account_id: b, content_override: "own text multi-b.test" }],
+    });
     await h.engine.runUntilIdle();
     expect((await read(post.id)).status).toBe("published");
-    const texts = h.emulator.posts().slice(before).map((p) => p.text).sort();
+    const texts = h.emulator
+      .posts()
+      .slice(before)
+      .map((p) => p.text)
+      .sort();
     expect(texts).toEqual(["own text multi-b.test", "shared multi-a.test"]);
   });
 
   test("a thread publishes in order, each item replying to the one before", async () => {
     const acct = await h.bluesky(profileId, "thread.test");
     const before = h.emulator.posts().length;
-    const post = await create({ content: "1/3 thread.test", targets: [{ account_id: acct }, { account_id: acct, content_override: "2/3 thread.test" }, { account_id: acct, content_override: "3/3 thread.test" }] });
+    const post = await create({
+      content: "1/3 thread.test",
+      targets: [
+        { account_id: acct },
+        { account_id: acct, content_override: "2/3 thread.test" },
+        { account_id: acct, content_override: "3/3 thread.test" },
+      ],
+    });
     await h.engine.runUntilIdle();
     const done = await read(post.id);
     expect(done.targets.map((t: any) => t.status)).toEqual(["published", "published", "published"]);
@@ -198,7 +223,11 @@ describe("failures", () => {
     const before = h.emulator.posts().length;
     const next = await create({ content: "revoked.test again", targets: [{ account_id: acct }] });
     await h.engine.runUntilIdle();
-    expect((await read(next.id)).targets[0]).toMatchObject({ status: "failed", error_code: "auth_required", attempts: 0 });
+    expect((await read(next.id)).targets[0]).toMatchObject({
+      status: "failed",
+      error_code: "auth_required",
+      attempts: 0,
+    });
     expect(h.emulator.posts().length).toBe(before);
   });
 
@@ -227,7 +256,11 @@ describe("failures", () => {
     const before = h.emulator.posts().length;
     h.clock.advance(60_000);
     await h.engine.runUntilIdle();
-    expect((await read(post.id)).targets[0]).toMatchObject({ status: "failed", error_code: "account_disconnected", attempts: 0 });
+    expect((await read(post.id)).targets[0]).toMatchObject({
+      status: "failed",
+      error_code: "account_disconnected",
+      attempts: 0,
+    });
     expect(h.emulator.posts().length).toBe(before);
   });
 
@@ -235,7 +268,10 @@ describe("failures", () => {
     const acct = await h.bluesky(profileId, "retry-thread.test");
     const before0 = h.emulator.posts().length;
     h.emulator.failNext({ kind: "rate_limit", on: "createRecord", retryAfterSeconds: 30 });
-    const post = await create({ content: "a retry-thread.test", targets: [{ account_id: acct }, { account_id: acct, content_override: "b retry-thread.test" }] });
+    const post = await create({
+      content: "a retry-thread.test",
+      targets: [{ account_id: acct }, { account_id: acct, content_override: "b retry-thread.test" }],
+    });
     await h.engine.runUntilIdle();
     let done = await read(post.id);
     // The parent is backing off; the reply must not overtake it.
@@ -251,7 +287,11 @@ describe("failures", () => {
 
     const acct2 = await h.bluesky(profileId, "orphan.test");
     const before = h.emulator.posts().length;
-    const p2 = await create({ content: "a orphan.test", publish_at: later(60_000), targets: [{ account_id: acct2 }, { account_id: acct2, content_override: "b orphan.test" }] });
+    const p2 = await create({
+      content: "a orphan.test",
+      publish_at: later(60_000),
+      targets: [{ account_id: acct2 }, { account_id: acct2, content_override: "b orphan.test" }],
+    });
     await h.request("POST", `/v1/posts/${p2.id}/targets/${p2.targets[0].target_post_id}/cancel`, { token });
     h.clock.advance(60_000);
     await h.engine.runUntilIdle();
@@ -264,9 +304,20 @@ describe("failures", () => {
 describe("leases", () => {
   test("a target left processing by a copy that died ends outcome_unknown, never published again", async () => {
     const acct = await h.bluesky(profileId, "orphaned.test");
-    const post = await create({ content: "orphaned.test", publish_at: later(3600_000), targets: [{ account_id: acct }] });
+    const post = await create({
+      content: "orphaned.test",
+      publish_at: later(3600_000),
+      targets: [{ account_id: acct }],
+    });
     // As a copy that crashed right after claiming would leave it.
-    await h.db.db.update(postTargets).set({ status: "processing", attempts: 1, claimedBy: "dead-copy", leaseUntil: new Date(h.clock.now().getTime() + 1000) })
+    await h.db.db
+      .update(postTargets)
+      .set({
+        status: "processing",
+        attempts: 1,
+        claimedBy: "dead-copy",
+        leaseUntil: new Date(h.clock.now().getTime() + 1000),
+      })
       .where(eq(postTargets.postId, post.id));
     const before = h.emulator.posts().length;
     await h.engine.runUntilIdle();

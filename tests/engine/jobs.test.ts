@@ -56,7 +56,9 @@ test("a job runs once per period across copies, the first time at once", async (
 test("while one copy runs the job the other does not start it, even when its period passed", async () => {
   h.clock.advance(60_000);
   let open!: () => void;
-  gate = new Promise((r) => { open = r; });
+  gate = new Promise((r) => {
+    open = r;
+  });
   const first = a.runUntilIdle();
   while (runs.length < 3) await Bun.sleep(5);
   h.clock.advance(20_000);
@@ -91,12 +93,16 @@ test("a copy that died mid-run holds the job until its lease expires, then anoth
   h.clock.advance(60_000);
   // As a copy that took the lease and then died leaves it.
   const until = new Date(h.clock.now().getTime() + 30_000).toISOString();
-  await h.db.rows(sql`update engine_jobs set held_by = 'dead-copy', lease_until = ${until}::timestamptz where name = 'test-counter'`);
+  await h.db.rows(
+    sql`update engine_jobs set held_by = 'dead-copy', lease_until = ${until}::timestamptz where name = 'test-counter'`,
+  );
   await a.runUntilIdle();
   expect(runs).toHaveLength(6);
   h.clock.advance(30_001);
   await a.runUntilIdle();
   expect(runs).toHaveLength(7);
-  const [row] = await h.db.rows<{ held_by: string | null }>(sql`select held_by from engine_jobs where name = 'test-counter'`);
+  const [row] = await h.db.rows<{ held_by: string | null }>(
+    sql`select held_by from engine_jobs where name = 'test-counter'`,
+  );
   expect(row.held_by).toBeNull();
 });

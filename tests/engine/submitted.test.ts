@@ -24,9 +24,10 @@ let statusDown = false;
 beforeAll(async () => {
   emulator = createXEmulator();
   const flaky = Object.assign(Object.create(emulator) as XEmulator, {
-    handle: (req: Request, path: string) => statusDown && new URL(req.url).searchParams.get("command") === "STATUS"
-      ? new Response("unavailable", { status: 503 })
-      : emulator.handle(req, path),
+    handle: (req: Request, path: string) =>
+      statusDown && new URL(req.url).searchParams.get("command") === "STATUS"
+        ? new Response("unavailable", { status: 503 })
+        : emulator.handle(req, path),
   });
   served = serveEmulator(flaky);
   h = await listeningHarness({
@@ -40,7 +41,10 @@ beforeAll(async () => {
   ({ token, profileId } = await h.profile());
   const res = await h.request("POST", "/v1/accounts/connect/twitter", { token });
   expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
-  [{ id: accountId }] = await h.db.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.profileId, profileId));
+  [{ id: accountId }] = await h.db.db
+    .select({ id: accounts.id })
+    .from(accounts)
+    .where(eq(accounts.profileId, profileId));
   engine = createEngine(h.ctx, { submitPollMs: 10_000 });
 });
 afterAll(async () => {
@@ -51,14 +55,28 @@ afterAll(async () => {
 
 /** Uploads a video to Crier's storage and creates a post of it now; returns the post id. */
 async function videoPost(content: string): Promise<string> {
-  const ticket = await h.request("POST", "/v1/media/uploads", { token, body: { filename: "clip.mp4", content_type: "video/mp4" } });
+  const ticket = await h.request("POST", "/v1/media/uploads", {
+    token,
+    body: { filename: "clip.mp4", content_type: "video/mp4" },
+  });
   expect(ticket.status).toBe(201);
-  const put = await fetch(ticket.body.data.upload.signedUrl, { method: "PUT", headers: { "content-type": "video/mp4" }, body: makeMp4(200_000) });
+  const put = await fetch(ticket.body.data.upload.signedUrl, {
+    method: "PUT",
+    headers: { "content-type": "video/mp4" },
+    body: makeMp4(200_000),
+  });
   expect(put.status).toBeLessThan(300);
   const media = await h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
   expect(media.status).toBe(200);
 
-  const created = await h.request("POST", "/v1/posts", { token, body: { content, media: [{ url: media.body.data.public_url, type: "video" }], targets: [{ account_id: accountId }] } });
+  const created = await h.request("POST", "/v1/posts", {
+    token,
+    body: {
+      content,
+      media: [{ url: media.body.data.public_url, type: "video" }],
+      targets: [{ account_id: accountId }],
+    },
+  });
   expect(created.status).toBe(201);
   return created.body.data.id;
 }

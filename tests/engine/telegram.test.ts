@@ -22,7 +22,10 @@ const texts = (chatId: number) => h.telegramEmulator.messages(chatId).map((m) =>
 describe("Telegram", () => {
   test("a text post reaches the channel once, with the options Telegram accepts", async () => {
     const { accountId, chatId } = await h.telegram(profileId, "@crier_news");
-    const res = await create({ content: "Hello channel", targets: [{ account_id: accountId, platform_options: { disable_notification: true } }] });
+    const res = await create({
+      content: "Hello channel",
+      targets: [{ account_id: accountId, platform_options: { disable_notification: true } }],
+    });
     expect(res.status).toBe(201);
     await h.engine.runUntilIdle();
     const t = (await read(res.body.data.id)).targets[0];
@@ -33,11 +36,17 @@ describe("Telegram", () => {
 
   test("options Telegram does not know and text over its limit are refused at creation, naming the target", async () => {
     const { accountId } = await h.telegram(profileId, "@crier_rules");
-    const bad = await create({ content: "x", targets: [{ account_id: accountId, platform_options: { title: "no titles here" } }] });
+    const bad = await create({
+      content: "x",
+      targets: [{ account_id: accountId, platform_options: { title: "no titles here" } }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("invalid_platform_options");
     expect(bad.body.error.message).toContain(`targets[0] (account ${accountId}, telegram)`);
-    const wrongType = await create({ content: "x", targets: [{ account_id: accountId, platform_options: { protect_content: "yes" } }] });
+    const wrongType = await create({
+      content: "x",
+      targets: [{ account_id: accountId, platform_options: { protect_content: "yes" } }],
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.code).toBe("invalid_platform_options");
     const long = await create({ content: "y".repeat(4097), targets: [{ account_id: accountId }] });
@@ -58,8 +67,13 @@ describe("Telegram", () => {
     expect(caption.body.error.message).toContain("1024 with media");
     // Accepted ones are scheduled far ahead so they do not publish during the tests that follow.
     const publish_at = new Date(h.clock.now().getTime() + 30 * 86400_000).toISOString();
-    expect((await create({ content: "c".repeat(1024), media: [image], publish_at, targets: [{ account_id: accountId }] })).status).toBe(201);
-    expect((await create({ content: "c".repeat(1025), publish_at, targets: [{ account_id: accountId }] })).status).toBe(201);
+    expect(
+      (await create({ content: "c".repeat(1024), media: [image], publish_at, targets: [{ account_id: accountId }] }))
+        .status,
+    ).toBe(201);
+    expect((await create({ content: "c".repeat(1025), publish_at, targets: [{ account_id: accountId }] })).status).toBe(
+      201,
+    );
   });
 
   test("429 with retry_after: waits that long, then exactly one message", async () => {
@@ -81,10 +95,16 @@ describe("Telegram", () => {
     const bsky = await h.bluesky(profileId, "cross.test");
     const { accountId: tg, chatId } = await h.telegram(profileId, "@crier_cross");
     const before = h.emulator.posts().length;
-    const both = (await create({ content: "everywhere", targets: [{ account_id: bsky }, { account_id: tg }] })).body.data;
+    const both = (await create({ content: "everywhere", targets: [{ account_id: bsky }, { account_id: tg }] })).body
+      .data;
     await h.engine.runUntilIdle();
     expect((await read(both.id)).status).toBe("published");
-    expect(h.emulator.posts().slice(before).map((p) => p.text)).toEqual(["everywhere"]);
+    expect(
+      h.emulator
+        .posts()
+        .slice(before)
+        .map((p) => p.text),
+    ).toEqual(["everywhere"]);
     expect(texts(chatId)).toEqual(["everywhere"]);
 
     h.telegramEmulator.revokeToken(SANDBOX_BOT_TOKEN);

@@ -28,9 +28,16 @@ beforeAll(async () => {
 afterAll(() => rig.stop());
 
 async function uploadVideo(): Promise<string> {
-  const ticket = await rig.h.request("POST", "/v1/media/uploads", { token, body: { filename: "clip.mp4", content_type: "video/mp4" } });
+  const ticket = await rig.h.request("POST", "/v1/media/uploads", {
+    token,
+    body: { filename: "clip.mp4", content_type: "video/mp4" },
+  });
   expect(ticket.status).toBe(201);
-  const put = await fetch(ticket.body.data.upload.signedUrl, { method: "PUT", headers: { "content-type": "video/mp4" }, body: fakeMp4(64 * 1024) });
+  const put = await fetch(ticket.body.data.upload.signedUrl, {
+    method: "PUT",
+    headers: { "content-type": "video/mp4" },
+    body: fakeMp4(64 * 1024),
+  });
   expect(put.status).toBeLessThan(300);
   const media = await rig.h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
   expect(media.status).toBe(200);
@@ -44,12 +51,17 @@ test("placements make one target per variant, and each variant is published once
     body: {
       content: "#crier clip",
       media: [{ url, type: "video" }],
-      targets: [{ account_id: accountId, platform_options: { placements: ["spotlight", "public_story"], locale: "fr_FR" } }],
+      targets: [
+        { account_id: accountId, platform_options: { placements: ["spotlight", "public_story"], locale: "fr_FR" } },
+      ],
     },
   });
   expect(created.status).toBe(201);
   const targets = created.body.data.targets;
-  expect(targets.map((t: { target_variant: string }) => t.target_variant).sort()).toEqual(["public_story", "spotlight"]);
+  expect(targets.map((t: { target_variant: string }) => t.target_variant).sort()).toEqual([
+    "public_story",
+    "spotlight",
+  ]);
   expect(new Set(targets.map((t: { account_id: string }) => t.account_id))).toEqual(new Set([accountId]));
 
   const before = emulator.posts().length;
@@ -60,7 +72,11 @@ test("placements make one target per variant, and each variant is published once
   const post = (await rig.h.request("GET", `/v1/posts/${created.body.data.id}`, { token })).body.data;
   expect(post.status).toBe("published");
   expect(post.targets.map((t: { status: string }) => t.status)).toEqual(["published", "published"]);
-  const placements = emulator.posts().slice(before).map((p) => p.options?.placement).sort();
+  const placements = emulator
+    .posts()
+    .slice(before)
+    .map((p) => p.options?.placement)
+    .sort();
   expect(placements).toEqual(["public_story", "spotlight"]);
 });
 
@@ -68,7 +84,12 @@ test("without placements a Snapchat target is one Spotlight", async () => {
   const url = await uploadVideo();
   const created = await rig.h.request("POST", "/v1/posts", {
     token,
-    body: { content: "spot", media: [{ url, type: "video" }], publish_at: new Date(Date.now() + 86400_000).toISOString(), targets: [{ account_id: accountId }] },
+    body: {
+      content: "spot",
+      media: [{ url, type: "video" }],
+      publish_at: new Date(Date.now() + 86400_000).toISOString(),
+      targets: [{ account_id: accountId }],
+    },
   });
   expect(created.status).toBe(201);
   expect(created.body.data.targets.map((t: { target_variant: string }) => t.target_variant)).toEqual(["spotlight"]);
@@ -77,7 +98,11 @@ test("without placements a Snapchat target is one Spotlight", async () => {
 test("an unknown placement is refused at creation naming the target", async () => {
   const res = await rig.h.request("POST", "/v1/posts", {
     token,
-    body: { content: "x", media: [{ url: "https://cdn.example.com/v.mp4", type: "video" }], targets: [{ account_id: accountId, platform_options: { placements: ["saved_story"] } }] },
+    body: {
+      content: "x",
+      media: [{ url: "https://cdn.example.com/v.mp4", type: "video" }],
+      targets: [{ account_id: accountId, platform_options: { placements: ["saved_story"] } }],
+    },
   });
   expect(res.status).toBe(400);
   expect(res.body.error.message).toContain(accountId);

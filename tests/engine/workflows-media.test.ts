@@ -33,12 +33,16 @@ const tick = () => h.clock.advance(1000);
 const REDDIT = { reddit: { subreddit: "crier_tests" } };
 
 async function workflow(body: Record<string, unknown>) {
-  const res = await h.request("POST", "/v1/workflows", { token: h.token, body: { name: "media", source_account_id: src, is_active: true, ...body } });
+  const res = await h.request("POST", "/v1/workflows", {
+    token: h.token,
+    body: { name: "media", source_account_id: src, is_active: true, ...body },
+  });
   expect(res.status).toBe(201);
   tick();
   return res.body.data as { id: string };
 }
-const items = async (id: string) => (await h.request("GET", `/v1/workflows/${id}/items`, { token: h.token })).body.data as any[];
+const items = async (id: string) =>
+  (await h.request("GET", `/v1/workflows/${id}/items`, { token: h.token })).body.data as any[];
 const destination = (item: any, accountId: string) => item.destinations.find((d: any) => d.account_id === accountId);
 const post = async (id: string) => (await h.request("GET", `/v1/posts/${id}`, { token: h.token })).body.data;
 /** Runs the engine until idle, then lets submitted targets' status checks fall due a few times. */
@@ -49,7 +53,11 @@ async function settle() {
   }
   await h.engine.runUntilIdle();
 }
-const emulated = (platform: string, marker: string) => h.emulator(platform).posts().filter((p) => p.text.includes(marker));
+const emulated = (platform: string, marker: string) =>
+  h
+    .emulator(platform)
+    .posts()
+    .filter((p) => p.text.includes(marker));
 
 describe("media carried over", () => {
   test("a source image reaches Telegram: the engine fetches the source's file through the media guard", async () => {
@@ -60,17 +68,24 @@ describe("media carried over", () => {
     await h.engine.runUntilIdle();
 
     const [copy] = emulated("telegram", "m1");
-    expect(copy.media).toEqual([expect.objectContaining({ type: "image", contentType: "image/png", size: png.length })]);
+    expect(copy.media).toEqual([
+      expect.objectContaining({ type: "image", contentType: "image/png", size: png.length }),
+    ]);
     const [item] = await items(wf.id);
     const d = destination(item, tg);
     expect(d.status).toBe("posted");
     // The copy names the source's own file (the Bluesky blob), not a page.
     const p = await post(d.post_id);
     expect(p.status).toBe("published");
-    expect(p.media).toEqual([expect.objectContaining({ type: "image", url: expect.stringContaining("com.atproto.sync.getBlob") })]);
+    expect(p.media).toEqual([
+      expect.objectContaining({ type: "image", url: expect.stringContaining("com.atproto.sync.getBlob") }),
+    ]);
 
     // A server's engine (no test override) refuses the same loopback file: the guard is intact.
-    const again = await h.request("POST", "/v1/posts", { token: h.token, body: { content: "m1 again", media: p.media, targets: [{ account_id: tg }] } });
+    const again = await h.request("POST", "/v1/posts", {
+      token: h.token,
+      body: { content: "m1 again", media: p.media, targets: [{ account_id: tg }] },
+    });
     expect(again.status).toBe(201);
     await createEngine(h.ctx, { random: () => 0.5 }).runUntilIdle();
     const refused = await post(again.body.data.id);
@@ -84,13 +99,19 @@ describe("media carried over", () => {
     const wf = await workflow({ source_account_id: yt, target_account_ids: [tg] });
     // The YouTube emulator stamps uploads with the wall clock: the video must come after last_enabled_at.
     await Bun.sleep(Math.max(0, h.clock.now().getTime() - Date.now() + 20));
-    await h.native(yt, "y2 my new video", [{ url: h.serveFile(makeMp4(4096), "video/mp4"), type: "video" }], { title: "y2 my new video" });
+    await h.native(yt, "y2 my new video", [{ url: h.serveFile(makeMp4(4096), "video/mp4"), type: "video" }], {
+      title: "y2 my new video",
+    });
     tick();
     await h.engine.runUntilIdle();
 
     expect(emulated("telegram", "y2")).toEqual([]);
     const [item] = await items(wf.id);
-    expect(destination(item, tg)).toMatchObject({ status: "skipped", reason_code: "media_not_downloadable", post_id: null });
+    expect(destination(item, tg)).toMatchObject({
+      status: "skipped",
+      reason_code: "media_not_downloadable",
+      post_id: null,
+    });
     expect(destination(item, tg).reason).toContain("youtube.com/watch");
   });
 });
@@ -100,7 +121,20 @@ describe("destination rules", () => {
     const flair = "2c6b0b4e-1a2b-11ee-9f3a-0e1d3c5a7b9d";
     const wf = await workflow({
       target_account_ids: [ig, rd],
-      settings: { destination_publish_settings: { [rd]: { reddit: { subreddit: "crier_tests", flair_id: flair, flair_text: "Release", nsfw: true, spoiler: true, send_replies: false } } } },
+      settings: {
+        destination_publish_settings: {
+          [rd]: {
+            reddit: {
+              subreddit: "crier_tests",
+              flair_id: flair,
+              flair_text: "Release",
+              nsfw: true,
+              spoiler: true,
+              send_replies: false,
+            },
+          },
+        },
+      },
     });
     await h.native(src, "t3 release notes are out");
     tick();
@@ -112,13 +146,22 @@ describe("destination rules", () => {
     expect(emulated("instagram", "t3")).toEqual([]);
     expect(destination(item, rd).status).toBe("posted");
     const [copy] = emulated("reddit", "t3");
-    expect(copy.options).toEqual({ subreddit: "crier_tests", flair_id: flair, flair_text: "Release", nsfw: true, spoiler: true, sendreplies: false });
+    expect(copy.options).toEqual({
+      subreddit: "crier_tests",
+      flair_id: flair,
+      flair_text: "Release",
+      nsfw: true,
+      spoiler: true,
+      sendreplies: false,
+    });
   });
 
   test("a video goes to Instagram as a trial reel and is skipped for Reddit, which takes no video", async () => {
     const wf = await workflow({
       target_account_ids: [ig, rd],
-      settings: { destination_publish_settings: { [ig]: { instagram: { publish_as_trial_reel: true } }, [rd]: REDDIT } },
+      settings: {
+        destination_publish_settings: { [ig]: { instagram: { publish_as_trial_reel: true } }, [rd]: REDDIT },
+      },
     });
     await h.native(src, "v4 behind the scenes", [{ url: h.serveFile(makeMp4(8192), "video/mp4"), type: "video" }]);
     tick();

@@ -27,7 +27,12 @@ describe.skipIf(!pg)("two engines polling one workflow (PostgreSQL only: skipped
     const tg = await h.connect("telegram", { channel: "@wf_race" });
     const x = await h.connect("twitter");
     h.clock.advance(1000);
-    const wf = (await h.request("POST", "/v1/workflows", { token: h.token, body: { name: "race", source_account_id: src, target_account_ids: [tg, x], is_active: true } })).body.data;
+    const wf = (
+      await h.request("POST", "/v1/workflows", {
+        token: h.token,
+        body: { name: "race", source_account_id: src, target_account_ids: [tg, x], is_active: true },
+      })
+    ).body.data;
     h.clock.advance(1000);
     for (let i = 0; i < POSTS; i++) {
       await h.native(src, `race item ${i}`);
@@ -35,7 +40,9 @@ describe.skipIf(!pg)("two engines polling one workflow (PostgreSQL only: skipped
     }
     const a = createEngine(h.ctx, { id: "copy-a" });
     const b = createEngine({ ...h.ctx, db: second } as AppContext, { id: "copy-b" });
-    const checks = Array.from({ length: 4 }, () => h.request("POST", `/v1/workflows/${wf.id}/check`, { token: h.token }));
+    const checks = Array.from({ length: 4 }, () =>
+      h.request("POST", `/v1/workflows/${wf.id}/check`, { token: h.token }),
+    );
     await Promise.all([a.runUntilIdle(), b.runUntilIdle(), ...checks]);
     // Every poll due later too: the lease is free again and a second round takes nothing new.
     h.clock.advance(h.ctx.config.workflowPollIntervalSeconds * 1000 + 1000);
@@ -46,7 +53,9 @@ describe.skipIf(!pg)("two engines polling one workflow (PostgreSQL only: skipped
     for (const platform of ["telegram", "twitter"]) {
       const texts = h.postsWith(platform, "race item");
       const duplicates = texts.length - new Set(texts).size;
-      console.log(`workflow race: ${platform}: ${texts.length} posts for ${POSTS} source posts, ${duplicates} duplicates`);
+      console.log(
+        `workflow race: ${platform}: ${texts.length} posts for ${POSTS} source posts, ${duplicates} duplicates`,
+      );
       expect(duplicates).toBe(0);
       expect(texts.length).toBe(POSTS);
     }

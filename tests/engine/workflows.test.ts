@@ -33,12 +33,16 @@ const MIN = 60_000;
 const tick = () => h.clock.advance(1000);
 
 async function workflow(body: Record<string, unknown>) {
-  const res = await h.request("POST", "/v1/workflows", { token: h.token, body: { name: "copy", source_account_id: src, target_account_ids: [tg, th, x], is_active: true, ...body } });
+  const res = await h.request("POST", "/v1/workflows", {
+    token: h.token,
+    body: { name: "copy", source_account_id: src, target_account_ids: [tg, th, x], is_active: true, ...body },
+  });
   expect(res.status).toBe(201);
   tick();
   return res.body.data as { id: string };
 }
-const items = async (id: string) => (await h.request("GET", `/v1/workflows/${id}/items`, { token: h.token })).body.data as any[];
+const items = async (id: string) =>
+  (await h.request("GET", `/v1/workflows/${id}/items`, { token: h.token })).body.data as any[];
 const read = async (id: string) => (await h.request("GET", `/v1/workflows/${id}`, { token: h.token })).body.data;
 const off = (id: string) => h.request("PATCH", `/v1/workflows/${id}`, { token: h.token, body: { is_active: false } });
 /** Lets the next scheduled poll fall due. */
@@ -51,15 +55,25 @@ describe("copying", () => {
     const wf = await workflow({
       settings: {
         destination_publish_settings: {
-          [th]: { caption_ending: "More on Bluesky", caption_position: "before", remove_comment_dm_prompts: true, threads: { caption_max_length: 60 } },
+          [th]: {
+            caption_ending: "More on Bluesky",
+            caption_position: "before",
+            remove_comment_dm_prompts: true,
+            threads: { caption_max_length: 60 },
+          },
           [x]: { caption_ending: "#crossposted", remove_comment_dm_prompts: true },
         },
       },
     });
-    await h.native(src, "Launch day c1 for the new release notes. Comment YES below to get the link! DM me for details.");
+    await h.native(
+      src,
+      "Launch day c1 for the new release notes. Comment YES below to get the link! DM me for details.",
+    );
     tick();
     await h.engine.runUntilIdle();
-    expect(h.postsWith("telegram", "c1")).toEqual(["Launch day c1 for the new release notes. Comment YES below to get the link! DM me for details."]);
+    expect(h.postsWith("telegram", "c1")).toEqual([
+      "Launch day c1 for the new release notes. Comment YES below to get the link! DM me for details.",
+    ]);
     expect(h.postsWith("threads", "c1")).toEqual(["More on Bluesky\n\nLaunch day c1 for the new release notes."]);
     expect(h.postsWith("twitter", "c1")).toEqual(["Launch day c1 for the new release notes.\n\n#crossposted"]);
 
@@ -75,7 +89,11 @@ describe("copying", () => {
     expect(h.postsWith("twitter", "c1")).toHaveLength(1);
 
     const [item] = await items(wf.id);
-    expect(item.destinations.map((d: any) => [d.platform, d.status])).toEqual([["telegram", "posted"], ["threads", "posted"], ["twitter", "posted"]]);
+    expect(item.destinations.map((d: any) => [d.platform, d.status])).toEqual([
+      ["telegram", "posted"],
+      ["threads", "posted"],
+      ["twitter", "posted"],
+    ]);
     const post = (await h.request("GET", `/v1/posts/${item.destinations[0].post_id}`, { token: h.token })).body.data;
     expect(post).toMatchObject({ origin: "workflow", status: "published" });
     expect(post.targets).toHaveLength(1);
@@ -84,7 +102,10 @@ describe("copying", () => {
   });
 
   test("filters skip what they should and the items route says why", async () => {
-    const wf = await workflow({ target_account_ids: [tg], settings: { content_filters: { types: { text: true }, hashtags: { include: ["#News"], exclude: ["private"] } } } });
+    const wf = await workflow({
+      target_account_ids: [tg],
+      settings: { content_filters: { types: { text: true }, hashtags: { include: ["#News"], exclude: ["private"] } } },
+    });
     await h.native(src, "f2 no tag at all");
     tick();
     await h.native(src, "f2 tagged #news for everyone");
@@ -94,14 +115,26 @@ describe("copying", () => {
     await h.engine.runUntilIdle();
     expect(h.postsWith("telegram", "f2")).toEqual(["f2 tagged #news for everyone"]);
     const list = await items(wf.id);
-    const byText = (p: string) => list.find((i) => i.destinations[0].caption?.includes(p) || i.destinations[0].reason?.length)!;
+    const byText = (p: string) =>
+      list.find((i) => i.destinations[0].caption?.includes(p) || i.destinations[0].reason?.length)!;
     const reasons = list.map((i) => [i.destinations[0].status, i.destinations[0].reason_code]).sort();
-    expect(reasons).toEqual([["posted", null], ["skipped", "filter_hashtag_exclude"], ["skipped", "filter_hashtag_include"]].sort() as any);
+    expect(reasons).toEqual(
+      [
+        ["posted", null],
+        ["skipped", "filter_hashtag_exclude"],
+        ["skipped", "filter_hashtag_include"],
+      ].sort() as any,
+    );
     expect(byText("f2").destinations[0].reason ?? "").toBeString();
-    expect(list.find((i) => i.destinations[0].reason_code === "filter_hashtag_exclude").destinations[0].reason).toContain("#private");
+    expect(
+      list.find((i) => i.destinations[0].reason_code === "filter_hashtag_exclude").destinations[0].reason,
+    ).toContain("#private");
     await off(wf.id);
 
-    const textOff = await workflow({ target_account_ids: [tg], settings: { content_filters: { types: { text: false } } } });
+    const textOff = await workflow({
+      target_account_ids: [tg],
+      settings: { content_filters: { types: { text: false } } },
+    });
     await h.native(src, "f3 plain text");
     tick();
     await h.engine.runUntilIdle();
@@ -113,7 +146,10 @@ describe("copying", () => {
   });
 
   test("minimum_interval_minutes spaces copies per destination", async () => {
-    const wf = await workflow({ target_account_ids: [tg, x], settings: { destination_publish_settings: { [tg]: { minimum_interval_minutes: 30 } } } });
+    const wf = await workflow({
+      target_account_ids: [tg, x],
+      settings: { destination_publish_settings: { [tg]: { minimum_interval_minutes: 30 } } },
+    });
     const start = h.clock.now().getTime();
     for (const n of [1, 2, 3]) {
       await h.native(src, `s4 number ${n}`);
@@ -122,7 +158,10 @@ describe("copying", () => {
     await h.engine.runUntilIdle();
     expect(h.postsWith("telegram", "s4")).toEqual(["s4 number 1"]);
     expect(h.postsWith("twitter", "s4")).toHaveLength(3);
-    const slots = (await items(wf.id)).map((i) => i.destinations.find((d: any) => d.account_id === tg)).map((d: any) => new Date(d.slot_at).getTime()).sort();
+    const slots = (await items(wf.id))
+      .map((i) => i.destinations.find((d: any) => d.account_id === tg))
+      .map((d: any) => new Date(d.slot_at).getTime())
+      .sort();
     expect(slots[1] - slots[0]).toBe(30 * MIN);
     expect(slots[2] - slots[1]).toBe(30 * MIN);
     h.clock.set(new Date(slots[1] - 1000));
@@ -157,7 +196,10 @@ describe("copying", () => {
 
   test("a source whose authorization is refused becomes auth_required", async () => {
     const other = await h.connect("bluesky", { handle: "refused.test" });
-    const res = await h.request("POST", "/v1/workflows", { token: h.token, body: { name: "auth", source_account_id: other, target_account_ids: [tg], is_active: true } });
+    const res = await h.request("POST", "/v1/workflows", {
+      token: h.token,
+      body: { name: "auth", source_account_id: other, target_account_ids: [tg], is_active: true },
+    });
     tick();
     const bsky = h.emulator("bluesky");
     bsky.failNext({ kind: "auth_expired", on: "getAuthorFeed" });
@@ -172,7 +214,12 @@ describe("copying", () => {
   test("two workflows pointing at each other do not loop", async () => {
     const b = await h.connect("bluesky", { handle: "mirror.test" });
     const ab = await workflow({ target_account_ids: [b] });
-    const ba = (await h.request("POST", "/v1/workflows", { token: h.token, body: { name: "back", source_account_id: b, target_account_ids: [src], is_active: true } })).body.data;
+    const ba = (
+      await h.request("POST", "/v1/workflows", {
+        token: h.token,
+        body: { name: "back", source_account_id: b, target_account_ids: [src], is_active: true },
+      })
+    ).body.data;
     tick();
     await h.native(src, "loop l6 once");
     tick();
@@ -193,10 +240,14 @@ describe("copying", () => {
     await h.native(src, "m7 after a crash");
     tick();
     // A copy claimed the poll and died before finishing.
-    await h.db.db.execute(sql`update workflows set lease_until = ${new Date(h.clock.now().getTime() + 10 * MIN).toISOString()}::timestamptz, claimed_by = 'dead-copy' where id = ${wf.id}::uuid`);
+    await h.db.db.execute(
+      sql`update workflows set lease_until = ${new Date(h.clock.now().getTime() + 10 * MIN).toISOString()}::timestamptz, claimed_by = 'dead-copy' where id = ${wf.id}::uuid`,
+    );
     await h.engine.runUntilIdle();
     expect(h.postsWith("telegram", "m7")).toEqual([]);
-    expect((await h.request("POST", `/v1/workflows/${wf.id}/check`, { token: h.token })).body.error.code).toBe("workflow_check_in_progress");
+    expect((await h.request("POST", `/v1/workflows/${wf.id}/check`, { token: h.token })).body.error.code).toBe(
+      "workflow_check_in_progress",
+    );
     h.clock.advance(10 * MIN + 1000);
     await Promise.all([h.engine.runUntilIdle(), h.request("POST", `/v1/workflows/${wf.id}/check`, { token: h.token })]);
     await h.engine.runUntilIdle();
@@ -205,7 +256,10 @@ describe("copying", () => {
   });
 
   test("deleting a workflow removes its queued items; posts it created stay", async () => {
-    const wf = await workflow({ target_account_ids: [tg], settings: { destination_publish_settings: { [tg]: { minimum_interval_minutes: 60 } } } });
+    const wf = await workflow({
+      target_account_ids: [tg],
+      settings: { destination_publish_settings: { [tg]: { minimum_interval_minutes: 60 } } },
+    });
     await h.native(src, "d8 one");
     tick();
     await h.native(src, "d8 two");
@@ -215,7 +269,9 @@ describe("copying", () => {
     const del = await h.request("DELETE", `/v1/workflows/${wf.id}`, { token: h.token });
     expect(del.status).toBe(200);
     expect(del.body.data).toMatchObject({ deleted: true, id: wf.id });
-    const left = await h.db.rows<{ n: number }>(sql`select count(*)::int as n from workflow_items where workflow_id = ${wf.id}::uuid`);
+    const left = await h.db.rows<{ n: number }>(
+      sql`select count(*)::int as n from workflow_items where workflow_id = ${wf.id}::uuid`,
+    );
     expect(left[0].n).toBe(0);
     expect((await h.request("GET", `/v1/posts/${posted.post_id}`, { token: h.token })).status).toBe(200);
     h.clock.advance(2 * 60 * MIN);
@@ -233,23 +289,44 @@ describe("AI adapt", () => {
 
   beforeAll(async () => {
     ai = Bun.serve({
-      hostname: "127.0.0.1", port: 0, idleTimeout: 0,
+      hostname: "127.0.0.1",
+      port: 0,
+      idleTimeout: 0,
       async fetch(req) {
         const body = await req.json();
         seen.push({ auth: req.headers.get("authorization"), path: new URL(req.url).pathname, body });
         if (mode === "error") return Response.json({ error: { message: "overloaded" } }, { status: 503 });
         if (mode === "hang") await Bun.sleep(3000);
         const text = body.messages[1].content as string;
-        return Response.json({ choices: [{ message: { role: "assistant", content: `Adapted: ${text.toUpperCase().replace(/HTTPS:\/\/EXAMPLE.COM\/X/g, "https://example.com/x")}` } }] });
+        return Response.json({
+          choices: [
+            {
+              message: {
+                role: "assistant",
+                content: `Adapted: ${text.toUpperCase().replace(/HTTPS:\/\/EXAMPLE.COM\/X/g, "https://example.com/x")}`,
+              },
+            },
+          ],
+        });
       },
     });
-    aiH = await workflowHarness({ ai: { baseUrl: `http://127.0.0.1:${ai.port}/v1`, apiKey: "sk-test", model: "tiny", timeoutMs: 500 } });
+    aiH = await workflowHarness({
+      ai: { baseUrl: `http://127.0.0.1:${ai.port}/v1`, apiKey: "sk-test", model: "tiny", timeoutMs: 500 },
+    });
     a = { src: await aiH.connect("bluesky", { handle: "ai-source.test" }), th: await aiH.connect("threads") };
     aiH.clock.advance(1000);
-    const res = await aiH.request("POST", "/v1/workflows", { token: aiH.token, body: {
-      name: "ai", source_account_id: a.src, target_account_ids: [a.th], is_active: true,
-      settings: { destination_publish_settings: { [a.th]: { adapt_caption: true, adapt_caption_instructions: "Shout it." } } },
-    } });
+    const res = await aiH.request("POST", "/v1/workflows", {
+      token: aiH.token,
+      body: {
+        name: "ai",
+        source_account_id: a.src,
+        target_account_ids: [a.th],
+        is_active: true,
+        settings: {
+          destination_publish_settings: { [a.th]: { adapt_caption: true, adapt_caption_instructions: "Shout it." } },
+        },
+      },
+    });
     expect(res.status).toBe(201);
     aiH.clock.advance(1000);
   });
@@ -269,7 +346,11 @@ describe("AI adapt", () => {
     mode = "ok";
     await copy("ai1 see https://example.com/x");
     expect(aiH.postsWith("threads", "AI1")).toEqual(["Adapted: AI1 SEE https://example.com/x"]);
-    expect(seen.at(-1)).toMatchObject({ auth: "Bearer sk-test", path: "/v1/chat/completions", body: { model: "tiny" } });
+    expect(seen.at(-1)).toMatchObject({
+      auth: "Bearer sk-test",
+      path: "/v1/chat/completions",
+      body: { model: "tiny" },
+    });
     expect(seen.at(-1).body.messages[0].content).toContain("Shout it.");
   });
 

@@ -14,7 +14,11 @@ beforeAll(async () => {
   for (const [path, item] of Object.entries<any>(spec.paths)) {
     for (const [method, op] of Object.entries<any>(item)) {
       if (op["x-scope"]) {
-        operations.push({ method: method.toUpperCase(), path: path.replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000"), scope: op["x-scope"] });
+        operations.push({
+          method: method.toUpperCase(),
+          path: path.replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000"),
+          scope: op["x-scope"],
+        });
       }
     }
   }
@@ -33,7 +37,10 @@ test("every /v1 route declares a scope in the OpenAPI description", async () => 
     for (const [method, op] of Object.entries<any>(item)) {
       // The OAuth callback is opened by a browser coming back from the provider: signed state, no key.
       if (path.includes("/callback/")) continue;
-      expect({ route: `${method} ${path}`, scope: op["x-scope"] }).toEqual({ route: `${method} ${path}`, scope: expect.any(String) });
+      expect({ route: `${method} ${path}`, scope: op["x-scope"] }).toEqual({
+        route: `${method} ${path}`,
+        scope: expect.any(String),
+      });
     }
   }
 });
@@ -44,24 +51,39 @@ describe("401 invalid_api_key on every route", () => {
     ["malformed header", async () => ({ authorization: "Token abc" })],
     ["empty bearer", async () => ({ authorization: "Bearer " })],
     ["unknown key", async () => ({ authorization: `Bearer crier_live_${"x".repeat(43)}` })],
-    ["revoked key", async () => {
-      const { token, keyId } = await h.profile();
-      await revokeKey(h.db, keyId);
-      return { authorization: `Bearer ${token}` };
-    }],
-    ["expired key", async () => {
-      const { profileId } = await h.profile();
-      const { token } = await createKey(h.db, { name: "short", profileId, scopes: [...SCOPES], expiresAt: new Date(h.clock.now().getTime() + 60_000) });
-      h.clock.advance(120_000);
-      return { authorization: `Bearer ${token}` };
-    }],
+    [
+      "revoked key",
+      async () => {
+        const { token, keyId } = await h.profile();
+        await revokeKey(h.db, keyId);
+        return { authorization: `Bearer ${token}` };
+      },
+    ],
+    [
+      "expired key",
+      async () => {
+        const { profileId } = await h.profile();
+        const { token } = await createKey(h.db, {
+          name: "short",
+          profileId,
+          scopes: [...SCOPES],
+          expiresAt: new Date(h.clock.now().getTime() + 60_000),
+        });
+        h.clock.advance(120_000);
+        return { authorization: `Bearer ${token}` };
+      },
+    ],
   ];
   for (const [name, headersFor] of cases) {
     test(name, async () => {
       const headers = await headersFor();
       for (const op of operations) {
         const res = await send(op, headers);
-        expect({ op: `${op.method} ${op.path}`, status: res.status, code: res.body?.error?.code }).toEqual({ op: `${op.method} ${op.path}`, status: 401, code: "invalid_api_key" });
+        expect({ op: `${op.method} ${op.path}`, status: res.status, code: res.body?.error?.code }).toEqual({
+          op: `${op.method} ${op.path}`,
+          status: 401,
+          code: "invalid_api_key",
+        });
         expect(res.body.error.message.length).toBeGreaterThan(0);
         expect(res.body.error.hint.length).toBeGreaterThan(0);
       }
@@ -73,7 +95,11 @@ test("a key without the route's scope gets 403 missing_scope naming it, on every
   for (const op of operations) {
     const { token } = await h.profile({ scopes: SCOPES.filter((s) => s !== op.scope) });
     const res = await send(op, { authorization: `Bearer ${token}` });
-    expect({ op: `${op.method} ${op.path}`, status: res.status, code: res.body?.error?.code }).toEqual({ op: `${op.method} ${op.path}`, status: 403, code: "missing_scope" });
+    expect({ op: `${op.method} ${op.path}`, status: res.status, code: res.body?.error?.code }).toEqual({
+      op: `${op.method} ${op.path}`,
+      status: 403,
+      code: "missing_scope",
+    });
     expect(res.body.error.message).toContain(op.scope);
   }
 });
@@ -102,6 +128,8 @@ test("a key revoked or expired by a direct database update is refused on the nex
 
   const expired = await h.profile();
   expect((await h.request("GET", "/v1/accounts", { token: expired.token })).status).toBe(200);
-  await h.db.rows(sql`update api_keys set expires_at = ${new Date(h.clock.now().getTime() - 1000).toISOString()}::timestamptz where id = ${expired.keyId}`);
+  await h.db.rows(
+    sql`update api_keys set expires_at = ${new Date(h.clock.now().getTime() - 1000).toISOString()}::timestamptz where id = ${expired.keyId}`,
+  );
   expect((await h.request("GET", "/v1/accounts", { token: expired.token })).status).toBe(401);
 });

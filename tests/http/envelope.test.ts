@@ -19,7 +19,11 @@ const expectEnvelope = (body: any, code: string) => {
 };
 
 test("malformed JSON is 400 invalid_json", async () => {
-  const res = await h.request("POST", "/v1/drafts", { token, raw: '{"content": "x",', headers: { "content-type": "application/json" } });
+  const res = await h.request("POST", "/v1/drafts", {
+    token,
+    raw: '{"content": "x",',
+    headers: { "content-type": "application/json" },
+  });
   expect(res.status).toBe(400);
   expectEnvelope(res.body, "invalid_json");
 });
@@ -39,7 +43,11 @@ test("an unknown route is 404 not_found in the envelope", async () => {
 
 test("a body over the limit is 413 payload_too_large, declared or streamed", async () => {
   const big = JSON.stringify({ content: "x".repeat(10_000) });
-  const declared = await h.request("POST", "/v1/drafts", { token, raw: big, headers: { "content-type": "application/json" } });
+  const declared = await h.request("POST", "/v1/drafts", {
+    token,
+    raw: big,
+    headers: { "content-type": "application/json" },
+  });
   expect(declared.status).toBe(413);
   expectEnvelope(declared.body, "payload_too_large");
   const stream = new ReadableStream({
@@ -49,9 +57,13 @@ test("a body over the limit is 413 payload_too_large, declared or streamed", asy
       c.close();
     },
   });
-  const res = await h.app.handle(new Request("http://localhost/v1/drafts", {
-    method: "POST", body: stream, headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-  }));
+  const res = await h.app.handle(
+    new Request("http://localhost/v1/drafts", {
+      method: "POST",
+      body: stream,
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+    }),
+  );
   expect(res.status).toBe(413);
   expectEnvelope(await res.json(), "payload_too_large");
 });
@@ -75,7 +87,11 @@ test("request logs are JSON lines with method, path, status, duration, profile a
   const lines: string[] = [];
   const ctx = { ...h.ctx, log: createLogger("info", {}, (line) => lines.push(line)) };
   const app = createApp(ctx);
-  const res = await app.handle(new Request("http://localhost/v1/accounts", { headers: { authorization: `Bearer ${token}`, "x-request-id": "log-1" } }));
+  const res = await app.handle(
+    new Request("http://localhost/v1/accounts", {
+      headers: { authorization: `Bearer ${token}`, "x-request-id": "log-1" },
+    }),
+  );
   expect(res.status).toBe(200);
   await Bun.sleep(5); // afterResponse runs once the response is handed over
   const entry = lines.map((l) => JSON.parse(l)).find((e) => e.msg === "request" && e.request_id === "log-1");

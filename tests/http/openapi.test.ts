@@ -2,7 +2,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness(); });
+beforeAll(async () => {
+  h = await createHarness();
+});
 afterAll(() => h.close());
 
 test("/openapi.json is OpenAPI 3.1 with every /v1 route, its scope and its error responses", async () => {
@@ -10,11 +12,32 @@ test("/openapi.json is OpenAPI 3.1 with every /v1 route, its scope and its error
   expect(res.status).toBe(200);
   const spec = res.body;
   expect(spec.openapi).toMatch(/^3\.1/);
-  const ops = Object.entries<any>(spec.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([m, op]) => ({ path, m, op })));
-  for (const want of ["get /v1/accounts", "delete /v1/accounts/{id}", "get /v1/drafts", "post /v1/drafts", "get /v1/drafts/{id}", "patch /v1/drafts/{id}",
-    "delete /v1/drafts/{id}", "post /v1/accounts/connect/{platform}", "post /v1/media/uploads", "get /v1/media/{id}", "get /v1/posts", "post /v1/posts",
-    "get /v1/posts/{id}", "patch /v1/posts/{id}", "post /v1/posts/{id}/publish", "post /v1/posts/{id}/cancel", "post /v1/posts/{id}/retry",
-    "delete /v1/posts/{id}", "get /v1/posts/{id}/targets/{targetId}", "post /v1/posts/{id}/targets/{targetId}/retry", "post /v1/posts/{id}/targets/{targetId}/cancel"]) {
+  const ops = Object.entries<any>(spec.paths).flatMap(([path, item]) =>
+    Object.entries<any>(item).map(([m, op]) => ({ path, m, op })),
+  );
+  for (const want of [
+    "get /v1/accounts",
+    "delete /v1/accounts/{id}",
+    "get /v1/drafts",
+    "post /v1/drafts",
+    "get /v1/drafts/{id}",
+    "patch /v1/drafts/{id}",
+    "delete /v1/drafts/{id}",
+    "post /v1/accounts/connect/{platform}",
+    "post /v1/media/uploads",
+    "get /v1/media/{id}",
+    "get /v1/posts",
+    "post /v1/posts",
+    "get /v1/posts/{id}",
+    "patch /v1/posts/{id}",
+    "post /v1/posts/{id}/publish",
+    "post /v1/posts/{id}/cancel",
+    "post /v1/posts/{id}/retry",
+    "delete /v1/posts/{id}",
+    "get /v1/posts/{id}/targets/{targetId}",
+    "post /v1/posts/{id}/targets/{targetId}/retry",
+    "post /v1/posts/{id}/targets/{targetId}/cancel",
+  ]) {
     expect(ops.map((o) => `${o.m} ${o.path}`)).toContain(want);
   }
   // Paths are written as the spec writes them: no trailing slash.
@@ -78,7 +101,9 @@ test("every plugin's platform_options schema is a component, linked from PostTar
     const schema = spec.components.schemas[name];
     expect(schema, name).toBeDefined();
     // The component is the plugin's own schema, keys and all.
-    expect(Object.keys(schema.properties ?? {}).sort()).toEqual(Object.keys((p.optionsSchema as any).properties ?? {}).sort());
+    expect(Object.keys(schema.properties ?? {}).sort()).toEqual(
+      Object.keys((p.optionsSchema as any).properties ?? {}).sort(),
+    );
     expect(schema.description).toContain(p.platform);
     expect(options["x-platform-options"][p.platform]).toEqual({ $ref: `#/components/schemas/${name}` });
     expect(options.description).toContain(`(#/components/schemas/${name})`);
@@ -86,6 +111,7 @@ test("every plugin's platform_options schema is a component, linked from PostTar
   expect(spec.components.schemas.TwitterOptions).toBeDefined();
   expect(spec.components.schemas.VimeoOptions.properties.title.maxLength).toBe(128);
   // PATCH takes the same targets, described the same way.
-  const patched = spec.paths["/v1/posts/{id}"].patch.requestBody.content["application/json"].schema.properties.targets.items;
+  const patched =
+    spec.paths["/v1/posts/{id}"].patch.requestBody.content["application/json"].schema.properties.targets.items;
   expect(patched.properties.platform_options["x-platform-options"]).toEqual(options["x-platform-options"]);
 });

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness({ rateLimitPerMinute: 3 }); });
+beforeAll(async () => {
+  h = await createHarness({ rateLimitPerMinute: 3 });
+});
 afterAll(() => h.close());
 
 test("over RATE_LIMIT_PER_MINUTE a key gets 429 rate_limited with Retry-After; other keys are not affected", async () => {
@@ -19,11 +21,16 @@ test("over RATE_LIMIT_PER_MINUTE a key gets 429 rate_limited with Retry-After; o
 
 test("a limited request changes nothing, and the bucket refills with time", async () => {
   const a = await h.profile();
-  for (let i = 0; i < 3; i++) expect((await h.request("POST", "/v1/drafts", { token: a.token, body: { content: `d${i}` } })).status).toBe(201);
+  for (let i = 0; i < 3; i++)
+    expect((await h.request("POST", "/v1/drafts", { token: a.token, body: { content: `d${i}` } })).status).toBe(201);
   const limited = await h.request("POST", "/v1/drafts", { token: a.token, body: { content: "one too many" } });
   expect(limited.status).toBe(429);
   h.clock.advance(20_000);
-  expect((await h.request("GET", "/v1/drafts", { token: a.token })).body.data.map((d: { content: string }) => d.content).sort()).toEqual(["d0", "d1", "d2"]);
+  expect(
+    (await h.request("GET", "/v1/drafts", { token: a.token })).body.data
+      .map((d: { content: string }) => d.content)
+      .sort(),
+  ).toEqual(["d0", "d1", "d2"]);
   expect((await h.request("GET", "/v1/drafts", { token: a.token })).status).toBe(429);
 });
 
@@ -35,7 +42,8 @@ test("0 turns the limit off", async () => {
   const open = await createHarness({ rateLimitPerMinute: 0 });
   try {
     const k = await open.profile();
-    for (let i = 0; i < 20; i++) expect((await open.request("GET", "/v1/accounts", { token: k.token })).status).toBe(200);
+    for (let i = 0; i < 20; i++)
+      expect((await open.request("GET", "/v1/accounts", { token: k.token })).status).toBe(200);
   } finally {
     await open.close();
   }

@@ -8,7 +8,8 @@ import { MediaError } from "../../src/platform/sdk.ts";
 // A small stand-in platform on loopback: each path answers the way a real API does in that case.
 let server: ReturnType<typeof Bun.serve>;
 let base: string;
-const seen: { method: string; path: string; query: string; type: string | null; body: string; auth: string | null }[] = [];
+const seen: { method: string; path: string; query: string; type: string | null; body: string; auth: string | null }[] =
+  [];
 
 beforeAll(() => {
   server = Bun.serve({
@@ -17,19 +18,44 @@ beforeAll(() => {
     async fetch(req) {
       const url = new URL(req.url);
       const body = await req.text();
-      seen.push({ method: req.method, path: url.pathname, query: url.search, type: req.headers.get("content-type"), body, auth: req.headers.get("authorization") });
+      seen.push({
+        method: req.method,
+        path: url.pathname,
+        query: url.search,
+        type: req.headers.get("content-type"),
+        body,
+        auth: req.headers.get("authorization"),
+      });
       switch (url.pathname.replace(/^\/api/, "")) {
-        case "/ok": return Response.json({ id: "p1" }, { status: 201 });
-        case "/text": return new Response("plain words");
-        case "/limited": return Response.json({ error: "RateLimitExceeded", message: "slow down" }, { status: 429, headers: { "retry-after": "7" } });
-        case "/limited-date": return new Response("busy", { status: 429, headers: { "retry-after": new Date(Date.parse("2030-01-01T00:00:30Z")).toUTCString() } });
-        case "/down": return Response.json({ message: "upstream exploded" }, { status: 503 });
-        case "/gateway": return new Response("gateway timeout", { status: 504 });
-        case "/expired": return Response.json({ error: "InvalidToken", message: "Token has expired" }, { status: 401 });
-        case "/bad": return Response.json({ error: { code: 100, message: "caption is too long" } }, { status: 400 });
-        case "/expired-400": return Response.json({ error: "ExpiredToken", message: "Token has expired" }, { status: 400 });
-        case "/slow": await Bun.sleep(2_000); return Response.json({ late: true });
-        default: return new Response("no", { status: 404 });
+        case "/ok":
+          return Response.json({ id: "p1" }, { status: 201 });
+        case "/text":
+          return new Response("plain words");
+        case "/limited":
+          return Response.json(
+            { error: "RateLimitExceeded", message: "slow down" },
+            { status: 429, headers: { "retry-after": "7" } },
+          );
+        case "/limited-date":
+          return new Response("busy", {
+            status: 429,
+            headers: { "retry-after": new Date(Date.parse("2030-01-01T00:00:30Z")).toUTCString() },
+          });
+        case "/down":
+          return Response.json({ message: "upstream exploded" }, { status: 503 });
+        case "/gateway":
+          return new Response("gateway timeout", { status: 504 });
+        case "/expired":
+          return Response.json({ error: "InvalidToken", message: "Token has expired" }, { status: 401 });
+        case "/bad":
+          return Response.json({ error: { code: 100, message: "caption is too long" } }, { status: 400 });
+        case "/expired-400":
+          return Response.json({ error: "ExpiredToken", message: "Token has expired" }, { status: 400 });
+        case "/slow":
+          await Bun.sleep(2_000);
+          return Response.json({ late: true });
+        default:
+          return new Response("no", { status: 404 });
       }
     },
   });
@@ -39,14 +65,26 @@ beforeAll(() => {
 afterAll(() => server.stop(true));
 
 const log = createLogger("silent");
-const http = () => createProviderHttp({ baseUrl: base, timeoutMs: 5_000, log, now: () => new Date("2030-01-01T00:00:00Z") });
+const http = () =>
+  createProviderHttp({ baseUrl: base, timeoutMs: 5_000, log, now: () => new Date("2030-01-01T00:00:00Z") });
 
 describe("request building", () => {
   test("JSON body, query parameters and headers reach the platform", async () => {
     seen.length = 0;
-    const res = await http().request("POST", "/ok", { json: { text: "héllo" }, query: { a: 1, b: "x y", skip: undefined }, headers: { authorization: "Bearer t" } });
+    const res = await http().request("POST", "/ok", {
+      json: { text: "héllo" },
+      query: { a: 1, b: "x y", skip: undefined },
+      headers: { authorization: "Bearer t" },
+    });
     expect(res).toMatchObject({ ok: true, status: 201, body: { id: "p1" } });
-    expect(seen[0]).toMatchObject({ method: "POST", path: "/api/ok", query: "?a=1&b=x+y", type: "application/json", body: '{"text":"héllo"}', auth: "Bearer t" });
+    expect(seen[0]).toMatchObject({
+      method: "POST",
+      path: "/api/ok",
+      query: "?a=1&b=x+y",
+      type: "application/json",
+      body: '{"text":"héllo"}',
+      auth: "Bearer t",
+    });
   });
 
   test("form bodies are url-encoded", async () => {
@@ -83,7 +121,8 @@ describe("classification", () => {
   test("429 is retryable with Retry-After in seconds", async () => {
     const res = await http().request("POST", "/limited", { creates: true });
     expect(res.ok).toBe(false);
-    if (!res.ok) expect(res.outcome).toEqual({ kind: "retryable", reason: "rate limited: slow down", retryAfterMs: 7_000 });
+    if (!res.ok)
+      expect(res.outcome).toEqual({ kind: "retryable", reason: "rate limited: slow down", retryAfterMs: 7_000 });
   });
 
   test("429 with Retry-After as an HTTP date", async () => {
@@ -123,8 +162,13 @@ describe("classification", () => {
 
   test("a plugin classifier can recognise its platform's expired-token answer", async () => {
     const h = createProviderHttp({
-      baseUrl: base, timeoutMs: 5_000, log,
-      classify: (r) => (r.status === 400 && (r.body as { error?: string })?.error === "ExpiredToken" ? { kind: "auth_expired", reason: "expired" } : undefined),
+      baseUrl: base,
+      timeoutMs: 5_000,
+      log,
+      classify: (r) =>
+        r.status === 400 && (r.body as { error?: string })?.error === "ExpiredToken"
+          ? { kind: "auth_expired", reason: "expired" }
+          : undefined,
     });
     const res = await h.request("GET", "/expired-400");
     if (res.ok) throw new Error("expected failure");

@@ -13,28 +13,37 @@ beforeAll(() => {
     fetch(req) {
       const url = new URL(req.url);
       switch (url.pathname) {
-        case "/small.png": return new Response(new Uint8Array(1000), { headers: { "content-type": "image/png" } });
-        case "/declared-big": return new Response(new Uint8Array(5000), { headers: { "content-type": "image/png" } });
+        case "/small.png":
+          return new Response(new Uint8Array(1000), { headers: { "content-type": "image/png" } });
+        case "/declared-big":
+          return new Response(new Uint8Array(5000), { headers: { "content-type": "image/png" } });
         case "/chunked-big":
           // No Content-Length: the cap has to hold while streaming.
-          return new Response(new ReadableStream({
-            async pull(c) {
-              c.enqueue(new Uint8Array(1024));
-              await Bun.sleep(1);
-            },
-          }), { headers: { "content-type": "video/mp4" } });
+          return new Response(
+            new ReadableStream({
+              async pull(c) {
+                c.enqueue(new Uint8Array(1024));
+                await Bun.sleep(1);
+              },
+            }),
+            { headers: { "content-type": "video/mp4" } },
+          );
         case "/stall":
-          return new Response(new ReadableStream({
-            async start(c) {
-              c.enqueue(new Uint8Array(10));
-              await new Promise(() => {});
-            },
-          }), { headers: { "content-type": "video/mp4" } });
+          return new Response(
+            new ReadableStream({
+              async start(c) {
+                c.enqueue(new Uint8Array(10));
+                await new Promise(() => {});
+              },
+            }),
+            { headers: { "content-type": "video/mp4" } },
+          );
         case "/to-other-loopback":
           return new Response(null, { status: 302, headers: { location: `http://127.0.0.2:${url.port}/small.png` } });
         case "/to-metadata":
           return new Response(null, { status: 301, headers: { location: "http://169.254.169.254/latest/meta-data/" } });
-        default: return new Response("no", { status: 404 });
+        default:
+          return new Response("no", { status: 404 });
       }
     },
   });
@@ -118,21 +127,23 @@ describe("the server's own storage", () => {
     const g = createMediaAccess({
       maxBytes: 10_000,
       ownStorage: {
-        openByPublicUrl: async (url) => (url === own
-          ? { contentType: "image/png", size: 3, stream: () => new Response(new Uint8Array([1, 2, 3])).body! }
-          : null),
+        openByPublicUrl: async (url) =>
+          url === own
+            ? { contentType: "image/png", size: 3, stream: () => new Response(new Uint8Array([1, 2, 3])).body! }
+            : null,
       },
     });
     const body = await g.open({ url: own, type: "image" });
     expect(body.contentType).toBe("image/png");
-    expect([...await body.bytes()]).toEqual([1, 2, 3]);
+    expect([...(await body.bytes())]).toEqual([1, 2, 3]);
     // Anything else on loopback is still refused.
     await refusal(g.open({ url: `${base}/small.png`, type: "image" }));
   });
 });
 
 describe("caps (loopback allowed for these tests only)", () => {
-  const capped = (maxBytes: number, timeoutMs = 5_000) => createMediaAccess({ maxBytes, timeoutMs, allowAddress: () => true });
+  const capped = (maxBytes: number, timeoutMs = 5_000) =>
+    createMediaAccess({ maxBytes, timeoutMs, allowAddress: () => true });
 
   test("a file under the cap streams through with its type and size", async () => {
     const body = await capped(2_000).open({ url: `${base}/small.png`, type: "image" });

@@ -32,7 +32,9 @@ test("one emulator instance per platform per registry", () => {
 
 test("target_variant takes the variant names the fanning-out plugins declare, and a plugin that fans out must declare them", () => {
   expect(declaredVariants()).toEqual(["spotlight", "public_story"]);
-  const shown = PostTarget.properties.target_variant.anyOf.map((s: { const?: string; type?: string }) => s.const ?? s.type);
+  const shown = PostTarget.properties.target_variant.anyOf.map(
+    (s: { const?: string; type?: string }) => s.const ?? s.type,
+  );
   expect(shown).toEqual(["spotlight", "public_story", "null"]);
   const { variantNames: _, ...undeclared } = PLUGINS.snapchat;
   expect(() => createRegistry({ ...PLUGINS, snapchat: undeclared }, {})).toThrow("declares no variantNames");

@@ -36,9 +36,13 @@ async function connect(handle = "alice.test", password = "abcd-efgh-ijkl-mnop") 
 
 async function account(handle = "alice.test") {
   const id = await connect(handle);
-  return r.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username, metadata: id.metadata });
+  return r.context({
+    credentials: id.credentials,
+    remoteId: id.remoteId,
+    username: id.username,
+    metadata: id.metadata,
+  });
 }
-
 
 const slice = (text: string, f: { index: { byteStart: number; byteEnd: number } }) =>
   new TextDecoder().decode(new TextEncoder().encode(text).slice(f.index.byteStart, f.index.byteEnd));
@@ -63,7 +67,9 @@ describe("connect", () => {
     expect(err.message).toContain("did not accept");
     const empty = await flow.verify(r.connectContext(), { handle: "bob.test", app_password: "" }).catch((e) => e);
     expect(empty).toBeInstanceOf(ConnectError);
-    const notAHandle = await flow.verify(r.connectContext(), { handle: "bob smith", app_password: "x" }).catch((e) => e);
+    const notAHandle = await flow
+      .verify(r.connectContext(), { handle: "bob smith", app_password: "x" })
+      .catch((e) => e);
     expect(notAHandle.message).toContain("for example alice.bsky.social");
   });
 
@@ -85,8 +91,15 @@ describe("publish", () => {
     expect(out.url).toBe(`https://bsky.app/profile/alice.test/post/${out.platformPostId.split("/").pop()}`);
     const record = r.emulator.record(out.platformPostId)!;
     expect(record.text).toBe(text);
-    const facets = record.facets as { index: { byteStart: number; byteEnd: number }; features: Record<string, string>[] }[];
-    const seen = facets.map((f) => [slice(text, f), f.features[0].$type.split("#")[1], f.features[0].uri ?? f.features[0].did ?? f.features[0].tag]);
+    const facets = record.facets as {
+      index: { byteStart: number; byteEnd: number };
+      features: Record<string, string>[];
+    }[];
+    const seen = facets.map((f) => [
+      slice(text, f),
+      f.features[0].$type.split("#")[1],
+      f.features[0].uri ?? f.features[0].did ?? f.features[0].tag,
+    ]);
     expect(seen).toEqual([
       ["@bob.test", "mention", bobDid],
       ["https://example.com/wiki/A_(b)", "link", "https://example.com/wiki/A_(b)"],
@@ -108,13 +121,22 @@ describe("publish", () => {
 
   test("images are uploaded as blobs and embedded", async () => {
     const ctx = await account();
-    const out = await plugin.publish!(ctx, job({
-      content: "two pictures",
-      media: [{ url: media.url("a.jpg"), type: "image", width: 800, height: 600 }, { url: media.url("b.png"), type: "image" }],
-    }));
+    const out = await plugin.publish!(
+      ctx,
+      job({
+        content: "two pictures",
+        media: [
+          { url: media.url("a.jpg"), type: "image", width: 800, height: 600 },
+          { url: media.url("b.png"), type: "image" },
+        ],
+      }),
+    );
     expect(out.kind).toBe("published");
     const [post] = r.emulator.posts();
-    expect(post.media).toEqual([{ type: "image", contentType: "image/jpeg", size: 2000 }, { type: "image", contentType: "image/png", size: 3000 }]);
+    expect(post.media).toEqual([
+      { type: "image", contentType: "image/jpeg", size: 2000 },
+      { type: "image", contentType: "image/png", size: 3000 },
+    ]);
     const embed = r.emulator.record(post.id)!.embed as any;
     expect(embed.$type).toBe("app.bsky.embed.images");
     expect(embed.images[0].aspectRatio).toEqual({ width: 800, height: 600 });
@@ -122,13 +144,19 @@ describe("publish", () => {
 
   test("an image over 1,000,000 bytes is refused and nothing is posted", async () => {
     const ctx = await account();
-    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("big.jpg"), type: "image" }] }))).toMatchObject({ kind: "permanent", code: "media_too_large" });
+    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("big.jpg"), type: "image" }] }))).toMatchObject({
+      kind: "permanent",
+      code: "media_too_large",
+    });
     expect(r.emulator.posts()).toHaveLength(0);
   });
 
   test("a video goes through the video service and its processing job", async () => {
     const ctx = await account();
-    const out = await plugin.publish!(ctx, job({ content: "a clip", media: [{ url: media.url("clip.mp4"), type: "video", width: 1080, height: 1920 }] }));
+    const out = await plugin.publish!(
+      ctx,
+      job({ content: "a clip", media: [{ url: media.url("clip.mp4"), type: "video", width: 1080, height: 1920 }] }),
+    );
     expect(out.kind).toBe("published");
     const [post] = r.emulator.posts();
     expect(post.media).toEqual([{ type: "video", contentType: "video/mp4", size: 5000 }]);
@@ -137,8 +165,10 @@ describe("publish", () => {
 
   test("a video the service cannot process, or an account it refuses, is a permanent failure", async () => {
     const ctx = await account();
-    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("noise.mp4"), type: "video" }] })))
-      .toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("noise.mp4"), type: "video" }] }))).toMatchObject({
+      kind: "permanent",
+      code: "video_processing_failed",
+    });
     r.emulator.refuseVideo(ctx.account.remoteId, "Please verify your email to upload videos");
     const refused = await plugin.publish!(ctx, job({ media: [{ url: media.url("clip.mp4"), type: "video" }] }));
     expect(refused).toMatchObject({ kind: "permanent", code: "video_upload_refused" });
@@ -150,9 +180,18 @@ describe("publish", () => {
     const ctx = await account();
     const first = await plugin.publish!(ctx, job({ content: "1/3" }));
     if (first.kind !== "published") throw new Error(first.kind);
-    const second = await plugin.publish!(ctx, job({ content: "2/3", replyTo: { platformPostId: first.platformPostId } }));
+    const second = await plugin.publish!(
+      ctx,
+      job({ content: "2/3", replyTo: { platformPostId: first.platformPostId } }),
+    );
     if (second.kind !== "published") throw new Error(second.kind);
-    const third = await plugin.publish!(ctx, job({ content: "3/3", replyTo: { platformPostId: second.platformPostId, rootPlatformPostId: first.platformPostId } }));
+    const third = await plugin.publish!(
+      ctx,
+      job({
+        content: "3/3",
+        replyTo: { platformPostId: second.platformPostId, rootPlatformPostId: first.platformPostId },
+      }),
+    );
     if (third.kind !== "published") throw new Error(third.kind);
     const reply = r.emulator.record(third.platformPostId)!.reply as any;
     expect(reply.root.uri).toBe(first.platformPostId);
@@ -175,7 +214,9 @@ describe("failures map to outcomes", () => {
   test("5xx on an upload is retryable", async () => {
     const ctx = await account();
     r.emulator.failNext({ kind: "server_error", on: "uploadBlob" });
-    expect((await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }] }))).kind).toBe("retryable");
+    expect((await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }] }))).kind).toBe(
+      "retryable",
+    );
     expect(r.emulator.posts()).toHaveLength(0);
   });
 
@@ -241,7 +282,10 @@ describe("reading", () => {
     const recent = await plugin.fetchRecent!(ctx, null);
     expect(recent.map((p) => p.content)).toEqual(["old", "with picture", "video"]);
     const newer = await plugin.fetchRecent!(ctx, since);
-    expect(newer.map((p) => [p.content, p.kind])).toEqual([["with picture", "image"], ["video", "video"]]);
+    expect(newer.map((p) => [p.content, p.kind])).toEqual([
+      ["with picture", "image"],
+      ["video", "video"],
+    ]);
     const img = await fetch(newer[0].media[0].url);
     expect(img.headers.get("content-type")).toBe("image/jpeg");
     expect((await img.arrayBuffer()).byteLength).toBe(2000);
@@ -288,6 +332,11 @@ describe("declaration", () => {
   test("options are an open object; the text limit counts graphemes, with a 3000-byte cap beside it", () => {
     expect(plugin.textLimit).toEqual({ max: 300, unit: "graphemes", maxBytes: 3000 });
     expect((plugin.optionsSchema as any).additionalProperties).toBe(true);
-    expect(plugin.mediaRequirements.file_constraints).toMatchObject({ maxFiles: 4, maxImageFiles: 4, maxVideoFiles: 1, allowMixedMedia: false });
+    expect(plugin.mediaRequirements.file_constraints).toMatchObject({
+      maxFiles: 4,
+      maxImageFiles: 4,
+      maxVideoFiles: 1,
+      allowMixedMedia: false,
+    });
   });
 });

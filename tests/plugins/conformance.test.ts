@@ -15,7 +15,12 @@ import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
 import type { Emulator, FailureSpec, MediaItem, Outcome, Plugin, PluginContext } from "../../src/platform/sdk.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import {
+  followAuthorization,
+  listeningHarness,
+  submitHostedForm,
+  type ListeningHarness,
+} from "../support/connect-kit.ts";
 import { makeJpeg, makeMp4, makePng } from "../support/media-fixtures.ts";
 
 const registry = createRegistry();
@@ -23,7 +28,7 @@ const registry = createRegistry();
  * A case that applies only to plugins declaring the feature: registered for them, absent (not skipped)
  * for the others, whose "does not declare it" is checked by the declaration tests instead.
  */
-const testWhen = (applies: boolean) => (applies ? test : (() => {}) as unknown as typeof test);
+const testWhen = (applies: boolean) => (applies ? test : ((() => {}) as unknown as typeof test));
 const withEmulator = registry.list().filter((p) => registry.hasEmulator(p.platform));
 
 // Small but real files: a 1x1 PNG, a 1x1 JPEG, and an MP4 of 96 KB (above the smallest video any
@@ -63,7 +68,12 @@ const MINIMAL_MEDIA: Record<string, "image" | "video"> = { snapchat: "video" };
 /** platform_options a platform requires on every target (Reddit: the subreddit). */
 const REQUIRED_OPTIONS: Record<string, Record<string, unknown>> = { reddit: { subreddit: "crier" } };
 let currentOptions: Record<string, unknown> = {};
-const textJob = (content: string) => ({ content, media: [] as MediaItem[], options: currentOptions, idempotencyToken: `conf-${++job}` });
+const textJob = (content: string) => ({
+  content,
+  media: [] as MediaItem[],
+  options: currentOptions,
+  idempotencyToken: `conf-${++job}`,
+});
 
 /** Runs publish, following a "submitted" outcome with checkStatus the way the engine would. */
 async function publishAndSettle(plugin: Plugin, ctx: PluginContext, j: ReturnType<typeof textJob>): Promise<Outcome> {
@@ -85,21 +95,31 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
   // Functions: mediaBase is known only once the media server runs.
   const formats = registry.describe(platform)!.media_requirements.supported_formats;
   // A PNG where the platform takes it, else a JPEG (Instagram takes JPEG only).
-  const image = (): MediaItem => (formats.includes("image/png")
-    ? { url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 }
-    : { url: `${mediaBase}/image.jpg`, type: "image", width: 1, height: 1 });
-  const video = (): MediaItem => ({ url: `${mediaBase}/video.mp4`, type: "video", width: 1080, height: 1920, duration: 3 });
+  const image = (): MediaItem =>
+    formats.includes("image/png")
+      ? { url: `${mediaBase}/image.png`, type: "image", width: 1, height: 1 }
+      : { url: `${mediaBase}/image.jpg`, type: "image", width: 1, height: 1 };
+  const video = (): MediaItem => ({
+    url: `${mediaBase}/video.mp4`,
+    type: "video",
+    width: 1080,
+    height: 1920,
+    duration: 3,
+  });
   /** The smallest post the platform takes: text alone, or text with the one media item it requires. */
   const postJob = (content: string) => {
     const j = textJob(content);
     if (!required) return j;
-    const kind = MINIMAL_MEDIA[platform] ?? (required.acceptedTypes.includes("image") && caps.images ? "image" : "video");
+    const kind =
+      MINIMAL_MEDIA[platform] ?? (required.acceptedTypes.includes("image") && caps.images ? "image" : "video");
     return { ...j, media: [kind === "image" ? image() : video()] };
   };
 
   test("declaration is valid against the spec's Capabilities and MediaRequirements", () => {
     expect([...Value.Errors(Capabilities, caps)].map((e) => e.path)).toEqual([]);
-    expect([...Value.Errors(MediaRequirements, registry.describe(platform)!.media_requirements)].map((e) => e.path)).toEqual([]);
+    expect(
+      [...Value.Errors(MediaRequirements, registry.describe(platform)!.media_requirements)].map((e) => e.path),
+    ).toEqual([]);
     expect(typeof plugin.publish).toBe("function");
     expect(plugin.connect).toBeDefined();
   });
@@ -121,9 +141,10 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
       expect(res.status).toBe(201);
       expect(res.body.data).toMatchObject({ platform, mode });
-      const page = mode === "oauth_authorization_url"
-        ? await followAuthorization(res.body.data.authorization_url)
-        : await submitHostedForm(res.body.data.hosted_url);
+      const page =
+        mode === "oauth_authorization_url"
+          ? await followAuthorization(res.body.data.authorization_url)
+          : await submitHostedForm(res.body.data.hosted_url);
       expect(page.html).toContain("Account connected");
       expect(page.status).toBe(200);
     }
@@ -134,7 +155,12 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       expect(list.status).toBe(200);
       expect(list.body.data).toHaveLength(1);
       const account = list.body.data[0];
-      expect(account).toMatchObject({ platform, status: "active", capabilities: caps, media_requirements: registry.describe(platform)!.media_requirements });
+      expect(account).toMatchObject({
+        platform,
+        status: "active",
+        capabilities: caps,
+        media_requirements: registry.describe(platform)!.media_requirements,
+      });
       // Credentials are stored encrypted, never in clear.
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, account.id));
       expect(row.credentials).toStartWith("v1.");
@@ -168,7 +194,12 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     testWhen(caps.video)("publishes a video", async () => {
       const outcome = await publishAndSettle(plugin, ctx, { ...textJob("with a video"), media: [video()] });
       expect(outcome.kind).toBe("published");
-      expect(emulator.posts().at(-1)!.media.map((m) => m.type)).toContain("video");
+      expect(
+        emulator
+          .posts()
+          .at(-1)!
+          .media.map((m) => m.type),
+      ).toContain("video");
     });
 
     const failures: [FailureSpec, Outcome["kind"]][] = [
@@ -179,21 +210,24 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       // yet, so retryable is right too, and then no post may appear.
       [{ kind: "timeout", delayMs: TIMEOUT_MS * 2 }, "unknown"],
     ];
-    test.each(failures.map(([spec, kind]) => [spec.kind, spec, kind] as const))("failure %s maps to its outcome", async (_name, spec, kind) => {
-      const before = emulator.posts().length;
-      emulator.failNext(spec);
-      const outcome = await plugin.publish!(ctx, postJob(`failure ${spec.kind}`));
-      if (spec.kind === "timeout" && outcome.kind === "retryable") expect(emulator.posts().length).toBe(before);
-      else expect(outcome.kind).toBe(kind);
-      if (spec.kind === "rate_limit" && outcome.kind === "retryable") expect(outcome.retryAfterMs).toBeGreaterThan(0);
-      // Only a timeout after the work was done may leave a post behind; the others created nothing.
-      if (spec.kind !== "timeout") expect(emulator.posts().length).toBe(before);
-      if (spec.kind === "auth_expired" && plugin.refresh) {
-        await plugin.refresh(ctx);
-        const again = await publishAndSettle(plugin, ctx, postJob("after refresh"));
-        expect(again.kind).toBe("published");
-      }
-    });
+    test.each(failures.map(([spec, kind]) => [spec.kind, spec, kind] as const))(
+      "failure %s maps to its outcome",
+      async (_name, spec, kind) => {
+        const before = emulator.posts().length;
+        emulator.failNext(spec);
+        const outcome = await plugin.publish!(ctx, postJob(`failure ${spec.kind}`));
+        if (spec.kind === "timeout" && outcome.kind === "retryable") expect(emulator.posts().length).toBe(before);
+        else expect(outcome.kind).toBe(kind);
+        if (spec.kind === "rate_limit" && outcome.kind === "retryable") expect(outcome.retryAfterMs).toBeGreaterThan(0);
+        // Only a timeout after the work was done may leave a post behind; the others created nothing.
+        if (spec.kind !== "timeout") expect(emulator.posts().length).toBe(before);
+        if (spec.kind === "auth_expired" && plugin.refresh) {
+          await plugin.refresh(ctx);
+          const again = await publishAndSettle(plugin, ctx, postJob("after refresh"));
+          expect(again.kind).toBe("published");
+        }
+      },
+    );
 
     testWhen(typeof plugin.refresh === "function")("refresh saves new credentials, encrypted", async () => {
       const accountId = ctx.account.id;
@@ -226,11 +260,14 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       for (const id of ids) expect(m[id]).toBeDefined();
     });
 
-    testWhen(typeof plugin.accountStats === "function")("accountStats reads the audience the platform reports", async () => {
-      expect(typeof emulator.setFollowers).toBe("function");
-      emulator.setFollowers!(777);
-      expect(await plugin.accountStats!(ctx)).toEqual({ followers: 777 });
-    });
+    testWhen(typeof plugin.accountStats === "function")(
+      "accountStats reads the audience the platform reports",
+      async () => {
+        expect(typeof emulator.setFollowers).toBe("function");
+        emulator.setFollowers!(777);
+        expect(await plugin.accountStats!(ctx)).toEqual({ followers: 777 });
+      },
+    );
   });
 
   describe("regular profile with CRIER_<PLATFORM>_API_URL pointing at the emulator", () => {
@@ -261,9 +298,10 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       const { token, profileId } = await h.profile();
       const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
       expect(res.status).toBe(201);
-      const page = mode === "oauth_authorization_url"
-        ? await followAuthorization(res.body.data.authorization_url)
-        : await submitHostedForm(res.body.data.hosted_url);
+      const page =
+        mode === "oauth_authorization_url"
+          ? await followAuthorization(res.body.data.authorization_url)
+          : await submitHostedForm(res.body.data.hosted_url);
       expect(page.html).toContain("Account connected");
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
       const { context } = providerFor(h.ctx, row, { sandbox: false, media: testMedia() });
@@ -276,5 +314,11 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
 });
 
 test("the suite covers every plugin that has an emulator", () => {
-  expect(withEmulator.map((p) => p.platform).sort()).toEqual(registry.list().filter((p) => registry.hasEmulator(p.platform)).map((p) => p.platform).sort());
+  expect(withEmulator.map((p) => p.platform).sort()).toEqual(
+    registry
+      .list()
+      .filter((p) => registry.hasEmulator(p.platform))
+      .map((p) => p.platform)
+      .sort(),
+  );
 });

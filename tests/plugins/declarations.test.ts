@@ -8,7 +8,8 @@ import { join } from "node:path";
 
 const registry = createRegistry();
 
-const errorsOf = (schema: Parameters<typeof Value.Errors>[0], value: unknown) => [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
+const errorsOf = (schema: Parameters<typeof Value.Errors>[0], value: unknown) =>
+  [...Value.Errors(schema, value)].map((e) => `${e.path}: ${e.message}`);
 
 test("every platform of the spec has a plugin folder", () => {
   const present = registry.list().map((p) => p.platform as string);
@@ -28,7 +29,9 @@ describe.each(registry.list().map((p) => [p.platform, p] as const))("%s", (platf
   test("the declaration is consistent with itself", () => {
     const caps = description.capabilities;
     const mr = description.media_requirements;
-    expect(["oauth_authorization_url", "credential_form_url", "managed_signer", "remote_signer"]).toContain(caps.connection_mode);
+    expect(["oauth_authorization_url", "credential_form_url", "managed_signer", "remote_signer"]).toContain(
+      caps.connection_mode,
+    );
     if (!caps.images) expect(mr.file_constraints.maxImageFiles).toBe(0);
     if (!caps.video) expect(mr.file_constraints.maxVideoFiles).toBe(0);
     // A platform that takes no text-only post must say which media it requires.
@@ -44,7 +47,13 @@ describe.each(registry.list().map((p) => [p.platform, p] as const))("%s", (platf
 
   test("OAuth platforms point at the provider's real HTTPS endpoints", () => {
     if (plugin.connect?.mode !== "oauth_authorization_url") return;
-    const url = new URL(plugin.connect.authorizationUrl({ settings: { CLIENT_ID: "id", CLIENT_KEY: "id" } } as never, { state: "s", redirectUri: "https://crier.test/cb", codeVerifier: "v".repeat(43) }));
+    const url = new URL(
+      plugin.connect.authorizationUrl({ settings: { CLIENT_ID: "id", CLIENT_KEY: "id" } } as never, {
+        state: "s",
+        redirectUri: "https://crier.test/cb",
+        codeVerifier: "v".repeat(43),
+      }),
+    );
     expect(url.protocol).toBe("https:");
     expect(url.searchParams.get("state")).toBe("s");
     expect(url.searchParams.get("redirect_uri")).toBe("https://crier.test/cb");
@@ -100,7 +109,8 @@ describe("platform_options schemas", () => {
   });
 
   test("elsewhere unknown keys are accepted (stored, not forwarded)", () => {
-    for (const p of ["facebook", "linkedin", "threads", "twitter", "nostr", "pinterest"]) expect(ok(p, { something: 1 })).toBe(true);
+    for (const p of ["facebook", "linkedin", "threads", "twitter", "nostr", "pinterest"])
+      expect(ok(p, { something: 1 })).toBe(true);
   });
 });
 

@@ -53,5 +53,11 @@ test("metrics read reactions, comments, shares and media views", async () => {
   const out = await facebook.publish!(pages[0], job("measured"));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { reactions: 5, comments: 2, shares: 1, views: 80 });
-  expect((await facebook.metrics!(pages[0], [out.platformPostId]))[out.platformPostId]).toEqual({ views: 80, likes: 5, comments: 2, shares: 1, saves: null });
+  expect((await facebook.metrics!(pages[0], [out.platformPostId]))[out.platformPostId]).toEqual({
+    views: 80,
+    likes: 5,
+    comments: 2,
+    shares: 1,
+    saves: null,
+  });
 });

@@ -32,7 +32,10 @@ async function hostedPage(h: ListeningHarness, token: string) {
   return { status: page.status, html: await page.text() };
 }
 
-const hidden = (html: string) => new URLSearchParams([...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]));
+const hidden = (html: string) =>
+  new URLSearchParams(
+    [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  );
 const approvalLink = (html: string) => /<a href="([^"]*)" target="_blank"/.exec(html)?.[1].replace(/&amp;/g, "&");
 
 describe("managed-signer connect page", () => {
@@ -87,14 +90,20 @@ describe("managed-signer connect page", () => {
       const res = await bare.request("POST", "/v1/accounts/connect/farcaster", { token });
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe("platform_not_configured");
-      for (const v of ["CRIER_FARCASTER_API_KEY", "CRIER_FARCASTER_APP_FID", "CRIER_FARCASTER_APP_MNEMONIC"]) expect(res.body.error.hint).toContain(v);
+      for (const v of ["CRIER_FARCASTER_API_KEY", "CRIER_FARCASTER_APP_FID", "CRIER_FARCASTER_APP_MNEMONIC"])
+        expect(res.body.error.hint).toContain(v);
     } finally {
       await bare.stop();
     }
   });
 
   test("a key request signed by another key than the app's custody address is refused by Neynar", async () => {
-    const wrong = await listeningHarness(env(served, { CRIER_FARCASTER_APP_MNEMONIC: "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about" }));
+    const wrong = await listeningHarness(
+      env(served, {
+        CRIER_FARCASTER_APP_MNEMONIC:
+          "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about",
+      }),
+    );
     try {
       const { token } = await wrong.profile();
       const page = await hostedPage(wrong, token);
@@ -125,7 +134,6 @@ describe("casting", () => {
     await h.stop();
     await served.stop();
   });
-
 
   test("a thread chains casts by parent hash", async () => {
     const first = await farcaster.publish!(ctx, job("one"));

@@ -35,27 +35,55 @@ async function settle(out: Outcome): Promise<Outcome> {
 // (tests/modules/posts/platform-limits.test.ts).
 
 test("a PNG is refused by Instagram for good", async () => {
-  expect(await settle(await instagram.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({ kind: "permanent", code: "error" });
+  expect(await settle(await instagram.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({
+    kind: "permanent",
+    code: "error",
+  });
 });
 
 test("a video is a Reel with a reel permalink; a mixed carousel is one post", async () => {
   const reel = await settle(await instagram.publish!(ctx, post("reel", [{ f: "v.mp4", type: "video" }])));
   if (reel.kind !== "published") throw new Error(reel.kind);
   expect(reel.url).toStartWith("https://www.instagram.com/reel/");
-  const album = await settle(await instagram.publish!(ctx, post("album", [{ f: "a.jpg", type: "image" }, { f: "v.mp4", type: "video" }])));
+  const album = await settle(
+    await instagram.publish!(
+      ctx,
+      post("album", [
+        { f: "a.jpg", type: "image" },
+        { f: "v.mp4", type: "video" },
+      ]),
+    ),
+  );
   if (album.kind !== "published") throw new Error(album.kind);
-  expect(emulator.posts().at(-1)!.media.map((m) => m.type)).toEqual(["image", "video"]);
+  expect(
+    emulator
+      .posts()
+      .at(-1)!
+      .media.map((m) => m.type),
+  ).toEqual(["image", "video"]);
 });
 
 test("trial_reel makes a Reel a Trial Reel (trial_params); images and carousels publish as usual", async () => {
-  const trial = await settle(await instagram.publish!(ctx, { ...post("trial", [{ f: "t.mp4", type: "video" }]), options: { trial_reel: true } }));
+  const trial = await settle(
+    await instagram.publish!(ctx, { ...post("trial", [{ f: "t.mp4", type: "video" }]), options: { trial_reel: true } }),
+  );
   expect(trial.kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "MANUAL" } });
-  const auto = await settle(await instagram.publish!(ctx, { ...post("trial auto", [{ f: "t.mp4", type: "video" }]), options: { trial_reel: true, trial_graduation: "SS_PERFORMANCE" } }));
+  const auto = await settle(
+    await instagram.publish!(ctx, {
+      ...post("trial auto", [{ f: "t.mp4", type: "video" }]),
+      options: { trial_reel: true, trial_graduation: "SS_PERFORMANCE" },
+    }),
+  );
   expect(auto.kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "SS_PERFORMANCE" } });
   // Instagram refuses trial_params outside REELS containers: an image goes out as an ordinary post.
-  const photo = await settle(await instagram.publish!(ctx, { ...post("trial photo", [{ f: "p.jpg", type: "image" }]), options: { trial_reel: true } }));
+  const photo = await settle(
+    await instagram.publish!(ctx, {
+      ...post("trial photo", [{ f: "p.jpg", type: "image" }]),
+      options: { trial_reel: true },
+    }),
+  );
   expect(photo.kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toBeUndefined();
   const plain = await settle(await instagram.publish!(ctx, post("plain reel", [{ f: "r.mp4", type: "video" }])));
@@ -67,5 +95,11 @@ test("insights become views, likes, comments, shares and saves", async () => {
   const out = await settle(await instagram.publish!(ctx, post("measured", [{ f: "a.jpg", type: "image" }])));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { views: 100, likes: 10, comments: 3, shares: 2, saved: 5 });
-  expect((await instagram.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({ views: 100, likes: 10, comments: 3, shares: 2, saves: 5 });
+  expect((await instagram.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({
+    views: 100,
+    likes: 10,
+    comments: 3,
+    shares: 2,
+    saves: 5,
+  });
 });

@@ -13,9 +13,10 @@ beforeAll(async () => {
   ({ rig, emulator, ctx } = await connectOne(createLinkedInEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/v2/accessToken",
-    media: (req) => new URL(req.url).pathname.endsWith(".png")
-      ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
-      : new Response(new Uint8Array(1000), { headers: { "content-type": "video/mp4" } }),
+    media: (req) =>
+      new URL(req.url).pathname.endsWith(".png")
+        ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
+        : new Response(new Uint8Array(1000), { headers: { "content-type": "video/mp4" } }),
     mediaMaxBytes: 1024 * 1024,
   }));
 });
@@ -39,12 +40,17 @@ test("several images go as one multiImage post", async () => {
 });
 
 test("a video under 75 KB is refused before uploading", async () => {
-  expect(await linkedin.publish!(ctx, job("tiny", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }))).toMatchObject({ kind: "permanent", code: "media_size" });
+  expect(
+    await linkedin.publish!(ctx, job("tiny", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] })),
+  ).toMatchObject({ kind: "permanent", code: "media_size" });
 });
 
 test("media that cannot be read fails for good, with no post", async () => {
   const before = emulator.posts().length;
-  const out = await linkedin.publish!(ctx, job("unreadable", { media: [{ url: "ftp://127.0.0.1/a.png", type: "image" }] }));
+  const out = await linkedin.publish!(
+    ctx,
+    job("unreadable", { media: [{ url: "ftp://127.0.0.1/a.png", type: "image" }] }),
+  );
   expect(out).toMatchObject({ kind: "permanent", code: "media_unreadable" });
   expect(emulator.posts().length).toBe(before);
 });
@@ -53,5 +59,9 @@ test("metrics read likes and comments", async () => {
   const out = await linkedin.publish!(ctx, job("measured"));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { likes: 7, comments: 2 });
-  expect((await linkedin.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toMatchObject({ likes: 7, comments: 2, views: null });
+  expect((await linkedin.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toMatchObject({
+    likes: 7,
+    comments: 2,
+    views: null,
+  });
 });

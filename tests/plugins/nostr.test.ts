@@ -85,7 +85,10 @@ describe("notes", () => {
     const second = await nostr.publish!(ctx, job("second", { replyTo: { platformPostId: root.platformPostId } }));
     if (second.kind !== "published") throw new Error(second.kind);
     expect(eventOf(second.platformPostId).tags).toContainEqual(["e", root.platformPostId, relay, "root"]);
-    const third = await nostr.publish!(ctx, job("third", { replyTo: { platformPostId: second.platformPostId, rootPlatformPostId: root.platformPostId } }));
+    const third = await nostr.publish!(
+      ctx,
+      job("third", { replyTo: { platformPostId: second.platformPostId, rootPlatformPostId: root.platformPostId } }),
+    );
     if (third.kind !== "published") throw new Error(third.kind);
     const tags = eventOf(third.platformPostId).tags;
     expect(tags).toContainEqual(["e", root.platformPostId, relay, "root"]);
@@ -94,7 +97,10 @@ describe("notes", () => {
   });
 
   test("media go as URLs with imeta tags", async () => {
-    const out = await nostr.publish!(ctx, job("look", { media: [{ url: "https://cdn.example/a.png", type: "image", width: 10, height: 20 }] }));
+    const out = await nostr.publish!(
+      ctx,
+      job("look", { media: [{ url: "https://cdn.example/a.png", type: "image", width: 10, height: 20 }] }),
+    );
     if (out.kind !== "published") throw new Error(out.kind);
     const e = eventOf(out.platformPostId);
     expect(e.content).toBe("look\nhttps://cdn.example/a.png");

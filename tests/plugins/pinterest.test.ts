@@ -24,7 +24,8 @@ beforeAll(async () => {
 afterAll(() => rig.stop());
 
 const url = (f: string) => `${rig.mediaUrl}/${f}`;
-const pin = (content: string, media: MediaItem[], options: Record<string, unknown> = {}) => job(content, { media, options });
+const pin = (content: string, media: MediaItem[], options: Record<string, unknown> = {}) =>
+  job(content, { media, options });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await pinterest.checkStatus!(ctx, out.handle);
   return out;
@@ -35,21 +36,34 @@ test("the title is options.title or the first line; the account's first board is
   const out = await pinterest.publish!(ctx, pin("Line one\nrest", [{ url: url("a.gif"), type: "image" }]));
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.url).toBe(`https://www.pinterest.com/pin/${out.platformPostId}/`);
-  expect(emulator.posts().at(-1)).toMatchObject({ text: "Line one\nLine one\nrest", options: { board_id: "1100000000000000100" } });
+  expect(emulator.posts().at(-1)).toMatchObject({
+    text: "Line one\nLine one\nrest",
+    options: { board_id: "1100000000000000100" },
+  });
 });
 
 test("an unknown board is refused for good", async () => {
-  expect(await pinterest.publish!(ctx, pin("x", [{ url: url("a.gif"), type: "image" }], { board_id: "42" }))).toMatchObject({ kind: "permanent" });
+  expect(
+    await pinterest.publish!(ctx, pin("x", [{ url: url("a.gif"), type: "image" }], { board_id: "42" })),
+  ).toMatchObject({ kind: "permanent" });
 });
 
 test("several images are one carousel pin", async () => {
-  const out = await pinterest.publish!(ctx, pin("carousel", [{ url: url("a.gif"), type: "image" }, { url: url("b.gif"), type: "image" }]));
+  const out = await pinterest.publish!(
+    ctx,
+    pin("carousel", [
+      { url: url("a.gif"), type: "image" },
+      { url: url("b.gif"), type: "image" },
+    ]),
+  );
   expect(out.kind).toBe("published");
   expect(emulator.posts().at(-1)!.media).toHaveLength(2);
 });
 
 test("a video Pinterest cannot process fails for good", async () => {
-  expect(await settle(await pinterest.publish!(ctx, pin("bad video", [{ url: url("v.mp4"), type: "video" }])))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect(
+    await settle(await pinterest.publish!(ctx, pin("bad video", [{ url: url("v.mp4"), type: "video" }]))),
+  ).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
 test("refresh rotates the tokens; metrics read lifetime numbers", async () => {
@@ -59,5 +73,11 @@ test("refresh rotates the tokens; metrics read lifetime numbers", async () => {
   const out = await pinterest.publish!(ctx, pin("measured", [{ url: url("c.gif"), type: "image" }]));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { impression: 50, save: 4, reaction: 3, comment: 1 });
-  expect((await pinterest.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({ views: 50, likes: 3, comments: 1, shares: null, saves: 4 });
+  expect((await pinterest.metrics!(ctx, [out.platformPostId]))[out.platformPostId]).toEqual({
+    views: 50,
+    likes: 3,
+    comments: 1,
+    shares: null,
+    saves: 4,
+  });
 });

@@ -27,13 +27,22 @@ async function settle(out: Outcome): Promise<Outcome> {
 }
 
 test("RATELIMIT in json.errors waits the time Reddit names", () => {
-  expect(jsonErrors({ json: { errors: [["RATELIMIT", "you are doing that too much. try again in 9 minutes.", "ratelimit"]] } })).toEqual({
-    kind: "retryable", reason: "Reddit: you are doing that too much. try again in 9 minutes.", retryAfterMs: 9 * 60_000,
+  expect(
+    jsonErrors({
+      json: { errors: [["RATELIMIT", "you are doing that too much. try again in 9 minutes.", "ratelimit"]] },
+    }),
+  ).toEqual({
+    kind: "retryable",
+    reason: "Reddit: you are doing that too much. try again in 9 minutes.",
+    retryAfterMs: 9 * 60_000,
   });
 });
 
 test("a bare URL is a link post; text is a self post; postType forces the kind", async () => {
-  const link = await reddit.publish!(ctx, job("https://example.com/story", { options: { subreddit: "news", title: "A story" } }));
+  const link = await reddit.publish!(
+    ctx,
+    job("https://example.com/story", { options: { subreddit: "news", title: "A story" } }),
+  );
   expect(link.kind).toBe("published");
   const self = await reddit.publish!(ctx, job("Title line\nand the body", { options: { subreddit: "crier" } }));
   if (self.kind !== "published") throw new Error(self.kind);
@@ -42,12 +51,19 @@ test("a bare URL is a link post; text is a self post; postType forces the kind",
 });
 
 test("subreddit rules come back as permanent failures with Reddit's code", async () => {
-  expect(await reddit.publish!(ctx, job("hello", { options: { subreddit: "doesnoexist" } }))).toMatchObject({ kind: "permanent", code: "SUBREDDIT_NOEXIST" });
-  expect(await reddit.publish!(ctx, job("https://example.com", { options: { subreddit: "selfonly", title: "x" } }))).toMatchObject({ kind: "permanent", code: "NO_LINKS" });
+  expect(await reddit.publish!(ctx, job("hello", { options: { subreddit: "doesnoexist" } }))).toMatchObject({
+    kind: "permanent",
+    code: "SUBREDDIT_NOEXIST",
+  });
+  expect(
+    await reddit.publish!(ctx, job("https://example.com", { options: { subreddit: "selfonly", title: "x" } })),
+  ).toMatchObject({ kind: "permanent", code: "NO_LINKS" });
 });
 
 test("one image is found among the user's submissions; several are a gallery", async () => {
-  const one = await settle(await reddit.publish!(ctx, job("Photo", { options: { subreddit: "pics" }, media: [png()] })));
+  const one = await settle(
+    await reddit.publish!(ctx, job("Photo", { options: { subreddit: "pics" }, media: [png()] })),
+  );
   if (one.kind !== "published") throw new Error(one.kind);
   expect(one.url).toContain("/r/pics/comments/");
   const many = await reddit.publish!(ctx, job("Album", { options: { subreddit: "pics" }, media: [png(), png()] }));
@@ -58,25 +74,61 @@ test("one image is found among the user's submissions; several are a gallery", a
 test("a thread continues as comments under the post", async () => {
   const post = await reddit.publish!(ctx, job("Thread start", { options: { subreddit: "crier" } }));
   if (post.kind !== "published") throw new Error(post.kind);
-  const c1 = await reddit.publish!(ctx, job("second", { options: { subreddit: "crier" }, replyTo: { platformPostId: post.platformPostId } }));
+  const c1 = await reddit.publish!(
+    ctx,
+    job("second", { options: { subreddit: "crier" }, replyTo: { platformPostId: post.platformPostId } }),
+  );
   if (c1.kind !== "published") throw new Error(c1.kind);
   expect(c1.platformPostId).toStartWith("t1_");
-  const c2 = await reddit.publish!(ctx, job("third", { options: { subreddit: "crier" }, replyTo: { platformPostId: c1.platformPostId, rootPlatformPostId: post.platformPostId } }));
+  const c2 = await reddit.publish!(
+    ctx,
+    job("third", {
+      options: { subreddit: "crier" },
+      replyTo: { platformPostId: c1.platformPostId, rootPlatformPostId: post.platformPostId },
+    }),
+  );
   expect(c2.kind).toBe("published");
-  expect((await reddit.metrics!(ctx, [post.platformPostId]))[post.platformPostId]).toMatchObject({ comments: 2, views: null });
+  expect((await reddit.metrics!(ctx, [post.platformPostId]))[post.platformPostId]).toMatchObject({
+    comments: 2,
+    views: null,
+  });
 });
 
 test("flair, NSFW, spoiler and inbox replies reach /api/submit and gallery posts; unset, replies stay on as on Reddit", async () => {
-  const marks = { flair_id: "a1b2c3d4-0000-1111-2222-333344445555", flair_text: "Meta", nsfw: true, spoiler: true, send_replies: false };
+  const marks = {
+    flair_id: "a1b2c3d4-0000-1111-2222-333344445555",
+    flair_text: "Meta",
+    nsfw: true,
+    spoiler: true,
+    send_replies: false,
+  };
   const expected = { flair_id: marks.flair_id, flair_text: "Meta", nsfw: true, spoiler: true, sendreplies: false };
-  expect((await reddit.publish!(ctx, job("Marked self post", { options: { subreddit: "crier", ...marks } }))).kind).toBe("published");
+  expect(
+    (await reddit.publish!(ctx, job("Marked self post", { options: { subreddit: "crier", ...marks } }))).kind,
+  ).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "crier", ...expected });
-  expect((await reddit.publish!(ctx, job("Marked album", { options: { subreddit: "pics", ...marks }, media: [png(), png()] }))).kind).toBe("published");
+  expect(
+    (
+      await reddit.publish!(
+        ctx,
+        job("Marked album", { options: { subreddit: "pics", ...marks }, media: [png(), png()] }),
+      )
+    ).kind,
+  ).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
-  const one = await settle(await reddit.publish!(ctx, job("Marked photo", { options: { subreddit: "pics", ...marks }, media: [png()] })));
+  const one = await settle(
+    await reddit.publish!(ctx, job("Marked photo", { options: { subreddit: "pics", ...marks }, media: [png()] })),
+  );
   expect(one.kind).toBe("published");
   expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
 
   expect((await reddit.publish!(ctx, job("Plain post", { options: { subreddit: "crier" } }))).kind).toBe("published");
-  expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "crier", flair_id: null, flair_text: null, nsfw: false, spoiler: false, sendreplies: true });
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    subreddit: "crier",
+    flair_id: null,
+    flair_text: null,
+    nsfw: false,
+    spoiler: false,
+    sendreplies: true,
+  });
 });

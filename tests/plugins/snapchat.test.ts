@@ -17,17 +17,23 @@ beforeAll(async () => {
   ({ rig, ctx } = await connectOne(emulator, {
     authorizePath: "/login/oauth2/authorize",
     tokenPath: "/login/oauth2/access_token",
-    media: (req) => new URL(req.url).pathname.endsWith(".jpg")
-      ? new Response(JPEG, { headers: { "content-type": "image/jpeg" } })
-      : new Response(MP4, { headers: { "content-type": "video/mp4" } }),
+    media: (req) =>
+      new URL(req.url).pathname.endsWith(".jpg")
+        ? new Response(JPEG, { headers: { "content-type": "image/jpeg" } })
+        : new Response(MP4, { headers: { "content-type": "video/mp4" } }),
     mediaMaxBytes: 1024 * 1024,
     username: "sandbox.snap",
   }));
 });
 afterAll(() => rig.stop());
 
-const snap = (content: string, file: string, type: "image" | "video", variant: string | null, options: Record<string, unknown> = {}) =>
-  job(content, { options, variant, media: [{ url: `${rig.mediaUrl}/${file}`, type }] });
+const snap = (
+  content: string,
+  file: string,
+  type: "image" | "video",
+  variant: string | null,
+  options: Record<string, unknown> = {},
+) => job(content, { options, variant, media: [{ url: `${rig.mediaUrl}/${file}`, type }] });
 
 test("placements fan one target out: a Spotlight and a public Story of the same video", async () => {
   const options = { placements: ["spotlight", "public_story"] as ("spotlight" | "public_story")[], locale: "fr_FR" };
@@ -42,7 +48,10 @@ test("placements fan one target out: a Spotlight and a public Story of the same 
 });
 
 test("a Spotlight of an image is refused for good; a Story of it is fine", async () => {
-  expect(await snapchat.publish!(ctx, snap("pic", "a.jpg", "image", "spotlight"))).toMatchObject({ kind: "permanent", code: "spotlight_video_only" });
+  expect(await snapchat.publish!(ctx, snap("pic", "a.jpg", "image", "spotlight"))).toMatchObject({
+    kind: "permanent",
+    code: "spotlight_video_only",
+  });
   expect((await snapchat.publish!(ctx, snap("pic", "a.jpg", "image", "public_story"))).kind).toBe("published");
 });
 

@@ -11,7 +11,14 @@ import { accounts } from "../../src/db/schema.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
 import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
 import { expect } from "bun:test";
-import type { ConnectContext, Credentials, Emulator, Plugin, PluginContext, PublishJob } from "../../src/platform/sdk.ts";
+import type {
+  ConnectContext,
+  Credentials,
+  Emulator,
+  Plugin,
+  PluginContext,
+  PublishJob,
+} from "../../src/platform/sdk.ts";
 
 export const silent = createLogger("silent");
 
@@ -29,7 +36,9 @@ export function serveMedia(files: Record<string, MediaFile>) {
     port: 0,
     fetch(req) {
       const f = files[new URL(req.url).pathname.slice(1)];
-      return f ? new Response(f.bytes, { headers: { "content-type": f.type } }) : new Response("not found", { status: 404 });
+      return f
+        ? new Response(f.bytes, { headers: { "content-type": f.type } })
+        : new Response("not found", { status: 404 });
     },
   });
   return { url: (name: string) => `http://127.0.0.1:${server.port}/${name}`, stop: () => server.stop(true) };
@@ -40,19 +49,31 @@ export interface Rig<E extends Emulator> {
   served: ServedEmulator;
   connectContext(settings?: Record<string, string>): ConnectContext;
   /** A plugin context for an account; saved credentials land in `saved`. */
-  context(p: { credentials: Credentials; remoteId?: string; username?: string; metadata?: Record<string, unknown>; settings?: Record<string, string>; timeoutMs?: number }): PluginContext & { saved: Credentials[] };
+  context(p: {
+    credentials: Credentials;
+    remoteId?: string;
+    username?: string;
+    metadata?: Record<string, unknown>;
+    settings?: Record<string, string>;
+    timeoutMs?: number;
+  }): PluginContext & { saved: Credentials[] };
   stop(): Promise<void>;
 }
 
-export function rig<E extends Emulator>(plugin: Plugin, emulator: E, defaults: { settings?: Record<string, string>; timeoutMs?: number; now?: () => number } = {}): Rig<E> {
+export function rig<E extends Emulator>(
+  plugin: Plugin,
+  emulator: E,
+  defaults: { settings?: Record<string, string>; timeoutMs?: number; now?: () => number } = {},
+): Rig<E> {
   const served = serveEmulator(emulator);
   const now = () => new Date(defaults.now?.() ?? Date.now());
-  const http = (timeoutMs?: number) => createProviderHttp({
-    baseUrl: served.url,
-    timeoutMs: timeoutMs ?? defaults.timeoutMs ?? 5000,
-    log: silent,
-    classify: plugin.classifyResponse?.bind(plugin),
-  });
+  const http = (timeoutMs?: number) =>
+    createProviderHttp({
+      baseUrl: served.url,
+      timeoutMs: timeoutMs ?? defaults.timeoutMs ?? 5000,
+      log: silent,
+      classify: plugin.classifyResponse?.bind(plugin),
+    });
   return {
     emulator,
     served,
@@ -62,7 +83,12 @@ export function rig<E extends Emulator>(plugin: Plugin, emulator: E, defaults: {
       const ctx: PluginContext & { saved: Credentials[] } = {
         saved,
         http: http(p.timeoutMs),
-        account: { id: crypto.randomUUID(), remoteId: p.remoteId ?? "remote", username: p.username ?? "user", metadata: p.metadata ?? {} },
+        account: {
+          id: crypto.randomUUID(),
+          remoteId: p.remoteId ?? "remote",
+          username: p.username ?? "user",
+          metadata: p.metadata ?? {},
+        },
         credentials: p.credentials,
         async saveCredentials(c) {
           saved.push(c);
@@ -124,7 +150,10 @@ export async function oauthRig<E extends Emulator>(emulator: E, p: OAuthRigOptio
   const res = await h.request("POST", `/v1/accounts/connect/${emulator.platform}`, { token });
   const connectPage = await followAuthorization(res.body.data.authorization_url);
   const rows = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
-  const mediaAccess = p.mediaMaxBytes === undefined ? {} : { media: createMediaAccess({ maxBytes: p.mediaMaxBytes, allowAddress: () => true }) };
+  const mediaAccess =
+    p.mediaMaxBytes === undefined
+      ? {}
+      : { media: createMediaAccess({ maxBytes: p.mediaMaxBytes, allowAddress: () => true }) };
   return {
     emulator,
     served,
@@ -154,7 +183,10 @@ export interface ConnectedAccount<E extends Emulator> {
  * The usual OAuth plugin test start (call it in beforeAll, stop `rig` in afterAll): one account connects
  * through the consent redirect, the page says so, and its username is the emulator's when one is given.
  */
-export async function connectOne<E extends Emulator>(emulator: E, p: OAuthRigOptions & { username?: string }): Promise<ConnectedAccount<E>> {
+export async function connectOne<E extends Emulator>(
+  emulator: E,
+  p: OAuthRigOptions & { username?: string },
+): Promise<ConnectedAccount<E>> {
   const rig = await oauthRig(emulator, p);
   expect(rig.connectPage.html).toContain("Account connected");
   const [row] = rig.rows;

@@ -28,13 +28,24 @@ beforeEach(() => r.emulator.reset());
 
 async function channel(ref = "@crierdemo") {
   const id = await flow.verify(r.connectContext(), { channel: ref });
-  return r.context({ credentials: id.credentials, remoteId: id.remoteId, username: id.username, metadata: id.metadata });
+  return r.context({
+    credentials: id.credentials,
+    remoteId: id.remoteId,
+    username: id.username,
+    metadata: id.metadata,
+  });
 }
 
-const refusal = (p: Promise<unknown>) => p.then(() => { throw new Error("expected a ConnectError"); }, (e) => {
-  expect(e).toBeInstanceOf(ConnectError);
-  return (e as Error).message;
-});
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error("expected a ConnectError");
+    },
+    (e) => {
+      expect(e).toBeInstanceOf(ConnectError);
+      return (e as Error).message;
+    },
+  );
 
 describe("connect", () => {
   test("a channel where the bot is an administrator allowed to post connects; the token is not stored", async () => {
@@ -60,18 +71,30 @@ describe("connect", () => {
     const noToken = { ...r.connectContext(), settings: {} };
     expect(await refusal(flow.verify(noToken, { channel: "@crierdemo" }))).toContain("CRIER_TELEGRAM_BOT_TOKEN");
     r.emulator.revokeToken(SANDBOX_BOT_TOKEN);
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "@crierdemo" }))).toContain("refused this server's bot token");
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@crierdemo" }))).toContain(
+      "refused this server's bot token",
+    );
   });
 });
 
 describe("publish", () => {
   test("text with the three options forwarded under Telegram's names; public channels get a t.me URL", async () => {
     const ctx = await channel();
-    const out = await plugin.publish!(ctx, job({ content: "hello https://example.com", options: { disable_notification: true, protect_content: true, disable_link_preview: true } }));
+    const out = await plugin.publish!(
+      ctx,
+      job({
+        content: "hello https://example.com",
+        options: { disable_notification: true, protect_content: true, disable_link_preview: true },
+      }),
+    );
     expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
     const [post] = r.emulator.posts();
     expect(post.text).toBe("hello https://example.com");
-    expect(post.options).toMatchObject({ disable_notification: true, protect_content: true, link_preview_disabled: true });
+    expect(post.options).toMatchObject({
+      disable_notification: true,
+      protect_content: true,
+      link_preview_disabled: true,
+    });
     const plain = await plugin.publish!(ctx, job({ content: "plain" }));
     expect(plain.kind).toBe("published");
     expect(r.emulator.posts()[1].options).toEqual({ chat_id: Number(ctx.account.remoteId) });
@@ -86,8 +109,14 @@ describe("publish", () => {
 
   test("one photo, one video and one GIF use sendPhoto, sendVideo and sendAnimation with the caption", async () => {
     const ctx = await channel();
-    for (const [url, type] of [["a.jpg", "image"], ["clip.mp4", "video"], ["anim.gif", "image"]] as const) {
-      expect((await plugin.publish!(ctx, job({ content: `caption ${url}`, media: [{ url: media.url(url), type }] }))).kind).toBe("published");
+    for (const [url, type] of [
+      ["a.jpg", "image"],
+      ["clip.mp4", "video"],
+      ["anim.gif", "image"],
+    ] as const) {
+      expect(
+        (await plugin.publish!(ctx, job({ content: `caption ${url}`, media: [{ url: media.url(url), type }] }))).kind,
+      ).toBe("published");
     }
     expect(r.emulator.posts().map((p) => [p.text, p.media])).toEqual([
       ["caption a.jpg", [{ type: "image", contentType: "image/jpeg", size: 2000 }]],
@@ -95,17 +124,28 @@ describe("publish", () => {
       ["caption anim.gif", [{ type: "image", contentType: "image/gif", size: 10 }]],
     ]);
     const sent = r.emulator.messages(Number(ctx.account.remoteId));
-    expect(sent.map((m) => ["photo", "video", "animation"].find((k) => k in m))).toEqual(["photo", "video", "animation"]);
+    expect(sent.map((m) => ["photo", "video", "animation"].find((k) => k in m))).toEqual([
+      "photo",
+      "video",
+      "animation",
+    ]);
     expect(r.emulator.posts()[1].options?.supports_streaming).toBe(true);
   });
 
   test("an album mixes photos and videos with the caption on the first item; its first message is the post", async () => {
     const ctx = await channel();
-    const out = await plugin.publish!(ctx, job({
-      content: "album",
-      options: { disable_notification: true },
-      media: [{ url: media.url("a.jpg"), type: "image" }, { url: media.url("clip.mp4"), type: "video" }, { url: media.url("b.png"), type: "image" }],
-    }));
+    const out = await plugin.publish!(
+      ctx,
+      job({
+        content: "album",
+        options: { disable_notification: true },
+        media: [
+          { url: media.url("a.jpg"), type: "image" },
+          { url: media.url("clip.mp4"), type: "video" },
+          { url: media.url("b.png"), type: "image" },
+        ],
+      }),
+    );
     expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
     const [post] = r.emulator.posts();
     expect(post.text).toBe("album");
@@ -119,7 +159,14 @@ describe("publish", () => {
     const ctx = await channel();
     const first = await plugin.publish!(ctx, job({ content: "1/2" }));
     if (first.kind !== "published") throw new Error(first.kind);
-    const second = await plugin.publish!(ctx, job({ content: "2/2", media: [{ url: media.url("a.jpg"), type: "image" }], replyTo: { platformPostId: first.platformPostId } }));
+    const second = await plugin.publish!(
+      ctx,
+      job({
+        content: "2/2",
+        media: [{ url: media.url("a.jpg"), type: "image" }],
+        replyTo: { platformPostId: first.platformPostId },
+      }),
+    );
     expect(second.kind).toBe("published");
     expect(r.emulator.posts().map((p) => p.replyTo)).toEqual([null, first.platformPostId]);
     const orphan = await plugin.publish!(ctx, job({ content: "x", replyTo: { platformPostId: "999" } }));
@@ -133,9 +180,21 @@ describe("publish", () => {
     const ctx = await channel();
     // An emoji is two UTF-16 units: 2048 of them are exactly 4096.
     expect((await plugin.publish!(ctx, job({ content: "😀".repeat(2048) }))).kind).toBe("published");
-    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("huge.jpg"), type: "image" }] }))).toMatchObject({ kind: "permanent", code: "media_too_large" });
-    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }, { url: media.url("anim.gif"), type: "image" }] })))
-      .toMatchObject({ kind: "permanent", code: "gif_in_album" });
+    expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("huge.jpg"), type: "image" }] }))).toMatchObject({
+      kind: "permanent",
+      code: "media_too_large",
+    });
+    expect(
+      await plugin.publish!(
+        ctx,
+        job({
+          media: [
+            { url: media.url("a.jpg"), type: "image" },
+            { url: media.url("anim.gif"), type: "image" },
+          ],
+        }),
+      ),
+    ).toMatchObject({ kind: "permanent", code: "gif_in_album" });
     expect(r.emulator.posts()).toHaveLength(1);
   });
 });
@@ -144,14 +203,19 @@ describe("failures map to outcomes", () => {
   test("429 is retryable after retry_after seconds", async () => {
     const ctx = await channel();
     r.emulator.failNext({ kind: "rate_limit", on: "sendMessage", retryAfterSeconds: 17 });
-    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({ kind: "retryable", retryAfterMs: 17_000 });
+    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({
+      kind: "retryable",
+      retryAfterMs: 17_000,
+    });
     expect(r.emulator.posts()).toHaveLength(0);
   });
 
   test("a 5xx answer is retryable", async () => {
     const ctx = await channel();
     r.emulator.failNext({ kind: "server_error", on: "sendPhoto" });
-    expect((await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }] }))).kind).toBe("retryable");
+    expect((await plugin.publish!(ctx, job({ media: [{ url: media.url("a.jpg"), type: "image" }] }))).kind).toBe(
+      "retryable",
+    );
   });
 
   test("a timeout after sendMessage was sent is unknown: the message exists", async () => {
@@ -174,14 +238,19 @@ describe("failures map to outcomes", () => {
   test("without a bot token publishing fails for good with a hint", async () => {
     const ctx = r.context({ credentials: { chat_id: "-1001000000001" }, settings: {} });
     ctx.settings = {};
-    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({ kind: "permanent", code: "platform_not_configured" });
+    expect(await plugin.publish!(ctx, job({ content: "x" }))).toMatchObject({
+      kind: "permanent",
+      code: "platform_not_configured",
+    });
   });
 });
 
 describe("declaration and disconnect", () => {
   test("platform_options take exactly the three booleans", () => {
     const s = plugin.optionsSchema;
-    expect(Value.Check(s, { disable_notification: true, protect_content: false, disable_link_preview: true })).toBe(true);
+    expect(Value.Check(s, { disable_notification: true, protect_content: false, disable_link_preview: true })).toBe(
+      true,
+    );
     expect(Value.Check(s, {})).toBe(true);
     expect(Value.Check(s, { disable_notification: true, parse_mode: "HTML" })).toBe(false);
     expect(Value.Check(s, { protect_content: "yes" })).toBe(false);

@@ -31,22 +31,42 @@ async function settle(out: Outcome): Promise<Outcome> {
 }
 
 test("a carousel of photos and a video is one post", async () => {
-  const out = await settle(await threads.publish!(ctx, job("album", { media: [{ url: url("a.jpg"), type: "image" }, { url: url("b.jpg"), type: "image" }, { url: url("c.mp4"), type: "video" }] })));
+  const out = await settle(
+    await threads.publish!(
+      ctx,
+      job("album", {
+        media: [
+          { url: url("a.jpg"), type: "image" },
+          { url: url("b.jpg"), type: "image" },
+          { url: url("c.mp4"), type: "video" },
+        ],
+      }),
+    ),
+  );
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.url).toStartWith("https://www.threads.com/@sandbox.threads/post/");
-  expect(emulator.posts().at(-1)!.media.map((m) => m.type)).toEqual(["image", "image", "video"]);
+  expect(
+    emulator
+      .posts()
+      .at(-1)!
+      .media.map((m) => m.type),
+  ).toEqual(["image", "image", "video"]);
 });
 
 test("a thread is a reply chain", async () => {
   const first = await settle(await threads.publish!(ctx, job("one")));
   if (first.kind !== "published") throw new Error(first.kind);
-  const second = await settle(await threads.publish!(ctx, job("two", { replyTo: { platformPostId: first.platformPostId } })));
+  const second = await settle(
+    await threads.publish!(ctx, job("two", { replyTo: { platformPostId: first.platformPostId } })),
+  );
   expect(second.kind).toBe("published");
   expect(emulator.posts().at(-1)!.replyTo).toBe(first.platformPostId);
 });
 
 test("media Threads cannot download fail the post for good", async () => {
-  const out = await settle(await threads.publish!(ctx, job("missing", { media: [{ url: url("missing.png"), type: "image" }] })));
+  const out = await settle(
+    await threads.publish!(ctx, job("missing", { media: [{ url: url("missing.png"), type: "image" }] })),
+  );
   expect(out).toMatchObject({ kind: "permanent", code: "FAILED_DOWNLOADING_IMAGE" });
 });
 

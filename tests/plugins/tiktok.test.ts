@@ -31,8 +31,11 @@ beforeAll(async () => {
 afterAll(() => rig.stop());
 
 const url = (f: string) => `${rig.mediaUrl}/${f}`;
-const post = (content: string, items: { f: string; type: "image" | "video" }[], options: Record<string, unknown> = {}) =>
-  job(content, { options, media: items.map((i) => ({ url: url(i.f), type: i.type })) });
+const post = (
+  content: string,
+  items: { f: string; type: "image" | "video" }[],
+  options: Record<string, unknown> = {},
+) => job(content, { options, media: items.map((i) => ({ url: url(i.f), type: i.type })) });
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await tiktok.checkStatus!(ctx, out.handle);
   return out;
@@ -45,10 +48,18 @@ test("chunk plan: one piece up to 64 MB, then 10 MB chunks with the remainder in
 });
 
 test("a public video gets its exact 19-digit id, though TikTok sends it as a bare number", async () => {
-  const out = await settle(await tiktok.publish!(ctx, post("dance", [{ f: "v.mp4", type: "video" }], { ai_generated: true, video_cover_timestamp_ms: 1000 })));
+  const out = await settle(
+    await tiktok.publish!(
+      ctx,
+      post("dance", [{ f: "v.mp4", type: "video" }], { ai_generated: true, video_cover_timestamp_ms: 1000 }),
+    ),
+  );
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.platformPostId).toMatch(/^\d{19}$/);
-  expect(emulator.posts().at(-1)).toMatchObject({ id: out.platformPostId, options: { privacy_level: "PUBLIC_TO_EVERYONE", ai_generated: true } });
+  expect(emulator.posts().at(-1)).toMatchObject({
+    id: out.platformPostId,
+    options: { privacy_level: "PUBLIC_TO_EVERYONE", ai_generated: true },
+  });
   expect(out.url).toBe(`https://www.tiktok.com/@sandbox_tiktoker/video/${out.platformPostId}`);
 });
 
@@ -58,21 +69,39 @@ test("an unaudited app posts privately; asking for public is refused for good", 
     const out = await settle(await tiktok.publish!(ctx, post("private", [{ f: "v.mp4", type: "video" }])));
     expect(out.kind).toBe("published");
     expect(emulator.posts().at(-1)!.options).toMatchObject({ privacy_level: "SELF_ONLY" });
-    expect(await tiktok.publish!(ctx, post("public please", [{ f: "v.mp4", type: "video" }], { privacy_level: "PUBLIC_TO_EVERYONE" }))).toMatchObject({ kind: "permanent", code: "privacy_level_option_mismatch" });
+    expect(
+      await tiktok.publish!(
+        ctx,
+        post("public please", [{ f: "v.mp4", type: "video" }], { privacy_level: "PUBLIC_TO_EVERYONE" }),
+      ),
+    ).toMatchObject({ kind: "permanent", code: "privacy_level_option_mismatch" });
   } finally {
     emulator.setPrivacyOptions(["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]);
   }
 });
 
 test("publish_mode draft lands in the creator's inbox", async () => {
-  const out = await settle(await tiktok.publish!(ctx, post("draft", [{ f: "v.mp4", type: "video" }], { publish_mode: "draft" })));
+  const out = await settle(
+    await tiktok.publish!(ctx, post("draft", [{ f: "v.mp4", type: "video" }], { publish_mode: "draft" })),
+  );
   expect(out).toMatchObject({ kind: "published", url: null });
   expect(emulator.posts().at(-1)!.options).toEqual({ publish_mode: "draft" });
 });
 
 test("photos are pulled by TikTok; a PNG fails for good", async () => {
-  const ok = await settle(await tiktok.publish!(ctx, post("photos", [{ f: "a.jpg", type: "image" }, { f: "b.jpg", type: "image" }])));
+  const ok = await settle(
+    await tiktok.publish!(
+      ctx,
+      post("photos", [
+        { f: "a.jpg", type: "image" },
+        { f: "b.jpg", type: "image" },
+      ]),
+    ),
+  );
   expect(ok.kind).toBe("published");
   expect(emulator.posts().at(-1)!.media).toHaveLength(2);
-  expect(await settle(await tiktok.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({ kind: "permanent", code: "picture_format_unsupported" });
+  expect(await settle(await tiktok.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({
+    kind: "permanent",
+    code: "picture_format_unsupported",
+  });
 });

@@ -16,9 +16,10 @@ beforeAll(async () => {
   ({ rig, emulator, ctx } = await connectOne(createXEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/token",
-    media: (req) => new URL(req.url).pathname.endsWith(".png")
-      ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
-      : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
+    media: (req) =>
+      new URL(req.url).pathname.endsWith(".png")
+        ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
+        : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
     mediaMaxBytes: 10 * 1024 * 1024,
   }));
 });
@@ -43,7 +44,10 @@ describe("posting", () => {
 
   test("a video X cannot process fails for good, with no post", async () => {
     const before = emulator.posts().length;
-    let out = await twitter.publish!(ctx, job("bad video", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }));
+    let out = await twitter.publish!(
+      ctx,
+      job("bad video", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }),
+    );
     for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
     expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
     expect(emulator.posts().length).toBe(before);

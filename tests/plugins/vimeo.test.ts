@@ -16,7 +16,10 @@ beforeAll(async () => {
   ({ rig, emulator, ctx } = await connectOne(createVimeoEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
-    media: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(2048), { headers: { "content-type": "video/mp4" } }),
+    media: (req) =>
+      new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(2048), {
+        headers: { "content-type": "video/mp4" },
+      }),
     mediaMaxBytes: 1024 * 1024,
   }));
 });
@@ -37,10 +40,15 @@ test("the title is platform_options.title, else the first line cut to 128", () =
 });
 
 test("an unlisted video publishes with its private link", async () => {
-  const out = await settle(await vimeo.publish!(ctx, upload("My film\nabout things", "good.mp4", { privacy_view: "unlisted" })));
+  const out = await settle(
+    await vimeo.publish!(ctx, upload("My film\nabout things", "good.mp4", { privacy_view: "unlisted" })),
+  );
   if (out.kind !== "published") throw new Error(out.kind);
   expect(out.url).toMatch(new RegExp(`^https://vimeo.com/${out.platformPostId}/[0-9a-f]{10}$`));
-  expect(emulator.posts().at(-1)).toMatchObject({ text: "My film\nMy film\nabout things", options: { privacy_view: "unlisted" } });
+  expect(emulator.posts().at(-1)).toMatchObject({
+    text: "My film\nMy film\nabout things",
+    options: { privacy_view: "unlisted" },
+  });
 });
 
 test("a video Vimeo cannot transcode fails for good", async () => {

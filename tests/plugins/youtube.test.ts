@@ -16,7 +16,10 @@ beforeAll(async () => {
   ({ rig, emulator, ctx } = await connectOne(createYouTubeEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/token",
-    media: (req) => new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(4096), { headers: { "content-type": "video/mp4" } }),
+    media: (req) =>
+      new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(4096), {
+        headers: { "content-type": "video/mp4" },
+      }),
     mediaMaxBytes: 1024 * 1024,
     username: "@sandboxtube",
   }));
@@ -38,18 +41,32 @@ test("titles come from options or the first line, without < and >, at most 100",
 });
 
 test("a short vertical video gets a Shorts URL; a long one a watch URL; options reach YouTube", async () => {
-  const short = await settle(await youtube.publish!(ctx, upload("Short one", { duration: 30, width: 1080, height: 1920 }, { privacy_status: "unlisted", ai_generated: true })));
+  const short = await settle(
+    await youtube.publish!(
+      ctx,
+      upload(
+        "Short one",
+        { duration: 30, width: 1080, height: 1920 },
+        { privacy_status: "unlisted", ai_generated: true },
+      ),
+    ),
+  );
   if (short.kind !== "published") throw new Error(short.kind);
   expect(short.url).toBe(`https://www.youtube.com/shorts/${short.platformPostId}`);
   expect(emulator.posts().at(-1)!.options).toEqual({ privacy_status: "unlisted", ai_generated: true });
-  const long = await settle(await youtube.publish!(ctx, upload("Long one", { duration: 600, width: 1920, height: 1080 })));
+  const long = await settle(
+    await youtube.publish!(ctx, upload("Long one", { duration: 600, width: 1920, height: 1080 })),
+  );
   if (long.kind !== "published") throw new Error(long.kind);
   expect(long.url).toBe(`https://www.youtube.com/watch?v=${long.platformPostId}`);
 });
 
 test("a video YouTube cannot process fails for good", async () => {
   const bad = { ...upload("broken"), media: [{ url: `${rig.mediaUrl}/bad.mp4`, type: "video" as const }] };
-  expect(await settle(await youtube.publish!(ctx, bad))).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect(await settle(await youtube.publish!(ctx, bad))).toMatchObject({
+    kind: "permanent",
+    code: "video_processing_failed",
+  });
 });
 
 test("an expired access token is refreshed before uploading; the refresh token is kept", async () => {

@@ -11,7 +11,10 @@ export interface ListeningHarness extends Harness {
   stop(): Promise<void>;
 }
 
-export async function listeningHarness(env: Record<string, string> = {}, overrides: Partial<Config> = {}): Promise<ListeningHarness> {
+export async function listeningHarness(
+  env: Record<string, string> = {},
+  overrides: Partial<Config> = {},
+): Promise<ListeningHarness> {
   let handle: (req: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: (req) => handle(req) });
   const url = `http://127.0.0.1:${server.port}`;
@@ -33,8 +36,19 @@ export function formFields(html: string): { name: string; type: string; placehol
   for (const m of html.matchAll(/<input\b([^>]*)>/g)) {
     const attr = (n: string) => new RegExp(`\\b${n}="([^"]*)"`).exec(m[1])?.[1] ?? "";
     if (attr("type") === "hidden") continue;
-    const unescape = (v: string) => v.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-    out.push({ name: attr("name"), type: attr("type"), placeholder: unescape(attr("placeholder")), value: unescape(attr("value")) });
+    const unescape = (v: string) =>
+      v
+        .replace(/&#39;/g, "'")
+        .replace(/&quot;/g, '"')
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&");
+    out.push({
+      name: attr("name"),
+      type: attr("type"),
+      placeholder: unescape(attr("placeholder")),
+      value: unescape(attr("value")),
+    });
   }
   return out;
 }
@@ -46,12 +60,22 @@ export function hiddenState(html: string): string {
 }
 
 /** Opens a hosted form and submits it; values default to each field's placeholder. */
-export async function submitHostedForm(hostedUrl: string, values: Record<string, string> = {}): Promise<{ status: number; html: string }> {
+export async function submitHostedForm(
+  hostedUrl: string,
+  values: Record<string, string> = {},
+): Promise<{ status: number; html: string }> {
   const page = await fetch(hostedUrl);
   const html = await page.text();
   if (page.status !== 200) return { status: page.status, html };
   const form = new URLSearchParams();
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) form.set(m[1], m[2].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&"));
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
+    form.set(
+      m[1],
+      m[2]
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&amp;/g, "&"),
+    );
   if (!form.get("state")) throw new Error("no state in the form");
   // What the page filled in (sandbox), else the example in the placeholder.
   for (const f of formFields(html)) form.set(f.name, values[f.name] ?? (f.value || f.placeholder || "conformance"));
@@ -59,7 +83,11 @@ export async function submitHostedForm(hostedUrl: string, values: Record<string,
   const link = /<a href="([^"]*)" target="_blank"/.exec(html);
   if (link) await (await fetch(link[1].replace(/&amp;/g, "&"))).text();
   const action = new URL(/<form method="post" action="([^"]*)"/.exec(html)![1], hostedUrl);
-  const res = await fetch(action, { method: "POST", body: form, headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const res = await fetch(action, {
+    method: "POST",
+    body: form,
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+  });
   return { status: res.status, html: await res.text() };
 }
 

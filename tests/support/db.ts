@@ -38,7 +38,14 @@ async function freshPostgres(base: string): Promise<Db & { url: string }> {
 }
 
 async function freshPglite(): Promise<Db> {
-  const version = createHash("sha256").update(embeddedMigrations().map((m) => m.hash).join()).digest("hex").slice(0, 16);
+  const version = createHash("sha256")
+    .update(
+      embeddedMigrations()
+        .map((m) => m.hash)
+        .join(),
+    )
+    .digest("hex")
+    .slice(0, 16);
   const dir = join(tmpdir(), "crier-test-pglite");
   const dump = join(dir, `${version}.tar.gz`);
   if (!existsSync(dump)) {

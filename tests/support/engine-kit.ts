@@ -24,13 +24,20 @@ export interface EngineHarness extends Harness {
   telegram(profileId: string, channel: string): Promise<{ accountId: string; chatId: number }>;
 }
 
-export async function engineHarness(opts: { engine?: EngineOptions; env?: Record<string, string> } = {}): Promise<EngineHarness> {
+export async function engineHarness(
+  opts: { engine?: EngineOptions; env?: Record<string, string> } = {},
+): Promise<EngineHarness> {
   const emulator = createBlueskyEmulator();
   const served = serveEmulator(emulator);
   const telegramEmulator = createTelegramEmulator();
   const servedTelegram = serveEmulator(telegramEmulator);
   const h = await postsHarness({
-    env: { CRIER_BLUESKY_API_URL: served.url, CRIER_TELEGRAM_API_URL: servedTelegram.url, CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, ...opts.env },
+    env: {
+      CRIER_BLUESKY_API_URL: served.url,
+      CRIER_TELEGRAM_API_URL: servedTelegram.url,
+      CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN,
+      ...opts.env,
+    },
   });
   const engine = createEngine(h.ctx, { random: () => 0.5, ...opts.engine });
   // As src/server.ts does: the API wakes this engine and claims posts published now through it.
@@ -47,7 +54,10 @@ export async function engineHarness(opts: { engine?: EngineOptions; env?: Record
       const plugin = h.ctx.platforms.get("telegram")!;
       if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Telegram connect flow");
       const identity = await plugin.connect.verify(connectContext(h.ctx, "telegram", { sandbox: false }), { channel });
-      return { accountId: (await upsertConnectedAccount(h.ctx, { profileId, platform: "telegram", ...identity })).id, chatId };
+      return {
+        accountId: (await upsertConnectedAccount(h.ctx, { profileId, platform: "telegram", ...identity })).id,
+        chatId,
+      };
     },
     async close() {
       await engine.stop();
@@ -61,7 +71,10 @@ export async function engineHarness(opts: { engine?: EngineOptions; env?: Record
 export async function connectBluesky(ctx: AppContext, profileId: string, handle: string): Promise<string> {
   const plugin = ctx.platforms.get("bluesky")!;
   if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Bluesky connect flow");
-  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), { handle, app_password: "abcd-efgh-ijkl-mnop" });
+  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), {
+    handle,
+    app_password: "abcd-efgh-ijkl-mnop",
+  });
   const row = await upsertConnectedAccount(ctx, { profileId, platform: "bluesky", ...identity });
   return row.id;
 }

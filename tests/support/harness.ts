@@ -17,9 +17,15 @@ import { testDatabase } from "./db.ts";
 /** A clock tests move by hand instead of sleeping. */
 export class TestClock implements Clock {
   constructor(public current = new Date()) {}
-  now() { return new Date(this.current.getTime()); }
-  advance(ms: number) { this.current = new Date(this.current.getTime() + ms); }
-  set(d: Date) { this.current = new Date(d.getTime()); }
+  now() {
+    return new Date(this.current.getTime());
+  }
+  advance(ms: number) {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+  set(d: Date) {
+    this.current = new Date(d.getTime());
+  }
 }
 
 export interface Harness {
@@ -28,21 +34,47 @@ export interface Harness {
   app: ReturnType<typeof createApp>;
   clock: TestClock;
   /** Calls the app in-process with app.handle(); `token` adds the bearer header. */
-  request(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: BodyInit }): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; headers?: Record<string, string>; raw?: BodyInit },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
   /** A new profile and a key on it with the given scopes (all by default). */
-  profile(opts?: { scopes?: Scope[]; sandbox?: boolean; name?: string }): Promise<{ profileId: string; token: string; keyId: string }>;
+  profile(opts?: {
+    scopes?: Scope[];
+    sandbox?: boolean;
+    name?: string;
+  }): Promise<{ profileId: string; token: string; keyId: string }>;
   close(): Promise<void>;
 }
 
-export async function createHarness(overrides: Partial<Config> = {}, extra: Partial<AppContext> = {}): Promise<Harness> {
+export async function createHarness(
+  overrides: Partial<Config> = {},
+  extra: Partial<AppContext> = {},
+): Promise<Harness> {
   const db = await testDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
-  const config = { ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }), ...overrides };
+  const config = {
+    ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }),
+    ...overrides,
+  };
   const clock = new TestClock();
-  const ctx: AppContext = { config, db, clock, log: createLogger("silent"), platforms: createRegistry(), storage: createStorage(config, clock), credentials: accountCredentials({ db, config, clock }), ...extra };
+  const ctx: AppContext = {
+    config,
+    db,
+    clock,
+    log: createLogger("silent"),
+    platforms: createRegistry(),
+    storage: createStorage(config, clock),
+    credentials: accountCredentials({ db, config, clock }),
+    ...extra,
+  };
   const app = createApp(ctx);
   return {
-    ctx, db, app, clock,
+    ctx,
+    db,
+    app,
+    clock,
     async request(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -54,7 +86,11 @@ export async function createHarness(overrides: Partial<Config> = {}, extra: Part
       const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
       const text = await res.text();
       let parsed: unknown = text;
-      try { parsed = text ? JSON.parse(text) : null; } catch { /* not JSON */ }
+      try {
+        parsed = text ? JSON.parse(text) : null;
+      } catch {
+        /* not JSON */
+      }
       return { status: res.status, body: parsed, headers: res.headers };
     },
     async profile(opts = {}) {

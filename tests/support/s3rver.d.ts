@@ -2,7 +2,10 @@
 declare module "s3rver" {
   export default class S3rver {
     constructor(options: {
-      address?: string; port?: number; silent?: boolean; directory: string;
+      address?: string;
+      port?: number;
+      silent?: boolean;
+      directory: string;
       configureBuckets?: { name: string; configs?: (string | Buffer)[] }[];
     });
     run(): Promise<{ address: string; port: number }>;

@@ -37,21 +37,31 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
   const engine = createEngine(h.ctx, { random: () => 0.5, allowMediaAddress: loopback });
   const files = new Map<string, { bytes: Uint8Array<ArrayBuffer>; contentType: string }>();
   const fileServer = Bun.serve({
-    hostname: "127.0.0.1", port: 0,
+    hostname: "127.0.0.1",
+    port: 0,
     fetch(req) {
       const f = files.get(new URL(req.url).pathname);
-      return f ? new Response(f.bytes, { headers: { "content-type": f.contentType } }) : new Response("not found", { status: 404 });
+      return f
+        ? new Response(f.bytes, { headers: { "content-type": f.contentType } })
+        : new Response("not found", { status: 404 });
     },
   });
   const stop = h.stop;
   const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform)!;
   return Object.assign(h, {
-    token, profileId, engine, emulator,
+    token,
+    profileId,
+    engine,
+    emulator,
     async connect(platform: string, values: Record<string, string> = {}) {
-      const before = new Set((await h.request("GET", "/v1/accounts", { token })).body.data.map((a: { id: string }) => a.id));
+      const before = new Set(
+        (await h.request("GET", "/v1/accounts", { token })).body.data.map((a: { id: string }) => a.id),
+      );
       const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
       if (res.status !== 201) throw new Error(`connect ${platform}: ${JSON.stringify(res.body)}`);
-      const page = res.body.data.hosted_url ? await submitHostedForm(res.body.data.hosted_url, values) : await followAuthorization(res.body.data.authorization_url);
+      const page = res.body.data.hosted_url
+        ? await submitHostedForm(res.body.data.hosted_url, values)
+        : await followAuthorization(res.body.data.authorization_url);
       if (page.status !== 200) throw new Error(`connect ${platform}: ${page.status} ${page.html.slice(0, 300)}`);
       const after = (await h.request("GET", "/v1/accounts", { token })).body.data as { id: string; platform: string }[];
       const added = after.find((a) => a.platform === platform && !before.has(a.id));
@@ -69,7 +79,11 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
       if (out.kind !== "published") throw new Error(`native post: ${JSON.stringify(out)}`);
       return out.platformPostId;
     },
-    postsWith: (platform: string, marker: string) => emulator(platform).posts().map((p) => p.text).filter((t) => t.includes(marker)),
+    postsWith: (platform: string, marker: string) =>
+      emulator(platform)
+        .posts()
+        .map((p) => p.text)
+        .filter((t) => t.includes(marker)),
     serveFile(bytes: Uint8Array<ArrayBuffer>, contentType: string) {
       const path = `/files/${files.size + 1}`;
       files.set(path, { bytes, contentType });

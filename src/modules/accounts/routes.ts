@@ -11,15 +11,23 @@ export function accountsRoutes(ctx: AppContext) {
     .get("", async ({ principal }) => ({ data: await service.listAccounts(ctx, principal.profileId) }), {
       scope: "accounts:read",
       response: { 200: DataList(Account) },
-      detail: { summary: "List connected accounts", description: "Every account of the profile, disconnected ones included." },
-    })
-    .delete("/:id", async ({ principal, params }) => ({ data: await service.disconnectAccount(ctx, principal.profileId, params.id) }), {
-      scope: "accounts:write",
-      params: t.Object({ id: Uuid }),
-      response: { 200: Data(DeleteResult), ...errors(400, 404) },
       detail: {
-        summary: "Disconnect an account",
-        description: "Sets the account disconnected and clears its credentials; posts and history are kept (deleted=false, disconnected=true).",
+        summary: "List connected accounts",
+        description: "Every account of the profile, disconnected ones included.",
       },
-    });
+    })
+    .delete(
+      "/:id",
+      async ({ principal, params }) => ({ data: await service.disconnectAccount(ctx, principal.profileId, params.id) }),
+      {
+        scope: "accounts:write",
+        params: t.Object({ id: Uuid }),
+        response: { 200: Data(DeleteResult), ...errors(400, 404) },
+        detail: {
+          summary: "Disconnect an account",
+          description:
+            "Sets the account disconnected and clears its credentials; posts and history are kept (deleted=false, disconnected=true).",
+        },
+      },
+    );
 }

@@ -28,8 +28,14 @@ export function toAccount(ctx: AppContext, row: Row): Account {
   };
 }
 
-const accountsOfProfile = prepared((d) => d.select().from(accounts).where(eq(accounts.profileId, sql.placeholder("profileId")))
-  .orderBy(asc(accounts.createdAt), asc(accounts.id)).prepare("crier_accounts_of_profile"));
+const accountsOfProfile = prepared((d) =>
+  d
+    .select()
+    .from(accounts)
+    .where(eq(accounts.profileId, sql.placeholder("profileId")))
+    .orderBy(asc(accounts.createdAt), asc(accounts.id))
+    .prepare("crier_accounts_of_profile"),
+);
 
 export async function listAccounts(ctx: AppContext, profileId: string) {
   const rows = await accountsOfProfile(ctx.db).execute({ profileId });
@@ -37,7 +43,10 @@ export async function listAccounts(ctx: AppContext, profileId: string) {
 }
 
 export async function getAccountRow(ctx: AppContext, profileId: string, id: string): Promise<Row> {
-  const [row] = await ctx.db.db.select().from(accounts).where(and(eq(accounts.id, id), eq(accounts.profileId, profileId)));
+  const [row] = await ctx.db.db
+    .select()
+    .from(accounts)
+    .where(and(eq(accounts.id, id), eq(accounts.profileId, profileId)));
   if (!row) throw new NotFound("Account");
   return row;
 }
@@ -59,28 +68,32 @@ export interface ConnectedAccount {
 export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAccount) {
   const now = ctx.clock.now();
   const credentials = encryptJson(ctx.config.secretKey, input.credentials);
-  const [row] = await ctx.db.db.insert(accounts).values({
-    profileId: input.profileId,
-    platform: input.platform,
-    remoteId: input.remoteId,
-    username: input.username,
-    avatarUrl: input.avatarUrl ?? null,
-    status: "active",
-    credentials,
-    metadata: input.metadata ?? {},
-    createdAt: now,
-    updatedAt: now,
-  }).onConflictDoUpdate({
-    target: [accounts.profileId, accounts.platform, accounts.remoteId],
-    set: {
+  const [row] = await ctx.db.db
+    .insert(accounts)
+    .values({
+      profileId: input.profileId,
+      platform: input.platform,
+      remoteId: input.remoteId,
       username: input.username,
       avatarUrl: input.avatarUrl ?? null,
       status: "active",
       credentials,
       metadata: input.metadata ?? {},
+      createdAt: now,
       updatedAt: now,
-    },
-  }).returning();
+    })
+    .onConflictDoUpdate({
+      target: [accounts.profileId, accounts.platform, accounts.remoteId],
+      set: {
+        username: input.username,
+        avatarUrl: input.avatarUrl ?? null,
+        status: "active",
+        credentials,
+        metadata: input.metadata ?? {},
+        updatedAt: now,
+      },
+    })
+    .returning();
   return row;
 }
 
@@ -91,7 +104,8 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
 export function accountCredentials(d: { db: Db; config: Pick<Config, "secretKey">; clock: Clock }): CredentialStore {
   return {
     async save(accountId, credentials) {
-      await d.db.db.update(accounts)
+      await d.db.db
+        .update(accounts)
         .set({ credentials: encryptJson(d.config.secretKey, credentials), updatedAt: d.clock.now() })
         .where(eq(accounts.id, accountId));
     },
@@ -100,17 +114,25 @@ export function accountCredentials(d: { db: Db; config: Pick<Config, "secretKey"
 
 /** Whether the account's profile is a sandbox, and whether another connected account of that kind shares its remote id. */
 async function disconnectFacts(ctx: AppContext, row: Row): Promise<DisconnectFacts> {
-  const [profile] = await ctx.db.db.select({ sandbox: profiles.sandbox }).from(profiles).where(eq(profiles.id, row.profileId));
+  const [profile] = await ctx.db.db
+    .select({ sandbox: profiles.sandbox })
+    .from(profiles)
+    .where(eq(profiles.id, row.profileId));
   const sandbox = profile?.sandbox ?? false;
   // "Still used" counts connected accounts of any profile of the same kind (sandbox or real) on that remote.
   const [{ n }] = await ctx.db.db
     .select({ n: sql<number>`count(*)::int` })
     .from(accounts)
     .innerJoin(profiles, eq(profiles.id, accounts.profileId))
-    .where(and(
-      eq(accounts.platform, row.platform), eq(accounts.remoteId, row.remoteId), ne(accounts.id, row.id),
-      ne(accounts.status, "disconnected"), eq(profiles.sandbox, sandbox),
-    ));
+    .where(
+      and(
+        eq(accounts.platform, row.platform),
+        eq(accounts.remoteId, row.remoteId),
+        ne(accounts.id, row.id),
+        ne(accounts.status, "disconnected"),
+        eq(profiles.sandbox, sandbox),
+      ),
+    );
   return { sandbox, remoteStillUsed: n > 0 };
 }
 
@@ -119,19 +141,23 @@ export async function disconnectAccount(ctx: AppContext, profileId: string, id: 
   const rules = ctx.platforms.describe(row.platform)?.disconnect;
   // While the credentials still exist: the plugin's remote cleanup (best effort, bounded wait).
   if (row.status !== "disconnected") await runDisconnectHook(ctx, row, () => disconnectFacts(ctx, row));
-  await ctx.db.db.update(accounts).set({
-    status: "disconnected",
-    credentials: null,
-    updatedAt: ctx.clock.now(),
-    ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
-  }).where(eq(accounts.id, row.id));
+  await ctx.db.db
+    .update(accounts)
+    .set({
+      status: "disconnected",
+      credentials: null,
+      updatedAt: ctx.clock.now(),
+      ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
+    })
+    .where(eq(accounts.id, row.id));
   return {
     deleted: false,
     disconnected: true,
     id: row.id,
     provider_revocation_required: rules?.providerRevocationRequired ?? false,
     provider_revocation_url: rules?.providerRevocationUrl ?? null,
-    message: rules?.message ??
+    message:
+      rules?.message ??
       "Account disconnected: Crier's access and stored credentials are removed; published content and post history are kept. Connect the same account again to restore posting.",
   };
 }

@@ -3,20 +3,43 @@ import { Uuid } from "../../http/model.ts";
 import { METRICS_STATUSES } from "../../domain/metrics-status.ts";
 import { PLATFORMS } from "../../platform/declaration.ts";
 
-const Count = t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: "null when the platform does not give this number (never 0 in its place)." });
+const Count = t.Union([t.Integer({ minimum: 0 }), t.Null()], {
+  description: "null when the platform does not give this number (never 0 in its place).",
+});
 const Ratio = t.Union([t.Number(), t.Null()]);
 const DateTime = t.String({ format: "date-time" });
 const DateTimeOrNull = t.Union([DateTime, t.Null()]);
-export const MetricsStatus = t.Union(METRICS_STATUSES.map((s) => t.Literal(s)), {
-  description: "What the platform said at the last read: ok; reconnect (reconnect the account to read numbers); limited (some numbers need a permission the account did not grant); unavailable (the platform request failed; the previous numbers stay, try later).",
-});
+export const MetricsStatus = t.Union(
+  METRICS_STATUSES.map((s) => t.Literal(s)),
+  {
+    description:
+      "What the platform said at the last read: ok; reconnect (reconnect the account to read numbers); limited (some numbers need a permission the account did not grant); unavailable (the platform request failed; the previous numbers stay, try later).",
+  },
+);
 
-export const AnalyticsQuery = t.Object({
-  days: t.Optional(t.Integer({ minimum: 7, maximum: 365, default: 30, description: "The range: the last N days up to now, 7..365 (default 30)." })),
-  account_id: t.Optional(Uuid),
-  platform: t.Optional(t.Union(PLATFORMS.map((p) => t.Literal(p)))),
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 50, description: "At most this many posts, newest first (1..100, default 50); truncated says when more existed." })),
-}, { additionalProperties: false });
+export const AnalyticsQuery = t.Object(
+  {
+    days: t.Optional(
+      t.Integer({
+        minimum: 7,
+        maximum: 365,
+        default: 30,
+        description: "The range: the last N days up to now, 7..365 (default 30).",
+      }),
+    ),
+    account_id: t.Optional(Uuid),
+    platform: t.Optional(t.Union(PLATFORMS.map((p) => t.Literal(p)))),
+    limit: t.Optional(
+      t.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 50,
+        description: "At most this many posts, newest first (1..100, default 50); truncated says when more existed.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 export type AnalyticsQuery = Static<typeof AnalyticsQuery>;
 
 export const AnalyticsAccount = t.Object({
@@ -25,7 +48,9 @@ export const AnalyticsAccount = t.Object({
   username: t.Union([t.String(), t.Null()]),
   metrics_status: MetricsStatus,
   posts_with_views: t.Integer({ minimum: 0 }),
-  median_views: t.Union([t.Number(), t.Null()], { description: "Median views of the account's posts in range that have views; null with fewer than 3." }),
+  median_views: t.Union([t.Number(), t.Null()], {
+    description: "Median views of the account's posts in range that have views; null with fewer than 3.",
+  }),
   followers: Count,
   followers_observed_at: DateTimeOrNull,
 });
@@ -41,31 +66,47 @@ export const AnalyticsDestination = t.Object({
   comments: Count,
   shares: Count,
   saves: Count,
-  engagement_rate: t.Union([t.Number(), t.Null()], { description: "(likes+comments+shares+saves)/views, 4 decimals; null without views." }),
-  views_vs_account_median: t.Union([t.Number(), t.Null()], { description: "This copy's views divided by its account's median_views in range, 4 decimals." }),
+  engagement_rate: t.Union([t.Number(), t.Null()], {
+    description: "(likes+comments+shares+saves)/views, 4 decimals; null without views.",
+  }),
+  views_vs_account_median: t.Union([t.Number(), t.Null()], {
+    description: "This copy's views divided by its account's median_views in range, 4 decimals.",
+  }),
 });
 
 export const AnalyticsPost = t.Object({
-  id: t.String({ description: "The post's id for posts made through Crier, else an id of the platform post in Crier." }),
-  post_id: t.Union([t.String(), t.Null()], { description: "For GET /v1/posts/{id}/analytics; null for posts made outside the service." }),
+  id: t.String({
+    description: "The post's id for posts made through Crier, else an id of the platform post in Crier.",
+  }),
+  post_id: t.Union([t.String(), t.Null()], {
+    description: "For GET /v1/posts/{id}/analytics; null for posts made outside the service.",
+  }),
   title: t.String({ description: "First line of the caption, at most 90 characters, cut between whole characters." }),
   caption: t.String(),
   thumbnail_url: t.Union([t.String(), t.Null()]),
   media_url: t.Union([t.String(), t.Null()]),
   media_type: t.Union([t.Literal("video"), t.Literal("photo")]),
   published_at: DateTime,
-  origin: t.Union([t.Literal("postonce"), t.Literal("native")], { description: "postonce when at least one copy went out through the service, native when posted directly on the platform." }),
+  origin: t.Union([t.Literal("postonce"), t.Literal("native")], {
+    description:
+      "postonce when at least one copy went out through the service, native when posted directly on the platform.",
+  }),
   destinations: t.Array(AnalyticsDestination),
 });
 
-export const PostAnalytics = t.Object({
-  range: t.Object({ days: t.Integer(), start: DateTime, end: DateTime }),
-  accounts: t.Array(AnalyticsAccount),
-  posts: t.Array(AnalyticsPost),
-  truncated: t.Boolean({ description: "More posts existed in range than were returned (raise limit or narrow the range)." }),
-  refreshing: t.Boolean({ description: "A read of this profile's numbers is due or under way." }),
-  updated_at: DateTime,
-}, { title: "PostAnalytics" });
+export const PostAnalytics = t.Object(
+  {
+    range: t.Object({ days: t.Integer(), start: DateTime, end: DateTime }),
+    accounts: t.Array(AnalyticsAccount),
+    posts: t.Array(AnalyticsPost),
+    truncated: t.Boolean({
+      description: "More posts existed in range than were returned (raise limit or narrow the range).",
+    }),
+    refreshing: t.Boolean({ description: "A read of this profile's numbers is due or under way." }),
+    updated_at: DateTime,
+  },
+  { title: "PostAnalytics" },
+);
 export type PostAnalytics = Static<typeof PostAnalytics>;
 
 export const PostTargetAnalyticsEntry = t.Object({
@@ -83,14 +124,19 @@ export const PostTargetAnalyticsEntry = t.Object({
   shares: Count,
   saves: Count,
   engagement_rate: Ratio,
-  last_updated: t.Union([DateTime, t.Null()], { description: "When the numbers were read from the platform; null when it returned none." }),
+  last_updated: t.Union([DateTime, t.Null()], {
+    description: "When the numbers were read from the platform; null when it returned none.",
+  }),
 });
 
-export const PostTargetAnalytics = t.Object({
-  id: t.String(),
-  media_url: t.Union([t.String(), t.Null()]),
-  targets: t.Array(PostTargetAnalyticsEntry),
-}, { title: "PostTargetAnalytics" });
+export const PostTargetAnalytics = t.Object(
+  {
+    id: t.String(),
+    media_url: t.Union([t.String(), t.Null()]),
+    targets: t.Array(PostTargetAnalyticsEntry),
+  },
+  { title: "PostTargetAnalytics" },
+);
 export type PostTargetAnalytics = Static<typeof PostTargetAnalytics>;
 
 export const RefreshResult = t.Object({

@@ -45,7 +45,11 @@ const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
  * whole characters, never inside an emoji or an accented letter, and ends with "…".
  */
 export function titleOf(caption: string): string {
-  const line = caption.split(/\r?\n|\r/).map((l) => l.trim()).find((l) => l.length > 0) ?? "";
+  const line =
+    caption
+      .split(/\r?\n|\r/)
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? "";
   if ([...line].length <= TITLE_MAX) return line;
   let out = "";
   let used = 0;

@@ -11,37 +11,52 @@ const SCHEDULE = ANALYTICS_SCHEDULE.map((s) => s.text).join(", ");
 export function analyticsRoutes(ctx: AppContext) {
   return new Elysia({ name: "analytics", detail: { tags: ["Analytics"] } })
     .use(auth(ctx))
-    .get("/v1/analytics", async ({ principal, query }) => ({ data: await service.overview(ctx, principal.profileId, query) }), {
-      scope: "posts:read",
-      query: AnalyticsQuery,
-      response: { 200: Data(PostAnalytics), ...errors(400, 404) },
-      detail: {
-        summary: "Account and post overview",
-        description: "Answers at once from the numbers stored by the background reads " +
-          `(${SCHEDULE} after publishing; followers at connect, then weekly); refreshing is true while a read is due or under way. ` +
-          "posts: newest first, one entry per post made through Crier (each copy a destination) and one per post made on the platform (origin native). " +
-          "account_id of another profile is 404 not_found.",
+    .get(
+      "/v1/analytics",
+      async ({ principal, query }) => ({ data: await service.overview(ctx, principal.profileId, query) }),
+      {
+        scope: "posts:read",
+        query: AnalyticsQuery,
+        response: { 200: Data(PostAnalytics), ...errors(400, 404) },
+        detail: {
+          summary: "Account and post overview",
+          description:
+            "Answers at once from the numbers stored by the background reads " +
+            `(${SCHEDULE} after publishing; followers at connect, then weekly); refreshing is true while a read is due or under way. ` +
+            "posts: newest first, one entry per post made through Crier (each copy a destination) and one per post made on the platform (origin native). " +
+            "account_id of another profile is 404 not_found.",
+        },
       },
-    })
-    .post("/v1/analytics/refresh", async ({ principal, set }) => {
-      set.status = 202;
-      return { data: await service.requestRefresh(ctx, principal.profileId) };
-    }, {
-      scope: "posts:read",
-      response: { 202: Data(RefreshResult), 429: ErrorBody },
-      detail: {
-        summary: "Read the numbers now",
-        description: "Makes every post of the profile and its accounts' platform posts due now; the engine reads them within seconds. Once per profile every 5 minutes, else 429 rate_limited with Retry-After.",
+    )
+    .post(
+      "/v1/analytics/refresh",
+      async ({ principal, set }) => {
+        set.status = 202;
+        return { data: await service.requestRefresh(ctx, principal.profileId) };
       },
-    })
-    .get("/v1/posts/:id/analytics", async ({ principal, params }) => ({ data: await service.postAnalytics(ctx, principal.profileId, params.id) }), {
-      scope: "posts:read",
-      params: t.Object({ id: Uuid }),
-      response: { 200: Data(PostTargetAnalytics), ...errors(400, 404) },
-      detail: {
-        summary: "Numbers of one post",
-        description: "One entry per target (per variant for platforms that fan one account out, such as Snapchat placements). " +
-          "Numbers a platform does not give are null; after a failed read the previous numbers stay with their last_updated and metrics_status says why.",
+      {
+        scope: "posts:read",
+        response: { 202: Data(RefreshResult), 429: ErrorBody },
+        detail: {
+          summary: "Read the numbers now",
+          description:
+            "Makes every post of the profile and its accounts' platform posts due now; the engine reads them within seconds. Once per profile every 5 minutes, else 429 rate_limited with Retry-After.",
+        },
       },
-    });
+    )
+    .get(
+      "/v1/posts/:id/analytics",
+      async ({ principal, params }) => ({ data: await service.postAnalytics(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:read",
+        params: t.Object({ id: Uuid }),
+        response: { 200: Data(PostTargetAnalytics), ...errors(400, 404) },
+        detail: {
+          summary: "Numbers of one post",
+          description:
+            "One entry per target (per variant for platforms that fan one account out, such as Snapchat placements). " +
+            "Numbers a platform does not give are null; after a failed read the previous numbers stay with their last_updated and metrics_status says why.",
+        },
+      },
+    );
 }

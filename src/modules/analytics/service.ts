@@ -16,14 +16,25 @@ export const REFRESH_EVERY_MS = 5 * 60_000;
 
 export class RefreshTooSoon extends ApiError {
   constructor(retryAfterSeconds: number) {
-    super(429, "rate_limited", "A refresh of this profile's analytics was asked for less than 5 minutes ago.",
-      `Wait ${retryAfterSeconds} s; numbers are also read in the background on their own schedule.`, { "retry-after": String(retryAfterSeconds) });
+    super(
+      429,
+      "rate_limited",
+      "A refresh of this profile's analytics was asked for less than 5 minutes ago.",
+      `Wait ${retryAfterSeconds} s; numbers are also read in the background on their own schedule.`,
+      { "retry-after": String(retryAfterSeconds) },
+    );
   }
 }
 
 type ItemRow = typeof analyticsItems.$inferSelect & { username: string };
 
-const numbersOf = (i: Numbers): Numbers => ({ views: i.views, likes: i.likes, comments: i.comments, shares: i.shares, saves: i.saves });
+const numbersOf = (i: Numbers): Numbers => ({
+  views: i.views,
+  likes: i.likes,
+  comments: i.comments,
+  shares: i.shares,
+  saves: i.saves,
+});
 
 export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQuery): Promise<PostAnalytics> {
   const days = q.days ?? 30;
@@ -35,18 +46,30 @@ export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQ
     q.account_id ? eq(accounts.id, q.account_id) : undefined,
     q.platform ? eq(accounts.platform, q.platform) : undefined,
   );
-  const accountRows = await ctx.db.db.select({ account: accounts, stats: accountAnalytics }).from(accounts)
+  const accountRows = await ctx.db.db
+    .select({ account: accounts, stats: accountAnalytics })
+    .from(accounts)
     .leftJoin(accountAnalytics, eq(accountAnalytics.accountId, accounts.id))
-    .where(accountFilter).orderBy(asc(accounts.createdAt), asc(accounts.id));
+    .where(accountFilter)
+    .orderBy(asc(accounts.createdAt), asc(accounts.id));
   if (q.account_id && !accountRows.length) throw new NotFound("Account");
 
-  const items: ItemRow[] = (await ctx.db.db.select({ item: analyticsItems, username: accounts.username }).from(analyticsItems)
-    .innerJoin(accounts, eq(accounts.id, analyticsItems.accountId))
-    .where(and(accountFilter, sql`${analyticsItems.publishedAt} between ${start.toISOString()}::timestamptz and ${end.toISOString()}::timestamptz`)))
-    .map((r) => ({ ...r.item, username: r.username }));
+  const items: ItemRow[] = (
+    await ctx.db.db
+      .select({ item: analyticsItems, username: accounts.username })
+      .from(analyticsItems)
+      .innerJoin(accounts, eq(accounts.id, analyticsItems.accountId))
+      .where(
+        and(
+          accountFilter,
+          sql`${analyticsItems.publishedAt} between ${start.toISOString()}::timestamptz and ${end.toISOString()}::timestamptz`,
+        ),
+      )
+  ).map((r) => ({ ...r.item, username: r.username }));
 
   const viewsByAccount = new Map<string, number[]>();
-  for (const i of items) if (i.views !== null) viewsByAccount.set(i.accountId, [...(viewsByAccount.get(i.accountId) ?? []), i.views]);
+  for (const i of items)
+    if (i.views !== null) viewsByAccount.set(i.accountId, [...(viewsByAccount.get(i.accountId) ?? []), i.views]);
   const medians = new Map([...viewsByAccount].map(([id, v]) => [id, median(v)]));
 
   // One entry per service post (its copies are destinations), one per post made on the platform.
@@ -55,43 +78,48 @@ export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQ
     const key = i.postId ?? `native:${i.id}`;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   }
-  const entries = [...groups.values()].map((group) => {
-    group.sort((a, b) => a.publishedAt.getTime() - b.publishedAt.getTime() || a.id.localeCompare(b.id));
-    const first = group[0];
-    const service = group.some((i) => i.targetId !== null || i.postId !== null);
-    return {
-      id: first.postId ?? first.id,
-      post_id: first.postId,
-      title: titleOf(first.caption),
-      caption: first.caption,
-      thumbnail_url: group.find((i) => i.thumbnailUrl)?.thumbnailUrl ?? null,
-      media_url: service ? first.mediaUrl : null,
-      media_type: first.mediaType,
-      published_at: first.publishedAt.toISOString(),
-      origin: service ? "postonce" as const : "native" as const,
-      destinations: group.map((i) => ({
-        platform: i.platform,
-        account_id: i.accountId,
-        username: i.username,
-        url: i.url,
-        published_at: i.publishedAt.toISOString(),
-        ...numbersOf(i),
-        engagement_rate: engagementRate(i),
-        views_vs_account_median: versusMedian(i.views, medians.get(i.accountId) ?? null),
-      })),
-    };
-  }).sort((a, b) => b.published_at.localeCompare(a.published_at) || a.id.localeCompare(b.id));
+  const entries = [...groups.values()]
+    .map((group) => {
+      group.sort((a, b) => a.publishedAt.getTime() - b.publishedAt.getTime() || a.id.localeCompare(b.id));
+      const first = group[0];
+      const service = group.some((i) => i.targetId !== null || i.postId !== null);
+      return {
+        id: first.postId ?? first.id,
+        post_id: first.postId,
+        title: titleOf(first.caption),
+        caption: first.caption,
+        thumbnail_url: group.find((i) => i.thumbnailUrl)?.thumbnailUrl ?? null,
+        media_url: service ? first.mediaUrl : null,
+        media_type: first.mediaType,
+        published_at: first.publishedAt.toISOString(),
+        origin: service ? ("postonce" as const) : ("native" as const),
+        destinations: group.map((i) => ({
+          platform: i.platform,
+          account_id: i.accountId,
+          username: i.username,
+          url: i.url,
+          published_at: i.publishedAt.toISOString(),
+          ...numbersOf(i),
+          engagement_rate: engagementRate(i),
+          views_vs_account_median: versusMedian(i.views, medians.get(i.accountId) ?? null),
+        })),
+      };
+    })
+    .sort((a, b) => b.published_at.localeCompare(a.published_at) || a.id.localeCompare(b.id));
 
   const withItems = new Set(items.map((i) => i.accountId));
   const shownAccounts = accountRows.filter((r) => r.account.status !== "disconnected" || withItems.has(r.account.id));
-  const lastRead = items.reduce<Date | null>((m, i) => (i.lastUpdated && (!m || i.lastUpdated > m) ? i.lastUpdated : m), null);
+  const lastRead = items.reduce<Date | null>(
+    (m, i) => (i.lastUpdated && (!m || i.lastUpdated > m) ? i.lastUpdated : m),
+    null,
+  );
   return {
     range: { days, start: start.toISOString(), end: end.toISOString() },
     accounts: shownAccounts.map(({ account, stats }) => ({
       id: account.id,
       platform: account.platform,
       username: account.username,
-      metrics_status: account.status === "auth_required" ? "reconnect" : stats?.metricsStatus ?? "ok",
+      metrics_status: account.status === "auth_required" ? "reconnect" : (stats?.metricsStatus ?? "ok"),
       posts_with_views: viewsByAccount.get(account.id)?.length ?? 0,
       median_views: medians.get(account.id) ?? null,
       followers: stats?.followers ?? null,
@@ -121,10 +149,14 @@ async function refreshing(ctx: AppContext, profileId: string, now: Date): Promis
 }
 
 export async function postAnalytics(ctx: AppContext, profileId: string, postId: string): Promise<PostTargetAnalytics> {
-  const [post] = await ctx.db.db.select({ id: posts.id, media: posts.media }).from(posts)
+  const [post] = await ctx.db.db
+    .select({ id: posts.id, media: posts.media })
+    .from(posts)
     .where(and(eq(posts.id, postId), eq(posts.profileId, profileId)));
   if (!post) throw new NotFound("Post");
-  const rows = await ctx.db.db.select({ target: postTargets, item: analyticsItems, accountStatus: accounts.status }).from(postTargets)
+  const rows = await ctx.db.db
+    .select({ target: postTargets, item: analyticsItems, accountStatus: accounts.status })
+    .from(postTargets)
     .leftJoin(analyticsItems, eq(analyticsItems.targetId, postTargets.id))
     .leftJoin(accounts, eq(accounts.id, postTargets.accountId))
     .where(eq(postTargets.postId, postId))
@@ -143,7 +175,7 @@ export async function postAnalytics(ctx: AppContext, profileId: string, postId: 
         platform_post_id: t.platformPostId,
         url: t.platformPostUrl,
         published_at: t.status === "published" ? isoOrNull(t.publishedAt ?? t.updatedAt) : null,
-        metrics_status: accountStatus === "auth_required" ? "reconnect" : i?.metricsStatus ?? "ok",
+        metrics_status: accountStatus === "auth_required" ? "reconnect" : (i?.metricsStatus ?? "ok"),
         ...n,
         engagement_rate: engagementRate(n),
         last_updated: isoOrNull(i?.lastUpdated),
@@ -153,15 +185,21 @@ export async function postAnalytics(ctx: AppContext, profileId: string, postId: 
 }
 
 /** Asks the engine to read the profile's numbers and platform posts now; once per profile per 5 minutes. */
-export async function requestRefresh(ctx: AppContext, profileId: string): Promise<{ requested_at: string; refreshing: boolean }> {
+export async function requestRefresh(
+  ctx: AppContext,
+  profileId: string,
+): Promise<{ requested_at: string; refreshing: boolean }> {
   const now = ctx.clock.now();
   const at = sql`${now.toISOString()}::timestamptz`;
   const accepted = await ctx.db.db.transaction(async (tx) => {
-    const won = await ctx.db.rows<{ profile_id: string }>(sql`
+    const won = await ctx.db.rows<{ profile_id: string }>(
+      sql`
       insert into analytics_refreshes (profile_id, requested_at) values (${profileId}::uuid, ${at})
       on conflict (profile_id) do update set requested_at = excluded.requested_at
         where analytics_refreshes.requested_at <= ${new Date(now.getTime() - REFRESH_EVERY_MS).toISOString()}::timestamptz
-      returning profile_id`, tx);
+      returning profile_id`,
+      tx,
+    );
     if (!won.length) return false;
     await tx.update(analyticsItems).set({ nextReadAt: now }).where(eq(analyticsItems.profileId, profileId));
     await tx.update(accountAnalytics).set({ nextNativeAt: now }).where(eq(accountAnalytics.profileId, profileId));

@@ -1,11 +1,16 @@
 import { t, type Static } from "elysia";
 
-export const ConnectResult = t.Object({
-  hosted_url: t.Union([t.String(), t.Null()], { description: "Crier's own page for form and signer flows." }),
-  authorization_url: t.Union([t.String(), t.Null()], { description: "The provider's authorization URL for OAuth platforms; valid five minutes." }),
-  mode: t.UnionEnum(["credential_form_url", "managed_signer", "remote_signer", "oauth_authorization_url"]),
-  platform: t.String(),
-}, { title: "ConnectResult" });
+export const ConnectResult = t.Object(
+  {
+    hosted_url: t.Union([t.String(), t.Null()], { description: "Crier's own page for form and signer flows." }),
+    authorization_url: t.Union([t.String(), t.Null()], {
+      description: "The provider's authorization URL for OAuth platforms; valid five minutes.",
+    }),
+    mode: t.UnionEnum(["credential_form_url", "managed_signer", "remote_signer", "oauth_authorization_url"]),
+    platform: t.String(),
+  },
+  { title: "ConnectResult" },
+);
 
 export type ConnectResult = Static<typeof ConnectResult>;
 

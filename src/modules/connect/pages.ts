@@ -2,7 +2,10 @@
 import type { FormField } from "../../platform/sdk.ts";
 
 export function esc(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"']/g, (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!);
+  return String(value ?? "").replace(
+    /[&<>"']/g,
+    (ch) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[ch]!,
+  );
 }
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#222}
@@ -31,7 +34,10 @@ export function htmlResponse(html: string, status = 200): Response {
   return new Response(html, { status, headers: HEADERS });
 }
 
-export function resultPage(input: { ok: boolean; platform: string; title: string; message: string }, status = 200): Response {
+export function resultPage(
+  input: { ok: boolean; platform: string; title: string; message: string },
+  status = 200,
+): Response {
   const body = `<h1>${esc(input.title)}</h1><p class="${input.ok ? "ok" : "err"}">${esc(input.message)}</p>
 <p>${input.ok ? "You can close this window and list the accounts through the API to see it." : "Nothing was connected. Start again from the API to get a new link."}</p>`;
   return htmlResponse(layout(`${input.title} · ${input.platform}`, body), status);
@@ -51,9 +57,13 @@ export function formPage(input: {
   hidden?: Record<string, string>;
   link?: { url: string; label: string };
 }): Response {
-  const fields = input.fields.map((f) => `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
+  const fields = input.fields
+    .map(
+      (f) => `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
 <input id="f_${esc(f.name)}" name="${esc(f.name)}" type="${esc(f.type)}" placeholder="${esc(f.placeholder ?? "")}" required
- autocomplete="off" value="${f.type === "password" ? "" : esc(input.values?.[f.name] ?? "")}">${f.help ? `<small>${esc(f.help)}</small>` : ""}`).join("\n");
+ autocomplete="off" value="${f.type === "password" ? "" : esc(input.values?.[f.name] ?? "")}">${f.help ? `<small>${esc(f.help)}</small>` : ""}`,
+    )
+    .join("\n");
   const body = `<h1>${esc(input.title)}</h1>
 ${input.sandbox ? `<p class="note">Sandbox profile: this connects to Crier's emulator, not the real platform. Any values are accepted.</p>` : ""}
 ${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
@@ -61,7 +71,9 @@ ${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
 ${input.link ? `<p><a href="${esc(safeLink(input.link.url))}" target="_blank" rel="noopener noreferrer">${esc(input.link.label)}</a></p>` : ""}
 <form method="post" action="${esc(input.action)}">
 <input type="hidden" name="state" value="${esc(input.state)}">
-${Object.entries(input.hidden ?? {}).map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join("\n")}
+${Object.entries(input.hidden ?? {})
+  .map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`)
+  .join("\n")}
 ${fields}
 <button type="submit">${input.fields.length ? "Connect" : "I have approved it: connect"}</button>
 </form>`;

@@ -9,29 +9,35 @@ import * as service from "./service.ts";
 export function connectRoutes(ctx: AppContext) {
   return new Elysia({ name: "connect", prefix: "/v1/accounts", detail: { tags: ["Accounts"] } })
     .use(auth(ctx))
-    .post("/connect/:platform", ({ principal, params, set }) => {
-      const result = service.startConnect(ctx, principal, params.platform);
-      set.status = 201;
-      return { data: result };
-    }, {
-      scope: "accounts:write",
-      params: PlatformParams,
-      response: { 201: Data(ConnectResult), ...errors(404, 409) },
-      detail: {
-        summary: "Start connecting an account",
-        description: "Computes a browser URL valid five minutes, bound to the key's profile by a signed state; connects nothing by itself. " +
-          "OAuth platforms return authorization_url (the provider's page); Bluesky, Telegram, Farcaster and Nostr return hosted_url (a page on this server). " +
-          "404 unsupported_platform for an unknown platform; 409 platform_not_configured when the server lacks the platform's app credentials " +
-          "(the hint names the variables); 409 connect_not_available for a platform whose connect flow is not written yet; " +
-          "409 sandbox_unavailable when a sandbox profile asks for a platform without an emulator. Open the URL in a browser, then list accounts.",
+    .post(
+      "/connect/:platform",
+      ({ principal, params, set }) => {
+        const result = service.startConnect(ctx, principal, params.platform);
+        set.status = 201;
+        return { data: result };
       },
-    })
+      {
+        scope: "accounts:write",
+        params: PlatformParams,
+        response: { 201: Data(ConnectResult), ...errors(404, 409) },
+        detail: {
+          summary: "Start connecting an account",
+          description:
+            "Computes a browser URL valid five minutes, bound to the key's profile by a signed state; connects nothing by itself. " +
+            "OAuth platforms return authorization_url (the provider's page); Bluesky, Telegram, Farcaster and Nostr return hosted_url (a page on this server). " +
+            "404 unsupported_platform for an unknown platform; 409 platform_not_configured when the server lacks the platform's app credentials " +
+            "(the hint names the variables); 409 connect_not_available for a platform whose connect flow is not written yet; " +
+            "409 sandbox_unavailable when a sandbox profile asks for a platform without an emulator. Open the URL in a browser, then list accounts.",
+        },
+      },
+    )
     .get("/callback/:platform", ({ params, query }) => service.finishOAuth(ctx, params.platform, query), {
       params: PlatformParams,
       query: t.Record(t.String(), t.String()),
       detail: {
         summary: "OAuth redirect target",
-        description: "Opened by the browser when the provider redirects back. Exchanges the code, stores the encrypted credentials, " +
+        description:
+          "Opened by the browser when the provider redirects back. Exchanges the code, stores the encrypted credentials, " +
           "creates the account or reactivates the same remote account, and answers a small HTML page. An expired or altered state connects nothing.",
       },
     });
@@ -44,8 +50,12 @@ export function hostedConnectRoutes(ctx: AppContext) {
       params: PlatformParams,
       query: t.Object({ state: t.Optional(t.String()) }, { additionalProperties: true }),
     })
-    .post("/:platform", ({ params, body }) => service.submitHostedForm(ctx, params.platform, (body ?? {}) as Record<string, unknown>), {
-      params: PlatformParams,
-      parse: "urlencoded",
-    });
+    .post(
+      "/:platform",
+      ({ params, body }) => service.submitHostedForm(ctx, params.platform, (body ?? {}) as Record<string, unknown>),
+      {
+        params: PlatformParams,
+        parse: "urlencoded",
+      },
+    );
 }

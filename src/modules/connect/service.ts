@@ -11,20 +11,31 @@ import { codeVerifier, issueState, verifyState, type ConnectState, type StateChe
 
 const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
 export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
-export const hostedUrl = (ctx: AppContext, platform: string, state: string) => `${base(ctx)}/connect/${platform}?state=${encodeURIComponent(state)}`;
+export const hostedUrl = (ctx: AppContext, platform: string, state: string) =>
+  `${base(ctx)}/connect/${platform}?state=${encodeURIComponent(state)}`;
 
 function pluginOrNotFound(ctx: AppContext, platform: string): Plugin {
   const plugin = ctx.platforms.get(platform);
   if (!plugin) {
-    throw new NotFound(`Platform '${platform}'`, "unsupported_platform", `Supported platforms: ${ctx.platforms.list().map((p) => p.platform).join(", ")}.`);
+    throw new NotFound(
+      `Platform '${platform}'`,
+      "unsupported_platform",
+      `Supported platforms: ${ctx.platforms
+        .list()
+        .map((p) => p.platform)
+        .join(", ")}.`,
+    );
   }
   return plugin;
 }
 
 function flowOf(plugin: Plugin): ConnectFlow {
   if (!plugin.connect) {
-    throw new Conflict("connect_not_available", `Connecting ${plugin.displayName} accounts is not available in this version of Crier yet.`,
-      "See the README's platform table for what each platform supports.");
+    throw new Conflict(
+      "connect_not_available",
+      `Connecting ${plugin.displayName} accounts is not available in this version of Crier yet.`,
+      "See the README's platform table for what each platform supports.",
+    );
   }
   return plugin.connect;
 }
@@ -35,22 +46,36 @@ export function startConnect(ctx: AppContext, principal: Principal, platform: st
   const flow = flowOf(plugin);
   const sandbox = principal.sandbox;
   if (sandbox && !ctx.platforms.hasEmulator(platform)) {
-    throw new Conflict("sandbox_unavailable", `${plugin.displayName} has no emulator yet, so sandbox profiles cannot connect it.`,
-      "Use a platform with an emulator (see the README's platform table) or a regular profile.");
+    throw new Conflict(
+      "sandbox_unavailable",
+      `${plugin.displayName} has no emulator yet, so sandbox profiles cannot connect it.`,
+      "Use a platform with an emulator (see the README's platform table) or a regular profile.",
+    );
   }
   if (!sandbox) {
     const settings = platformSettings(ctx, platform);
     const missing = (flow.requiredSettings ?? []).filter((name) => !settings[name]);
     if (missing.length) {
       const vars = missing.map((m) => `${envPrefix(platform)}${settingSuffix(platform, m)}`);
-      throw new Conflict("platform_not_configured", `${plugin.displayName} is not configured on this server.`,
-        `Set ${vars.join(" and ")} in the server's environment and restart it.`);
+      throw new Conflict(
+        "platform_not_configured",
+        `${plugin.displayName} is not configured on this server.`,
+        `Set ${vars.join(" and ")} in the server's environment and restart it.`,
+      );
     }
   }
-  const state = issueState(ctx.config.secretKey, { profileId: principal.profileId, platform, sandbox }, ctx.clock.now());
+  const state = issueState(
+    ctx.config.secretKey,
+    { profileId: principal.profileId, platform, sandbox },
+    ctx.clock.now(),
+  );
   if (flow.mode === "oauth_authorization_url") {
     const c = connectContext(ctx, platform, { sandbox });
-    const url = flow.authorizationUrl(c, { state, redirectUri: callbackUrl(ctx, platform), codeVerifier: codeVerifier(ctx.config.secretKey, state) });
+    const url = flow.authorizationUrl(c, {
+      state,
+      redirectUri: callbackUrl(ctx, platform),
+      codeVerifier: codeVerifier(ctx.config.secretKey, state),
+    });
     return { hosted_url: null, authorization_url: url, mode: flow.mode, platform };
   }
   return { hosted_url: hostedUrl(ctx, platform, state), authorization_url: null, mode: flow.mode, platform };
@@ -66,7 +91,12 @@ function stateFailure(platform: string, check: Exclude<StateCheck, { ok: true }>
   return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[check.reason] }, 400);
 }
 
-async function store(ctx: AppContext, state: ConnectState, plugin: Plugin, found: ConnectedIdentity | ConnectedIdentity[]): Promise<Response> {
+async function store(
+  ctx: AppContext,
+  state: ConnectState,
+  plugin: Plugin,
+  found: ConnectedIdentity | ConnectedIdentity[],
+): Promise<Response> {
   const identities = Array.isArray(found) ? found : [found];
   if (identities.length === 0) throw new ConnectError(`No ${plugin.displayName} account was granted to Crier.`);
   for (const identity of identities) {
@@ -80,36 +110,83 @@ async function store(ctx: AppContext, state: ConnectState, plugin: Plugin, found
       metadata: identity.metadata ?? {},
     });
   }
-  ctx.log.info("account connected", { platform: plugin.platform, profile_id: state.profileId, sandbox: state.sandbox, accounts: identities.length });
+  ctx.log.info("account connected", {
+    platform: plugin.platform,
+    profile_id: state.profileId,
+    sandbox: state.sandbox,
+    accounts: identities.length,
+  });
   const names = identities.map((i) => i.username).join(", ");
   return resultPage({
-    ok: true, platform: plugin.platform, title: "Account connected",
-    message: identities.length === 1 ? `${plugin.displayName} account ${names} is connected to Crier.` : `${identities.length} ${plugin.displayName} accounts are connected to Crier: ${names}.`,
+    ok: true,
+    platform: plugin.platform,
+    title: "Account connected",
+    message:
+      identities.length === 1
+        ? `${plugin.displayName} account ${names} is connected to Crier.`
+        : `${identities.length} ${plugin.displayName} accounts are connected to Crier: ${names}.`,
   });
 }
 
 function failure(ctx: AppContext, platform: string, e: unknown): Response {
-  if (e instanceof ConnectError) return resultPage({ ok: false, platform, title: "Connection failed", message: e.message }, 400);
+  if (e instanceof ConnectError)
+    return resultPage({ ok: false, platform, title: "Connection failed", message: e.message }, 400);
   ctx.log.error("connect failed", { platform, error: (e as Error)?.message });
-  return resultPage({ ok: false, platform, title: "Connection failed", message: "The platform's answer could not be used. Try again in a moment." }, 502);
+  return resultPage(
+    {
+      ok: false,
+      platform,
+      title: "Connection failed",
+      message: "The platform's answer could not be used. Try again in a moment.",
+    },
+    502,
+  );
 }
 
 /** The OAuth redirect target: exchanges the code and stores the account. */
-export async function finishOAuth(ctx: AppContext, platform: string, query: Record<string, string | undefined>): Promise<Response> {
+export async function finishOAuth(
+  ctx: AppContext,
+  platform: string,
+  query: Record<string, string | undefined>,
+): Promise<Response> {
   const plugin = ctx.platforms.get(platform);
   if (!plugin || plugin.connect?.mode !== "oauth_authorization_url") {
-    return resultPage({ ok: false, platform, title: "Connection failed", message: `Crier cannot connect '${platform}' accounts by OAuth.` }, 404);
+    return resultPage(
+      {
+        ok: false,
+        platform,
+        title: "Connection failed",
+        message: `Crier cannot connect '${platform}' accounts by OAuth.`,
+      },
+      404,
+    );
   }
   const check = verifyState(ctx.config.secretKey, query.state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check);
   if (query.error) {
     const reason = query.error_description ?? query.error;
-    return resultPage({ ok: false, platform, title: "Connection cancelled", message: `${plugin.displayName} did not grant access: ${reason}` }, 400);
+    return resultPage(
+      {
+        ok: false,
+        platform,
+        title: "Connection cancelled",
+        message: `${plugin.displayName} did not grant access: ${reason}`,
+      },
+      400,
+    );
   }
-  if (!query.code) return resultPage({ ok: false, platform, title: "Connection failed", message: "The platform sent no authorization code." }, 400);
+  if (!query.code)
+    return resultPage(
+      { ok: false, platform, title: "Connection failed", message: "The platform sent no authorization code." },
+      400,
+    );
   const c = connectContext(ctx, platform, { sandbox: check.state.sandbox });
   try {
-    const identity = await plugin.connect.exchange(c, { code: query.code, redirectUri: callbackUrl(ctx, platform), codeVerifier: codeVerifier(ctx.config.secretKey, query.state!) });
+    const identity = await plugin.connect.exchange(c, {
+      code: query.code,
+      redirectUri: callbackUrl(ctx, platform),
+      codeVerifier: codeVerifier(ctx.config.secretKey, query.state!),
+    });
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
     return failure(ctx, platform, e);
@@ -125,7 +202,10 @@ function hostedFlow(ctx: AppContext, platform: string): { plugin: Plugin; flow: 
 }
 
 const notHosted = (platform: string) =>
-  resultPage({ ok: false, platform, title: "Connection failed", message: `Crier has no connection page for '${platform}'.` }, 404);
+  resultPage(
+    { ok: false, platform, title: "Connection failed", message: `Crier has no connection page for '${platform}'.` },
+    404,
+  );
 
 // Values a flow's prepare() hands to its verify() travel as hidden fields "carry__<name>", with
 // "carry_sig" binding them to the state, so a user cannot swap in someone else's signer.
@@ -134,8 +214,14 @@ const LINK_URL = "__link_url";
 const LINK_LABEL = "__link_label";
 
 function carrySignature(ctx: AppContext, state: string, carry: Record<string, string>): string {
-  const canonical = JSON.stringify(Object.keys(carry).sort().map((k) => [k, carry[k]]));
-  return createHmac("sha256", ctx.config.secretKey).update(`crier/connect-carry/v1\n${state}\n${canonical}`).digest("base64url");
+  const canonical = JSON.stringify(
+    Object.keys(carry)
+      .sort()
+      .map((k) => [k, carry[k]]),
+  );
+  return createHmac("sha256", ctx.config.secretKey)
+    .update(`crier/connect-carry/v1\n${state}\n${canonical}`)
+    .digest("base64url");
 }
 
 function hiddenCarry(ctx: AppContext, state: string, carry: Record<string, string>): Record<string, string> {
@@ -147,7 +233,8 @@ function hiddenCarry(ctx: AppContext, state: string, carry: Record<string, strin
 
 function readCarry(ctx: AppContext, state: string, form: Record<string, unknown>): Record<string, string> | null {
   const carry: Record<string, string> = {};
-  for (const [k, v] of Object.entries(form)) if (k.startsWith(CARRY) && typeof v === "string") carry[k.slice(CARRY.length)] = v;
+  for (const [k, v] of Object.entries(form))
+    if (k.startsWith(CARRY) && typeof v === "string") carry[k.slice(CARRY.length)] = v;
   if (Object.keys(carry).length === 0) return {};
   const sig = Buffer.from(typeof form.carry_sig === "string" ? form.carry_sig : "");
   const expected = Buffer.from(carrySignature(ctx, state, carry));
@@ -169,19 +256,34 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   if (flow.prepare) {
     try {
       const prepared = await flow.prepare(connectContext(ctx, platform, { sandbox: check.state.sandbox }));
-      carry = { ...prepared.carry, ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }) };
+      carry = {
+        ...prepared.carry,
+        ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }),
+      };
       values = prepared.values;
     } catch (e) {
       return failure(ctx, platform, e);
     }
   }
   return formPage({
-    platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
-    sandbox: check.state.sandbox, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry), values,
+    platform,
+    title: flow.title,
+    instructions: flow.instructions,
+    fields: flow.fields,
+    state: state!,
+    action: `/connect/${platform}`,
+    sandbox: check.state.sandbox,
+    hidden: hiddenCarry(ctx, state!, carry),
+    link: linkOf(carry),
+    values,
   });
 }
 
-export async function submitHostedForm(ctx: AppContext, platform: string, form: Record<string, unknown>): Promise<Response> {
+export async function submitHostedForm(
+  ctx: AppContext,
+  platform: string,
+  form: Record<string, unknown>,
+): Promise<Response> {
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
   const state = typeof form.state === "string" ? form.state : undefined;
@@ -189,18 +291,35 @@ export async function submitHostedForm(ctx: AppContext, platform: string, form: 
   if (!check.ok) return stateFailure(platform, check);
   const { plugin, flow } = found;
   const carry = readCarry(ctx, state!, form);
-  if (!carry) return resultPage({ ok: false, platform, title: "Connection failed", message: "This form was altered; nothing was connected." }, 400);
+  if (!carry)
+    return resultPage(
+      { ok: false, platform, title: "Connection failed", message: "This form was altered; nothing was connected." },
+      400,
+    );
   const values: Record<string, string> = {};
   for (const f of flow.fields) values[f.name] = typeof form[f.name] === "string" ? (form[f.name] as string).trim() : "";
-  const again = (error: string) => formPage({
-    platform, title: flow.title, instructions: flow.instructions, fields: flow.fields, state: state!, action: `/connect/${platform}`,
-    sandbox: check.state.sandbox, error, values, hidden: hiddenCarry(ctx, state!, carry), link: linkOf(carry),
-  });
+  const again = (error: string) =>
+    formPage({
+      platform,
+      title: flow.title,
+      instructions: flow.instructions,
+      fields: flow.fields,
+      state: state!,
+      action: `/connect/${platform}`,
+      sandbox: check.state.sandbox,
+      error,
+      values,
+      hidden: hiddenCarry(ctx, state!, carry),
+      link: linkOf(carry),
+    });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
   try {
     const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => k !== LINK_URL && k !== LINK_LABEL));
-    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), { ...carried, ...values });
+    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), {
+      ...carried,
+      ...values,
+    });
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
     if (e instanceof ConnectError) return again(e.message);

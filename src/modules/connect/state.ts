@@ -21,13 +21,25 @@ function sign(secret: Buffer, payload: string): string {
   return createHmac("sha256", stateKey(secret)).update(payload).digest("base64url");
 }
 
-export function issueState(secret: Buffer, input: { profileId: string; platform: string; sandbox: boolean }, now: Date): string {
-  const state: ConnectState = { ...input, expiresAt: now.getTime() + STATE_TTL_MS, nonce: randomBytes(12).toString("base64url") };
-  const payload = Buffer.from(JSON.stringify([state.profileId, state.platform, state.sandbox ? 1 : 0, state.expiresAt, state.nonce])).toString("base64url");
+export function issueState(
+  secret: Buffer,
+  input: { profileId: string; platform: string; sandbox: boolean },
+  now: Date,
+): string {
+  const state: ConnectState = {
+    ...input,
+    expiresAt: now.getTime() + STATE_TTL_MS,
+    nonce: randomBytes(12).toString("base64url"),
+  };
+  const payload = Buffer.from(
+    JSON.stringify([state.profileId, state.platform, state.sandbox ? 1 : 0, state.expiresAt, state.nonce]),
+  ).toString("base64url");
   return `${payload}.${sign(secret, payload)}`;
 }
 
-export type StateCheck = { ok: true; state: ConnectState } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
+export type StateCheck =
+  | { ok: true; state: ConnectState }
+  | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
 
 export function verifyState(secret: Buffer, token: string | undefined, platform: string, now: Date): StateCheck {
   const [payload, mac, extra] = (token ?? "").split(".");

@@ -16,7 +16,10 @@ export class KeyInputError extends Error {}
 
 export function parseScopes(list: string): Scope[] {
   if (list.trim() === "all") return [...SCOPES];
-  const items = list.split(",").map((s) => s.trim()).filter(Boolean);
+  const items = list
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (items.length === 0) throw new KeyInputError("--scopes needs at least one scope, or 'all'");
   for (const s of items) {
     if (!isScope(s)) throw new KeyInputError(`unknown scope '${s}'; known scopes: ${SCOPES.join(", ")}`);
@@ -41,27 +44,40 @@ export async function findProfile(db: Db, id: string) {
 
 /** The profile named `default`, created on first use, for keys made without --profile. */
 export async function defaultProfile(db: Db) {
-  const [existing] = await db.db.select().from(profiles).where(eq(profiles.name, "default")).orderBy(asc(profiles.createdAt)).limit(1);
+  const [existing] = await db.db
+    .select()
+    .from(profiles)
+    .where(eq(profiles.name, "default"))
+    .orderBy(asc(profiles.createdAt))
+    .limit(1);
   return existing ?? createProfile(db, "default");
 }
 
-export async function createKey(db: Db, input: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: Date | null }) {
+export async function createKey(
+  db: Db,
+  input: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: Date | null },
+) {
   const profile = input.profileId ? await findProfile(db, input.profileId) : await defaultProfile(db);
   if (!profile) throw new KeyInputError(`no profile with id ${input.profileId}`);
   const token = newToken(profile.sandbox);
-  const [row] = await db.db.insert(apiKeys).values({
-    profileId: profile.id,
-    name: input.name,
-    prefix: publicPrefix(token),
-    hash: hashToken(token),
-    scopes: input.scopes,
-    expiresAt: input.expiresAt ?? null,
-  }).returning();
+  const [row] = await db.db
+    .insert(apiKeys)
+    .values({
+      profileId: profile.id,
+      name: input.name,
+      prefix: publicPrefix(token),
+      hash: hashToken(token),
+      scopes: input.scopes,
+      expiresAt: input.expiresAt ?? null,
+    })
+    .returning();
   return { key: publicKey(row), token };
 }
 
 export async function listKeys(db: Db, profileId?: string) {
-  const rows = await db.db.select().from(apiKeys)
+  const rows = await db.db
+    .select()
+    .from(apiKeys)
     .where(profileId ? eq(apiKeys.profileId, profileId) : undefined)
     .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
   return rows.map(publicKey);
@@ -69,20 +85,25 @@ export async function listKeys(db: Db, profileId?: string) {
 
 export async function revokeKey(db: Db, id: string, now = new Date()) {
   if (!/^[0-9a-f-]{36}$/i.test(id)) throw new KeyInputError(`no key with id ${id}`);
-  const [row] = await db.db.update(apiKeys).set({ revokedAt: now })
-    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
+  const [row] = await db.db
+    .update(apiKeys)
+    .set({ revokedAt: now })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning();
   if (row) return publicKey(row);
   const [existing] = await db.db.select().from(apiKeys).where(eq(apiKeys.id, id));
   if (!existing) throw new KeyInputError(`no key with id ${id}`);
   return publicKey(existing);
 }
 
-const keyByHash = prepared((d) => d
-  .select({ key: apiKeys, sandbox: profiles.sandbox })
-  .from(apiKeys)
-  .innerJoin(profiles, eq(profiles.id, apiKeys.profileId))
-  .where(eq(apiKeys.hash, sql.placeholder("hash")))
-  .prepare("crier_key_by_hash"));
+const keyByHash = prepared((d) =>
+  d
+    .select({ key: apiKeys, sandbox: profiles.sandbox })
+    .from(apiKeys)
+    .innerJoin(profiles, eq(profiles.id, apiKeys.profileId))
+    .where(eq(apiKeys.hash, sql.placeholder("hash")))
+    .prepare("crier_key_by_hash"),
+);
 
 /** Resolves a bearer token to its principal, or null when it is unknown, revoked or expired. */
 export async function authenticate(db: Db, token: string, now: Date): Promise<Principal | null> {

@@ -32,7 +32,9 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
     const gone = await ctx.db.db.delete(media).where(expired).returning({ id: media.id });
     result.removedTickets = gone.length;
     // A partial still being written has a fresh mtime; one older than a ticket's lifetime is dead.
-    result.removedPartials = await intake.removeStalePartials(new Date(now.getTime() - ctx.config.uploadTicketTtlSeconds * 1000));
+    result.removedPartials = await intake.removeStalePartials(
+      new Date(now.getTime() - ctx.config.uploadTicketTtlSeconds * 1000),
+    );
     return result;
   }
 
@@ -49,7 +51,10 @@ export async function cleanupExpiredUploads(ctx: AppContext, batch = 500): Promi
       // Over the limit: the object was deleted, so the ticket is as empty as one never used.
       if (!(e instanceof ApiError)) throw e;
     }
-    const gone = await ctx.db.db.delete(media).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning({ id: media.id });
+    const gone = await ctx.db.db
+      .delete(media)
+      .where(and(eq(media.id, row.id), eq(media.status, "pending")))
+      .returning({ id: media.id });
     result.removedTickets += gone.length;
   }
 

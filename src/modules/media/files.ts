@@ -35,7 +35,8 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
   const serve = async (key: string, request: Request, head: boolean) => {
     const contentType = contentTypeForKey(key);
     const info = contentType ? await ctx.storage.stat(key) : null;
-    if (!info || !contentType) throw new NotFound("File", "not_found", "Check the URL: use data.public_url from GET /v1/media/{id}.");
+    if (!info || !contentType)
+      throw new NotFound("File", "not_found", "Check the URL: use data.public_url from GET /v1/media/{id}.");
     const headers: Record<string, string> = {
       "content-type": contentType,
       etag: info.etag,
@@ -59,14 +60,22 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
       const length = range.end - range.start + 1;
       return new Response(head ? null : file.slice(range.start, range.end + 1), {
         status: 206,
-        headers: { ...headers, "content-length": String(length), "content-range": `bytes ${range.start}-${range.end}/${info.size}` },
+        headers: {
+          ...headers,
+          "content-length": String(length),
+          "content-range": `bytes ${range.start}-${range.end}/${info.size}`,
+        },
       });
     }
-    return new Response(head ? null : file, { status: 200, headers: { ...headers, "content-length": String(info.size) } });
+    return new Response(head ? null : file, {
+      status: 200,
+      headers: { ...headers, "content-length": String(info.size) },
+    });
   };
 
   const checkKey = (key: string) => {
-    if (!isMediaKey(key)) throw new NotFound("File", "not_found", "Check the URL: use data.public_url from GET /v1/media/{id}.");
+    if (!isMediaKey(key))
+      throw new NotFound("File", "not_found", "Check the URL: use data.public_url from GET /v1/media/{id}.");
     return key;
   };
 
@@ -75,33 +84,41 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
       params: KeyParams,
       detail: {
         summary: "Download a stored file (public)",
-        description: "No authentication: this is data.public_url with the fs driver. Supports HEAD, ETag/If-None-Match and a single `Range: bytes=` range (206, or 416 when out of bounds).",
+        description:
+          "No authentication: this is data.public_url with the fs driver. Supports HEAD, ETag/If-None-Match and a single `Range: bytes=` range (206, or 416 when out of bounds).",
       },
     })
     .head("/media/:key", ({ params, request }) => serve(checkKey(params.key), request, true), {
       params: KeyParams,
       detail: { summary: "Headers of a stored file (public)" },
     })
-    .put("/media/:key", async ({ params, query, request }) => ({
-      data: await receiveUpload(ctx, intake, checkKey(params.key), query.token, request),
-    }), {
-      // The body is streamed to disk by receiveUpload. A parser that claims the body without reading it
-      // stops Elysia's defaults (which would buffer e.g. application/octet-stream); `parse: "none"` cannot
-      // be used because the envelope's global parser is also on the route.
-      parse: () => null,
-      params: KeyParams,
-      query: t.Object({ token: t.Optional(t.String()) }),
-      response: { 200: Data(UploadReceipt), ...errors(403, 404, 409, 413, 422) },
-      detail: {
-        summary: "Upload the bytes of a ticket (fs driver)",
-        requestBody: {
-          required: true,
-          description: "The raw file, streamed; its Content-Type must be the ticket's.",
-          content: Object.fromEntries(MEDIA_CONTENT_TYPES.map((ct) => [ct, { schema: { type: "string", format: "binary" } }])),
+    .put(
+      "/media/:key",
+      async ({ params, query, request }) => ({
+        data: await receiveUpload(ctx, intake, checkKey(params.key), query.token, request),
+      }),
+      {
+        // The body is streamed to disk by receiveUpload. A parser that claims the body without reading it
+        // stops Elysia's defaults (which would buffer e.g. application/octet-stream); `parse: "none"` cannot
+        // be used because the envelope's global parser is also on the route.
+        parse: () => null,
+        params: KeyParams,
+        query: t.Object({ token: t.Optional(t.String()) }),
+        response: { 200: Data(UploadReceipt), ...errors(403, 404, 409, 413, 422) },
+        detail: {
+          summary: "Upload the bytes of a ticket (fs driver)",
+          requestBody: {
+            required: true,
+            description: "The raw file, streamed; its Content-Type must be the ticket's.",
+            content: Object.fromEntries(
+              MEDIA_CONTENT_TYPES.map((ct) => [ct, { schema: { type: "string", format: "binary" } }]),
+            ),
+          },
+          description:
+            "This is data.upload.signedUrl. Send the raw file as the body with the ticket's Content-Type. " +
+            "403 invalid_upload_token or upload_expired; 415 content_type_mismatch; 409 upload_already_used (one upload per ticket); " +
+            "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type.",
         },
-        description: "This is data.upload.signedUrl. Send the raw file as the body with the ticket's Content-Type. " +
-          "403 invalid_upload_token or upload_expired; 415 content_type_mismatch; 409 upload_already_used (one upload per ticket); " +
-          "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type.",
       },
-    });
+    );
 }

@@ -1,52 +1,76 @@
 import { t, type Static } from "elysia";
 import { MEDIA_CONTENT_TYPES } from "../../storage/keys.ts";
 
-export const MediaContentTypeSchema = t.Union(MEDIA_CONTENT_TYPES.map((ct) => t.Literal(ct)), {
-  description: "The file's type. The spec's six types plus image/gif.",
-  errorCode: "invalid_content_type",
-  errorMessage: `content_type is required and must be one of ${MEDIA_CONTENT_TYPES.join(", ")}`,
-  errorHint: "Send the MIME type of the file you will upload, matching its extension.",
-});
+export const MediaContentTypeSchema = t.Union(
+  MEDIA_CONTENT_TYPES.map((ct) => t.Literal(ct)),
+  {
+    description: "The file's type. The spec's six types plus image/gif.",
+    errorCode: "invalid_content_type",
+    errorMessage: `content_type is required and must be one of ${MEDIA_CONTENT_TYPES.join(", ")}`,
+    errorHint: "Send the MIME type of the file you will upload, matching its extension.",
+  },
+);
 
-export const UploadCreate = t.Object({
-  filename: t.String({
-    description: "The original file name with its extension, without any folder (photo.jpg).",
-    errorCode: "invalid_filename",
-    errorMessage: "filename is required",
-    errorHint: "Send the original file name with its extension, like photo.jpg.",
-  }),
-  content_type: MediaContentTypeSchema,
-}, { additionalProperties: false, title: "UploadCreate" });
+export const UploadCreate = t.Object(
+  {
+    filename: t.String({
+      description: "The original file name with its extension, without any folder (photo.jpg).",
+      errorCode: "invalid_filename",
+      errorMessage: "filename is required",
+      errorHint: "Send the original file name with its extension, like photo.jpg.",
+    }),
+    content_type: MediaContentTypeSchema,
+  },
+  { additionalProperties: false, title: "UploadCreate" },
+);
 
-export const UploadTicket = t.Object({
-  content_type: t.String(),
-  media_id: t.String({ description: "Encoded, opaque id: GET /v1/media/{media_id} after the upload." }),
-  path: t.String({ description: "The storage path of the file." }),
-  upload: t.Object({
+export const UploadTicket = t.Object(
+  {
+    content_type: t.String(),
+    media_id: t.String({ description: "Encoded, opaque id: GET /v1/media/{media_id} after the upload." }),
+    path: t.String({ description: "The storage path of the file." }),
+    upload: t.Object({
+      path: t.String(),
+      token: t.String({ description: "Temporary credential, already part of signedUrl." }),
+      signedUrl: t.String({ description: "PUT the raw bytes here with the ticket's Content-Type, before expires_at." }),
+    }),
+    expires_at: t.String({
+      format: "date-time",
+      description: "Extension: when signedUrl stops working (UPLOAD_TICKET_TTL).",
+    }),
+    max_bytes: t.Integer({ description: "Extension: the largest body signedUrl accepts for this content type." }),
+  },
+  { title: "UploadTicket" },
+);
+
+export const Media = t.Object(
+  {
+    id: t.String(),
     path: t.String(),
-    token: t.String({ description: "Temporary credential, already part of signedUrl." }),
-    signedUrl: t.String({ description: "PUT the raw bytes here with the ticket's Content-Type, before expires_at." }),
-  }),
-  expires_at: t.String({ format: "date-time", description: "Extension: when signedUrl stops working (UPLOAD_TICKET_TTL)." }),
-  max_bytes: t.Integer({ description: "Extension: the largest body signedUrl accepts for this content type." }),
-}, { title: "UploadTicket" });
+    public_url: t.String({ description: "Pass as media[].url of a post or draft." }),
+    content_type: t.String({ description: "Extension." }),
+    size: t.Integer({ description: "Extension: bytes stored." }),
+    width: t.Union([t.Integer(), t.Null()], {
+      description: "Extension: pixels, when read from the file; null when unknown.",
+    }),
+    height: t.Union([t.Integer(), t.Null()], {
+      description: "Extension: pixels, when read from the file; null when unknown.",
+    }),
+    duration: t.Union([t.Number(), t.Null()], {
+      description: "Extension: seconds of video, when ffprobe is installed; null when unknown.",
+    }),
+  },
+  { title: "Media" },
+);
 
-export const Media = t.Object({
-  id: t.String(),
-  path: t.String(),
-  public_url: t.String({ description: "Pass as media[].url of a post or draft." }),
-  content_type: t.String({ description: "Extension." }),
-  size: t.Integer({ description: "Extension: bytes stored." }),
-  width: t.Union([t.Integer(), t.Null()], { description: "Extension: pixels, when read from the file; null when unknown." }),
-  height: t.Union([t.Integer(), t.Null()], { description: "Extension: pixels, when read from the file; null when unknown." }),
-  duration: t.Union([t.Number(), t.Null()], { description: "Extension: seconds of video, when ffprobe is installed; null when unknown." }),
-}, { title: "Media" });
-
-export const UploadReceipt = t.Object({
-  id: t.String(),
-  path: t.String(),
-  size: t.Integer(),
-}, { title: "UploadReceipt" });
+export const UploadReceipt = t.Object(
+  {
+    id: t.String(),
+    path: t.String(),
+    size: t.Integer(),
+  },
+  { title: "UploadReceipt" },
+);
 
 export type UploadCreate = Static<typeof UploadCreate>;
 export type UploadTicket = Static<typeof UploadTicket>;

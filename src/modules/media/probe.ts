@@ -15,13 +15,18 @@ export async function probeVideo(location: string, timeoutMs = 15_000): Promise<
   if (!bin) return UNKNOWN;
   try {
     const proc = Bun.spawn([bin, "-v", "error", "-print_format", "json", "-show_format", "-show_streams", location], {
-      stdout: "pipe", stderr: "ignore", stdin: "ignore",
+      stdout: "pipe",
+      stderr: "ignore",
+      stdin: "ignore",
     });
     const timer = setTimeout(() => proc.kill(), timeoutMs);
     const text = await new Response(proc.stdout).text();
     clearTimeout(timer);
     if ((await proc.exited) !== 0) return UNKNOWN;
-    const out = JSON.parse(text) as { format?: { duration?: string }; streams?: { codec_type?: string; width?: number; height?: number }[] };
+    const out = JSON.parse(text) as {
+      format?: { duration?: string };
+      streams?: { codec_type?: string; width?: number; height?: number }[];
+    };
     const duration = Number(out.format?.duration);
     const video = out.streams?.find((s) => s.codec_type === "video");
     return {

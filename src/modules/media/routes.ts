@@ -9,31 +9,41 @@ import * as service from "./service.ts";
 export function mediaRoutes(ctx: AppContext) {
   const api = new Elysia({ name: "media", prefix: "/v1/media", detail: { tags: ["Media"] } })
     .use(auth(ctx))
-    .post("/uploads", async ({ principal, body, set }) => {
-      set.status = 201;
-      return { data: await service.createTicket(ctx, principal.profileId, body) };
-    }, {
-      scope: "media:write",
-      body: UploadCreate,
-      response: { 201: Data(UploadTicket), ...errors(400) },
-      detail: {
-        summary: "Create an upload ticket",
-        description: "Creates no bytes. Then: PUT the raw file to data.upload.signedUrl with the same Content-Type before expires_at; " +
-          "GET /v1/media/{media_id}; pass its public_url as media[].url. 400 invalid_filename (missing, with folders, no extension, " +
-          "or an extension that does not fit content_type), 400 invalid_content_type. Limits: MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
+    .post(
+      "/uploads",
+      async ({ principal, body, set }) => {
+        set.status = 201;
+        return { data: await service.createTicket(ctx, principal.profileId, body) };
       },
-    })
-    .get("/:id", async ({ principal, params }) => ({ data: await service.getMedia(ctx, principal.profileId, params.id) }), {
-      scope: "media:read",
-      params: t.Object({ id: t.String({ description: "data.media_id of the ticket (med_…)." }) }),
-      response: { 200: Data(Media), ...errors(400, 404, 409, 413, 422) },
-      detail: {
-        summary: "Resolve an uploaded media",
-        description: "400 invalid_media_id; 404 not_found (unknown or another profile's); 409 media_not_uploaded while no bytes arrived; " +
-          "422 media_type_mismatch when the bytes were not the declared type; with S3, 413 when the stored object is over the limit " +
-          "(it is deleted and the ticket stays open). With S3 and no S3_PUBLIC_URL, public_url is a presigned GET valid for 7 days.",
+      {
+        scope: "media:write",
+        body: UploadCreate,
+        response: { 201: Data(UploadTicket), ...errors(400) },
+        detail: {
+          summary: "Create an upload ticket",
+          description:
+            "Creates no bytes. Then: PUT the raw file to data.upload.signedUrl with the same Content-Type before expires_at; " +
+            "GET /v1/media/{media_id}; pass its public_url as media[].url. 400 invalid_filename (missing, with folders, no extension, " +
+            "or an extension that does not fit content_type), 400 invalid_content_type. Limits: MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
+        },
       },
-    });
+    )
+    .get(
+      "/:id",
+      async ({ principal, params }) => ({ data: await service.getMedia(ctx, principal.profileId, params.id) }),
+      {
+        scope: "media:read",
+        params: t.Object({ id: t.String({ description: "data.media_id of the ticket (med_…)." }) }),
+        response: { 200: Data(Media), ...errors(400, 404, 409, 413, 422) },
+        detail: {
+          summary: "Resolve an uploaded media",
+          description:
+            "400 invalid_media_id; 404 not_found (unknown or another profile's); 409 media_not_uploaded while no bytes arrived; " +
+            "422 media_type_mismatch when the bytes were not the declared type; with S3, 413 when the stored object is over the limit " +
+            "(it is deleted and the ticket stays open). With S3 and no S3_PUBLIC_URL, public_url is a presigned GET valid for 7 days.",
+        },
+      },
+    );
   const app = new Elysia({ name: "media-module" }).use(api);
   const intake = ctx.storage.intake;
   return intake.kind === "server" ? app.use(mediaFileRoutes(ctx, intake)) : app;

@@ -28,7 +28,8 @@ export function checkFilename(filename: string, contentType: MediaContentType): 
   const name = filename.trim();
   if (!name) throw invalidFilename("filename is required");
   if (name.length > 255) throw invalidFilename("filename must be at most 255 characters");
-  if (/[/\\]/.test(name)) throw invalidFilename("filename must be a bare file name, without folders or path separators");
+  if (/[/\\]/.test(name))
+    throw invalidFilename("filename must be a bare file name, without folders or path separators");
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw invalidFilename("filename must not contain control characters");
   const dot = name.lastIndexOf(".");
@@ -37,8 +38,11 @@ export function checkFilename(filename: string, contentType: MediaContentType): 
   const allowed = MEDIA_TYPES[contentType].extensions as readonly string[];
   if (!allowed.includes(ext)) {
     const actual = contentTypeForExtension(ext);
-    throw invalidFilename(`filename extension .${ext} does not match content_type ${contentType}` +
-      (actual ? ` (.${ext} is ${actual})` : "") + `; expected ${allowed.map((e) => "." + e).join(", ")}`);
+    throw invalidFilename(
+      `filename extension .${ext} does not match content_type ${contentType}` +
+        (actual ? ` (.${ext} is ${actual})` : "") +
+        `; expected ${allowed.map((e) => "." + e).join(", ")}`,
+    );
   }
   return ext;
 }
@@ -53,8 +57,15 @@ export async function createTicket(ctx: AppContext, profileId: string, body: Upl
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + ctx.config.uploadTicketTtlSeconds * 1000);
   await ctx.db.db.insert(media).values({
-    id: uuid, profileId, filename: body.filename.trim(), contentType, path: key, status: "pending",
-    maxBytes, expiresAt, createdAt: now,
+    id: uuid,
+    profileId,
+    filename: body.filename.trim(),
+    contentType,
+    path: key,
+    status: "pending",
+    maxBytes,
+    expiresAt,
+    createdAt: now,
   });
   const grant = await ctx.storage.signUpload({ mediaId, key, contentType, maxBytes, expiresAt });
   return {
@@ -67,19 +78,30 @@ export async function createTicket(ctx: AppContext, profileId: string, body: Upl
   };
 }
 
-const notUploaded = (row: MediaRow, now: Date) => row.expiresAt < now
-  ? new Conflict("media_not_uploaded", "No bytes were uploaded for this media and its upload ticket has expired.",
-    "Create a new ticket with POST /v1/media/uploads and PUT the file to its signedUrl.")
-  : new Conflict("media_not_uploaded", "No bytes have been uploaded for this media yet.",
-    `PUT the raw file to the ticket's upload.signedUrl (with its Content-Type) before ${row.expiresAt.toISOString()}, then ask again.`);
+const notUploaded = (row: MediaRow, now: Date) =>
+  row.expiresAt < now
+    ? new Conflict(
+        "media_not_uploaded",
+        "No bytes were uploaded for this media and its upload ticket has expired.",
+        "Create a new ticket with POST /v1/media/uploads and PUT the file to its signedUrl.",
+      )
+    : new Conflict(
+        "media_not_uploaded",
+        "No bytes have been uploaded for this media yet.",
+        `PUT the raw file to the ticket's upload.signedUrl (with its Content-Type) before ${row.expiresAt.toISOString()}, then ask again.`,
+      );
 
-export const typeMismatch = (row: Pick<MediaRow, "contentType">) => new Unprocessable("media_type_mismatch",
-  `The uploaded bytes are not ${row.contentType}; the media is unusable and its bytes were discarded.`,
-  "Create a new ticket whose content_type matches the file and upload it again.");
+export const typeMismatch = (row: Pick<MediaRow, "contentType">) =>
+  new Unprocessable(
+    "media_type_mismatch",
+    `The uploaded bytes are not ${row.contentType}; the media is unusable and its bytes were discarded.`,
+    "Create a new ticket whose content_type matches the file and upload it again.",
+  );
 
 export function tooLarge(maxBytes: number, size?: number) {
   return new PayloadTooLarge(
-    size === undefined ? `The file is larger than this upload's limit of ${maxBytes} bytes.`
+    size === undefined
+      ? `The file is larger than this upload's limit of ${maxBytes} bytes.`
       : `The file is ${size} bytes, over this upload's limit of ${maxBytes} bytes; it was not kept.`,
     "Upload a smaller file; the limits per type are MAX_IMAGE_BYTES, MAX_GIF_BYTES and MAX_VIDEO_BYTES.",
   );
@@ -128,12 +150,16 @@ export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake,
     }
   }
   const facts = outcome.status === "uploaded" ? await describe(ctx, row.path, contentType, outcome.head) : {};
-  const [updated] = await ctx.db.db.update(media).set({
-    status: outcome.status,
-    sizeBytes: outcome.size,
-    uploadedAt: ctx.clock.now(),
-    ...facts,
-  }).where(and(eq(media.id, row.id), eq(media.status, "pending"))).returning();
+  const [updated] = await ctx.db.db
+    .update(media)
+    .set({
+      status: outcome.status,
+      sizeBytes: outcome.size,
+      uploadedAt: ctx.clock.now(),
+      ...facts,
+    })
+    .where(and(eq(media.id, row.id), eq(media.status, "pending")))
+    .returning();
   if (updated) return updated;
   // Someone else settled it first: their answer stands.
   const [current] = await ctx.db.db.select().from(media).where(eq(media.id, row.id));
@@ -156,10 +182,16 @@ export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
 export async function getMedia(ctx: AppContext, profileId: string, id: string): Promise<Media> {
   const uuid = decodeMediaId(id);
   if (!uuid) {
-    throw new BadRequest("invalid_media_id", `'${id.slice(0, 80)}' is not a media id.`,
-      "Use data.media_id from POST /v1/media/uploads (it starts with med_).");
+    throw new BadRequest(
+      "invalid_media_id",
+      `'${id.slice(0, 80)}' is not a media id.`,
+      "Use data.media_id from POST /v1/media/uploads (it starts with med_).",
+    );
   }
-  let [row] = await ctx.db.db.select().from(media).where(and(eq(media.id, uuid), eq(media.profileId, profileId)));
+  let [row] = await ctx.db.db
+    .select()
+    .from(media)
+    .where(and(eq(media.id, uuid), eq(media.profileId, profileId)));
   if (!row) throw new NotFound("Media");
   const intake = ctx.storage.intake;
   if (row.status === "pending" && intake.kind === "store") row = await settleStoredUpload(ctx, intake, row);
@@ -167,8 +199,11 @@ export async function getMedia(ctx: AppContext, profileId: string, id: string): 
   if (row.status === "pending") throw notUploaded(row, ctx.clock.now());
   // The bytes must really be there before we hand out a URL to them.
   if (!(await ctx.storage.stat(row.path))) {
-    throw new Conflict("media_not_uploaded", "The stored file of this media is missing.",
-      "Upload the file again with a new ticket (POST /v1/media/uploads).");
+    throw new Conflict(
+      "media_not_uploaded",
+      "The stored file of this media is missing.",
+      "Upload the file again with a new ticket (POST /v1/media/uploads).",
+    );
   }
   return toMedia(ctx, row);
 }

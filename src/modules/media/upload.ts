@@ -9,30 +9,52 @@ import { decodeMediaId } from "./ids.ts";
 import { describe, tooLarge, typeMismatch } from "./service.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 
-const badToken = (message: string) => new Forbidden("invalid_upload_token", message,
-  "PUT to data.upload.signedUrl exactly as POST /v1/media/uploads returned it.");
+const badToken = (message: string) =>
+  new Forbidden(
+    "invalid_upload_token",
+    message,
+    "PUT to data.upload.signedUrl exactly as POST /v1/media/uploads returned it.",
+  );
 
-const alreadyUsed = () => new Conflict("upload_already_used", "This upload ticket has already received its file.",
-  "A ticket takes one upload; create a new ticket with POST /v1/media/uploads for another file.");
+const alreadyUsed = () =>
+  new Conflict(
+    "upload_already_used",
+    "This upload ticket has already received its file.",
+    "A ticket takes one upload; create a new ticket with POST /v1/media/uploads for another file.",
+  );
 
 /**
  * The fs driver's PUT: checks the signed token (key, content type, limit, expiry) and that the ticket is
  * still open, streams the body to a partial file, sniffs it, and renames it into place in the same
  * transaction that marks the ticket uploaded, so two PUTs racing on one ticket cannot both win.
  */
-export async function receiveUpload(ctx: AppContext, intake: ServerIntake, key: string, token: string | undefined, request: Request) {
+export async function receiveUpload(
+  ctx: AppContext,
+  intake: ServerIntake,
+  key: string,
+  token: string | undefined,
+  request: Request,
+) {
   if (!token) throw badToken("The upload URL has no token.");
   const claims = verifyUploadToken(ctx.config.secretKey, token);
   if (!claims || claims.key !== key) throw badToken("The upload token is not valid for this URL.");
   if (ctx.clock.now().getTime() >= claims.exp * 1000) {
-    throw new Forbidden("upload_expired", `This upload URL expired at ${new Date(claims.exp * 1000).toISOString()}.`,
-      "Create a new ticket with POST /v1/media/uploads and upload within UPLOAD_TICKET_TTL.");
+    throw new Forbidden(
+      "upload_expired",
+      `This upload URL expired at ${new Date(claims.exp * 1000).toISOString()}.`,
+      "Create a new ticket with POST /v1/media/uploads and upload within UPLOAD_TICKET_TTL.",
+    );
   }
   const sent = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (sent !== claims.contentType) {
-    throw new ApiError(415, "content_type_mismatch",
-      sent ? `This upload URL takes Content-Type ${claims.contentType}, not ${sent}.` : `This upload URL needs the header Content-Type: ${claims.contentType}.`,
-      `Send the header 'Content-Type: ${claims.contentType}' with the PUT.`);
+    throw new ApiError(
+      415,
+      "content_type_mismatch",
+      sent
+        ? `This upload URL takes Content-Type ${claims.contentType}, not ${sent}.`
+        : `This upload URL needs the header Content-Type: ${claims.contentType}.`,
+      `Send the header 'Content-Type: ${claims.contentType}' with the PUT.`,
+    );
   }
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > claims.maxBytes) throw tooLarge(claims.maxBytes, declared);
@@ -58,17 +80,24 @@ export async function receiveUpload(ctx: AppContext, intake: ServerIntake, key: 
     if (!current) return "gone" as const;
     if (current.status !== "pending") return "used" as const;
     if (matches) await intake.commit(received.partialPath, key);
-    await tx.update(media).set({
-      status: matches ? "uploaded" : "invalid",
-      sizeBytes: received.size,
-      uploadedAt: ctx.clock.now(),
-    }).where(eq(media.id, row.id));
-    return matches ? "stored" as const : "invalid" as const;
+    await tx
+      .update(media)
+      .set({
+        status: matches ? "uploaded" : "invalid",
+        sizeBytes: received.size,
+        uploadedAt: ctx.clock.now(),
+      })
+      .where(eq(media.id, row.id));
+    return matches ? ("stored" as const) : ("invalid" as const);
   });
   if (outcome === "gone" || outcome === "used") {
     await intake.discard(received.partialPath);
     if (outcome === "used") throw alreadyUsed();
-    throw new NotFound("Upload ticket", "not_found", "The ticket expired and was removed while uploading; create a new one.");
+    throw new NotFound(
+      "Upload ticket",
+      "not_found",
+      "The ticket expired and was removed while uploading; create a new one.",
+    );
   }
   if (outcome === "invalid") throw typeMismatch(row);
 

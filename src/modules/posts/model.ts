@@ -5,63 +5,85 @@ import { POST_STATUSES, TARGET_STATUSES } from "../../domain/status.ts";
 import { declaredVariants } from "../../platform/host/registry.ts";
 import { MediaInput } from "../../platform/media-item.ts";
 
-export const PostTargetInput = t.Object({
-  account_id: t.String({ description: "A connected destination account of this profile. The same account twice makes a thread (later entries reply to earlier ones) where the platform supports threads." }),
-  content_override: t.Optional(t.Union([t.String(), t.Null()])),
-  platform_options: t.Optional(t.Union([t.Record(t.String(), t.Unknown()), t.Null()])),
-}, { additionalProperties: false, title: "PostTargetInput" });
+export const PostTargetInput = t.Object(
+  {
+    account_id: t.String({
+      description:
+        "A connected destination account of this profile. The same account twice makes a thread (later entries reply to earlier ones) where the platform supports threads.",
+    }),
+    content_override: t.Optional(t.Union([t.String(), t.Null()])),
+    platform_options: t.Optional(t.Union([t.Record(t.String(), t.Unknown()), t.Null()])),
+  },
+  { additionalProperties: false, title: "PostTargetInput" },
+);
 
 const PublishAt = t.Union([t.String({ format: "date-time" }), t.Null()], {
-  description: "When to publish; absent or null publishes now. More than a minute in the past is 400 publish_at_in_past.",
+  description:
+    "When to publish; absent or null publishes now. More than a minute in the past is 400 publish_at_in_past.",
 });
 
-export const PostCreate = t.Object({
-  content: t.Optional(t.String()),
-  external_id: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
-  media: t.Optional(t.Array(MediaInput, { maxItems: 50 })),
-  publish_at: t.Optional(PublishAt),
-  targets: t.Array(PostTargetInput, { minItems: 1, maxItems: 100 }),
-  draft_id: t.Optional(Uuid),
-}, { additionalProperties: false, title: "PostCreate" });
+export const PostCreate = t.Object(
+  {
+    content: t.Optional(t.String()),
+    external_id: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
+    media: t.Optional(t.Array(MediaInput, { maxItems: 50 })),
+    publish_at: t.Optional(PublishAt),
+    targets: t.Array(PostTargetInput, { minItems: 1, maxItems: 100 }),
+    draft_id: t.Optional(Uuid),
+  },
+  { additionalProperties: false, title: "PostCreate" },
+);
 
 /** The create body minus draft_id, every field optional: what is sent replaces what is stored. */
-export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id"]), { additionalProperties: false, title: "PostPatch" });
+export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id"]), {
+  additionalProperties: false,
+  title: "PostPatch",
+});
 
 export const TargetStatus = Literals(TARGET_STATUSES);
 export const PostStatus = Literals(POST_STATUSES);
 const PostOrigin = Literals(POST_ORIGINS);
 
-export const PostTarget = t.Object({
-  target_post_id: t.String(),
-  account_id: t.Union([t.String(), t.Null()]),
-  platform: t.Union([t.String(), t.Null()]),
-  target_variant: t.Union([...Literals(declaredVariants()).anyOf, t.Null()]),
-  username: t.Union([t.String(), t.Null()]),
-  status: TargetStatus,
-  error: t.Union([t.String(), t.Null()]),
-  error_code: t.Union([t.String(), t.Null()], { description: "Machine code of the failure: outcome_unknown, auth_required, account_disconnected, retries_exhausted, the platform's code..." }),
-  platform_post_id: t.Union([t.String(), t.Null()]),
-  platform_post_url: t.Union([t.String(), t.Null()]),
-  scheduled_time: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  published_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  attempts: t.Integer(),
-  content_override: t.Union([t.String(), t.Null()]),
-  platform_options: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
-}, { title: "PostTarget" });
+export const PostTarget = t.Object(
+  {
+    target_post_id: t.String(),
+    account_id: t.Union([t.String(), t.Null()]),
+    platform: t.Union([t.String(), t.Null()]),
+    target_variant: t.Union([...Literals(declaredVariants()).anyOf, t.Null()]),
+    username: t.Union([t.String(), t.Null()]),
+    status: TargetStatus,
+    error: t.Union([t.String(), t.Null()]),
+    error_code: t.Union([t.String(), t.Null()], {
+      description:
+        "Machine code of the failure: outcome_unknown, auth_required, account_disconnected, retries_exhausted, the platform's code...",
+    }),
+    platform_post_id: t.Union([t.String(), t.Null()]),
+    platform_post_url: t.Union([t.String(), t.Null()]),
+    scheduled_time: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    published_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    attempts: t.Integer(),
+    content_override: t.Union([t.String(), t.Null()]),
+    platform_options: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+  },
+  { title: "PostTarget" },
+);
 
-export const Post = t.Object({
-  id: t.String(),
-  content: t.String(),
-  external_id: t.Union([t.String(), t.Null()]),
-  media: t.Array(MediaInput),
-  origin: t.Union([...PostOrigin.anyOf, t.Null()]),
-  publish_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  status: PostStatus,
-  draft_id: t.Union([t.String(), t.Null()]),
-  created_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
-  updated_at: t.String({ format: "date-time" }),
-  targets: t.Array(PostTarget),
-}, { title: "Post" });
+export const Post = t.Object(
+  {
+    id: t.String(),
+    content: t.String(),
+    external_id: t.Union([t.String(), t.Null()]),
+    media: t.Array(MediaInput),
+    origin: t.Union([...PostOrigin.anyOf, t.Null()]),
+    publish_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    status: PostStatus,
+    draft_id: t.Union([t.String(), t.Null()]),
+    created_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    updated_at: t.String({ format: "date-time" }),
+    targets: t.Array(PostTarget),
+  },
+  { title: "Post" },
+);
 
 export const PostListQuery = t.Object({
   ...PageQuery,
@@ -69,7 +91,6 @@ export const PostListQuery = t.Object({
   origin: t.Optional(PostOrigin),
   account_id: t.Optional(Uuid),
 });
-
 
 export type PostTargetInput = Static<typeof PostTargetInput>;
 export type PostCreate = Static<typeof PostCreate>;

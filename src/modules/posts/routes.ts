@@ -13,88 +13,173 @@ const TargetParams = t.Object({ id: Uuid, targetId: Uuid });
 export function postsRoutes(ctx: AppContext) {
   return new Elysia({ name: "posts", prefix: "/v1/posts", detail: { tags: ["Posts"] } })
     .use(auth(ctx))
-    .post("", async ({ principal, body, headers, set }) => {
-      const { value, replayed } = await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"]);
-      set.status = 201;
-      if (replayed) set.headers["idempotent-replayed"] = "true";
-      return { data: value };
-    }, {
-      scope: "posts:write",
-      body: PostCreate,
-      headers: IdempotencyHeader,
-      response: { 201: Data(Post), ...errors(400, 409, 413) },
-      detail: {
-        summary: "Create a post",
-        description: "Publishes now (publish_at absent or null: targets pending, post queued) or later (targets and post scheduled). " +
-          "Every target is checked against its account's media_requirements, platform_options and text limit first: a violation is a 400 whose message names the target. " +
-          "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
-          "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
-          "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true.",
+    .post(
+      "",
+      async ({ principal, body, headers, set }) => {
+        const { value, replayed } = await service.createPost(
+          ctx,
+          principal.profileId,
+          body,
+          headers["idempotency-key"],
+        );
+        set.status = 201;
+        if (replayed) set.headers["idempotent-replayed"] = "true";
+        return { data: value };
       },
-    })
+      {
+        scope: "posts:write",
+        body: PostCreate,
+        headers: IdempotencyHeader,
+        response: { 201: Data(Post), ...errors(400, 409, 413) },
+        detail: {
+          summary: "Create a post",
+          description:
+            "Publishes now (publish_at absent or null: targets pending, post queued) or later (targets and post scheduled). " +
+            "Every target is checked against its account's media_requirements, platform_options and text limit first: a violation is a 400 whose message names the target. " +
+            "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
+            "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
+            "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true.",
+        },
+      },
+    )
     .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: PostListQuery,
       response: { 200: Paged(Post), ...errors(400) },
-      detail: { summary: "List posts", description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account)." },
-    })
-    .get("/:id", async ({ principal, params }) => ({ data: await service.getPost(ctx, principal.profileId, params.id) }), {
-      scope: "posts:read",
-      params: IdParams,
-      response: { 200: Data(Post), ...errors(400, 404) },
       detail: {
-        summary: "Read a post",
-        description: "status is derived from the targets: all cancelled → cancelled; any processing or submitted, or some finished while others wait → processing; " +
-          "all waiting → queued (due now) or scheduled; all finished → published (every target not cancelled was published), failed (none was) or partial. Cancelled targets are otherwise ignored.",
+        summary: "List posts",
+        description:
+          "Newest first by updated_at; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account).",
       },
     })
-    .patch("/:id", async ({ principal, params, body }) => ({ data: await service.updatePost(ctx, principal.profileId, params.id, body) }), {
-      scope: "posts:write",
-      params: IdParams,
-      body: PostPatch,
-      response: { 200: Data(Post), ...errors(400, 404, 409) },
-      detail: { summary: "Update a scheduled post", description: "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones." },
-    })
-    .post("/:id/publish", async ({ principal, params }) => ({ data: await service.publishNow(ctx, principal.profileId, params.id) }), {
-      scope: "posts:write",
-      params: IdParams,
-      response: { 200: Data(Post), ...errors(400, 404, 409) },
-      detail: { summary: "Publish a scheduled post now", description: "Scheduled targets become due now and are claimed at once by this copy's engine: the answer is processing (queued on an API-only copy). 409 post_not_scheduled otherwise." },
-    })
-    .post("/:id/cancel", async ({ principal, params }) => ({ data: await service.cancelPost(ctx, principal.profileId, params.id) }), {
-      scope: "posts:write",
-      params: IdParams,
-      response: { 200: Data(Post), ...errors(400, 404, 409) },
-      detail: { summary: "Cancel a post", description: "Pending and scheduled targets become cancelled; the record stays. 409 post_not_cancellable when no target is waiting." },
-    })
-    .post("/:id/retry", async ({ principal, params }) => ({ data: await service.retryPost(ctx, principal.profileId, params.id) }), {
-      scope: "posts:write",
-      params: IdParams,
-      response: { 200: Data(Post), ...errors(400, 404, 409) },
-      detail: { summary: "Retry failed targets", description: "Failed targets (and thread items skipped because of them) go again now. 409 nothing_to_retry when none failed. outcome_unknown targets are retried only this way, at the caller's risk of a duplicate." },
-    })
-    .delete("/:id", async ({ principal, params }) => ({ data: await service.deletePost(ctx, principal.profileId, params.id) }), {
-      scope: "posts:write",
-      params: IdParams,
-      response: { 200: Data(DeleteResult), ...errors(400, 404, 409) },
-      detail: { summary: "Delete a post", description: "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms." },
-    })
-    .get("/:id/targets/:targetId", async ({ principal, params }) => ({ data: await service.getTarget(ctx, principal.profileId, params.id, params.targetId) }), {
-      scope: "posts:read",
-      params: TargetParams,
-      response: { 200: Data(PostTarget), ...errors(400, 404) },
-      detail: { summary: "Read one target of a post" },
-    })
-    .post("/:id/targets/:targetId/retry", async ({ principal, params }) => ({ data: await service.retryTarget(ctx, principal.profileId, params.id, params.targetId) }), {
-      scope: "posts:write",
-      params: TargetParams,
-      response: { 200: Data(PostTarget), ...errors(400, 404, 409) },
-      detail: { summary: "Retry one failed target", description: "409 target_not_retryable unless the target failed." },
-    })
-    .post("/:id/targets/:targetId/cancel", async ({ principal, params }) => ({ data: await service.cancelTarget(ctx, principal.profileId, params.id, params.targetId) }), {
-      scope: "posts:write",
-      params: TargetParams,
-      response: { 200: Data(PostTarget), ...errors(400, 404, 409) },
-      detail: { summary: "Cancel one waiting target", description: "409 target_not_cancellable unless the target is pending or scheduled." },
-    });
+    .get(
+      "/:id",
+      async ({ principal, params }) => ({ data: await service.getPost(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:read",
+        params: IdParams,
+        response: { 200: Data(Post), ...errors(400, 404) },
+        detail: {
+          summary: "Read a post",
+          description:
+            "status is derived from the targets: all cancelled → cancelled; any processing or submitted, or some finished while others wait → processing; " +
+            "all waiting → queued (due now) or scheduled; all finished → published (every target not cancelled was published), failed (none was) or partial. Cancelled targets are otherwise ignored.",
+        },
+      },
+    )
+    .patch(
+      "/:id",
+      async ({ principal, params, body }) => ({
+        data: await service.updatePost(ctx, principal.profileId, params.id, body),
+      }),
+      {
+        scope: "posts:write",
+        params: IdParams,
+        body: PostPatch,
+        response: { 200: Data(Post), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Update a scheduled post",
+          description:
+            "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones.",
+        },
+      },
+    )
+    .post(
+      "/:id/publish",
+      async ({ principal, params }) => ({ data: await service.publishNow(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:write",
+        params: IdParams,
+        response: { 200: Data(Post), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Publish a scheduled post now",
+          description:
+            "Scheduled targets become due now and are claimed at once by this copy's engine: the answer is processing (queued on an API-only copy). 409 post_not_scheduled otherwise.",
+        },
+      },
+    )
+    .post(
+      "/:id/cancel",
+      async ({ principal, params }) => ({ data: await service.cancelPost(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:write",
+        params: IdParams,
+        response: { 200: Data(Post), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Cancel a post",
+          description:
+            "Pending and scheduled targets become cancelled; the record stays. 409 post_not_cancellable when no target is waiting.",
+        },
+      },
+    )
+    .post(
+      "/:id/retry",
+      async ({ principal, params }) => ({ data: await service.retryPost(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:write",
+        params: IdParams,
+        response: { 200: Data(Post), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Retry failed targets",
+          description:
+            "Failed targets (and thread items skipped because of them) go again now. 409 nothing_to_retry when none failed. outcome_unknown targets are retried only this way, at the caller's risk of a duplicate.",
+        },
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params }) => ({ data: await service.deletePost(ctx, principal.profileId, params.id) }),
+      {
+        scope: "posts:write",
+        params: IdParams,
+        response: { 200: Data(DeleteResult), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Delete a post",
+          description:
+            "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms.",
+        },
+      },
+    )
+    .get(
+      "/:id/targets/:targetId",
+      async ({ principal, params }) => ({
+        data: await service.getTarget(ctx, principal.profileId, params.id, params.targetId),
+      }),
+      {
+        scope: "posts:read",
+        params: TargetParams,
+        response: { 200: Data(PostTarget), ...errors(400, 404) },
+        detail: { summary: "Read one target of a post" },
+      },
+    )
+    .post(
+      "/:id/targets/:targetId/retry",
+      async ({ principal, params }) => ({
+        data: await service.retryTarget(ctx, principal.profileId, params.id, params.targetId),
+      }),
+      {
+        scope: "posts:write",
+        params: TargetParams,
+        response: { 200: Data(PostTarget), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Retry one failed target",
+          description: "409 target_not_retryable unless the target failed.",
+        },
+      },
+    )
+    .post(
+      "/:id/targets/:targetId/cancel",
+      async ({ principal, params }) => ({
+        data: await service.cancelTarget(ctx, principal.profileId, params.id, params.targetId),
+      }),
+      {
+        scope: "posts:write",
+        params: TargetParams,
+        response: { 200: Data(PostTarget), ...errors(400, 404, 409) },
+        detail: {
+          summary: "Cancel one waiting target",
+          description: "409 target_not_cancellable unless the target is pending or scheduled.",
+        },
+      },
+    );
 }

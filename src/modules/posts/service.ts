@@ -61,7 +61,9 @@ export function toPost(row: PostRow, targets: TargetWithName[]): Post {
 async function targetsOf(db: Queryable, postIds: string[]): Promise<Map<string, TargetWithName[]>> {
   const out = new Map<string, TargetWithName[]>(postIds.map((id) => [id, []]));
   if (!postIds.length) return out;
-  const rows = await db.select({ t: postTargets, username: accounts.username }).from(postTargets)
+  const rows = await db
+    .select({ t: postTargets, username: accounts.username })
+    .from(postTargets)
     .leftJoin(accounts, eq(accounts.id, postTargets.accountId))
     .where(inArray(postTargets.postId, postIds))
     .orderBy(asc(postTargets.position), asc(postTargets.createdAt), asc(postTargets.id));
@@ -70,13 +72,21 @@ async function targetsOf(db: Queryable, postIds: string[]): Promise<Map<string, 
 }
 
 async function postRow(db: Queryable, profileId: string, id: string, lock = false): Promise<PostRow> {
-  const q = db.select().from(posts).where(and(eq(posts.id, id), eq(posts.profileId, profileId)));
+  const q = db
+    .select()
+    .from(posts)
+    .where(and(eq(posts.id, id), eq(posts.profileId, profileId)));
   const [row] = lock ? await q.for("update") : await q;
   if (!row) throw new NotFound("Post");
   return row;
 }
 
-export async function getPost(ctx: AppContext, profileId: string, id: string, db: Queryable = ctx.db.db): Promise<Post> {
+export async function getPost(
+  ctx: AppContext,
+  profileId: string,
+  id: string,
+  db: Queryable = ctx.db.db,
+): Promise<Post> {
   const row = await postRow(db, profileId, id);
   return toPost(row, (await targetsOf(db, [id])).get(id)!);
 }
@@ -96,11 +106,27 @@ interface NewTarget {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const accountsByIds = prepared((d) => d.select().from(accounts)
-  .where(and(sql`${accounts.id} = any(${sql.placeholder("ids")}::text::uuid[])`, eq(accounts.profileId, sql.placeholder("profileId"))))
-  .prepare("crier_target_accounts"));
+const accountsByIds = prepared((d) =>
+  d
+    .select()
+    .from(accounts)
+    .where(
+      and(
+        sql`${accounts.id} = any(${sql.placeholder("ids")}::text::uuid[])`,
+        eq(accounts.profileId, sql.placeholder("profileId")),
+      ),
+    )
+    .prepare("crier_target_accounts"),
+);
 
-async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, inputs: PostTargetInput[], content: string, media: MediaItem[]): Promise<NewTarget[]> {
+async function buildTargets(
+  ctx: AppContext,
+  db: Queryable,
+  profileId: string,
+  inputs: PostTargetInput[],
+  content: string,
+  media: MediaItem[],
+): Promise<NewTarget[]> {
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
   // The ids passed the UUID check above, so the array literal is well formed.
   const rows = ids.length ? await accountsByIds(db).execute({ ids: `{${ids.join(",")}}`, profileId }) : [];
@@ -112,22 +138,42 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     const where = `targets[${i}] (account ${input.account_id})`;
     const label = () => `targets[${i}] (account ${input.account_id}, ${account!.platform})`;
     if (!account) {
-      throw new BadRequest("target_account_not_found", `${where}: no connected account with this id in this profile.`, "List your accounts with GET /v1/accounts and use one of their ids.");
+      throw new BadRequest(
+        "target_account_not_found",
+        `${where}: no connected account with this id in this profile.`,
+        "List your accounts with GET /v1/accounts and use one of their ids.",
+      );
     }
     if (account.status === "disconnected") {
-      throw new BadRequest("target_account_disconnected", `${where}: the ${account.platform} account @${account.username} is disconnected.`, "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.");
+      throw new BadRequest(
+        "target_account_disconnected",
+        `${where}: the ${account.platform} account @${account.username} is disconnected.`,
+        "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.",
+      );
     }
     const plugin = ctx.platforms.get(account.platform);
     if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented") {
-      throw new BadRequest("platform_not_supported", `${where}: publishing to ${account.platform} is not available in this version of Crier.`, "Remove this target; the README lists the platforms Crier publishes to.");
+      throw new BadRequest(
+        "platform_not_supported",
+        `${where}: publishing to ${account.platform} is not available in this version of Crier.`,
+        "Remove this target; the README lists the platforms Crier publishes to.",
+      );
     }
     if (!plugin.capabilities.destination) {
-      throw new BadRequest("target_not_destination", `${label()}: this account can only be a source, not a destination.`, "Remove this target.");
+      throw new BadRequest(
+        "target_not_destination",
+        `${label()}: this account can only be a source, not a destination.`,
+        "Remove this target.",
+      );
     }
     const repeat = seen.get(account.id) ?? 0;
     seen.set(account.id, repeat + 1);
     if (repeat > 0 && !plugin.capabilities.threads) {
-      throw new BadRequest("duplicate_target", `${label()}: the account appears more than once and ${plugin.displayName} has no threads.`, "List each account once.");
+      throw new BadRequest(
+        "duplicate_target",
+        `${label()}: the account appears more than once and ${plugin.displayName} has no threads.`,
+        "List each account once.",
+      );
     }
     const text = input.content_override ?? content;
     const options = input.platform_options ?? {};
@@ -135,9 +181,14 @@ async function buildTargets(ctx: AppContext, db: Queryable, profileId: string, i
     const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
     // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
     const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
-    if (undeclared !== undefined) throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
+    if (undeclared !== undefined)
+      throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
     if (variants && repeat > 0) {
-      throw new BadRequest("duplicate_target", `${label()}: the account appears more than once.`, "List each account once; choose placements in platform_options.");
+      throw new BadRequest(
+        "duplicate_target",
+        `${label()}: the account appears more than once.`,
+        "List each account once; choose placements in platform_options.",
+      );
     }
     for (const variant of variants ?? [null]) {
       out.push({
@@ -160,7 +211,11 @@ function timing(ctx: AppContext, publishAt: string | null | undefined) {
   if (publishAt == null) return { now, publishAt: null, due: now, status: "pending" as const };
   const at = new Date(publishAt);
   if (at.getTime() < now.getTime() - PUBLISH_AT_TOLERANCE_MS) {
-    throw new BadRequest("publish_at_in_past", `publish_at ${publishAt} is in the past (server time ${now.toISOString()}).`, "Leave publish_at out (or null) to publish now, or give a future time.");
+    throw new BadRequest(
+      "publish_at_in_past",
+      `publish_at ${publishAt} is in the past (server time ${now.toISOString()}).`,
+      "Leave publish_at out (or null) to publish now, or give a future time.",
+    );
   }
   return at.getTime() > now.getTime()
     ? { now, publishAt: at, due: at, status: "scheduled" as const }
@@ -192,26 +247,72 @@ async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]
   // the same whatever the number of targets and stays prepared.
   const first = targets[0];
   await insertPostStatement(q, {
-    id: post.id, profileId: post.profileId, content: post.content, externalId: post.externalId, media: JSON.stringify(post.media),
-    origin: post.origin, publishAt: ts(post.publishAt), draftId: post.draftId, workflowId: post.workflowId,
-    createdAt: ts(post.createdAt), updatedAt: ts(post.updatedAt),
-    status: first.status, scheduledTime: ts(first.scheduledTime), dueAt: ts(first.dueAt), targetsCreatedAt: ts(first.createdAt), targetsUpdatedAt: ts(first.updatedAt),
-    targets: JSON.stringify(targets.map((t) => ({
-      id: t.id, account_id: t.accountId, platform: t.platform, target_variant: t.targetVariant, position: t.position,
-      content_override: t.contentOverride, platform_options: t.platformOptions,
-    }))),
+    id: post.id,
+    profileId: post.profileId,
+    content: post.content,
+    externalId: post.externalId,
+    media: JSON.stringify(post.media),
+    origin: post.origin,
+    publishAt: ts(post.publishAt),
+    draftId: post.draftId,
+    workflowId: post.workflowId,
+    createdAt: ts(post.createdAt),
+    updatedAt: ts(post.updatedAt),
+    status: first.status,
+    scheduledTime: ts(first.scheduledTime),
+    dueAt: ts(first.dueAt),
+    targetsCreatedAt: ts(first.createdAt),
+    targetsUpdatedAt: ts(first.updatedAt),
+    targets: JSON.stringify(
+      targets.map((t) => ({
+        id: t.id,
+        account_id: t.accountId,
+        platform: t.platform,
+        target_variant: t.targetVariant,
+        position: t.position,
+        content_override: t.contentOverride,
+        platform_options: t.platformOptions,
+      })),
+    ),
   });
   return toPost(post, targets);
 }
 
-function newRows(id: string, profileId: string, body: PostCreate, content: string, media: MediaItem[], list: NewTarget[], when: ReturnType<typeof timing>) {
+function newRows(
+  id: string,
+  profileId: string,
+  body: PostCreate,
+  content: string,
+  media: MediaItem[],
+  list: NewTarget[],
+  when: ReturnType<typeof timing>,
+) {
   const post: PostRow = {
-    id, profileId, content, externalId: body.external_id ?? null, media, origin: "api", publishAt: when.publishAt,
-    draftId: body.draft_id ?? null, workflowId: null, createdAt: when.now, updatedAt: when.now,
+    id,
+    profileId,
+    content,
+    externalId: body.external_id ?? null,
+    media,
+    origin: "api",
+    publishAt: when.publishAt,
+    draftId: body.draft_id ?? null,
+    workflowId: null,
+    createdAt: when.now,
+    updatedAt: when.now,
   };
   const targets: TargetWithName[] = targetValues(id, profileId, list, when).map((t) => ({
-    ...t, id: randomUUID(), error: null, errorCode: null, platformPostId: null, platformPostUrl: null, attempts: 0,
-    leaseUntil: null, claimedBy: null, submittedHandle: null, submitDeadline: null, publishedAt: null,
+    ...t,
+    id: randomUUID(),
+    error: null,
+    errorCode: null,
+    platformPostId: null,
+    platformPostUrl: null,
+    attempts: 0,
+    leaseUntil: null,
+    claimedBy: null,
+    submittedHandle: null,
+    submitDeadline: null,
+    publishedAt: null,
   }));
   return { post, targets };
 }
@@ -223,45 +324,74 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
     const when = timing(ctx, body.publish_at);
     const list = await buildTargets(ctx, q, profileId, body.targets, content, media);
     if (body.draft_id) {
-      const [draft] = await q.update(drafts).set({ status: "scheduled", updatedAt: when.now })
-        .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId))).returning({ id: drafts.id });
-      if (!draft) throw new BadRequest("draft_not_found", `draft_id ${body.draft_id}: no draft with this id in this profile.`, "Leave draft_id out, or use an id from GET /v1/drafts.");
+      const [draft] = await q
+        .update(drafts)
+        .set({ status: "scheduled", updatedAt: when.now })
+        .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId)))
+        .returning({ id: drafts.id });
+      if (!draft)
+        throw new BadRequest(
+          "draft_not_found",
+          `draft_id ${body.draft_id}: no draft with this id in this profile.`,
+          "Leave draft_id out, or use an id from GET /v1/drafts.",
+        );
     }
     const { post, targets } = newRows(id, profileId, body, content, media, list, when);
     return insertPost(q, post, targets);
   };
-  const result = !key && !body.draft_id
-    ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
-    : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) => getPost(ctx, profileId, id));
+  const result =
+    !key && !body.draft_id
+      ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
+      : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) =>
+          getPost(ctx, profileId, id),
+        );
   if (!result.replayed && result.value.status === "queued") ctx.dispatch?.wake();
   return result;
 }
 
 export async function listPosts(ctx: AppContext, profileId: string, q: PostListQuery) {
-  const rows = await ctx.db.db.select().from(posts)
-    .where(and(
-      eq(posts.profileId, profileId),
-      q.origin ? eq(posts.origin, q.origin) : undefined,
-      q.account_id ? exists(ctx.db.db.select({ one: sql`1` }).from(postTargets)
-        .where(and(eq(postTargets.postId, posts.id), eq(postTargets.accountId, q.account_id)))) : undefined,
-      q.status ? sql`${postStatusSql(posts.id)} = ${q.status}` : undefined,
-      pageWhere(posts, q),
-    ))
+  const rows = await ctx.db.db
+    .select()
+    .from(posts)
+    .where(
+      and(
+        eq(posts.profileId, profileId),
+        q.origin ? eq(posts.origin, q.origin) : undefined,
+        q.account_id
+          ? exists(
+              ctx.db.db
+                .select({ one: sql`1` })
+                .from(postTargets)
+                .where(and(eq(postTargets.postId, posts.id), eq(postTargets.accountId, q.account_id))),
+            )
+          : undefined,
+        q.status ? sql`${postStatusSql(posts.id)} = ${q.status}` : undefined,
+        pageWhere(posts, q),
+      ),
+    )
     .orderBy(...pageOrder(posts))
     .limit((q.limit ?? 20) + 1);
   const page = toPage(rows, q);
-  const targets = await targetsOf(ctx.db.db, page.items.map((r) => r.id));
+  const targets = await targetsOf(
+    ctx.db.db,
+    page.items.map((r) => r.id),
+  );
   return { data: page.items.map((r) => toPost(r, targets.get(r.id)!)), meta: page.meta };
 }
 
 /** The post's targets, locked against the engine and other edits for the rest of the transaction. */
 async function lockTargets(tx: Tx, postId: string): Promise<TargetRow[]> {
-  return tx.select().from(postTargets).where(eq(postTargets.postId, postId))
-    .orderBy(asc(postTargets.position)).for("update");
+  return tx
+    .select()
+    .from(postTargets)
+    .where(eq(postTargets.postId, postId))
+    .orderBy(asc(postTargets.position))
+    .for("update");
 }
 
 /** updated_at moves forward on every edit, even two in one millisecond, so list paging stays exact. */
-const bump = (ctx: AppContext, row: PostRow) => new Date(Math.max(ctx.clock.now().getTime(), row.updatedAt.getTime() + 1));
+const bump = (ctx: AppContext, row: PostRow) =>
+  new Date(Math.max(ctx.clock.now().getTime(), row.updatedAt.getTime() + 1));
 
 export async function updatePost(ctx: AppContext, profileId: string, id: string, patch: PostPatch): Promise<Post> {
   const media = patch.media !== undefined ? normalizeMedia(patch.media) : undefined;
@@ -270,29 +400,47 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
     const current = await lockTargets(tx, id);
     const status = postStatus(current.map((t) => t.status));
     if (status !== "scheduled") {
-      throw new Conflict("post_not_editable", `The post is ${status}; only a scheduled post can be changed.`, "Cancel it and create a new post, or retry failed targets.");
+      throw new Conflict(
+        "post_not_editable",
+        `The post is ${status}; only a scheduled post can be changed.`,
+        "Cancel it and create a new post, or retry failed targets.",
+      );
     }
     const content = patch.content ?? row.content;
     const nextMedia = media ?? (row.media as MediaItem[]);
-    const when = timing(ctx, patch.publish_at !== undefined ? patch.publish_at : row.publishAt?.toISOString() ?? null);
+    const when = timing(
+      ctx,
+      patch.publish_at !== undefined ? patch.publish_at : (row.publishAt?.toISOString() ?? null),
+    );
     // Targets are checked again as on create: new content or media may break a platform's rules.
-    const inputs: PostTargetInput[] = patch.targets ?? dedupeVariants(current.filter((t) => t.status !== "cancelled"))
-      .map((t) => ({ account_id: t.accountId ?? "", content_override: t.contentOverride, platform_options: t.platformOptions }));
+    const inputs: PostTargetInput[] =
+      patch.targets ??
+      dedupeVariants(current.filter((t) => t.status !== "cancelled")).map((t) => ({
+        account_id: t.accountId ?? "",
+        content_override: t.contentOverride,
+        platform_options: t.platformOptions,
+      }));
     const list = await buildTargets(ctx, tx, profileId, inputs, content, nextMedia);
     const now = bump(ctx, row);
-    const [updated] = await tx.update(posts).set({
-      content,
-      media: nextMedia,
-      ...(patch.external_id !== undefined && { externalId: patch.external_id }),
-      publishAt: when.publishAt,
-      updatedAt: now,
-    }).where(eq(posts.id, id)).returning();
+    const [updated] = await tx
+      .update(posts)
+      .set({
+        content,
+        media: nextMedia,
+        ...(patch.external_id !== undefined && { externalId: patch.external_id }),
+        publishAt: when.publishAt,
+        updatedAt: now,
+      })
+      .where(eq(posts.id, id))
+      .returning();
     if (patch.targets) {
       await tx.delete(postTargets).where(eq(postTargets.postId, id));
       await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
     } else {
       // Same targets: they keep their ids (target_post_id), only their timing moves.
-      await tx.update(postTargets).set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
+      await tx
+        .update(postTargets)
+        .set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
     }
     return toPost(updated, (await targetsOf(tx, [id])).get(id)!);
@@ -303,7 +451,9 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
 
 /** Snapchat-style variants are one input target expanded; rebuild the input once per account run. */
 function dedupeVariants(rows: TargetRow[]): TargetRow[] {
-  return rows.filter((t, i) => !t.targetVariant || rows.findIndex((o) => o.accountId === t.accountId && o.targetVariant) === i);
+  return rows.filter(
+    (t, i) => !t.targetVariant || rows.findIndex((o) => o.accountId === t.accountId && o.targetVariant) === i,
+  );
 }
 
 export async function publishNow(ctx: AppContext, profileId: string, id: string): Promise<Post> {
@@ -312,18 +462,31 @@ export async function publishNow(ctx: AppContext, profileId: string, id: string)
     const current = await lockTargets(tx, id);
     const status = postStatus(current.map((t) => t.status));
     if (status !== "scheduled") {
-      throw new Conflict("post_not_scheduled", `The post is ${status}; only a scheduled post can be published early.`, status === "queued" ? "It is already due and will be published within seconds." : "Read the post to see what happened to each target.");
+      throw new Conflict(
+        "post_not_scheduled",
+        `The post is ${status}; only a scheduled post can be published early.`,
+        status === "queued"
+          ? "It is already due and will be published within seconds."
+          : "Read the post to see what happened to each target.",
+      );
     }
     const now = ctx.clock.now();
-    await tx.update(postTargets).set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
+    await tx
+      .update(postTargets)
+      .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
       .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
-    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+    await tx
+      .update(posts)
+      .set({ updatedAt: bump(ctx, row) })
+      .where(eq(posts.id, id));
   });
   // With the engine running in this copy the targets are claimed before answering, and the aggregate is
   // read between the claim and the first publish, so it comes back processing as the spec shows (a fast
   // platform could otherwise finish first). An API-only copy answers queued and another copy claims them.
   let claimed: Post | undefined;
-  await ctx.dispatch?.claimPost(id, async () => { claimed = await getPost(ctx, profileId, id); });
+  await ctx.dispatch?.claimPost(id, async () => {
+    claimed = await getPost(ctx, profileId, id);
+  });
   return claimed ?? getPost(ctx, profileId, id);
 }
 
@@ -333,19 +496,42 @@ export async function cancelPost(ctx: AppContext, profileId: string, id: string)
     const current = await lockTargets(tx, id);
     const waiting = current.filter((t) => t.status === "pending" || t.status === "scheduled");
     if (!waiting.length) {
-      throw new Conflict("post_not_cancellable", `No target of this post is waiting (the post is ${postStatus(current.map((t) => t.status))}).`, "Only pending and scheduled targets can be cancelled; published content stays on the platform.");
+      throw new Conflict(
+        "post_not_cancellable",
+        `No target of this post is waiting (the post is ${postStatus(current.map((t) => t.status))}).`,
+        "Only pending and scheduled targets can be cancelled; published content stays on the platform.",
+      );
     }
     const now = ctx.clock.now();
-    await tx.update(postTargets).set({ status: "cancelled", dueAt: null, updatedAt: now })
-      .where(inArray(postTargets.id, waiting.map((t) => t.id)));
-    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+    await tx
+      .update(postTargets)
+      .set({ status: "cancelled", dueAt: null, updatedAt: now })
+      .where(
+        inArray(
+          postTargets.id,
+          waiting.map((t) => t.id),
+        ),
+      );
+    await tx
+      .update(posts)
+      .set({ updatedAt: bump(ctx, row) })
+      .where(eq(posts.id, id));
     return getPost(ctx, profileId, id, tx);
   });
 }
 
 const retryReset = (now: Date) => ({
-  status: "pending" as const, dueAt: now, scheduledTime: now, attempts: 0, error: null, errorCode: null,
-  leaseUntil: null, claimedBy: null, submittedHandle: null, submitDeadline: null, updatedAt: now,
+  status: "pending" as const,
+  dueAt: now,
+  scheduledTime: now,
+  attempts: 0,
+  error: null,
+  errorCode: null,
+  leaseUntil: null,
+  claimedBy: null,
+  submittedHandle: null,
+  submitDeadline: null,
+  updatedAt: now,
 });
 
 export async function retryPost(ctx: AppContext, profileId: string, id: string): Promise<Post> {
@@ -353,13 +539,30 @@ export async function retryPost(ctx: AppContext, profileId: string, id: string):
     const row = await postRow(tx, profileId, id, true);
     const current = await lockTargets(tx, id);
     // Skipped thread items go again with the failed item they depended on.
-    const again = current.filter((t) => t.status === "failed" || (t.status === "skipped" && current.some((f) => f.status === "failed")));
+    const again = current.filter(
+      (t) => t.status === "failed" || (t.status === "skipped" && current.some((f) => f.status === "failed")),
+    );
     if (!again.some((t) => t.status === "failed")) {
-      throw new Conflict("nothing_to_retry", "No target of this post has failed.", "Retry applies to failed targets only.");
+      throw new Conflict(
+        "nothing_to_retry",
+        "No target of this post has failed.",
+        "Retry applies to failed targets only.",
+      );
     }
     const now = ctx.clock.now();
-    await tx.update(postTargets).set(retryReset(now)).where(inArray(postTargets.id, again.map((t) => t.id)));
-    await tx.update(posts).set({ updatedAt: bump(ctx, row) }).where(eq(posts.id, id));
+    await tx
+      .update(postTargets)
+      .set(retryReset(now))
+      .where(
+        inArray(
+          postTargets.id,
+          again.map((t) => t.id),
+        ),
+      );
+    await tx
+      .update(posts)
+      .set({ updatedAt: bump(ctx, row) })
+      .where(eq(posts.id, id));
     return getPost(ctx, profileId, id, tx);
   });
   ctx.dispatch?.wake();
@@ -372,11 +575,21 @@ export async function deletePost(ctx: AppContext, profileId: string, id: string)
     const current = await lockTargets(tx, id);
     const busy = current.filter((t) => t.status === "processing" || t.status === "submitted");
     if (busy.length) {
-      throw new Conflict("post_processing", `${busy.length} target(s) of this post are being published right now.`, "Wait until they finish (GET /v1/posts/{id}), then delete.");
+      throw new Conflict(
+        "post_processing",
+        `${busy.length} target(s) of this post are being published right now.`,
+        "Wait until they finish (GET /v1/posts/{id}), then delete.",
+      );
     }
     await tx.delete(posts).where(eq(posts.id, id));
   });
-  return { deleted: true, id, provider_revocation_required: null, provider_revocation_url: null, message: "The post record is deleted; content already published stays on the platforms." };
+  return {
+    deleted: true,
+    id,
+    provider_revocation_required: null,
+    provider_revocation_url: null,
+    message: "The post record is deleted; content already published stays on the platforms.",
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -384,34 +597,65 @@ export async function deletePost(ctx: AppContext, profileId: string, id: string)
 
 async function targetRow(tx: Queryable, profileId: string, postId: string, targetId: string, lock: boolean) {
   await postRow(tx, profileId, postId, lock);
-  const q = tx.select().from(postTargets).where(and(eq(postTargets.id, targetId), eq(postTargets.postId, postId)));
+  const q = tx
+    .select()
+    .from(postTargets)
+    .where(and(eq(postTargets.id, targetId), eq(postTargets.postId, postId)));
   const [row] = lock ? await q.for("update") : await q;
   if (!row) throw new NotFound("Target");
   return row;
 }
 
-export async function getTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+export async function getTarget(
+  ctx: AppContext,
+  profileId: string,
+  postId: string,
+  targetId: string,
+): Promise<PostTarget> {
   const row = await targetRow(ctx.db.db, profileId, postId, targetId, false);
-  const [account] = row.accountId ? await ctx.db.db.select({ username: accounts.username }).from(accounts).where(eq(accounts.id, row.accountId)) : [];
+  const [account] = row.accountId
+    ? await ctx.db.db.select({ username: accounts.username }).from(accounts).where(eq(accounts.id, row.accountId))
+    : [];
   return toTarget({ ...row, username: account?.username ?? null });
 }
 
-export async function cancelTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+export async function cancelTarget(
+  ctx: AppContext,
+  profileId: string,
+  postId: string,
+  targetId: string,
+): Promise<PostTarget> {
   await ctx.db.db.transaction(async (tx) => {
     const row = await targetRow(tx, profileId, postId, targetId, true);
     if (row.status !== "pending" && row.status !== "scheduled") {
-      throw new Conflict("target_not_cancellable", `The target is ${row.status}; only pending and scheduled targets can be cancelled.`, "Published content stays on the platform; delete it there if needed.");
+      throw new Conflict(
+        "target_not_cancellable",
+        `The target is ${row.status}; only pending and scheduled targets can be cancelled.`,
+        "Published content stays on the platform; delete it there if needed.",
+      );
     }
-    await tx.update(postTargets).set({ status: "cancelled", dueAt: null, updatedAt: ctx.clock.now() }).where(eq(postTargets.id, targetId));
+    await tx
+      .update(postTargets)
+      .set({ status: "cancelled", dueAt: null, updatedAt: ctx.clock.now() })
+      .where(eq(postTargets.id, targetId));
   });
   return getTarget(ctx, profileId, postId, targetId);
 }
 
-export async function retryTarget(ctx: AppContext, profileId: string, postId: string, targetId: string): Promise<PostTarget> {
+export async function retryTarget(
+  ctx: AppContext,
+  profileId: string,
+  postId: string,
+  targetId: string,
+): Promise<PostTarget> {
   await ctx.db.db.transaction(async (tx) => {
     const row = await targetRow(tx, profileId, postId, targetId, true);
     if (row.status !== "failed") {
-      throw new Conflict("target_not_retryable", `The target is ${row.status}; only failed targets can be retried.`, row.status === "published" ? "It is already published." : "Wait for the target to finish.");
+      throw new Conflict(
+        "target_not_retryable",
+        `The target is ${row.status}; only failed targets can be retried.`,
+        row.status === "published" ? "It is already published." : "Wait for the target to finish.",
+      );
     }
     await tx.update(postTargets).set(retryReset(ctx.clock.now())).where(eq(postTargets.id, targetId));
   });

@@ -10,10 +10,20 @@ export const DOCS_ASSETS = {
 
 export function docsAssets() {
   return new Elysia({ name: "docs-assets" })
-    .get(DOCS_ASSETS.bundle, () => new Response(Bun.file(swaggerBundlePath), {
-      headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
-    }), { detail: { hide: true } })
-    .get(DOCS_ASSETS.css, () => new Response(Bun.file(swaggerCssPath), {
-      headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" },
-    }), { detail: { hide: true } });
+    .get(
+      DOCS_ASSETS.bundle,
+      () =>
+        new Response(Bun.file(swaggerBundlePath), {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+        }),
+      { detail: { hide: true } },
+    )
+    .get(
+      DOCS_ASSETS.css,
+      () =>
+        new Response(Bun.file(swaggerCssPath), {
+          headers: { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=86400" },
+        }),
+      { detail: { hide: true } },
+    );
 }

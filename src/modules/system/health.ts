@@ -8,15 +8,22 @@ export function healthRoutes(ctx: AppContext) {
       response: t.Object({ status: t.Literal("ok") }),
       detail: { summary: "Liveness", description: "200 while the process is up. No authentication." },
     })
-    .get("/readyz", async ({ set }) => {
-      try {
-        await ctx.db.rows(sql`select 1 as ok`);
-        return { status: "ok" as const, database: ctx.db.kind };
-      } catch (e) {
-        set.status = 503;
-        return { status: "unavailable" as const, database: ctx.db.kind, error: "the database does not answer" };
-      }
-    }, {
-      detail: { summary: "Readiness", description: "200 when the database answers a query, 503 otherwise. No authentication." },
-    });
+    .get(
+      "/readyz",
+      async ({ set }) => {
+        try {
+          await ctx.db.rows(sql`select 1 as ok`);
+          return { status: "ok" as const, database: ctx.db.kind };
+        } catch (e) {
+          set.status = 503;
+          return { status: "unavailable" as const, database: ctx.db.kind, error: "the database does not answer" };
+        }
+      },
+      {
+        detail: {
+          summary: "Readiness",
+          description: "200 when the database answers a query, 503 otherwise. No authentication.",
+        },
+      },
+    );
 }

@@ -6,7 +6,12 @@ export interface PlatformDescription {
   capabilities: Capabilities;
   media_requirements: MediaRequirements;
   /** How disconnecting is reported (spec: some platforms need the user to revoke access remotely). */
-  disconnect?: { disableRecord?: boolean; providerRevocationRequired?: boolean; providerRevocationUrl?: string | null; message?: string };
+  disconnect?: {
+    disableRecord?: boolean;
+    providerRevocationRequired?: boolean;
+    providerRevocationUrl?: string | null;
+    message?: string;
+  };
   /** implemented, or declared_only when publishing is not written yet (targets are refused at creation). */
   status?: PluginStatus;
 }

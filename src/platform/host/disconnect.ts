@@ -15,7 +15,11 @@ export interface DisconnectFacts {
   remoteStillUsed: boolean;
 }
 
-export async function runDisconnectHook(ctx: HostContext, row: HostedAccount, facts: () => Promise<DisconnectFacts>): Promise<void> {
+export async function runDisconnectHook(
+  ctx: HostContext,
+  row: HostedAccount,
+  facts: () => Promise<DisconnectFacts>,
+): Promise<void> {
   const plugin = ctx.platforms.get(row.platform);
   if (!plugin?.onDisconnect || !row.credentials) return;
   const log = ctx.log.child({ component: "disconnect", platform: row.platform, account_id: row.id });

@@ -11,7 +11,9 @@ import { MediaError, type MediaAccess, type MediaBody, type MediaItem } from "..
 
 /** What the media module offers to recognise and open the server's own public URLs (src/storage). */
 export interface OwnStorageOpener {
-  openByPublicUrl(url: string): Promise<{ contentType: string; size: number; stream(): ReadableStream<Uint8Array> } | null>;
+  openByPublicUrl(
+    url: string,
+  ): Promise<{ contentType: string; size: number; stream(): ReadableStream<Uint8Array> } | null>;
 }
 
 export interface MediaAccessOptions {
@@ -33,13 +35,32 @@ const MAX_REDIRECTS = 5;
 // (where cloud metadata services live) and ranges that are not unicast internet at all.
 const blocked = new BlockList();
 for (const [net, bits] of [
-  ["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12],
-  ["192.0.0.0", 24], ["192.0.2.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["198.51.100.0", 24], ["203.0.113.0", 24],
-  ["224.0.0.0", 4], ["240.0.0.0", 4],
-] as const) blocked.addSubnet(net, bits, "ipv4");
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const)
+  blocked.addSubnet(net, bits, "ipv4");
 for (const [net, bits] of [
-  ["::", 128], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8], ["2001:db8::", 32], ["100::", 64],
-] as const) blocked.addSubnet(net, bits, "ipv6");
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["2001:db8::", 32],
+  ["100::", 64],
+] as const)
+  blocked.addSubnet(net, bits, "ipv6");
 
 const METADATA_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data", "metadata.azure.internal"]);
 
@@ -79,7 +100,13 @@ function bodyOf(stream: () => ReadableStream<Uint8Array>, contentType: string, s
 }
 
 /** Wraps a body so it errors as soon as it passes `max` bytes or the deadline. */
-function capped(source: ReadableStream<Uint8Array>, max: number, deadline: number, url: string, onDone: () => void): ReadableStream<Uint8Array> {
+function capped(
+  source: ReadableStream<Uint8Array>,
+  max: number,
+  deadline: number,
+  url: string,
+  onDone: () => void,
+): ReadableStream<Uint8Array> {
   const reader = source.getReader();
   let total = 0;
   return new ReadableStream<Uint8Array>({
@@ -104,7 +131,9 @@ function capped(source: ReadableStream<Uint8Array>, max: number, deadline: numbe
       } catch (e) {
         onDone();
         reader.cancel().catch(() => {});
-        controller.error(e instanceof MediaError ? e : new MediaError(`reading ${url} failed: ${(e as Error).message}`, true));
+        controller.error(
+          e instanceof MediaError ? e : new MediaError(`reading ${url} failed: ${(e as Error).message}`, true),
+        );
       } finally {
         clearTimeout(timer);
       }
@@ -124,7 +153,8 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
 
   async function checkHost(url: URL) {
     const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    if (METADATA_HOSTS.has(host)) throw new MediaError(`media URL ${url.origin} points at a cloud metadata service`, false);
+    if (METADATA_HOSTS.has(host))
+      throw new MediaError(`media URL ${url.origin} points at a cloud metadata service`, false);
     let addresses: string[];
     if (isIP(host)) addresses = [host];
     else {
@@ -136,7 +166,11 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
     }
     if (addresses.length === 0) throw new MediaError(`the media host ${host} has no address`, true);
     const bad = addresses.find((a) => !allowed(a));
-    if (bad) throw new MediaError(`media URL ${url.origin} resolves to ${bad}, a loopback, private, link-local or metadata address`, false);
+    if (bad)
+      throw new MediaError(
+        `media URL ${url.origin} resolves to ${bad}, a loopback, private, link-local or metadata address`,
+        false,
+      );
     return addresses[0];
   }
 
@@ -156,7 +190,8 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
     async open(item: Pick<MediaItem, "url" | "type">): Promise<MediaBody> {
       const own = await opts.ownStorage?.openByPublicUrl(item.url);
       if (own) {
-        if (own.size > opts.maxBytes) throw new MediaError(`media ${item.url} is larger than ${opts.maxBytes} bytes`, false);
+        if (own.size > opts.maxBytes)
+          throw new MediaError(`media ${item.url} is larger than ${opts.maxBytes} bytes`, false);
         return bodyOf(() => own.stream(), own.contentType, own.size);
       }
       let url: URL;
@@ -171,41 +206,60 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
       const done = () => clearTimeout(timer);
       try {
         for (let hop = 0; ; hop++) {
-          if (url.protocol !== "http:" && url.protocol !== "https:") throw new MediaError(`media URL ${url.href} is not HTTP or HTTPS`, false);
+          if (url.protocol !== "http:" && url.protocol !== "https:")
+            throw new MediaError(`media URL ${url.href} is not HTTP or HTTPS`, false);
           const address = await checkHost(url);
           const { target, headers } = pinned(url, address);
           let res: Response;
           try {
             res = await doFetch(target, { redirect: "manual", signal: controller.signal, headers });
           } catch (e) {
-            throw new MediaError(controller.signal.aborted ? `fetching ${url.href} took too long` : `fetching ${url.href} failed: ${(e as Error).message}`, true);
+            throw new MediaError(
+              controller.signal.aborted
+                ? `fetching ${url.href} took too long`
+                : `fetching ${url.href} failed: ${(e as Error).message}`,
+              true,
+            );
           }
           if (res.status >= 300 && res.status < 400 && res.headers.get("location")) {
-            if (hop >= MAX_REDIRECTS) throw new MediaError(`fetching ${item.url} redirected more than ${MAX_REDIRECTS} times`, false);
+            if (hop >= MAX_REDIRECTS)
+              throw new MediaError(`fetching ${item.url} redirected more than ${MAX_REDIRECTS} times`, false);
             url = new URL(res.headers.get("location")!, url);
             await res.body?.cancel();
             continue;
           }
           if (!res.ok || !res.body) {
             await res.body?.cancel();
-            throw new MediaError(`fetching ${url.href} answered HTTP ${res.status}`, res.status >= 500 || res.status === 429);
+            throw new MediaError(
+              `fetching ${url.href} answered HTTP ${res.status}`,
+              res.status >= 500 || res.status === 429,
+            );
           }
           const declared = res.headers.get("content-length");
           const size = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
           if (size !== null && size > opts.maxBytes) {
             await res.body.cancel();
-            throw new MediaError(`media at ${url.href} is ${size} bytes, more than the ${opts.maxBytes} allowed`, false);
+            throw new MediaError(
+              `media at ${url.href} is ${size} bytes, more than the ${opts.maxBytes} allowed`,
+              false,
+            );
           }
-          const contentType = res.headers.get("content-type")?.split(";")[0].trim() || (item.type === "video" ? "video/mp4" : "application/octet-stream");
+          const contentType =
+            res.headers.get("content-type")?.split(";")[0].trim() ||
+            (item.type === "video" ? "video/mp4" : "application/octet-stream");
           const body = res.body;
           // One read of the remote body: a second stream() call would have nothing left to give.
           let used = false;
           const href = url.href;
-          return bodyOf(() => {
-            if (used) throw new MediaError(`media at ${href} was already read`, false);
-            used = true;
-            return capped(body, opts.maxBytes, deadline, href, done);
-          }, contentType, size);
+          return bodyOf(
+            () => {
+              if (used) throw new MediaError(`media at ${href} was already read`, false);
+              used = true;
+              return capped(body, opts.maxBytes, deadline, href, done);
+            },
+            contentType,
+            size,
+          );
         }
       } catch (e) {
         done();

@@ -4,7 +4,13 @@
  */
 import type { Logger } from "../../log.ts";
 import { classifyStatus, type ResponseClassifier } from "../http.ts";
-import { MediaError, type ProviderHttp, type ProviderResponse, type ProviderResult, type RequestOptions } from "../sdk.ts";
+import {
+  MediaError,
+  type ProviderHttp,
+  type ProviderResponse,
+  type ProviderResult,
+  type RequestOptions,
+} from "../sdk.ts";
 
 export interface ProviderHttpOptions {
   baseUrl: string;
@@ -21,7 +27,15 @@ export interface ProviderHttpOptions {
 }
 
 // Bun and Node report a refused or unresolvable connection with these codes: nothing was sent.
-const NOT_SENT = new Set(["ECONNREFUSED", "ConnectionRefused", "ENOTFOUND", "EAI_AGAIN", "FailedToOpenSocket", "EHOSTUNREACH", "ENETUNREACH"]);
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ConnectionRefused",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "FailedToOpenSocket",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
 
 function errorCode(e: unknown): string | undefined {
   const err = e as { code?: unknown; cause?: { code?: unknown } };
@@ -36,7 +50,9 @@ function redactPath(path: string): string {
 }
 
 function buildUrl(baseUrl: string, path: string, query?: RequestOptions["query"]): URL {
-  const url = /^https?:\/\//i.test(path) ? new URL(path) : new URL(baseUrl.replace(/\/+$/, "") + (path.startsWith("/") ? path : `/${path}`));
+  const url = /^https?:\/\//i.test(path)
+    ? new URL(path)
+    : new URL(baseUrl.replace(/\/+$/, "") + (path.startsWith("/") ? path : `/${path}`));
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v !== undefined) url.searchParams.append(k, String(v));
   }
@@ -88,7 +104,10 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
       const timeoutMs = opts.timeoutMs ?? options.timeoutMs;
       const controller = new AbortController();
       // The timer covers reading the body too: a platform that sends headers and then stalls is a timeout.
-      const timer = setTimeout(() => controller.abort(new TimeoutSignal(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(
+        () => controller.abort(new TimeoutSignal(`no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
       const creates = opts.creates === true;
       const started = performance.now();
       const logged = { method, path: redactPath(url.pathname), host: url.host };
@@ -96,14 +115,26 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
         const res = await doFetch(url, { method, headers, body, signal: controller.signal, redirect: "manual" });
         const parsed = await readBody(res);
         log.debug("provider call", { ...logged, status: res.status, ms: Math.round(performance.now() - started) });
-        if (res.status >= 200 && res.status < 300) return { ok: true, status: res.status, body: parsed as T, headers: res.headers };
+        if (res.status >= 200 && res.status < 300)
+          return { ok: true, status: res.status, body: parsed as T, headers: res.headers };
         const response: ProviderResponse = { status: res.status, body: parsed, headers: res.headers, creates };
         const outcome = options.classify?.(response) ?? classifyStatus(response, now());
         return { ok: false, outcome, status: res.status, body: parsed };
       } catch (e) {
         // A media body that fails while being streamed up (too large, source stalled): nothing was created.
-        const media = e instanceof MediaError ? e : (e as { cause?: unknown })?.cause instanceof MediaError ? (e as { cause: MediaError }).cause : null;
-        if (media) return { ok: false, outcome: media.retryable ? { kind: "retryable", reason: media.message } : { kind: "permanent", reason: media.message, code: "media_refused" } };
+        const media =
+          e instanceof MediaError
+            ? e
+            : (e as { cause?: unknown })?.cause instanceof MediaError
+              ? (e as { cause: MediaError }).cause
+              : null;
+        if (media)
+          return {
+            ok: false,
+            outcome: media.retryable
+              ? { kind: "retryable", reason: media.message }
+              : { kind: "permanent", reason: media.message, code: "media_refused" },
+          };
         const timedOut = controller.signal.aborted && controller.signal.reason instanceof TimeoutSignal;
         const code = errorCode(e);
         log.debug("provider call failed", { ...logged, error: (e as Error)?.message, code, timed_out: timedOut });
@@ -112,9 +143,15 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
           return { ok: false, outcome: creates ? { kind: "unknown", reason } : { kind: "retryable", reason } };
         }
         const reason = `${method} ${logged.path}: ${(e as Error)?.message ?? String(e)}`;
-        if (code && NOT_SENT.has(code)) return { ok: false, outcome: { kind: "retryable", reason: `connection failed: ${reason}` } };
+        if (code && NOT_SENT.has(code))
+          return { ok: false, outcome: { kind: "retryable", reason: `connection failed: ${reason}` } };
         // The connection broke after the request may have reached the platform.
-        return { ok: false, outcome: creates ? { kind: "unknown", reason: `connection lost: ${reason}` } : { kind: "retryable", reason: `connection lost: ${reason}` } };
+        return {
+          ok: false,
+          outcome: creates
+            ? { kind: "unknown", reason: `connection lost: ${reason}` }
+            : { kind: "retryable", reason: `connection lost: ${reason}` },
+        };
       } finally {
         clearTimeout(timer);
       }

@@ -85,7 +85,11 @@ export function settingSuffix(platform: string, name: string): string {
 }
 
 /** The settings a plugin runs with: the environment's, or the sandbox's for sandbox profiles. */
-export function settingsFor(ctx: HostContext, platform: string, opts: { sandbox: boolean }): Record<string, string | undefined> {
+export function settingsFor(
+  ctx: HostContext,
+  platform: string,
+  opts: { sandbox: boolean },
+): Record<string, string | undefined> {
   return opts.sandbox ? sandboxSettings(ctx, platform) : platformSettings(ctx, platform);
 }
 
@@ -109,7 +113,8 @@ function sandboxFetch(ctx: HostContext, platform: string): typeof fetch {
   const f = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = new Request(input, init);
     const emulator = ctx.platforms.emulatorFor(platform);
-    if (!emulator || !(req.url === prefix || req.url.startsWith(prefix + "/") || req.url.startsWith(prefix + "?"))) return fetch(req);
+    if (!emulator || !(req.url === prefix || req.url.startsWith(prefix + "/") || req.url.startsWith(prefix + "?")))
+      return fetch(req);
     const path = new URL(req.url).pathname.slice(new URL(prefix).pathname.length) || "/";
     // The caller's timeout must cut an in-process answer short exactly as it would a network one.
     const signal = init?.signal;
@@ -118,7 +123,10 @@ function sandboxFetch(ctx: HostContext, platform: string): typeof fetch {
     return await new Promise<Response>((resolve, reject) => {
       const onAbort = () => reject(signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
-      emulator.handle(req, path).then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+      emulator
+        .handle(req, path)
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener("abort", onAbort));
     });
   };
   return f as typeof fetch;
@@ -140,10 +148,11 @@ export function providerHttp(ctx: HostContext, platform: string, opts: { sandbox
     log: ctx.log.child({ component: "provider", platform }),
     classify: plugin.classifyResponse?.bind(plugin),
     now: () => ctx.clock.now(),
-    ...(opts.sandbox && ctx.platforms.hasEmulator(platform) && {
-      fetch: sandboxFetch(ctx, platform),
-      webSocket: inProcessWebSocket(() => ctx.platforms.emulatorFor(platform), sandboxBaseUrl(ctx, platform)),
-    }),
+    ...(opts.sandbox &&
+      ctx.platforms.hasEmulator(platform) && {
+        fetch: sandboxFetch(ctx, platform),
+        webSocket: inProcessWebSocket(() => ctx.platforms.emulatorFor(platform), sandboxBaseUrl(ctx, platform)),
+      }),
   });
 }
 
@@ -171,18 +180,34 @@ export interface ProviderForOptions {
  * The plugin and its context for one account. Throws when the platform has no plugin or the account has
  * no credentials (disconnected): the engine checks the account's status before calling.
  */
-export function providerFor(ctx: HostContext, account: HostedAccount, opts: ProviderForOptions): { plugin: Plugin; context: PluginContext } {
+export function providerFor(
+  ctx: HostContext,
+  account: HostedAccount,
+  opts: ProviderForOptions,
+): { plugin: Plugin; context: PluginContext } {
   const plugin = requirePlugin(ctx, account.platform);
   if (!account.credentials) throw new Error(`account ${account.id} has no stored credentials`);
   const context: PluginContext = {
     http: providerHttp(ctx, account.platform, opts),
-    account: { id: account.id, remoteId: account.remoteId, username: account.username, metadata: account.metadata ?? {} },
+    account: {
+      id: account.id,
+      remoteId: account.remoteId,
+      username: account.username,
+      metadata: account.metadata ?? {},
+    },
     credentials: decryptJson<Credentials>(ctx.config.secretKey, account.credentials),
     async saveCredentials(c: Credentials) {
       await ctx.credentials.save(account.id, c);
       context.credentials = c;
     },
-    media: opts.media ?? createMediaAccess({ ownStorage: opts.ownStorage, maxBytes: maxMediaBytes(ctx), log: ctx.log.child({ component: "media-fetch" }), allowAddress: opts.allowMediaAddress }),
+    media:
+      opts.media ??
+      createMediaAccess({
+        ownStorage: opts.ownStorage,
+        maxBytes: maxMediaBytes(ctx),
+        log: ctx.log.child({ component: "media-fetch" }),
+        allowAddress: opts.allowMediaAddress,
+      }),
     settings: settingsFor(ctx, account.platform, opts),
     log: ctx.log.child({ component: "plugin", platform: account.platform, account_id: account.id }),
     now: () => ctx.clock.now(),

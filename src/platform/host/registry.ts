@@ -29,7 +29,9 @@ export function describePlugin(p: Plugin): PlatformDescription {
 
 /** Every target_variant value: the variant names of the plugins that fan one target out (Snapchat). */
 export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): string[] {
-  return Object.keys(plugins).sort().flatMap((id) => plugins[id].variantNames ?? []);
+  return Object.keys(plugins)
+    .sort()
+    .flatMap((id) => plugins[id].variantNames ?? []);
 }
 
 export function createRegistry(
@@ -38,8 +40,12 @@ export function createRegistry(
 ): PlatformRegistry {
   const byId = new Map<string, Plugin>();
   for (const [folder, plugin] of Object.entries(plugins)) {
-    if (plugin.platform !== folder) throw new Error(`plugins/${folder} declares platform "${plugin.platform}"; the folder name must be the platform id`);
-    if (plugin.variants && !plugin.variantNames?.length) throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
+    if (plugin.platform !== folder)
+      throw new Error(
+        `plugins/${folder} declares platform "${plugin.platform}"; the folder name must be the platform id`,
+      );
+    if (plugin.variants && !plugin.variantNames?.length)
+      throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
     byId.set(folder, plugin);
   }
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
@@ -49,7 +55,8 @@ export function createRegistry(
     list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
     get: (platform) => byId.get(platform),
     statusOf: (platform) => descriptions.get(platform)?.status,
-    connectionMode: (platform) => descriptions.get(platform)?.capabilities.connection_mode as ConnectionMode | undefined,
+    connectionMode: (platform) =>
+      descriptions.get(platform)?.capabilities.connection_mode as ConnectionMode | undefined,
     hasEmulator: (platform) => platform in emulators,
     newEmulator: (platform) => emulators[platform]?.(),
     emulatorFor(platform) {

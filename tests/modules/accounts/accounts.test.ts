@@ -6,23 +6,52 @@ import { decryptJson } from "../../../src/db/crypto.ts";
 import { upsertConnectedAccount } from "../../../src/modules/accounts/service.ts";
 
 let h: Harness;
-beforeAll(async () => { h = await createHarness(); });
+beforeAll(async () => {
+  h = await createHarness();
+});
 afterAll(() => h.close());
 
 const connect = (profileId: string, remoteId = "did:plc:alice", username = "alice.bsky.social") =>
-  upsertConnectedAccount(h.ctx, { profileId, platform: "bluesky", remoteId, username, credentials: { accessJwt: "secret-token" } });
+  upsertConnectedAccount(h.ctx, {
+    profileId,
+    platform: "bluesky",
+    remoteId,
+    username,
+    credentials: { accessJwt: "secret-token" },
+  });
 
 test("GET /v1/accounts lists every account of the profile in the Account shape", async () => {
   const p = await h.profile();
   const a = await connect(p.profileId);
   h.clock.advance(1000); // listed oldest first
-  const b = await upsertConnectedAccount(h.ctx, { profileId: p.profileId, platform: "telegram", remoteId: "-100123", username: "@news", credentials: {} });
+  const b = await upsertConnectedAccount(h.ctx, {
+    profileId: p.profileId,
+    platform: "telegram",
+    remoteId: "-100123",
+    username: "@news",
+    credentials: {},
+  });
   const res = await h.request("GET", "/v1/accounts", { token: p.token });
   expect(res.status).toBe(200);
   expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([a.id, b.id]);
   const first = res.body.data[0];
-  expect(Object.keys(first).sort()).toEqual(["avatar_url", "capabilities", "created_at", "id", "media_requirements", "platform", "status", "updated_at", "username"]);
-  expect(first).toMatchObject({ platform: "bluesky", username: "alice.bsky.social", status: "active", avatar_url: null });
+  expect(Object.keys(first).sort()).toEqual([
+    "avatar_url",
+    "capabilities",
+    "created_at",
+    "id",
+    "media_requirements",
+    "platform",
+    "status",
+    "updated_at",
+    "username",
+  ]);
+  expect(first).toMatchObject({
+    platform: "bluesky",
+    username: "alice.bsky.social",
+    status: "active",
+    avatar_url: null,
+  });
 });
 
 test("credentials are stored encrypted, never in clear", async () => {

@@ -12,7 +12,12 @@ import { providerFor } from "../../../src/platform/host/provider.ts";
 import { median, engagementRate, titleOf, versusMedian } from "../../../src/modules/analytics/numbers.ts";
 import type { XEmulator } from "../../../plugins/twitter/emulator.ts";
 import type { BlueskyEmulator } from "../../../plugins/bluesky/emulator.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../../support/connect-kit.ts";
+import {
+  followAuthorization,
+  listeningHarness,
+  submitHostedForm,
+  type ListeningHarness,
+} from "../../support/connect-kit.ts";
 
 let h: ListeningHarness;
 let token: string;
@@ -26,7 +31,9 @@ const HOUR = 3600_000;
 async function connect(platform: string): Promise<string> {
   const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
   expect(res.status).toBe(201);
-  const page = res.body.data.authorization_url ? await followAuthorization(res.body.data.authorization_url) : await submitHostedForm(res.body.data.hosted_url);
+  const page = res.body.data.authorization_url
+    ? await followAuthorization(res.body.data.authorization_url)
+    : await submitHostedForm(res.body.data.hosted_url);
   expect(page.html).toContain("Account connected");
   const list = await h.request("GET", "/v1/accounts", { token });
   return list.body.data.find((a: { platform: string }) => a.platform === platform).id;
@@ -36,7 +43,10 @@ async function connect(platform: string): Promise<string> {
 async function publish(content: string, accountIds: string[]) {
   // A minute apart, so "newest first" has an answer.
   h.clock.advance(60_000);
-  const created = await h.request("POST", "/v1/posts", { token, body: { content, targets: accountIds.map((account_id) => ({ account_id })) } });
+  const created = await h.request("POST", "/v1/posts", {
+    token,
+    body: { content, targets: accountIds.map((account_id) => ({ account_id })) },
+  });
   expect(created.status).toBe(201);
   const engine = createEngine(h.ctx, { random: () => 0.5 });
   await engine.runUntilIdle();
@@ -119,21 +129,56 @@ describe("overview and per-post numbers over the emulators", () => {
     expect(data.refreshing).toBe(false);
     expect(data.range.days).toBe(30);
     const e = entry(data, p1.id);
-    expect(e).toMatchObject({ id: p1.id, post_id: p1.id, title: "First post", caption: "First post\nwith a second line #crier", origin: "postonce", media_type: "photo", media_url: null });
+    expect(e).toMatchObject({
+      id: p1.id,
+      post_id: p1.id,
+      title: "First post",
+      caption: "First post\nwith a second line #crier",
+      origin: "postonce",
+      media_type: "photo",
+      media_url: null,
+    });
     expect(e.destinations).toHaveLength(2);
     const dx = e.destinations.find((d: { platform: string }) => d.platform === "twitter");
-    expect(dx).toMatchObject({ account_id: xAccount, views: 100, likes: 5, comments: 0, shares: 3, saves: 2, engagement_rate: 0.1, views_vs_account_median: null });
+    expect(dx).toMatchObject({
+      account_id: xAccount,
+      views: 100,
+      likes: 5,
+      comments: 0,
+      shares: 3,
+      saves: 2,
+      engagement_rate: 0.1,
+      views_vs_account_median: null,
+    });
     const db = e.destinations.find((d: { platform: string }) => d.platform === "bluesky");
     // Bluesky has no view counts: null, never 0, and no rate without views.
-    expect(db).toMatchObject({ account_id: bskyAccount, views: null, likes: 4, shares: 1, engagement_rate: null, views_vs_account_median: null });
-    expect(account(data, xAccount)).toMatchObject({ platform: "twitter", metrics_status: "ok", posts_with_views: 1, median_views: null });
+    expect(db).toMatchObject({
+      account_id: bskyAccount,
+      views: null,
+      likes: 4,
+      shares: 1,
+      engagement_rate: null,
+      views_vs_account_median: null,
+    });
+    expect(account(data, xAccount)).toMatchObject({
+      platform: "twitter",
+      metrics_status: "ok",
+      posts_with_views: 1,
+      median_views: null,
+    });
     expect(account(data, bskyAccount)).toMatchObject({ posts_with_views: 0, median_views: null });
 
     const per = await h.request("GET", `/v1/posts/${p1.id}/analytics`, { token });
     expect(per.status).toBe(200);
     expect(per.body.data.id).toBe(p1.id);
     const tx = per.body.data.targets.find((t: { platform: string }) => t.platform === "twitter");
-    expect(tx).toMatchObject({ platform_post_id: xId, metrics_status: "ok", views: 100, likes: 5, engagement_rate: 0.1 });
+    expect(tx).toMatchObject({
+      platform_post_id: xId,
+      metrics_status: "ok",
+      views: 100,
+      likes: 5,
+      engagement_rate: 0.1,
+    });
     expect(tx.last_updated).toBe(h.clock.now().toISOString());
   });
 
@@ -149,7 +194,12 @@ describe("overview and per-post numbers over the emulators", () => {
     let data = await overview();
     expect(account(data, xAccount)).toMatchObject({ posts_with_views: 3, median_views: 200 });
     expect(entry(data, p2.id).destinations[0].views_vs_account_median).toBe(1.5);
-    expect(entry(data, p3.id).destinations[0]).toMatchObject({ views: 200, likes: 10, engagement_rate: 0.05, views_vs_account_median: 1 });
+    expect(entry(data, p3.id).destinations[0]).toMatchObject({
+      views: 200,
+      likes: 10,
+      engagement_rate: 0.05,
+      views_vs_account_median: 1,
+    });
 
     const p4 = await publish("Fourth", [xAccount]);
     x.engage(p4.targets[0].platform_post_id, { impressions: 1000 });
@@ -158,13 +208,23 @@ describe("overview and per-post numbers over the emulators", () => {
     expect(account(data, xAccount)).toMatchObject({ posts_with_views: 4, median_views: 250 });
     expect(entry(data, p4.id).destinations[0].views_vs_account_median).toBe(4);
     // Newest first.
-    expect(data.posts.map((p: { post_id: string }) => p.post_id).filter(Boolean).slice(0, 2)).toEqual([p4.id, p3.id]);
+    expect(
+      data.posts
+        .map((p: { post_id: string }) => p.post_id)
+        .filter(Boolean)
+        .slice(0, 2),
+    ).toEqual([p4.id, p3.id]);
   });
 
   test("a post made on the platform itself is native, with no post_id and no media_url", async () => {
     const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, xAccount));
     const { plugin, context } = providerFor(h.ctx, row, { sandbox: true });
-    const made = await plugin.publish!(context, { content: "Posted on X directly", media: [], options: {}, idempotencyToken: "native-1" });
+    const made = await plugin.publish!(context, {
+      content: "Posted on X directly",
+      media: [],
+      options: {},
+      idempotencyToken: "native-1",
+    });
     expect(made.kind).toBe("published");
     // Service posts come back from the timeline too: they stay service posts.
     h.clock.advance(7 * HOUR);
@@ -172,7 +232,12 @@ describe("overview and per-post numbers over the emulators", () => {
     const data = await overview();
     const natives = data.posts.filter((p: { origin: string }) => p.origin === "native");
     expect(natives).toHaveLength(1);
-    expect(natives[0]).toMatchObject({ post_id: null, media_url: null, caption: "Posted on X directly", title: "Posted on X directly" });
+    expect(natives[0]).toMatchObject({
+      post_id: null,
+      media_url: null,
+      caption: "Posted on X directly",
+      title: "Posted on X directly",
+    });
     expect(natives[0].destinations[0]).toMatchObject({ account_id: xAccount, views: 0 });
     expect(data.posts.filter((p: { origin: string }) => p.origin === "postonce")).toHaveLength(4);
   });
@@ -212,7 +277,15 @@ describe("overview and per-post numbers over the emulators", () => {
     expect(one.posts).toHaveLength(1);
     expect(one.truncated).toBe(true);
     expect(all.truncated).toBe(false);
-    for (const bad of ["?days=6", "?days=366", "?limit=0", "?limit=101", "?platform=myspace", "?account_id=nope", "?unknown=1"]) {
+    for (const bad of [
+      "?days=6",
+      "?days=366",
+      "?limit=0",
+      "?limit=101",
+      "?platform=myspace",
+      "?account_id=nope",
+      "?unknown=1",
+    ]) {
       const res = await h.request("GET", `/v1/analytics${bad}`, { token });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBeString();
@@ -232,7 +305,9 @@ describe("overview and per-post numbers over the emulators", () => {
   test("filters by account and platform", async () => {
     const onlyB = await overview(`?account_id=${bskyAccount}`);
     expect(onlyB.accounts.map((a: { id: string }) => a.id)).toEqual([bskyAccount]);
-    expect(onlyB.posts.every((p: any) => p.destinations.every((d: { account_id: string }) => d.account_id === bskyAccount))).toBe(true);
+    expect(
+      onlyB.posts.every((p: any) => p.destinations.every((d: { account_id: string }) => d.account_id === bskyAccount)),
+    ).toBe(true);
     const onlyX = await overview("?platform=twitter");
     expect(onlyX.accounts.map((a: { id: string }) => a.id)).toEqual([xAccount]);
   });
@@ -254,7 +329,11 @@ describe("overview and per-post numbers over the emulators", () => {
 
   test("scopes and other profiles' ids", async () => {
     const narrow = await h.profile({ sandbox: true, scopes: ["accounts:read"] });
-    for (const [method, path] of [["GET", "/v1/analytics"], ["GET", `/v1/posts/${p1.id}/analytics`], ["POST", "/v1/analytics/refresh"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/v1/analytics"],
+      ["GET", `/v1/posts/${p1.id}/analytics`],
+      ["POST", "/v1/analytics/refresh"],
+    ] as const) {
       const res = await h.request(method, path, { token: narrow.token });
       expect(res.status).toBe(403);
       expect(res.body.error.code).toBe("missing_scope");

@@ -11,7 +11,12 @@ import { PLUGINS } from "../../../plugins/index.ts";
 import { createRegistry } from "../../../src/platform/host/registry.ts";
 import type { Plugin } from "../../../src/platform/sdk.ts";
 import { createHarness } from "../../support/harness.ts";
-import { followAuthorization, listeningHarness, submitHostedForm, type ListeningHarness } from "../../support/connect-kit.ts";
+import {
+  followAuthorization,
+  listeningHarness,
+  submitHostedForm,
+  type ListeningHarness,
+} from "../../support/connect-kit.ts";
 
 // A stand-in for X's token endpoint and /2/users/me, checking what X checks: client auth, the code,
 // redirect_uri and the PKCE verifier against the challenge of the authorization request.
@@ -28,7 +33,10 @@ beforeAll(() => {
       const url = new URL(req.url);
       if (url.pathname === "/authorize") {
         const code = `code-${issued.size + 1}`;
-        issued.set(code, { challenge: url.searchParams.get("code_challenge") ?? "", redirect: url.searchParams.get("redirect_uri") ?? "" });
+        issued.set(code, {
+          challenge: url.searchParams.get("code_challenge") ?? "",
+          redirect: url.searchParams.get("redirect_uri") ?? "",
+        });
         const back = new URL(url.searchParams.get("redirect_uri")!);
         back.searchParams.set("code", code);
         back.searchParams.set("state", url.searchParams.get("state")!);
@@ -40,16 +48,35 @@ beforeAll(() => {
         }
         const form = new URLSearchParams(await req.text());
         const grant = issued.get(form.get("code") ?? "");
-        if (!grant || grant.redirect !== form.get("redirect_uri")) return Response.json({ error: "invalid_request", error_description: "Value passed for the authorization code was invalid." }, { status: 400 });
-        const challenge = createHash("sha256").update(form.get("code_verifier") ?? "").digest("base64url");
-        if (challenge !== grant.challenge) return Response.json({ error: "invalid_grant", error_description: "code_verifier mismatch" }, { status: 400 });
+        if (!grant || grant.redirect !== form.get("redirect_uri"))
+          return Response.json(
+            { error: "invalid_request", error_description: "Value passed for the authorization code was invalid." },
+            { status: 400 },
+          );
+        const challenge = createHash("sha256")
+          .update(form.get("code_verifier") ?? "")
+          .digest("base64url");
+        if (challenge !== grant.challenge)
+          return Response.json(
+            { error: "invalid_grant", error_description: "code_verifier mismatch" },
+            { status: 400 },
+          );
         issued.delete(form.get("code")!);
-        return Response.json({ token_type: "bearer", access_token: `at-${userId}`, refresh_token: "rt", expires_in: 7200, scope: "tweet.write" });
+        return Response.json({
+          token_type: "bearer",
+          access_token: `at-${userId}`,
+          refresh_token: "rt",
+          expires_in: 7200,
+          scope: "tweet.write",
+        });
       }
       if (url.pathname === "/2/users/me") {
-        if (!req.headers.get("authorization")?.startsWith("Bearer at-")) return Response.json({ title: "Unauthorized" }, { status: 401 });
+        if (!req.headers.get("authorization")?.startsWith("Bearer at-"))
+          return Response.json({ title: "Unauthorized" }, { status: 401 });
         const id = req.headers.get("authorization")!.slice("Bearer at-".length);
-        return Response.json({ data: { id, username: `user${id}`, name: "U", profile_image_url: "https://pbs.example/a.png" } });
+        return Response.json({
+          data: { id, username: `user${id}`, name: "U", profile_image_url: "https://pbs.example/a.png" },
+        });
       }
       return new Response("not found", { status: 404 });
     },
@@ -87,7 +114,10 @@ describe("POST /v1/accounts/connect/{platform}", () => {
   test("a platform whose connect flow is not written yet is 409 connect_not_available", async () => {
     // Every shipped plugin has a connect flow today; a plugin that declares only its mode stands in.
     const { connect: _none, ...withoutConnect } = PLUGINS.reddit;
-    const registry = createRegistry({ ...PLUGINS, reddit: { ...withoutConnect, connectionMode: "oauth_authorization_url" } as Plugin });
+    const registry = createRegistry({
+      ...PLUGINS,
+      reddit: { ...withoutConnect, connectionMode: "oauth_authorization_url" } as Plugin,
+    });
     const own = await createHarness({}, { platforms: registry });
     try {
       const { token } = await own.profile();
@@ -167,8 +197,17 @@ describe("OAuth round trip", () => {
     const list = await h.request("GET", "/v1/accounts", { token });
     expect(list.body.data).toHaveLength(1);
     const account = list.body.data[0];
-    expect(account).toMatchObject({ platform: "twitter", username: "user1001", status: "active", avatar_url: "https://pbs.example/a.png" });
-    expect(account.capabilities).toMatchObject({ connection_mode: "oauth_authorization_url", text: true, threads: true });
+    expect(account).toMatchObject({
+      platform: "twitter",
+      username: "user1001",
+      status: "active",
+      avatar_url: "https://pbs.example/a.png",
+    });
+    expect(account.capabilities).toMatchObject({
+      connection_mode: "oauth_authorization_url",
+      text: true,
+      threads: true,
+    });
     expect(account.media_requirements.max_size_bytes.image).toBe(5 * 1024 * 1024);
     const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, account.id));
     expect(row.credentials).toStartWith("v1.");
@@ -216,7 +255,9 @@ describe("OAuth round trip", () => {
   test("a provider that refuses the code shows why on the failure page", async () => {
     const { token } = await h.profile();
     const url = new URL(await start(token));
-    const res = await fetch(`${h.url}/v1/accounts/callback/twitter?code=bogus&state=${encodeURIComponent(url.searchParams.get("state")!)}`);
+    const res = await fetch(
+      `${h.url}/v1/accounts/callback/twitter?code=bogus&state=${encodeURIComponent(url.searchParams.get("state")!)}`,
+    );
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("authorization code was invalid");
   });
@@ -224,7 +265,9 @@ describe("OAuth round trip", () => {
   test("a denied authorization shows the provider's reason", async () => {
     const { token } = await h.profile();
     const url = new URL(await start(token));
-    const res = await fetch(`${h.url}/v1/accounts/callback/twitter?error=access_denied&state=${encodeURIComponent(url.searchParams.get("state")!)}`);
+    const res = await fetch(
+      `${h.url}/v1/accounts/callback/twitter?error=access_denied&state=${encodeURIComponent(url.searchParams.get("state")!)}`,
+    );
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("access_denied");
   });
@@ -240,10 +283,16 @@ describe("hosted pages", () => {
   test("what the user typed is escaped when the form is shown again", async () => {
     const { token } = await h.profile({ sandbox: true });
     // An account with a known password, so a wrong one fails and the form comes back.
-    (h.ctx.platforms.emulatorFor("bluesky") as unknown as { registerAccount(a: { handle: string; password: string }): string })
-      .registerAccount({ handle: "x.bsky.social", password: "right" });
+    (
+      h.ctx.platforms.emulatorFor("bluesky") as unknown as {
+        registerAccount(a: { handle: string; password: string }): string;
+      }
+    ).registerAccount({ handle: "x.bsky.social", password: "right" });
     const res = await h.request("POST", "/v1/accounts/connect/bluesky", { token });
-    const page = await submitHostedForm(res.body.data.hosted_url, { handle: 'x.bsky.social"><script>alert(1)</script>', app_password: "wrong" });
+    const page = await submitHostedForm(res.body.data.hosted_url, {
+      handle: 'x.bsky.social"><script>alert(1)</script>',
+      app_password: "wrong",
+    });
     expect(page.status).toBe(400);
     expect(page.html).not.toContain("<script>");
     expect(page.html).toContain("&lt;script&gt;");
@@ -267,7 +316,10 @@ describe("hosted pages", () => {
   });
 
   test("the sandbox authorize page only redirects to Crier's own callback", async () => {
-    const res = await fetch(`${h.url}/sandbox/bluesky/oauth/authorize?redirect_uri=${encodeURIComponent("https://evil.example/cb")}&state=x`, { redirect: "manual" });
+    const res = await fetch(
+      `${h.url}/sandbox/bluesky/oauth/authorize?redirect_uri=${encodeURIComponent("https://evil.example/cb")}&state=x`,
+      { redirect: "manual" },
+    );
     expect(res.status).toBe(400);
   });
 });

@@ -12,8 +12,10 @@ import { followAuthorization, listeningHarness, type ListeningHarness } from "..
 
 type Reply = (req: Request, url: URL, body: URLSearchParams) => unknown;
 
-const basic = (req: Request) => req.headers.get("authorization") === `Basic ${Buffer.from("cid:csecret").toString("base64")}`;
-const inBody = (body: URLSearchParams, idParam = "client_id") => body.get(idParam) === "cid" && body.get("client_secret") === "csecret";
+const basic = (req: Request) =>
+  req.headers.get("authorization") === `Basic ${Buffer.from("cid:csecret").toString("base64")}`;
+const inBody = (body: URLSearchParams, idParam = "client_id") =>
+  body.get(idParam) === "cid" && body.get("client_secret") === "csecret";
 const bearer = (req: Request, token: string) => req.headers.get("authorization") === `Bearer ${token}`;
 const token = { access_token: "at", refresh_token: "rt", expires_in: 3600, token_type: "bearer" };
 
@@ -21,87 +23,112 @@ const token = { access_token: "at", refresh_token: "rt", expires_in: 3600, token
 const PROVIDERS: Record<string, { routes: Record<string, Reply>; expect: { remoteId: string; username: string } }> = {
   twitter: {
     routes: {
-      "POST /token": (req, _u, b) => basic(req) && b.get("code_verifier") ? token : null,
-      "GET /2/users/me": (req) => bearer(req, "at") ? { data: { id: "42", username: "xuser" } } : null,
+      "POST /token": (req, _u, b) => (basic(req) && b.get("code_verifier") ? token : null),
+      "GET /2/users/me": (req) => (bearer(req, "at") ? { data: { id: "42", username: "xuser" } } : null),
     },
     expect: { remoteId: "42", username: "xuser" },
   },
   facebook: {
     routes: {
-      "GET /token": (_r, u) => u.searchParams.get("client_secret") === "csecret" && u.searchParams.get("code") ? { access_token: "short" } : null,
-      "GET /v24.0/oauth/access_token": (_r, u) => u.searchParams.get("fb_exchange_token") === "short" ? { access_token: "long", expires_in: 5184000 } : null,
-      "GET /v24.0/me/accounts": (_r, u) => u.searchParams.get("access_token") === "long" ? { data: [{ id: "page1", name: "My Page", access_token: "pagetok" }] } : null,
+      "GET /token": (_r, u) =>
+        u.searchParams.get("client_secret") === "csecret" && u.searchParams.get("code")
+          ? { access_token: "short" }
+          : null,
+      "GET /v24.0/oauth/access_token": (_r, u) =>
+        u.searchParams.get("fb_exchange_token") === "short" ? { access_token: "long", expires_in: 5184000 } : null,
+      "GET /v24.0/me/accounts": (_r, u) =>
+        u.searchParams.get("access_token") === "long"
+          ? { data: [{ id: "page1", name: "My Page", access_token: "pagetok" }] }
+          : null,
     },
     expect: { remoteId: "page1", username: "My Page" },
   },
   instagram: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b) ? { access_token: "short", user_id: 17 } : null,
-      "GET /access_token": (_r, u) => u.searchParams.get("grant_type") === "ig_exchange_token" && u.searchParams.get("access_token") === "short" ? { access_token: "long", expires_in: 5184000 } : null,
-      "GET /me": (_r, u) => u.searchParams.get("access_token") === "long" ? { user_id: "1784", id: "x", username: "insta" } : null,
+      "POST /token": (_r, _u, b) => (inBody(b) ? { access_token: "short", user_id: 17 } : null),
+      "GET /access_token": (_r, u) =>
+        u.searchParams.get("grant_type") === "ig_exchange_token" && u.searchParams.get("access_token") === "short"
+          ? { access_token: "long", expires_in: 5184000 }
+          : null,
+      "GET /me": (_r, u) =>
+        u.searchParams.get("access_token") === "long" ? { user_id: "1784", id: "x", username: "insta" } : null,
     },
     expect: { remoteId: "1784", username: "insta" },
   },
   threads: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b) ? { access_token: "short", user_id: 5 } : null,
-      "GET /access_token": (_r, u) => u.searchParams.get("grant_type") === "th_exchange_token" ? { access_token: "long", expires_in: 5184000 } : null,
-      "GET /v1.0/me": (_r, u) => u.searchParams.get("access_token") === "long" ? { id: "t5", username: "threader" } : null,
+      "POST /token": (_r, _u, b) => (inBody(b) ? { access_token: "short", user_id: 5 } : null),
+      "GET /access_token": (_r, u) =>
+        u.searchParams.get("grant_type") === "th_exchange_token" ? { access_token: "long", expires_in: 5184000 } : null,
+      "GET /v1.0/me": (_r, u) =>
+        u.searchParams.get("access_token") === "long" ? { id: "t5", username: "threader" } : null,
     },
     expect: { remoteId: "t5", username: "threader" },
   },
   linkedin: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b) ? token : null,
-      "GET /v2/userinfo": (req) => bearer(req, "at") ? { sub: "li-9", name: "Ada L" } : null,
+      "POST /token": (_r, _u, b) => (inBody(b) ? token : null),
+      "GET /v2/userinfo": (req) => (bearer(req, "at") ? { sub: "li-9", name: "Ada L" } : null),
     },
     expect: { remoteId: "li-9", username: "Ada L" },
   },
   pinterest: {
     routes: {
-      "POST /token": (req) => basic(req) ? token : null,
-      "GET /user_account": (req) => bearer(req, "at") ? { id: "pin1", username: "pinner" } : null,
+      "POST /token": (req) => (basic(req) ? token : null),
+      "GET /user_account": (req) => (bearer(req, "at") ? { id: "pin1", username: "pinner" } : null),
     },
     expect: { remoteId: "pin1", username: "pinner" },
   },
   reddit: {
     routes: {
-      "POST /token": (req) => basic(req) ? token : null,
+      "POST /token": (req) => (basic(req) ? token : null),
       // Reddit refuses generic user agents.
-      "GET /api/v1/me": (req) => bearer(req, "at") && /crier/.test(req.headers.get("user-agent") ?? "") ? { id: "r1", name: "redditor" } : null,
+      "GET /api/v1/me": (req) =>
+        bearer(req, "at") && /crier/.test(req.headers.get("user-agent") ?? "") ? { id: "r1", name: "redditor" } : null,
     },
     expect: { remoteId: "r1", username: "redditor" },
   },
   snapchat: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b) ? token : null,
-      "GET /v1/public_profiles/my_profile": (req) => bearer(req, "at") ? { public_profile: { id: "snap1", snap_user_name: "snapper" } } : null,
+      "POST /token": (_r, _u, b) => (inBody(b) ? token : null),
+      "GET /v1/public_profiles/my_profile": (req) =>
+        bearer(req, "at") ? { public_profile: { id: "snap1", snap_user_name: "snapper" } } : null,
     },
     expect: { remoteId: "snap1", username: "snapper" },
   },
   tiktok: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b, "client_key") ? { ...token, open_id: "oid" } : null,
-      "GET /v2/user/info/": (req) => bearer(req, "at") ? { data: { user: { open_id: "oid", username: "tiktoker" } } } : null,
+      "POST /token": (_r, _u, b) => (inBody(b, "client_key") ? { ...token, open_id: "oid" } : null),
+      "GET /v2/user/info/": (req) =>
+        bearer(req, "at") ? { data: { user: { open_id: "oid", username: "tiktoker" } } } : null,
     },
     expect: { remoteId: "oid", username: "tiktoker" },
   },
   vimeo: {
     routes: {
-      "POST /token": (req) => basic(req) ? { access_token: "at", token_type: "bearer", user: { uri: "/users/777", name: "Vimeo Person" } } : null,
+      "POST /token": (req) =>
+        basic(req)
+          ? { access_token: "at", token_type: "bearer", user: { uri: "/users/777", name: "Vimeo Person" } }
+          : null,
     },
     expect: { remoteId: "777", username: "Vimeo Person" },
   },
   youtube: {
     routes: {
-      "POST /token": (_r, _u, b) => inBody(b) && b.get("code_verifier") ? token : null,
-      "GET /youtube/v3/channels": (req, u) => bearer(req, "at") && u.searchParams.get("mine") === "true" ? { items: [{ id: "UC1", snippet: { title: "Chan", customUrl: "@chan" } }] } : null,
+      "POST /token": (_r, _u, b) => (inBody(b) && b.get("code_verifier") ? token : null),
+      "GET /youtube/v3/channels": (req, u) =>
+        bearer(req, "at") && u.searchParams.get("mine") === "true"
+          ? { items: [{ id: "UC1", snippet: { title: "Chan", customUrl: "@chan" } }] }
+          : null,
     },
     expect: { remoteId: "UC1", username: "@chan" },
   },
 };
 
-const oauthPlatforms = createRegistry().list().filter((p) => p.connect?.mode === "oauth_authorization_url").map((p) => p.platform as string);
+const oauthPlatforms = createRegistry()
+  .list()
+  .filter((p) => p.connect?.mode === "oauth_authorization_url")
+  .map((p) => p.platform as string);
 
 let provider: ReturnType<typeof Bun.serve>;
 let base: string;
@@ -124,7 +151,9 @@ beforeAll(async () => {
       const reply = PROVIDERS[platform]?.routes[`${req.method} ${path}`];
       const body = new URLSearchParams(req.method === "POST" ? await req.text() : "");
       const answer = reply?.(req, url, body);
-      return answer ? Response.json(answer) : Response.json({ error: "invalid_request", message: `refused ${req.method} ${path}` }, { status: 400 });
+      return answer
+        ? Response.json(answer)
+        : Response.json({ error: "invalid_request", message: `refused ${req.method} ${path}` }, { status: 400 });
     },
   });
   base = `http://127.0.0.1:${provider.port}`;

@@ -17,8 +17,11 @@ const media = { type: "image", url: "https://cdn.example.com/a.png", width: 100,
 describe("POST /v1/drafts", () => {
   test("creates a draft with every field and returns it as 201", async () => {
     const body = {
-      content: "Hello", candidate_angle: "launch", media: [media],
-      selected_account_ids: ["5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a"], suggested_platforms: ["bluesky"],
+      content: "Hello",
+      candidate_angle: "launch",
+      media: [media],
+      selected_account_ids: ["5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a"],
+      suggested_platforms: ["bluesky"],
     };
     const res = await h.request("POST", "/v1/drafts", { token, body });
     expect(res.status).toBe(201);
@@ -39,7 +42,11 @@ describe("POST /v1/drafts", () => {
     ["unknown DraftMediaInput property", { media: [{ ...media, caption: "no" }] }, "body.media.0.caption"],
     ["media without type", { media: [{ url: "https://x/y.png" }] }, "body.media.0.type"],
     ["negative width", { media: [{ ...media, width: -1 }] }, "body.media.0.width"],
-    ["duplicate selected_account_ids", { selected_account_ids: ["5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a", "5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a"] }, "body.selected_account_ids"],
+    [
+      "duplicate selected_account_ids",
+      { selected_account_ids: ["5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a", "5f0b8c1e-8a4b-4c52-9a39-0f1e2d3c4b5a"] },
+      "body.selected_account_ids",
+    ],
     ["non-uuid selected_account_ids", { selected_account_ids: ["abc"] }, "body.selected_account_ids.0"],
     ["content not a string", { content: 5 }, "body.content"],
   ];
@@ -88,14 +95,22 @@ describe("Idempotency-Key", () => {
   test("concurrent requests with one key create exactly one draft", async () => {
     const p = await h.profile();
     const headers = { "idempotency-key": "race" };
-    const results = await Promise.all(Array.from({ length: 10 }, () => h.request("POST", "/v1/drafts", { token: p.token, body: { content: "race" }, headers })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        h.request("POST", "/v1/drafts", { token: p.token, body: { content: "race" }, headers }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
     expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
     expect(await h.db.db.$count(drafts, eq(drafts.profileId, p.profileId))).toBe(1);
   });
 
   test("key length is 1..200", async () => {
-    const res = await h.request("POST", "/v1/drafts", { token, body: {}, headers: { "idempotency-key": "k".repeat(201) } });
+    const res = await h.request("POST", "/v1/drafts", {
+      token,
+      body: {},
+      headers: { "idempotency-key": "k".repeat(201) },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain("idempotency-key");
   });
@@ -104,10 +119,19 @@ describe("Idempotency-Key", () => {
 describe("GET /v1/drafts paging", () => {
   test("250 drafts sharing updated_at values are each seen exactly once", async () => {
     const p = await h.profile();
-    const stamps = [new Date("2026-01-01T00:00:00.000Z"), new Date("2026-01-02T00:00:00.000Z"), new Date("2026-01-03T00:00:00.000Z")];
-    await h.db.db.insert(drafts).values(Array.from({ length: 250 }, (_, i) => ({
-      profileId: p.profileId, content: `d${i}`, createdAt: stamps[i % 3], updatedAt: stamps[i % 3],
-    })));
+    const stamps = [
+      new Date("2026-01-01T00:00:00.000Z"),
+      new Date("2026-01-02T00:00:00.000Z"),
+      new Date("2026-01-03T00:00:00.000Z"),
+    ];
+    await h.db.db.insert(drafts).values(
+      Array.from({ length: 250 }, (_, i) => ({
+        profileId: p.profileId,
+        content: `d${i}`,
+        createdAt: stamps[i % 3],
+        updatedAt: stamps[i % 3],
+      })),
+    );
     const seen: string[] = [];
     let query = "limit=7";
     for (let page = 0; page < 100; page++) {
@@ -129,7 +153,12 @@ describe("GET /v1/drafts paging", () => {
     const p = await h.profile();
     const mk = async (status: "inbox" | "ready" | "archived" | "scheduled") =>
       (await h.db.db.insert(drafts).values({ profileId: p.profileId, status }).returning())[0].id;
-    const ids = { inbox: await mk("inbox"), ready: await mk("ready"), archived: await mk("archived"), scheduled: await mk("scheduled") };
+    const ids = {
+      inbox: await mk("inbox"),
+      ready: await mk("ready"),
+      archived: await mk("archived"),
+      scheduled: await mk("scheduled"),
+    };
     const all = await h.request("GET", "/v1/drafts?limit=100", { token: p.token });
     expect(all.body.data.map((d: { id: string }) => d.id).sort()).toEqual([ids.inbox, ids.ready, ids.archived].sort());
     const ready = await h.request("GET", "/v1/drafts?status=ready", { token: p.token });
@@ -145,7 +174,10 @@ describe("PATCH /v1/drafts/{id}", () => {
   test("updates with the current expected_updated_at and moves updated_at", async () => {
     const created = (await h.request("POST", "/v1/drafts", { token, body: { content: "v1" } })).body.data;
     h.clock.advance(1000);
-    const res = await h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { content: "v2", status: "ready", expected_updated_at: created.updated_at } });
+    const res = await h.request("PATCH", `/v1/drafts/${created.id}`, {
+      token,
+      body: { content: "v2", status: "ready", expected_updated_at: created.updated_at },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ content: "v2", status: "ready" });
     expect(res.body.data.updated_at > created.updated_at).toBe(true);
@@ -153,9 +185,15 @@ describe("PATCH /v1/drafts/{id}", () => {
 
   test("a stale expected_updated_at is 409 draft_conflict and changes nothing", async () => {
     const created = (await h.request("POST", "/v1/drafts", { token, body: { content: "v1" } })).body.data;
-    const first = await h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { content: "mine", expected_updated_at: created.updated_at } });
+    const first = await h.request("PATCH", `/v1/drafts/${created.id}`, {
+      token,
+      body: { content: "mine", expected_updated_at: created.updated_at },
+    });
     expect(first.status).toBe(200);
-    const second = await h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { content: "theirs", expected_updated_at: created.updated_at } });
+    const second = await h.request("PATCH", `/v1/drafts/${created.id}`, {
+      token,
+      body: { content: "theirs", expected_updated_at: created.updated_at },
+    });
     expect(second.status).toBe(409);
     expect(second.body.error.code).toBe("draft_conflict");
     expect((await h.request("GET", `/v1/drafts/${created.id}`, { token })).body.data.content).toBe("mine");
@@ -163,8 +201,14 @@ describe("PATCH /v1/drafts/{id}", () => {
 
   test("two edits racing on one version: exactly one wins", async () => {
     const created = (await h.request("POST", "/v1/drafts", { token, body: { content: "v1" } })).body.data;
-    const results = await Promise.all(["a", "b", "c"].map((c) =>
-      h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { content: c, expected_updated_at: created.updated_at } })));
+    const results = await Promise.all(
+      ["a", "b", "c"].map((c) =>
+        h.request("PATCH", `/v1/drafts/${created.id}`, {
+          token,
+          body: { content: c, expected_updated_at: created.updated_at },
+        }),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
   });
 
@@ -173,13 +217,19 @@ describe("PATCH /v1/drafts/{id}", () => {
     const missing = await h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { content: "x" } });
     expect(missing.status).toBe(400);
     expect(missing.body.error.message).toContain("expected_updated_at");
-    const scheduled = await h.request("PATCH", `/v1/drafts/${created.id}`, { token, body: { status: "scheduled", expected_updated_at: created.updated_at } });
+    const scheduled = await h.request("PATCH", `/v1/drafts/${created.id}`, {
+      token,
+      body: { status: "scheduled", expected_updated_at: created.updated_at },
+    });
     expect(scheduled.status).toBe(400);
   });
 
   test("a scheduled draft is 409 draft_not_editable", async () => {
     const [row] = await h.db.db.insert(drafts).values({ profileId, status: "scheduled" }).returning();
-    const res = await h.request("PATCH", `/v1/drafts/${row.id}`, { token, body: { content: "x", expected_updated_at: row.updatedAt.toISOString() } });
+    const res = await h.request("PATCH", `/v1/drafts/${row.id}`, {
+      token,
+      body: { content: "x", expected_updated_at: row.updatedAt.toISOString() },
+    });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe("draft_not_editable");
   });
@@ -198,7 +248,11 @@ describe("DELETE and isolation", () => {
   test("another profile's key gets 404 for this profile's drafts and never lists them", async () => {
     const created = (await h.request("POST", "/v1/drafts", { token, body: { content: "private" } })).body.data;
     const other = await h.profile();
-    for (const [method, body] of [["GET", undefined], ["PATCH", { content: "x", expected_updated_at: created.updated_at }], ["DELETE", undefined]] as const) {
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["PATCH", { content: "x", expected_updated_at: created.updated_at }],
+      ["DELETE", undefined],
+    ] as const) {
       const res = await h.request(method, `/v1/drafts/${created.id}`, { token: other.token, body });
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe("not_found");

@@ -17,7 +17,12 @@ const LIMIT = 64 * 1024;
 
 beforeAll(async () => {
   h = await createHarness({ maxImageBytes: LIMIT, maxGifBytes: LIMIT / 2, maxVideoBytes: 4 * LIMIT });
-  server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (r) => h.app.handle(r), maxRequestBodySize: maxUploadBytes(h.ctx.config) });
+  server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: (r) => h.app.handle(r),
+    maxRequestBodySize: maxUploadBytes(h.ctx.config),
+  });
   base = `http://127.0.0.1:${server.port}`;
   // The fs driver signs URLs on PUBLIC_URL: point it at the port the test server got.
   h.ctx.config.publicUrl = base;
@@ -32,16 +37,25 @@ afterAll(async () => {
 async function api(method: string, path: string, body?: unknown, token = owner.token) {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() as any, headers: res.headers };
+  return { status: res.status, body: (await res.json()) as any, headers: res.headers };
 }
 
 async function ticket(filename: string, content_type: string, token = owner.token) {
   const res = await api("POST", "/v1/media/uploads", { filename, content_type }, token);
   expect(res.status).toBe(201);
-  return res.body.data as { media_id: string; path: string; content_type: string; upload: { signedUrl: string; token: string; path: string }; max_bytes: number };
+  return res.body.data as {
+    media_id: string;
+    path: string;
+    content_type: string;
+    upload: { signedUrl: string; token: string; path: string };
+    max_bytes: number;
+  };
 }
 
 const put = (url: string, body: BodyInit, contentType: string | null, extra: RequestInit = {}) =>
@@ -68,11 +82,20 @@ describe("the upload flow over real HTTP (fs driver)", () => {
 
     const up = await put(t.upload.signedUrl, png, "image/png");
     expect(up.status).toBe(200);
-    expect((await up.json() as any).data).toEqual({ id: t.media_id, path: t.path, size: png.length });
+    expect(((await up.json()) as any).data).toEqual({ id: t.media_id, path: t.path, size: png.length });
 
     const got = await api("GET", `/v1/media/${t.media_id}`);
     expect(got.status).toBe(200);
-    expect(got.body.data).toMatchObject({ id: t.media_id, path: t.path, public_url: `${base}/media/${t.path}`, content_type: "image/png", size: png.length, width: 3, height: 2, duration: null });
+    expect(got.body.data).toMatchObject({
+      id: t.media_id,
+      path: t.path,
+      public_url: `${base}/media/${t.path}`,
+      content_type: "image/png",
+      size: png.length,
+      width: 3,
+      height: 2,
+      duration: null,
+    });
 
     const file = await fetch(got.body.data.public_url);
     expect(file.status).toBe(200);
@@ -133,7 +156,11 @@ describe("creating a ticket", () => {
     ["a dotfile", { filename: ".png", content_type: "image/png" }, "invalid_filename"],
     ["an extension of another type", { filename: "photo.png", content_type: "image/jpeg" }, "invalid_filename"],
     ["no content_type", { filename: "photo.png" }, "invalid_content_type"],
-    ["a content_type outside the list", { filename: "doc.pdf", content_type: "application/pdf" }, "invalid_content_type"],
+    [
+      "a content_type outside the list",
+      { filename: "doc.pdf", content_type: "application/pdf" },
+      "invalid_content_type",
+    ],
     ["an unknown property", { filename: "photo.png", content_type: "image/png", public: true }, "validation_error"],
   ];
   for (const [what, body, code, message] of bad) {
@@ -214,8 +241,8 @@ describe("the signed PUT", () => {
     const claims = JSON.parse(Buffer.from(payload, "base64url").toString());
     const bigger = Buffer.from(JSON.stringify({ ...claims, n: claims.n * 1000 })).toString("base64url");
     const forged = [
-      `${bigger}.${sig}`,                                   // a raised size limit under the old signature
-      `${payload}.${sig.slice(0, -2)}AA`,                   // a changed signature
+      `${bigger}.${sig}`, // a raised size limit under the old signature
+      `${payload}.${sig.slice(0, -2)}AA`, // a changed signature
       "garbage",
       "",
     ];
@@ -262,7 +289,9 @@ describe("the signed PUT", () => {
 
   test("two PUTs racing on one ticket: exactly one wins", async () => {
     const t = await ticket("race.png", "image/png");
-    const results = await Promise.all([makePng(5, 5), makePng(6, 6), makePng(7, 7)].map((b) => put(t.upload.signedUrl, b, "image/png")));
+    const results = await Promise.all(
+      [makePng(5, 5), makePng(6, 6), makePng(7, 7)].map((b) => put(t.upload.signedUrl, b, "image/png")),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409]);
     expect(partials()).toEqual([]);
   });
@@ -379,7 +408,12 @@ describe("public files", () => {
   });
 
   test("unknown and malformed paths are 404 in the error envelope", async () => {
-    for (const path of ["/media/med_AAAAAAAAAAAAAAAAAAAAAA.png", "/media/..%2Fsecret.key", "/media/secret.key", "/media/.partial"]) {
+    for (const path of [
+      "/media/med_AAAAAAAAAAAAAAAAAAAAAA.png",
+      "/media/..%2Fsecret.key",
+      "/media/secret.key",
+      "/media/.partial",
+    ]) {
       const res = await fetch(base + path);
       expect(res.status).toBe(404);
       expect(((await res.json()) as any).error.code).toBe("not_found");

@@ -32,16 +32,24 @@ afterAll(async () => {
 async function api(method: string, path: string, token: string, body?: unknown) {
   const res = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: await res.json() as any };
+  return { status: res.status, body: (await res.json()) as any };
 }
 
 async function ticket(filename: string, content_type: string, token = owner.token) {
   const res = await api("POST", "/v1/media/uploads", token, { filename, content_type });
   expect(res.status).toBe(201);
-  return res.body.data as { media_id: string; path: string; upload: { signedUrl: string; token: string; path: string }; expires_at: string };
+  return res.body.data as {
+    media_id: string;
+    path: string;
+    upload: { signedUrl: string; token: string; path: string };
+    expires_at: string;
+  };
 }
 
 const put = (url: string, body: Uint8Array<ArrayBuffer>, contentType: string) =>
@@ -67,7 +75,14 @@ describe("the upload flow against an S3-compatible store", () => {
     expect((await put(t.upload.signedUrl, png, "image/png")).status).toBe(200);
     const got = await resolve(t.media_id);
     expect(got.status).toBe(200);
-    expect(got.body.data).toMatchObject({ id: t.media_id, path: t.path, content_type: "image/png", size: png.length, width: 5, height: 3 });
+    expect(got.body.data).toMatchObject({
+      id: t.media_id,
+      path: t.path,
+      content_type: "image/png",
+      size: png.length,
+      width: 5,
+      height: 3,
+    });
     // Without S3_PUBLIC_URL the public URL is a presigned GET of seven days.
     const pub = new URL(got.body.data.public_url);
     expect(pub.searchParams.get("X-Amz-Expires")).toBe(String(7 * 24 * 3600));
@@ -169,7 +184,9 @@ describe("the upload flow against an S3-compatible store", () => {
   test("with S3_PUBLIC_URL the public URL is that base plus the path, and is recognised as ours", async () => {
     const storage = createS3Storage({ ...s3.config, publicUrl: `${s3.endpoint}/${s3.bucket}` }, h.clock);
     const key = "med_AAAAAAAAAAAAAAAAAAAAAA.png";
-    await storage.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: makePng(1, 1), ContentType: "image/png" }));
+    await storage.client.send(
+      new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: makePng(1, 1), ContentType: "image/png" }),
+    );
     const url = await storage.publicUrl(key);
     expect(url).toBe(`${s3.endpoint}/${s3.bucket}/${key}`);
     expect(await storage.keyForPublicUrl(url)).toBe(key);
@@ -181,12 +198,22 @@ describe("the upload flow against an S3-compatible store", () => {
 function sigV4Matches(url: URL, method: string, headers: Record<string, string>, secret: string) {
   const q = url.searchParams;
   const signedHeaders = q.get("X-Amz-SignedHeaders")!.split(";");
-  const canonicalQuery = [...q.entries()].filter(([k]) => k !== "X-Amz-Signature")
-    .map(([k, v]) => [encodeURIComponent(k), encodeURIComponent(v)]).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`).join("&");
+  const canonicalQuery = [...q.entries()]
+    .filter(([k]) => k !== "X-Amz-Signature")
+    .map(([k, v]) => [encodeURIComponent(k), encodeURIComponent(v)])
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
   const all: Record<string, string> = { host: url.host, ...headers };
   const canonicalHeaders = signedHeaders.map((name) => `${name}:${all[name]}\n`).join("");
-  const canonical = [method, url.pathname, canonicalQuery, canonicalHeaders, signedHeaders.join(";"), "UNSIGNED-PAYLOAD"].join("\n");
+  const canonical = [
+    method,
+    url.pathname,
+    canonicalQuery,
+    canonicalHeaders,
+    signedHeaders.join(";"),
+    "UNSIGNED-PAYLOAD",
+  ].join("\n");
   const date = q.get("X-Amz-Date")!;
   const scope = q.get("X-Amz-Credential")!.split("/").slice(1).join("/");
   const toSign = ["AWS4-HMAC-SHA256", date, scope, createHash("sha256").update(canonical).digest("hex")].join("\n");
@@ -199,10 +226,16 @@ function sigV4Matches(url: URL, method: string, headers: Record<string, string>,
 describe("the presigned PUT URL", () => {
   test("is a PUT bound to the content type, expiring with the ticket, with no checksum of an empty body", async () => {
     const clock = new TestClock(new Date("2026-03-01T10:00:00.000Z"));
-    const storage: S3Storage = createS3Storage({ ...s3.config, endpoint: "https://objects.example.test", bucket: "media", forcePathStyle: true }, clock);
+    const storage: S3Storage = createS3Storage(
+      { ...s3.config, endpoint: "https://objects.example.test", bucket: "media", forcePathStyle: true },
+      clock,
+    );
     const key = "med_BBBBBBBBBBBBBBBBBBBBBA.mp4";
     const { signedUrl } = await storage.signUpload({
-      mediaId: "med_BBBBBBBBBBBBBBBBBBBBBA", key, contentType: "video/mp4", maxBytes: 1000,
+      mediaId: "med_BBBBBBBBBBBBBBBBBBBBBA",
+      key,
+      contentType: "video/mp4",
+      maxBytes: 1000,
       expiresAt: new Date(clock.now().getTime() + 2 * 3600_000),
     });
     const url = new URL(signedUrl);

@@ -20,11 +20,15 @@ const webp = (chunk: string, fill: (b: Buffer) => void) => {
 describe("sniffing", () => {
   test("each type is recognised and not taken for another", () => {
     const files = {
-      "image/png": makePng(1, 1), "image/jpeg": makeJpeg(1, 1), "image/gif": makeGif(1, 1),
-      "image/webp": webp("VP8X", () => {}), "video/webm": makeWebm(),
+      "image/png": makePng(1, 1),
+      "image/jpeg": makeJpeg(1, 1),
+      "image/gif": makeGif(1, 1),
+      "image/webp": webp("VP8X", () => {}),
+      "video/webm": makeWebm(),
     } as const;
     for (const [type, bytes] of Object.entries(files)) {
-      for (const other of Object.keys(files)) expect(matchesType(bytes, other as keyof typeof files)).toBe(other === type);
+      for (const other of Object.keys(files))
+        expect(matchesType(bytes, other as keyof typeof files)).toBe(other === type);
       expect(matchesType(bytes, "video/mp4")).toBe(false);
     }
   });
@@ -39,9 +43,30 @@ describe("sniffing", () => {
   });
 
   test("WebP sizes from all three header kinds", () => {
-    expect(imageDimensions(webp("VP8X", (b) => { b.writeUIntLE(799, 24, 3); b.writeUIntLE(599, 27, 3); }), "image/webp")).toEqual({ width: 800, height: 600 });
-    expect(imageDimensions(webp("VP8L", (b) => b.writeUInt32LE((99) | (49 << 14), 21)), "image/webp")).toEqual({ width: 100, height: 50 });
-    expect(imageDimensions(webp("VP8 ", (b) => { b.writeUInt16LE(320, 26); b.writeUInt16LE(240, 28); }), "image/webp")).toEqual({ width: 320, height: 240 });
+    expect(
+      imageDimensions(
+        webp("VP8X", (b) => {
+          b.writeUIntLE(799, 24, 3);
+          b.writeUIntLE(599, 27, 3);
+        }),
+        "image/webp",
+      ),
+    ).toEqual({ width: 800, height: 600 });
+    expect(
+      imageDimensions(
+        webp("VP8L", (b) => b.writeUInt32LE(99 | (49 << 14), 21)),
+        "image/webp",
+      ),
+    ).toEqual({ width: 100, height: 50 });
+    expect(
+      imageDimensions(
+        webp("VP8 ", (b) => {
+          b.writeUInt16LE(320, 26);
+          b.writeUInt16LE(240, 28);
+        }),
+        "image/webp",
+      ),
+    ).toEqual({ width: 320, height: 240 });
   });
 
   test("a JPEG whose size lies past the sniffed bytes is unknown, not an error", () => {
@@ -82,7 +107,10 @@ describe("video facts from ffprobe", () => {
   }
 
   test("reads duration and size from ffprobe's JSON", async () => {
-    const json = JSON.stringify({ format: { duration: "12.480000" }, streams: [{ codec_type: "audio" }, { codec_type: "video", width: 1920, height: 1080 }] });
+    const json = JSON.stringify({
+      format: { duration: "12.480000" },
+      streams: [{ codec_type: "audio" }, { codec_type: "video", width: 1920, height: 1080 }],
+    });
     expect(await withFfprobe(`echo '${json}'`)).toEqual({ durationSeconds: 12.48, width: 1920, height: 1080 });
   });
 

@@ -12,21 +12,41 @@ let profileId: string;
 const accounts: Record<string, string> = {};
 
 const connect = async (platform: string) => {
-  const row = await upsertConnectedAccount(h.ctx, { profileId, platform, remoteId: `${platform}-1`, username: `${platform}.test`, credentials: {} });
+  const row = await upsertConnectedAccount(h.ctx, {
+    profileId,
+    platform,
+    remoteId: `${platform}-1`,
+    username: `${platform}.test`,
+    credentials: {},
+  });
   accounts[platform] = row.id;
 };
 
 beforeAll(async () => {
   h = await postsHarness();
   ({ token, profileId } = await h.profile());
-  for (const p of ["twitter", "bluesky", "farcaster", "snapchat", "telegram", "instagram", "tiktok", "youtube", "vimeo"]) await connect(p);
+  for (const p of [
+    "twitter",
+    "bluesky",
+    "farcaster",
+    "snapchat",
+    "telegram",
+    "instagram",
+    "tiktok",
+    "youtube",
+    "vimeo",
+  ])
+    await connect(p);
 });
 afterAll(() => h.close());
 
 const create = (body: unknown) => h.request("POST", "/v1/posts", { token, body });
 const postCount = async () => (await h.request("GET", "/v1/posts?limit=100", { token })).body.data.length as number;
-const to = (platform: string, content: string, media: unknown[] = [], platform_options?: unknown) =>
-  ({ content, media, targets: [{ account_id: accounts[platform], ...(platform_options !== undefined && { platform_options }) }] });
+const to = (platform: string, content: string, media: unknown[] = [], platform_options?: unknown) => ({
+  content,
+  media,
+  targets: [{ account_id: accounts[platform], ...(platform_options !== undefined && { platform_options }) }],
+});
 const images = (n: number) => Array.from({ length: n }, (_, i) => ({ url: `https://cdn.example.com/${i}.jpg` }));
 const video = (name = "v") => ({ url: `https://cdn.example.com/${name}.mp4` });
 
@@ -119,5 +139,7 @@ test("invalid_platform_options points at the platform's schema, and /openapi.jso
   const spec = (await h.request("GET", "/openapi.json")).body;
   const schema = spec.components.schemas.TelegramOptions;
   expect(schema.additionalProperties).toBe(false);
-  expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(["disable_notification", "protect_content", "disable_link_preview"]));
+  expect(Object.keys(schema.properties)).toEqual(
+    expect.arrayContaining(["disable_notification", "protect_content", "disable_link_preview"]),
+  );
 });

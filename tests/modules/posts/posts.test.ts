@@ -19,7 +19,15 @@ let declaredOnly: string | undefined;
 let foreign: string;
 
 const connect = async (profile: string, platform: string, remoteId: string) =>
-  (await upsertConnectedAccount(h.ctx, { profileId: profile, platform, remoteId, username: `${remoteId}.test`, credentials: { did: remoteId, accessJwt: "a", refreshJwt: "r", handle: remoteId } })).id;
+  (
+    await upsertConnectedAccount(h.ctx, {
+      profileId: profile,
+      platform,
+      remoteId,
+      username: `${remoteId}.test`,
+      credentials: { did: remoteId, accessJwt: "a", refreshJwt: "r", handle: remoteId },
+    })
+  ).id;
 
 beforeAll(async () => {
   h = await postsHarness();
@@ -35,37 +43,72 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const create = (body: unknown, headers?: Record<string, string>) => h.request("POST", "/v1/posts", { token, body, headers });
+const create = (body: unknown, headers?: Record<string, string>) =>
+  h.request("POST", "/v1/posts", { token, body, headers });
 const later = (ms = 3600_000) => new Date(h.clock.now().getTime() + ms).toISOString();
 const setTargets = (postId: string, status: "failed" | "processing" | "published") =>
-  h.db.db.update(postTargets).set({ status, error: status === "failed" ? "boom" : null }).where(eq(postTargets.postId, postId));
+  h.db.db
+    .update(postTargets)
+    .set({ status, error: status === "failed" ? "boom" : null })
+    .where(eq(postTargets.postId, postId));
 
 describe("POST /v1/posts", () => {
   test("publish now: 201, post queued, targets pending with the account's details", async () => {
     const res = await create({ content: "hello", targets: [{ account_id: bsky }] });
     expect(res.status).toBe(201);
     const post = res.body.data;
-    expect(post).toMatchObject({ content: "hello", status: "queued", origin: "api", publish_at: null, external_id: null, media: [] });
+    expect(post).toMatchObject({
+      content: "hello",
+      status: "queued",
+      origin: "api",
+      publish_at: null,
+      external_id: null,
+      media: [],
+    });
     expect(post.targets).toHaveLength(1);
-    expect(post.targets[0]).toMatchObject({ account_id: bsky, platform: "bluesky", username: "did:plc:alice.test", status: "pending", target_variant: null, error: null, platform_post_id: null });
+    expect(post.targets[0]).toMatchObject({
+      account_id: bsky,
+      platform: "bluesky",
+      username: "did:plc:alice.test",
+      status: "pending",
+      target_variant: null,
+      error: null,
+      platform_post_id: null,
+    });
     expect(post.targets[0].target_post_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await h.request("GET", `/v1/posts/${post.id}`, { token })).body.data).toEqual(post);
   });
 
   test("publish later: post and targets scheduled at publish_at", async () => {
     const at = later();
-    const res = await create({ content: "later", publish_at: at, external_id: "ext-1", targets: [{ account_id: bsky }, { account_id: bsky2, content_override: "other text" }] });
+    const res = await create({
+      content: "later",
+      publish_at: at,
+      external_id: "ext-1",
+      targets: [{ account_id: bsky }, { account_id: bsky2, content_override: "other text" }],
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ status: "scheduled", publish_at: at, external_id: "ext-1" });
-    expect(res.body.data.targets.map((t: any) => [t.status, t.scheduled_time, t.content_override])).toEqual([["scheduled", at, null], ["scheduled", at, "other text"]]);
+    expect(res.body.data.targets.map((t: any) => [t.status, t.scheduled_time, t.content_override])).toEqual([
+      ["scheduled", at, null],
+      ["scheduled", at, "other text"],
+    ]);
   });
 
   test("media URLs are trimmed and typed; a bad one rejects the whole request with invalid_media", async () => {
-    const ok = await create({ content: "pic", media: [{ url: "  https://cdn.example.com/a.png  " }], targets: [{ account_id: bsky }] });
+    const ok = await create({
+      content: "pic",
+      media: [{ url: "  https://cdn.example.com/a.png  " }],
+      targets: [{ account_id: bsky }],
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.data.media).toEqual([{ url: "https://cdn.example.com/a.png", type: "image" }]);
     for (const url of ["not a url", "ftp://x.example/a.png", "/relative.png", "https://"]) {
-      const res = await create({ content: "x", media: [{ url: "https://cdn.example.com/ok.png" }, { url }], targets: [{ account_id: bsky }] });
+      const res = await create({
+        content: "x",
+        media: [{ url: "https://cdn.example.com/ok.png" }, { url }],
+        targets: [{ account_id: bsky }],
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("invalid_media");
       expect(res.body.error.message).toContain("media[1]");
@@ -104,10 +147,30 @@ describe("POST /v1/posts", () => {
       [{ content: "x".repeat(301), targets: [{ account_id: bsky }] }, "content_too_long"],
       [{ content: "short", targets: [{ account_id: bsky2, content_override: "y".repeat(400) }] }, "content_too_long"],
       [{ content: "x", media: img(5), targets: [{ account_id: bsky }] }, "too_many_media"],
-      [{ content: "x", media: [...img(1), { url: "https://cdn.example.com/v.mp4" }], targets: [{ account_id: bsky }] }, "mixed_media_not_allowed"],
-      [{ content: "x", media: [{ url: "https://cdn.example.com/v.mp4", duration: 600 }], targets: [{ account_id: bsky }] }, "video_too_long"],
-      [{ content: "x", media: [{ url: "https://cdn.example.com/a.png", size: 5_000_000 }], targets: [{ account_id: bsky }] }, "media_too_large"],
-      [{ content: "x", media: [{ url: "https://cdn.example.com/a.heic" }], targets: [{ account_id: bsky }] }, "unsupported_media_format"],
+      [
+        { content: "x", media: [...img(1), { url: "https://cdn.example.com/v.mp4" }], targets: [{ account_id: bsky }] },
+        "mixed_media_not_allowed",
+      ],
+      [
+        {
+          content: "x",
+          media: [{ url: "https://cdn.example.com/v.mp4", duration: 600 }],
+          targets: [{ account_id: bsky }],
+        },
+        "video_too_long",
+      ],
+      [
+        {
+          content: "x",
+          media: [{ url: "https://cdn.example.com/a.png", size: 5_000_000 }],
+          targets: [{ account_id: bsky }],
+        },
+        "media_too_large",
+      ],
+      [
+        { content: "x", media: [{ url: "https://cdn.example.com/a.heic" }], targets: [{ account_id: bsky }] },
+        "unsupported_media_format",
+      ],
       [{ content: "  ", targets: [{ account_id: bsky }] }, "empty_post"],
     ];
     for (const [body, code] of cases) {
@@ -121,7 +184,11 @@ describe("POST /v1/posts", () => {
   });
 
   test("schema errors: no targets, unknown fields", async () => {
-    for (const body of [{ content: "x" }, { content: "x", targets: [] }, { content: "x", targets: [{ account_id: bsky }], colour: "red" }]) {
+    for (const body of [
+      { content: "x" },
+      { content: "x", targets: [] },
+      { content: "x", targets: [{ account_id: bsky }], colour: "red" },
+    ]) {
       const res = await create(body);
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe("validation_error");
@@ -129,9 +196,15 @@ describe("POST /v1/posts", () => {
   });
 
   test("the same account twice makes a thread on a platform with threads", async () => {
-    const res = await create({ content: "1/2", targets: [{ account_id: bsky }, { account_id: bsky, content_override: "2/2" }] });
+    const res = await create({
+      content: "1/2",
+      targets: [{ account_id: bsky }, { account_id: bsky, content_override: "2/2" }],
+    });
     expect(res.status).toBe(201);
-    expect(res.body.data.targets.map((t: any) => [t.account_id, t.content_override])).toEqual([[bsky, null], [bsky, "2/2"]]);
+    expect(res.body.data.targets.map((t: any) => [t.account_id, t.content_override])).toEqual([
+      [bsky, null],
+      [bsky, "2/2"],
+    ]);
   });
 
   test("Idempotency-Key: same body replays the original, another body is 409", async () => {
@@ -154,7 +227,11 @@ describe("POST /v1/posts", () => {
     expect(res.body.data.draft_id).toBe(draft.id);
     expect((await h.request("GET", `/v1/drafts/${draft.id}`, { token })).body.data.status).toBe("scheduled");
     const before = (await h.request("GET", "/v1/posts?limit=100", { token })).body.data.length;
-    const bad = await create({ content: "x", draft_id: "00000000-0000-4000-8000-000000000001", targets: [{ account_id: bsky }] });
+    const bad = await create({
+      content: "x",
+      draft_id: "00000000-0000-4000-8000-000000000001",
+      targets: [{ account_id: bsky }],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("draft_not_found");
     expect((await h.request("GET", "/v1/posts?limit=100", { token })).body.data.length).toBe(before);
@@ -162,7 +239,10 @@ describe("POST /v1/posts", () => {
 
   test("scopes: posts:read cannot create", async () => {
     const reader = await h.profile({ scopes: ["posts:read"] });
-    const res = await h.request("POST", "/v1/posts", { token: reader.token, body: { content: "x", targets: [{ account_id: bsky }] } });
+    const res = await h.request("POST", "/v1/posts", {
+      token: reader.token,
+      body: { content: "x", targets: [{ account_id: bsky }] },
+    });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe("missing_scope");
   });
@@ -176,7 +256,14 @@ describe("GET /v1/posts", () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) {
       h.clock.advance(1);
-      const res = await h.request("POST", "/v1/posts", { token: p.token, body: { content: `p${i}`, ...(i % 2 ? { publish_at: later() } : {}), targets: [{ account_id: i < 5 ? acct : acct2 }] } });
+      const res = await h.request("POST", "/v1/posts", {
+        token: p.token,
+        body: {
+          content: `p${i}`,
+          ...(i % 2 ? { publish_at: later() } : {}),
+          targets: [{ account_id: i < 5 ? acct : acct2 }],
+        },
+      });
       ids.push(res.body.data.id);
     }
     const seen: string[] = [];
@@ -214,13 +301,19 @@ describe("changing a post", () => {
   test("PATCH a scheduled post: fields change, targets are revalidated and can be replaced", async () => {
     const post = (await create({ content: "draft", publish_at: later(), targets: [{ account_id: bsky }] })).body.data;
     const at = later(7200_000);
-    const res = await h.request("PATCH", `/v1/posts/${post.id}`, { token, body: { content: "final", publish_at: at, external_id: "e2" } });
+    const res = await h.request("PATCH", `/v1/posts/${post.id}`, {
+      token,
+      body: { content: "final", publish_at: at, external_id: "e2" },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ content: "final", publish_at: at, external_id: "e2", status: "scheduled" });
     expect(res.body.data.targets[0].scheduled_time).toBe(at);
     // Targets not given in the PATCH keep their ids.
     expect(res.body.data.targets[0].target_post_id).toBe(post.targets[0].target_post_id);
-    const swap = await h.request("PATCH", `/v1/posts/${post.id}`, { token, body: { targets: [{ account_id: bsky2 }, { account_id: bsky }] } });
+    const swap = await h.request("PATCH", `/v1/posts/${post.id}`, {
+      token,
+      body: { targets: [{ account_id: bsky2 }, { account_id: bsky }] },
+    });
     expect(swap.body.data.targets.map((t: any) => t.account_id)).toEqual([bsky2, bsky]);
     // New content is checked against every platform again, and a refusal changes nothing.
     const tooLong = await h.request("PATCH", `/v1/posts/${post.id}`, { token, body: { content: "z".repeat(400) } });
@@ -254,7 +347,9 @@ describe("changing a post", () => {
   });
 
   test("cancel: waiting targets become cancelled, the record stays; cancelling again is 409", async () => {
-    const post = (await create({ content: "c", publish_at: later(), targets: [{ account_id: bsky }, { account_id: bsky2 }] })).body.data;
+    const post = (
+      await create({ content: "c", publish_at: later(), targets: [{ account_id: bsky }, { account_id: bsky2 }] })
+    ).body.data;
     const res = await h.request("POST", `/v1/posts/${post.id}/cancel`, { token });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe("cancelled");
@@ -295,7 +390,9 @@ describe("changing a post", () => {
 
 describe("one target", () => {
   test("read, cancel and retry one target; illegal moves are 409 and change nothing", async () => {
-    const post = (await create({ content: "t", publish_at: later(), targets: [{ account_id: bsky }, { account_id: bsky2 }] })).body.data;
+    const post = (
+      await create({ content: "t", publish_at: later(), targets: [{ account_id: bsky }, { account_id: bsky2 }] })
+    ).body.data;
     const [a, b] = post.targets.map((t: any) => t.target_post_id);
     const read = await h.request("GET", `/v1/posts/${post.id}/targets/${a}`, { token });
     expect(read.status).toBe(200);
@@ -314,7 +411,10 @@ describe("one target", () => {
     expect(twice.status).toBe(409);
     expect(twice.body.error.code).toBe("target_not_cancellable");
 
-    await h.db.db.update(postTargets).set({ status: "failed", error: "refused", errorCode: "platform_rejected" }).where(eq(postTargets.id, b));
+    await h.db.db
+      .update(postTargets)
+      .set({ status: "failed", error: "refused", errorCode: "platform_rejected" })
+      .where(eq(postTargets.id, b));
     const retried = await h.request("POST", `/v1/posts/${post.id}/targets/${b}/retry`, { token });
     expect(retried.status).toBe(200);
     expect(retried.body.data).toMatchObject({ status: "pending", error: null, error_code: null });
