@@ -253,10 +253,12 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         platformPostId: v.id,
         url: v.share_url ?? null,
         content: v.video_description ?? v.title ?? "",
+        // The Display API gives the share page, never the video file.
         media: [
           {
             url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`,
             type: "video",
+            downloadable: false,
             ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }),
           },
         ],

@@ -123,12 +123,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         platformPostId: idOf(v.uri),
         url: v.link ?? null,
         content: v.description ?? v.name ?? "",
+        // The video's page: its files are only listed for Pro accounts' own downloads, which Crier does not ask for.
         media: [
           {
             url: v.link ?? `https://vimeo.com/${idOf(v.uri)}`,
             type: "video",
+            downloadable: false,
             ...(v.pictures?.base_link && { thumbnail_url: v.pictures.base_link }),
-          } as MediaItem,
+          },
         ],
         createdAt: new Date(v.created_time ?? Date.now()),
         kind: "video",

@@ -33,6 +33,11 @@ export interface EngineOptions {
   random?: () => number;
   ownStorage?: OwnStorageOpener;
   /**
+   * Overrides the media guard's address rule for this engine's publishes. Tests only, whose emulators
+   * listen on loopback; no configuration reaches it, so a server always refuses private addresses.
+   */
+  allowMediaAddress?: (ip: string) => boolean;
+  /**
    * Between ticks, wake up exactly when the next target falls due (within the coming second) instead
    * of at the next tick: keeps dispatch lag well under a second. startEngine turns it on.
    */
@@ -90,6 +95,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     random: o.random ?? Math.random,
     // The server's own media URLs are opened from storage, not fetched back over the network.
     ownStorage: o.ownStorage ?? ctx.storage,
+    allowMediaAddress: o.allowMediaAddress,
     recorder: new Recorder(ctx.db, id),
   };
   const pool = new PublishPool(
