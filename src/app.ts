@@ -13,14 +13,17 @@ import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
+import { usersRoutes } from "./modules/users/routes.ts";
+import { dashboardRoutes } from "./web/serve.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
 
 const API_DESCRIPTION = `Crier publishes one piece of content to social accounts on 15 platforms, now or later.
 
-Every /v1 route needs \`Authorization: Bearer <API_KEY>\` (create keys with \`crier keys create\`) and one
-scope, shown on each route as x-scope. Errors are always \`{ "error": { "code", "message", "hint" } }\`.
+Every /v1 route needs \`Authorization: Bearer <API_KEY>\` (create keys in the dashboard or with \`crier keys create\`)
+and one scope, shown on each route as x-scope. The dashboard calls the same routes with its session cookie and
+an X-CSRF-Token header (every scope, on the session's profile). Errors are always \`{ "error": { "code", "message", "hint" } }\`.
 
 Decisions where the public spec is silent: unknown or foreign ids are 404 not_found; schema failures are
 400 validation_error naming the field; conflicts are 409 with their own code; bodies over MAX_BODY_BYTES
@@ -66,7 +69,9 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(usersRoutes(ctx))
+    .use(dashboardRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

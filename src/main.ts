@@ -14,6 +14,7 @@ import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
+import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
@@ -70,7 +71,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });
   } catch (e) {
-    if (e instanceof KeyInputError) throw new UsageError(e.message);
+    if (e instanceof KeyInputError || e instanceof UserInputError) throw new UsageError(e.message);
     throw e;
   } finally {
     await db.close();
@@ -208,12 +209,37 @@ async function media(args: string[]) {
   } else throw new UsageError(`unknown command 'media ${sub}' (see crier media --help)`);
 }
 
+async function users(args: string[]) {
+  const [sub, ...rest] = args;
+  if (sub === "create" || sub === "reset-password") {
+    const { values } = parse(
+      rest,
+      sub === "create" ? { email: { type: "string" }, profile: { type: "string" } } : { email: { type: "string" } },
+      HELP[`users ${sub}`],
+    );
+    if (!values.email?.trim()) throw new UsageError("--email is required (see --help)");
+    const r = await admin(loadConfig(), `users.${sub}`, { email: values.email.trim(), profileId: values.profile });
+    console.error(
+      sub === "create"
+        ? `user ${r.email} may work in profile ${r.profile_id}. Send them this link (valid until ${r.expires_at}, usable once) to choose a password:`
+        : `a new sign-in link for ${r.email} (valid until ${r.expires_at}, usable once):`,
+    );
+    console.log(r.link);
+  } else if (sub === "list") {
+    parse(rest, {}, HELP["users list"]);
+    console.log(table(await admin(loadConfig(), "users.list", {}), ["id", "email", "created_at"]));
+  } else if (sub === undefined || sub === "--help" || sub === "-h") {
+    console.log(HELP.users);
+  } else throw new UsageError(`unknown command 'users ${sub}' (see crier users --help)`);
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve,
   migrate: migrateCommand,
   profiles,
   keys,
   media,
+  users,
 };
 
 async function main(argv: string[]) {

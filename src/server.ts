@@ -12,6 +12,7 @@ import { accountCredentials } from "./modules/accounts/service.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
+import { recordClientAddress } from "./http/client-address.ts";
 
 export interface ServeOptions {
   scheduler: boolean;
@@ -51,7 +52,10 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   const server = Bun.serve({
     hostname: config.host,
     port: config.port,
-    fetch: (req) => app.handle(req),
+    fetch: (req, srv) => {
+      recordClientAddress(req, srv.requestIP(req)?.address);
+      return app.handle(req);
+    },
     maxRequestBodySize: maxUploadBytes(config),
     idleTimeout: 120,
   });

@@ -3,6 +3,10 @@ import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import type { Scope } from "../http/scopes.ts";
 import { createKey, createProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
+import { createUser, listUsers, resetPassword } from "../modules/users/service.ts";
+
+/** The page of the dashboard where a one-time token sets a password (in the fragment: never sent in logs). */
+const signInLink = (ctx: AppContext, token: string) => `${ctx.config.publicUrl}/welcome#${token}`;
 
 /**
  * Everything `crier profiles|keys|media` can do to the database. The same functions run in-process
@@ -35,6 +39,27 @@ export const adminCommands = {
   "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),
   "keys.revoke": ({ db }: AppContext, a: { id: string }) => revokeKey(db, a.id),
   "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),
+  "users.create": async (ctx: AppContext, a: { email: string; profileId?: string }) => {
+    const r = await createUser(ctx.db, a, ctx.clock.now());
+    return {
+      id: r.user.id,
+      email: r.user.email,
+      profile_id: r.profile.id,
+      link: signInLink(ctx, r.link.token),
+      expires_at: r.link.expiresAt.toISOString(),
+    };
+  },
+  "users.reset-password": async (ctx: AppContext, a: { email: string }) => {
+    const r = await resetPassword(ctx.db, a.email, ctx.clock.now());
+    return {
+      id: r.user.id,
+      email: r.user.email,
+      link: signInLink(ctx, r.link.token),
+      expires_at: r.link.expiresAt.toISOString(),
+    };
+  },
+  "users.list": async ({ db }: AppContext) =>
+    (await listUsers(db)).map((u) => ({ id: u.id, email: u.email, created_at: u.createdAt.toISOString() })),
 } as const;
 
 export type AdminCommand = keyof typeof adminCommands;

@@ -13,6 +13,9 @@ Commands:
   keys list [--profile ID]
   keys revoke ID
   media cleanup                   remove expired upload tickets that never got bytes, and partial uploads
+  users create --email EMAIL [--profile ID]
+  users reset-password --email EMAIL
+  users list
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
 SECRET_KEY, LOG_LEVEL, ...); see the README. Run 'crier <command> --help' for details.`,
@@ -78,4 +81,25 @@ Revokes a key at once; requests with it get 401 invalid_api_key.`,
 
 Removes upload tickets that expired without receiving bytes, and the partial files of uploads that died.
 'crier serve' also does this once a minute; the command is for API-only deployments and cron.`,
+  users: `Usage: crier users <create|reset-password|list>
+
+  users create --email EMAIL [--profile ID]   a dashboard user; prints a one-time sign-in link
+  users reset-password --email EMAIL          a new one-time link on which the user sets a new password
+  users list                                  list users`,
+  "users create": `Usage: crier users create --email EMAIL [--profile ID]
+
+Creates a dashboard user (or adds the profile to an existing one) and prints a one-time sign-in link,
+valid 24 hours, as the last line of stdout; on it the user chooses a password. Run it again with another
+--profile to give the user several profiles.
+
+Options:
+  --email EMAIL   the user's email address (required)
+  --profile ID    a profile the user may work in (default: the profile named "default", created if missing)`,
+  "users reset-password": `Usage: crier users reset-password --email EMAIL
+
+Prints a new one-time link, valid 24 hours, on which the user sets a new password. Setting it signs the
+user out everywhere.`,
+  "users list": `Usage: crier users list
+
+Lists dashboard users: id, email, creation time.`,
 } as const;

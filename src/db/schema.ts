@@ -417,3 +417,70 @@ export const workflowItems = pgTable(
     index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
   ],
 );
+
+/** Dashboard users: created by `crier users create`; the password is set through a one-time link. */
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** Stored lower-cased: one user per address whatever its spelling. */
+    email: text("email").notNull(),
+    /** Bun.password (argon2id); null until the user has followed a sign-in link. */
+    passwordHash: text("password_hash"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("users_email_idx").on(t.email)],
+);
+
+/** The profiles a user may work in (several, with a switcher in the dashboard). */
+export const userProfiles = pgTable(
+  "user_profiles",
+  {
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.userId, t.profileId] })],
+);
+
+/** One-time links on which a user sets a password (first sign-in or reset); only the hash is stored. */
+export const signInLinks = pgTable(
+  "sign_in_links",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+    usedAt: ts("used_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("sign_in_links_token_idx").on(t.tokenHash)],
+);
+
+/** Dashboard sessions, in the database so any running copy serves any signed-in user. */
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    /** The profile the user is working in now (the switcher changes it). */
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    /** SHA-256 of the cookie value; the cookie itself is never stored. */
+    tokenHash: text("token_hash").notNull(),
+    /** Sent back by the page in X-CSRF-Token on every call; a cross-site page cannot read it. */
+    csrfToken: text("csrf_token").notNull(),
+    expiresAt: ts("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("sessions_token_idx").on(t.tokenHash), index("sessions_user_idx").on(t.userId)],
+);

@@ -3,13 +3,16 @@ import type { AppContext } from "../context.ts";
 import { authenticate, type Principal } from "../modules/keys/service.ts";
 import { MissingScope, Unauthorized } from "./errors.ts";
 import { limiterFor } from "./rate-limit.ts";
-import type { Scope } from "./scopes.ts";
+import { SCOPES, type Scope } from "./scopes.ts";
+import { readCookie, requireSession, SESSION_COOKIE } from "./session.ts";
 
 export type { Principal };
 
 /**
  * The `scope` macro: a route declares `{ scope: "posts:read" }` and gets `principal` (profile id and
  * scopes of the bearer key), or a 401/403 (or 429 over the key's rate limit) before its handler runs.
+ * Without an Authorization header, a dashboard session (cookie, Origin and CSRF token) stands for a key
+ * with every scope on the session's current profile.
  * The scope is also written into the route's OpenAPI entry (x-scope, with 401/403/429 added by
  * openapi-finish.ts), so docs and enforcement share one source.
  */
@@ -26,6 +29,17 @@ export function auth(ctx: AppContext) {
       } as Record<string, unknown>,
       async transform({ request, headers }) {
         const header = headers.authorization ?? "";
+        if (!header && readCookie(request, SESSION_COOKIE)) {
+          const session = await requireSession(ctx, request);
+          limiter.take(`session:${session.id}`, ctx.clock.now().getTime());
+          principals.set(request, {
+            keyId: `session:${session.id}`,
+            profileId: session.profileId,
+            sandbox: session.sandbox,
+            scopes: [...SCOPES],
+          });
+          return;
+        }
         const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
         if (!match)
           throw new Unauthorized(

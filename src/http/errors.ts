@@ -91,3 +91,22 @@ export class InternalError extends ApiError {
     );
   }
 }
+
+/** A dashboard call without a live session cookie. */
+export class NotSignedIn extends ApiError {
+  constructor(message = "You are not signed in, or the session has ended.") {
+    super(401, "not_signed_in", message, "Sign in again on the dashboard, or send an API key as a bearer token.");
+  }
+}
+
+/** A session call without the session's CSRF token, or from a page of another site. */
+export class CsrfRefused extends ApiError {
+  constructor(message: string) {
+    super(
+      403,
+      "csrf_refused",
+      message,
+      "Calls made with the session cookie must come from the dashboard's own origin and carry X-CSRF-Token (from GET /auth/session).",
+    );
+  }
+}

@@ -111,6 +111,9 @@ export async function authenticate(db: Db, token: string, now: Date): Promise<Pr
   // Read from the database on every request (no cache): a key revoked anywhere is refused at once.
   const [row] = await keyByHash(db).execute({ hash: hashToken(token) });
   if (!row || row.key.revokedAt || (row.key.expiresAt && row.key.expiresAt <= now)) return null;
+  // Last use is shown to the minute: one write per key per minute keeps the hot path a read.
+  if (!row.key.lastUsedAt || now.getTime() - row.key.lastUsedAt.getTime() > 60_000)
+    await db.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.key.id));
   return { keyId: row.key.id, profileId: row.key.profileId, sandbox: row.sandbox, scopes: row.key.scopes as Scope[] };
 }
 
@@ -123,6 +126,7 @@ function publicKey(row: typeof apiKeys.$inferSelect) {
     scopes: row.scopes,
     expires_at: row.expiresAt?.toISOString() ?? null,
     revoked_at: row.revokedAt?.toISOString() ?? null,
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
     created_at: row.createdAt.toISOString(),
   };
 }

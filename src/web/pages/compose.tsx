@@ -1,0 +1,359 @@
+import { useEffect, useRef, useState } from "preact/hooks";
+import { countText, utf8Length } from "../../platform/text.ts";
+import { api, ApiFailure, putWithProgress } from "../api.ts";
+import { OptionsForm } from "../options-form.tsx";
+import { navigate } from "../router.tsx";
+import type { Account, Draft, Media, PlatformInfo, Post, UploadTicket } from "../types.ts";
+import { ErrorNote, PageTitle, PlatformIcon, useLoad } from "../ui.tsx";
+
+interface MediaSlot {
+  key: string;
+  name: string;
+  preview: string;
+  kind: "image" | "video";
+  progress: number;
+  url?: string;
+  error?: unknown;
+}
+
+interface TargetState {
+  override: string;
+  options: Record<string, unknown>;
+}
+
+const UNIT_NAMES: Record<string, string> = {
+  characters: "characters",
+  utf16: "UTF-16 units",
+  graphemes: "characters",
+  bytes: "bytes",
+  weighted: "weighted characters",
+};
+
+/** Uploads one file through the ticket flow: ask for a ticket, PUT the bytes to it, read the stored media. */
+async function upload(file: File, onProgress: (f: number) => void): Promise<string> {
+  const ticket = await api<{ data: UploadTicket }>("POST", "/v1/media/uploads", {
+    filename: file.name,
+    content_type: file.type || "application/octet-stream",
+  });
+  await putWithProgress(ticket.data.upload.signedUrl, file, ticket.data.content_type, onProgress);
+  const media = await api<{ data: Media }>("GET", `/v1/media/${encodeURIComponent(ticket.data.media_id)}`);
+  return media.data.public_url;
+}
+
+/** "2024-05-01T09:30" in the browser's time zone, for a datetime-local input. */
+function localInput(d: Date) {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function ComposePage({ params }: { params: Record<string, string> }) {
+  const draftId = params.id;
+  const accounts = useLoad(() => api<{ data: Account[] }>("GET", "/v1/accounts").then((r) => r.data));
+  const platforms = useLoad(() => api<{ data: PlatformInfo[] }>("GET", "/auth/platforms").then((r) => r.data));
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [content, setContent] = useState("");
+  const [media, setMedia] = useState<MediaSlot[]>([]);
+  const [selected, setSelected] = useState<string[]>([]);
+  const [targets, setTargets] = useState<Record<string, TargetState>>({});
+  const [publishAt, setPublishAt] = useState("");
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [targetErrors, setTargetErrors] = useState<Record<string, unknown>>({});
+  const [saved, setSaved] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const fileInput = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (!draftId) return;
+    api<{ data: Draft }>("GET", `/v1/drafts/${draftId}`).then((r) => {
+      setDraft(r.data);
+      setContent(r.data.content);
+      setSelected(r.data.selected_account_ids);
+      setMedia(
+        r.data.media.map((m, i) => ({
+          key: `d${i}`,
+          name: m.url.split("/").pop() ?? "media",
+          preview: m.url,
+          kind: m.type === "video" ? "video" : "image",
+          progress: 1,
+          url: m.url,
+        })),
+      );
+    }, setError);
+  }, [draftId]);
+
+  const active = (accounts.data ?? []).filter((a) => a.status === "active");
+  const platformOf = (a: Account) => platforms.data?.find((p) => p.platform === a.platform);
+
+  const addFiles = (files: FileList | null) => {
+    for (const file of Array.from(files ?? [])) {
+      const key = crypto.randomUUID();
+      const slot: MediaSlot = {
+        key,
+        name: file.name,
+        preview: URL.createObjectURL(file),
+        kind: file.type.startsWith("video/") ? "video" : "image",
+        progress: 0,
+      };
+      const patch = (p: Partial<MediaSlot>) =>
+        setMedia((list) => list.map((m) => (m.key === key ? { ...m, ...p } : m)));
+      setMedia((list) => [...list, slot]);
+      upload(file, (progress) => patch({ progress })).then(
+        (url) => patch({ url, progress: 1 }),
+        (e) => patch({ error: e }),
+      );
+    }
+  };
+
+  const toggle = (id: string, on: boolean) => {
+    setSelected((s) => (on ? [...s, id] : s.filter((x) => x !== id)));
+    setTargets((t) => (t[id] ? t : { ...t, [id]: { override: "", options: {} } }));
+  };
+
+  const body = (when: "now" | "schedule") => {
+    const list = selected.filter((id) => active.some((a) => a.id === id));
+    return {
+      content,
+      media: media.filter((m) => m.url).map((m) => ({ url: m.url!, type: m.kind })),
+      ...(when === "schedule" && publishAt ? { publish_at: new Date(publishAt).toISOString() } : {}),
+      targets: list.map((id) => {
+        const t = targets[id];
+        return {
+          account_id: id,
+          ...(t?.override.trim() ? { content_override: t.override } : {}),
+          ...(t && Object.keys(t.options).length ? { platform_options: t.options } : {}),
+        };
+      }),
+      ...(draftId ? { draft_id: draftId } : {}),
+    };
+  };
+
+  /** The API names a target as "targets[2] (…)": put its error beside that target. */
+  const showError = (e: unknown, sent: { account_id: string }[]) => {
+    const index = e instanceof ApiFailure ? /targets\[(\d+)\]/.exec(e.message)?.[1] : undefined;
+    const target = index !== undefined ? sent[Number(index)] : undefined;
+    if (target) setTargetErrors({ [target.account_id]: e });
+    else setError(e);
+  };
+
+  const uploading = media.some((m) => !m.url && !m.error);
+
+  const submit = async (when: "now" | "schedule") => {
+    setError(null);
+    setTargetErrors({});
+    if (when === "schedule" && !publishAt) {
+      setError(new Error("Pick a date and time to schedule."));
+      return;
+    }
+    const sent = body(when);
+    setBusy(when);
+    try {
+      const r = await api<{ data: Post }>("POST", "/v1/posts", sent);
+      navigate(`/posts/${r.data.id}`);
+    } catch (e) {
+      showError(e, sent.targets);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const saveDraft = async () => {
+    setError(null);
+    setBusy("draft");
+    const fields = {
+      content,
+      media: media.filter((m) => m.url).map((m) => ({ url: m.url!, type: m.kind })),
+      selected_account_ids: selected,
+    };
+    try {
+      const r = draft
+        ? await api<{ data: Draft }>("PATCH", `/v1/drafts/${draft.id}`, {
+            ...fields,
+            expected_updated_at: draft.updated_at,
+          })
+        : await api<{ data: Draft }>("POST", "/v1/drafts", fields);
+      setDraft(r.data);
+      setSaved(`Draft saved at ${new Date().toLocaleTimeString()}.`);
+      if (!draftId) navigate(`/drafts/${r.data.id}`, true);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <>
+      <PageTitle>{draftId ? "Edit draft" : "Compose"}</PageTitle>
+      <ErrorNote error={accounts.error ?? platforms.error} />
+      <form class="compose" onSubmit={(e) => e.preventDefault()}>
+        <section class="panel">
+          <label for="content">Text</label>
+          <textarea
+            id="content"
+            rows={7}
+            value={content}
+            onInput={(e) => setContent((e.target as HTMLTextAreaElement).value)}
+            placeholder="What do you want to say?"
+          />
+          <div
+            class={`dropzone${dragging ? " over" : ""}`}
+            onDragOver={(e) => {
+              e.preventDefault();
+              setDragging(true);
+            }}
+            onDragLeave={() => setDragging(false)}
+            onDrop={(e) => {
+              e.preventDefault();
+              setDragging(false);
+              addFiles(e.dataTransfer?.files ?? null);
+            }}
+          >
+            <p>
+              Drop images or videos here, or{" "}
+              <button type="button" class="link" onClick={() => fileInput.current?.click()}>
+                choose files
+              </button>
+              .
+            </p>
+            <input
+              ref={fileInput}
+              id="media-input"
+              type="file"
+              accept="image/*,video/*"
+              multiple
+              class="visually-hidden"
+              aria-label="Add media"
+              onChange={(e) => {
+                addFiles((e.target as HTMLInputElement).files);
+                (e.target as HTMLInputElement).value = "";
+              }}
+            />
+          </div>
+          {media.length ? (
+            <ul class="media-list" aria-label="Media">
+              {media.map((m) => (
+                <li key={m.key} class="media-item">
+                  {m.kind === "video" ? <video src={m.preview} muted /> : <img src={m.preview} alt={m.name} />}
+                  <progress max={1} value={m.progress} aria-label={`Uploading ${m.name}`} />
+                  <span class="small">
+                    {m.error ? "failed" : m.url ? "uploaded" : `${Math.round(m.progress * 100)} %`}
+                  </span>
+                  <button
+                    type="button"
+                    class="link"
+                    onClick={() => setMedia((list) => list.filter((x) => x.key !== m.key))}
+                    aria-label={`Remove ${m.name}`}
+                  >
+                    Remove
+                  </button>
+                  <ErrorNote error={m.error} />
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </section>
+
+        <section class="panel" aria-labelledby="targets-title">
+          <h2 id="targets-title">Publish to</h2>
+          {accounts.data && active.length === 0 ? (
+            <p class="muted">No active account: connect one on the Accounts page.</p>
+          ) : null}
+          <ul class="targets">
+            {active.map((a) => {
+              const p = platformOf(a);
+              const on = selected.includes(a.id);
+              const t = targets[a.id] ?? { override: "", options: {} };
+              const text = t.override.trim() ? t.override : content;
+              const limit = p ? (media.length && p.text_limit.withMediaMax) || p.text_limit.max : null;
+              const used = p ? countText(text, p.text_limit.unit) : text.length;
+              const bytesOver = p?.text_limit.maxBytes ? utf8Length(text) > p.text_limit.maxBytes : false;
+              const over = (limit !== null && used > limit) || bytesOver;
+              return (
+                <li key={a.id} class={`target${on ? " on" : ""}`} data-target={a.username}>
+                  <div class="row">
+                    <input
+                      id={`t-${a.id}`}
+                      type="checkbox"
+                      checked={on}
+                      onChange={(e) => toggle(a.id, (e.target as HTMLInputElement).checked)}
+                    />
+                    <label for={`t-${a.id}`} class="row">
+                      <PlatformIcon platform={a.platform} size={24} />
+                      <span>
+                        {a.username} <span class="muted small">{p?.display_name ?? a.platform}</span>
+                      </span>
+                    </label>
+                    {limit !== null ? (
+                      <span class={`count${over ? " over" : ""}`} aria-live="polite">
+                        {used} / {limit}
+                        <span class="visually-hidden"> {UNIT_NAMES[p!.text_limit.unit]}</span>
+                      </span>
+                    ) : null}
+                  </div>
+                  {targetErrors[a.id] ? <ErrorNote error={targetErrors[a.id]} /> : null}
+                  {on ? (
+                    <details>
+                      <summary>Customise for {a.username}</summary>
+                      <label for={`o-${a.id}`}>Text for this account only</label>
+                      <textarea
+                        id={`o-${a.id}`}
+                        rows={3}
+                        value={t.override}
+                        placeholder="Leave empty to use the main text"
+                        onInput={(e) =>
+                          setTargets({
+                            ...targets,
+                            [a.id]: { ...t, override: (e.target as HTMLTextAreaElement).value },
+                          })
+                        }
+                      />
+                      {p ? (
+                        <OptionsForm
+                          idPrefix={`opt-${a.id}`}
+                          schema={p.options_schema}
+                          values={t.options}
+                          onChange={(options) => setTargets({ ...targets, [a.id]: { ...t, options } })}
+                        />
+                      ) : null}
+                    </details>
+                  ) : null}
+                </li>
+              );
+            })}
+          </ul>
+        </section>
+
+        <section class="panel">
+          <label for="publish-at">
+            Schedule for (your time zone: {Intl.DateTimeFormat().resolvedOptions().timeZone})
+          </label>
+          <input
+            id="publish-at"
+            type="datetime-local"
+            value={publishAt}
+            min={localInput(new Date())}
+            onInput={(e) => setPublishAt((e.target as HTMLInputElement).value)}
+          />
+          <ErrorNote error={error} />
+          {saved ? (
+            <p class="note" role="status">
+              {saved}
+            </p>
+          ) : null}
+          <div class="actions">
+            <button type="button" class="primary" disabled={!!busy || uploading} onClick={() => void submit("now")}>
+              {busy === "now" ? "Publishing…" : "Publish now"}
+            </button>
+            <button type="button" disabled={!!busy || uploading} onClick={() => void submit("schedule")}>
+              {busy === "schedule" ? "Scheduling…" : "Schedule"}
+            </button>
+            <button type="button" disabled={!!busy || uploading} onClick={() => void saveDraft()}>
+              {busy === "draft" ? "Saving…" : "Save draft"}
+            </button>
+          </div>
+        </section>
+      </form>
+    </>
+  );
+}
