@@ -1,14 +1,30 @@
 // Builds the single executable dist/crier: the server, every plugin, the migrations, PGlite's runtime and
-// the docs UI assets are embedded, so it runs from any directory with no node_modules.
+// the docs UI assets and the dashboard bundle are embedded, so it runs from any directory with no node_modules.
 import { spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { buildDashboard } from "../src/web/bundle.ts";
 
 const outfile = process.env.CRIER_BUILD_OUTFILE ?? "dist/crier";
 const started = performance.now();
 console.log(`building ${outfile} …`);
+// The dashboard is bundled first, then embedded as two files by an entry that registers them and starts
+// the command line; from source the server bundles it on first request instead.
+const dashboard = await buildDashboard();
+mkdirSync("dist/web", { recursive: true });
+writeFileSync("dist/web/dashboard.js", dashboard.js);
+writeFileSync("dist/web/dashboard.css", dashboard.css);
+writeFileSync(
+  "dist/entry.ts",
+  `import js from "./web/dashboard.js" with { type: "file" };
+import css from "./web/dashboard.css" with { type: "file" };
+import { embedDashboard } from "../src/web/embedded.ts";
+embedDashboard({ js, css });
+await import("../src/main.ts");
+`,
+);
 const result = spawnSync(
   process.execPath,
-  ["build", "src/main.ts", "--compile", "--minify-syntax", "--outfile", outfile],
+  ["build", "dist/entry.ts", "--compile", "--minify-syntax", "--outfile", outfile],
   { stdio: "inherit" },
 );
 if (result.status !== 0) {
