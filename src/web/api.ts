@@ -42,7 +42,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   }
   if (!res.ok) {
     const e = json?.error ?? {};
-    if (e.code === "not_signed_in" && !path.startsWith("/auth/sign-in")) onSignedOut();
+    // The pages that work without a session (sign-in, the one-time link, the first look) handle 401 themselves.
+    if (e.code === "not_signed_in" && !/^\/auth\/(session|sign-in|links)/.test(path)) onSignedOut();
     throw new ApiFailure(res.status, e.code ?? `http_${res.status}`, e.message ?? `HTTP ${res.status}`, e.hint);
   }
   return json as T;

@@ -30,6 +30,7 @@ function shell(version: string) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Crier</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/dashboard.css?v=${version}">
 <script type="module" src="/assets/dashboard.js?v=${version}"></script>
 </head>

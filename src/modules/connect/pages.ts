@@ -39,7 +39,8 @@ export function resultPage(
   status = 200,
 ): Response {
   const body = `<h1>${esc(input.title)}</h1><p class="${input.ok ? "ok" : "err"}">${esc(input.message)}</p>
-<p>${input.ok ? "You can close this window and list the accounts through the API to see it." : "Nothing was connected. Start again from the API to get a new link."}</p>`;
+<p>${input.ok ? "You can close this window and list the accounts through the API to see it." : "Nothing was connected. Start again from the API to get a new link."}</p>
+<p><a href="/accounts">Back to the accounts in the dashboard</a></p>`;
   return htmlResponse(layout(`${input.title} · ${input.platform}`, body), status);
 }
 
