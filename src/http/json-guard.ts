@@ -9,7 +9,7 @@ import { BadRequest } from "./errors.ts";
 
 /** Deepest nesting of objects and arrays a body may have; the API's own bodies need fewer than 8. */
 export const MAX_JSON_DEPTH = 32;
-/** Most values (keys' values and array items, counted together) one body may hold. */
+/** Most object members and array items, counted together over the whole body, one body may hold. */
 export const MAX_JSON_VALUES = 10_000;
 
 const OPEN_OBJECT = 0x7b; // {
@@ -31,6 +31,8 @@ export function checkJsonShape(text: string): void {
   let depth = 0;
   let values = 0;
   let inString = false;
+  // Just after an opening bracket: the next token other than whitespace is its first item, unless it closes it.
+  let opened = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
@@ -38,15 +40,23 @@ export function checkJsonShape(text: string): void {
       else if (c === QUOTE) inString = false;
       continue;
     }
+    if (opened && c > 0x20) {
+      opened = false;
+      if (c !== CLOSE_OBJECT && c !== CLOSE_ARRAY) values++;
+    }
     if (c === QUOTE) inString = true;
     else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > MAX_JSON_DEPTH)
         throw new BadRequest("invalid_json", `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, HINT);
-      values++;
+      opened = true;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
     else if (c === COMMA) values++;
     if (values > MAX_JSON_VALUES)
-      throw new BadRequest("invalid_json", `The request body holds more than ${MAX_JSON_VALUES} values.`, HINT);
+      throw new BadRequest(
+        "invalid_json",
+        `The request body holds more than ${MAX_JSON_VALUES} values (object members and array items).`,
+        HINT,
+      );
   }
 }
 
