@@ -57,7 +57,14 @@ for (const [name, raw] of Object.entries(BODIES)) {
     const res = await send(raw);
     return { status: res.status, code: ((await res.json()) as { error?: { code: string } }).error?.code ?? "" };
   });
-  rows.push([name, `${Math.round(raw.length / 1024)} KB`, String(result.status), result.code, ms.toFixed(1), mb.toFixed(1)]);
+  rows.push([
+    name,
+    `${Math.round(raw.length / 1024)} KB`,
+    String(result.status),
+    result.code,
+    ms.toFixed(1),
+    mb.toFixed(1),
+  ]);
 }
 
 const deepest = BODIES['{"a": × 20,000 (closed)'];
