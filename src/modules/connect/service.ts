@@ -8,6 +8,7 @@ import { upsertConnectedAccount } from "../accounts/service.ts";
 import type { ConnectResult } from "./model.ts";
 import { formPage, resultPage } from "./pages.ts";
 import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
+import { spendState, stateSpent } from "./used-states.ts";
 
 const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
 export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
@@ -81,14 +82,17 @@ export function startConnect(ctx: AppContext, principal: Principal, platform: st
   return { hosted_url: hostedUrl(ctx, platform, state), authorization_url: null, mode: flow.mode, platform };
 }
 
-const STATE_MESSAGES: Record<Exclude<StateCheck, { ok: true }>["reason"], string> = {
+type StateFailure = Exclude<StateCheck, { ok: true }>["reason"] | "used";
+
+const STATE_MESSAGES: Record<StateFailure, string> = {
   invalid: "This connection link is not valid: it was changed or cut short.",
   expired: "This connection link has expired: links are valid for five minutes.",
   wrong_platform: "This connection link belongs to another platform.",
+  used: "This connection link has already been used: each link connects once.",
 };
 
-function stateFailure(platform: string, check: Exclude<StateCheck, { ok: true }>): Response {
-  return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[check.reason] }, 400);
+function stateFailure(platform: string, reason: StateFailure): Response {
+  return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[reason] }, 400);
 }
 
 async function store(
@@ -162,7 +166,9 @@ export async function finishOAuth(
     );
   }
   const check = verifyState(ctx.config.secretKey, query.state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
+  // Spent before the provider is called: a replayed callback (browser history, a leaked URL) connects nothing.
+  if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
   if (query.error) {
     const reason = query.error_description ?? query.error;
     return resultPage(
@@ -249,7 +255,8 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
+  if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
   let carry: Record<string, string> = {};
   let values: Record<string, string> | undefined;
@@ -288,7 +295,7 @@ export async function submitHostedForm(
   if (!found) return notHosted(platform);
   const state = typeof form.state === "string" ? form.state : undefined;
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
   const { plugin, flow } = found;
   const carry = readCarry(ctx, state!, form);
   if (!carry)
@@ -320,6 +327,8 @@ export async function submitHostedForm(
       ...carried,
       ...values,
     });
+    // Spent only once the values are right, so a mistyped password can be corrected on the same page.
+    if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
     if (e instanceof ConnectError) return again(e.message);
