@@ -3,10 +3,10 @@ import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/host/provider.ts";
 import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
-import type { Principal } from "../keys/service.ts";
+import { findProfile, type Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";
 import type { ConnectResult } from "./model.ts";
-import { formPage, resultPage } from "./pages.ts";
+import { formPage, resultPage, type Requester } from "./pages.ts";
 import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
 import { spendState, stateSpent } from "./used-states.ts";
 
@@ -14,6 +14,16 @@ const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
 export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
 export const hostedUrl = (ctx: AppContext, platform: string, state: string) =>
   `${base(ctx)}/connect/${platform}?state=${encodeURIComponent(state)}`;
+
+/** The server and the profile a verified state speaks for, shown on the pages of its flow. */
+async function requesterOf(ctx: AppContext, state: ConnectState): Promise<Requester> {
+  const profile = await findProfile(ctx.db, state.profileId);
+  return {
+    instanceName: ctx.config.instanceName,
+    host: new URL(base(ctx)).host,
+    profileName: profile?.name ?? "(deleted profile)",
+  };
+}
 
 function pluginOrNotFound(ctx: AppContext, platform: string): Plugin {
   const plugin = ctx.platforms.get(platform);
@@ -124,6 +134,7 @@ async function store(
   return resultPage({
     ok: true,
     platform: plugin.platform,
+    requester: await requesterOf(ctx, state),
     title: "Account connected",
     message:
       identities.length === 1
@@ -258,6 +269,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   if (!check.ok) return stateFailure(platform, check.reason);
   if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
+  const requester = await requesterOf(ctx, check.state);
   let carry: Record<string, string> = {};
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
@@ -280,6 +292,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     state: state!,
     action: `/connect/${platform}`,
     sandbox: check.state.sandbox,
+    requester,
     hidden: hiddenCarry(ctx, state!, carry),
     link: linkOf(carry),
     values,
@@ -297,6 +310,7 @@ export async function submitHostedForm(
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check.reason);
   const { plugin, flow } = found;
+  const requester = await requesterOf(ctx, check.state);
   const carry = readCarry(ctx, state!, form);
   if (!carry)
     return resultPage(
@@ -314,6 +328,7 @@ export async function submitHostedForm(
       state: state!,
       action: `/connect/${platform}`,
       sandbox: check.state.sandbox,
+      requester,
       error,
       values,
       hidden: hiddenCarry(ctx, state!, carry),
