@@ -24,7 +24,8 @@ scope, shown on each route as x-scope. Errors are always \`{ "error": { "code", 
 
 Decisions where the public spec is silent: unknown or foreign ids are 404 not_found; schema failures are
 400 validation_error naming the field; conflicts are 409 with their own code; bodies over MAX_BODY_BYTES
-are 413 payload_too_large. Lists page newest first with limit (1..100), after and after_id.
+are 413 payload_too_large. Paged lists are most recently updated first, with limit (1..100), after and
+after_id; accounts are listed in the order they were first connected.
 
 Scopes: ${SCOPES.join(", ")}.`;
 

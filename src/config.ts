@@ -29,6 +29,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
+  /** A name for this server shown on hosted connect pages beside PUBLIC_URL's host; absent: the host alone. */
+  instanceName?: string;
   dataDir: string;
   databaseUrl?: string;
   /** Connections to PostgreSQL per running copy. */
@@ -60,6 +62,7 @@ export const CONFIG_VARIABLES = [
   "PORT",
   "HOST",
   "PUBLIC_URL",
+  "INSTANCE_NAME",
   "DATA_DIR",
   "DATABASE_URL",
   "SECRET_KEY",
@@ -153,6 +156,16 @@ function ai(env: Env): AiConfig | undefined {
   };
 }
 
+const INSTANCE_NAME_MAX = 80;
+
+function instanceName(env: Env): string | undefined {
+  const raw = env.INSTANCE_NAME?.trim();
+  if (!raw) return undefined;
+  if (raw.length > INSTANCE_NAME_MAX || /[\u0000-\u001f\u007f]/.test(raw))
+    throw new ConfigError(`INSTANCE_NAME must be one line of at most ${INSTANCE_NAME_MAX} characters`);
+  return raw;
+}
+
 function secretKey(env: Env, dataDir: string): Buffer {
   const raw = env.SECRET_KEY?.trim();
   if (raw) {
@@ -208,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     publicUrl,
+    instanceName: instanceName(env),
     dataDir,
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),

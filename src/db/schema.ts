@@ -417,3 +417,16 @@ export const workflowItems = pgTable(
     index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
   ],
 );
+
+/**
+ * Nonces of connect states already used (src/modules/connect/used-states.ts), kept until the state would
+ * have expired: a state connects once, whichever copy answers its callback.
+ */
+export const connectStatesUsed = pgTable(
+  "connect_states_used",
+  {
+    nonce: text("nonce").primaryKey(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("connect_states_used_expires_idx").on(t.expiresAt)],
+);

@@ -149,6 +149,26 @@ describe("GET /v1/drafts paging", () => {
     expect(new Set(seen).size).toBe(250);
   });
 
+  test("lists the most recently updated first: editing an older draft moves it to the front", async () => {
+    const p = await h.profile();
+    const ids: string[] = [];
+    for (const content of ["a", "b", "c"]) {
+      h.clock.advance(1000);
+      ids.push((await h.request("POST", "/v1/drafts", { token: p.token, body: { content } })).body.data.id);
+    }
+    const list = async () =>
+      (await h.request("GET", "/v1/drafts", { token: p.token })).body.data.map((d: { id: string }) => d.id);
+    expect(await list()).toEqual([ids[2], ids[1], ids[0]]);
+    const oldest = (await h.request("GET", `/v1/drafts/${ids[0]}`, { token: p.token })).body.data;
+    h.clock.advance(1000);
+    const edit = await h.request("PATCH", `/v1/drafts/${ids[0]}`, {
+      token: p.token,
+      body: { content: "a, edited", expected_updated_at: oldest.updated_at },
+    });
+    expect(edit.status).toBe(200);
+    expect(await list()).toEqual([ids[0], ids[2], ids[1]]);
+  });
+
   test("status filter, and scheduled drafts are never listed", async () => {
     const p = await h.profile();
     const mk = async (status: "inbox" | "ready" | "archived" | "scheduled") =>
