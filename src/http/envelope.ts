@@ -1,57 +1,21 @@
 import { Elysia, ValidationError, NotFoundError, ParseError } from "elysia";
 import { randomUUID } from "node:crypto";
 import type { AppContext } from "../context.ts";
-import { ApiError, BadRequest, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
+import {
+  ApiError,
+  BadRequest,
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from "./errors.ts";
+import { allowedMethods, type RouteLike } from "./methods.ts";
+import { validationToApiError } from "./validation.ts";
 
-interface SchemaIssue {
-  path?: string;
-  message?: string;
-  summary?: string;
-  schema?: { errorCode?: string; errorMessage?: string; errorHint?: string };
-}
+const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
-/**
- * Turns a schema failure into our 400. A schema may carry `errorCode` (and `errorMessage`, `errorHint`)
- * when the spec names the code for that field, e.g. invalid_filename; otherwise it is validation_error.
- */
-export function validationToApiError(err: ValidationError, request?: Request): ApiError {
-  const issues = (err.all ?? []) as SchemaIssue[];
-  let where = err.type;
-  if (where === "property") {
-    // Elysia checks query parameters one by one and loses the name; find it from the URL.
-    where = "query";
-    const params = request ? [...new URL(request.url).searchParams] : [];
-    const hit = params.find(([, v]) => v === String(err.value) || Number(v) === err.value);
-    if (hit && issues[0]) issues[0].path = `/${hit[0]}`;
-  }
-  const coded = issues.find((i) => i.schema?.errorCode);
-  if (coded?.schema?.errorCode) {
-    return new BadRequest(
-      coded.schema.errorCode,
-      coded.schema.errorMessage ?? `${fieldName(where, coded.path)}: ${issueText(coded)}`,
-      coded.schema.errorHint,
-    );
-  }
-  const first = issues[0];
-  if (!first) return new BadRequest("validation_error", `Invalid ${where}.`);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  return new BadRequest(
-    "validation_error",
-    `${fieldName(where, first.path)}: ${issueText(first)}${more}`,
-    "Fix the named field and send the request again; /openapi.json describes every field.",
-  );
-}
-
-function fieldName(where: string, path?: string) {
-  const dotted = (path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  return dotted ? `${where}.${dotted}` : where;
-}
-
-function issueText(issue: SchemaIssue) {
-  const text = issue.message ?? issue.summary ?? "is invalid";
-  if (/^Expected kind 'Never'|Unexpected property/i.test(text)) return "is not an allowed property";
-  return text.replace(/^Property '.*?' should be /, "should be ");
-}
+const hasBody = (request: Request) => request.headers.get("content-length") !== "0" && request.body !== null;
 
 /** Reads a JSON body with a size cap, so a chunked body cannot grow past the limit either. */
 async function readJson(request: Request, limit: number): Promise<unknown> {
@@ -87,7 +51,7 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
 const started = new WeakMap<Request, number>();
 
 /** Request ids, JSON body parsing, the error envelope and request logs for the whole app. */
-export function envelope(ctx: AppContext) {
+export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) {
   const log = ctx.log.child({ component: "http" });
   return new Elysia({ name: "envelope" })
     .onRequest(({ request }) => {
@@ -101,10 +65,12 @@ export function envelope(ctx: AppContext) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
       if (request.method === "PUT") return;
-      if (
-        contentType?.startsWith("application/json") ||
-        (contentType === "" && request.headers.get("content-length") !== "0" && request.body)
-      ) {
+      if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
+      // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
+      if (contentType && new URL(request.url).pathname.startsWith("/v1/") && hasBody(request)) {
+        throw new UnsupportedMediaType(contentType.split(";")[0]);
+      }
+      if (contentType === "" && request.headers.get("content-length") !== "0" && request.body) {
         return readJson(request, ctx.config.maxBodyBytes);
       }
     })
@@ -119,11 +85,15 @@ export function envelope(ctx: AppContext) {
             ? internal(log, error, request, String(requestId))
             : validationToApiError(error, request);
       } else if (error instanceof NotFoundError || code === "NOT_FOUND") {
-        apiError = new NotFound(
-          `Route ${request.method} ${new URL(request.url).pathname}`,
-          "not_found",
-          "See /openapi.json for the routes this server answers.",
-        );
+        const path = new URL(request.url).pathname;
+        const allowed = allowedMethods(routes(), path);
+        apiError = allowed.length
+          ? new MethodNotAllowed(request.method, path, allowed)
+          : new NotFound(
+              `Route ${request.method} ${new URL(request.url).pathname}`,
+              "not_found",
+              "See /openapi.json for the routes this server answers.",
+            );
       } else if ((error as { cause?: unknown }).cause instanceof ApiError) {
         apiError = (error as { cause: ApiError }).cause;
       } else if (error instanceof ParseError || code === "PARSE") {

@@ -7,6 +7,10 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** Follows a #/components/schemas/ $ref to the schema it names. */
+const deref = (spec: any, schema: any) =>
+  schema?.$ref ? spec.components.schemas[schema.$ref.split("/").pop()] : schema;
+
 test("/openapi.json is OpenAPI 3.1 with every /v1 route, its scope and its error responses", async () => {
   const res = await h.request("GET", "/openapi.json");
   expect(res.status).toBe(200);
@@ -85,13 +89,15 @@ test("JSON request bodies are described under application/json with their schema
   const spec = (await h.request("GET", "/openapi.json")).body;
   const body = spec.paths["/v1/drafts"].post.requestBody;
   expect(Object.keys(body.content)).toEqual(["application/json"]);
-  expect(body.content["application/json"].schema.properties).toHaveProperty("selected_account_ids");
-  expect(body.content["application/json"].schema.additionalProperties).toBe(false);
+  const schema = deref(spec, body.content["application/json"].schema);
+  expect(schema.properties).toHaveProperty("selected_account_ids");
+  expect(schema.additionalProperties).toBe(false);
 });
 
 test("every plugin's platform_options schema is a component, linked from PostTargetInput.platform_options", async () => {
   const spec = (await h.request("GET", "/openapi.json")).body;
-  const target = spec.paths["/v1/posts"].post.requestBody.content["application/json"].schema.properties.targets.items;
+  const create = deref(spec, spec.paths["/v1/posts"].post.requestBody.content["application/json"].schema);
+  const target = deref(spec, create.properties.targets.items);
   expect(target.title).toBe("PostTargetInput");
   const options = target.properties.platform_options;
   const plugins = h.ctx.platforms.list();
@@ -111,7 +117,7 @@ test("every plugin's platform_options schema is a component, linked from PostTar
   expect(spec.components.schemas.TwitterOptions).toBeDefined();
   expect(spec.components.schemas.VimeoOptions.properties.title.maxLength).toBe(128);
   // PATCH takes the same targets, described the same way.
-  const patched =
-    spec.paths["/v1/posts/{id}"].patch.requestBody.content["application/json"].schema.properties.targets.items;
+  const patch = deref(spec, spec.paths["/v1/posts/{id}"].patch.requestBody.content["application/json"].schema);
+  const patched = deref(spec, patch.properties.targets.items);
   expect(patched.properties.platform_options["x-platform-options"]).toEqual(options["x-platform-options"]);
 });
