@@ -75,6 +75,25 @@ const typeName = (schema: Schema): string => {
   return type ? `a ${type}` : "a valid value";
 };
 
+function describeNumber(schema: Schema, got: unknown): string {
+  const kind = schema.type === "integer" ? "an integer" : "a number";
+  const n = typeof got === "number" ? got : Number(got);
+  if (got === undefined || got === null || got === "" || Number.isNaN(n)) return `must be ${kind}`;
+  if (schema.type === "integer" && !Number.isInteger(n)) return `must be ${kind} (got ${n})`;
+  const [min, max] = [schema.minimum as number | undefined, schema.maximum as number | undefined];
+  const range =
+    min !== undefined && max !== undefined
+      ? `from ${min} to ${max}`
+      : min !== undefined
+        ? `at least ${min}`
+        : `at most ${max}`;
+  if ((min !== undefined && n < min) || (max !== undefined && n > max)) return `must be ${range} (got ${n})`;
+  const [xmin, xmax] = [schema.exclusiveMinimum as number | undefined, schema.exclusiveMaximum as number | undefined];
+  if (xmin !== undefined && n <= xmin) return `must be greater than ${xmin} (got ${n})`;
+  if (xmax !== undefined && n >= xmax) return `must be less than ${xmax} (got ${n})`;
+  return `must be ${kind}`;
+}
+
 /** What was wrong with one value and what is allowed there, as words after the field name. */
 export function describeIssue(issue: SchemaIssue): string {
   const text = issue.message ?? issue.summary ?? "";
@@ -82,6 +101,11 @@ export function describeIssue(issue: SchemaIssue): string {
   if (/Expected kind 'Never'|Unexpected property/i.test(text)) return "is not an allowed property";
   if (/Expected required property/i.test(text)) return "is required";
   const options = schema.anyOf;
+  const numeric = options?.find((o) => o.type === "integer" || o.type === "number");
+  if (numeric && options?.every((o) => o === numeric || o.format === numeric.type)) {
+    // Elysia accepts a number also as a numeric string here; what the client must fix is the number.
+    return describeNumber({ ...schema, ...numeric }, issue.value);
+  }
   if (options?.length) {
     const literals = options.filter((o) => o.const !== undefined).map((o) => String(o.const));
     const rest = options.filter((o) => o.const === undefined).map(typeName);
@@ -98,10 +122,7 @@ export function describeIssue(issue: SchemaIssue): string {
     if (/less/.test(text))
       return `must have at most ${limit(typeof got === "string" ? "maxLength" : "maxItems")} ${unit}`;
   }
-  if (/to be greater or equal/i.test(text)) return `must be at least ${limit("minimum")} (got ${String(got)})`;
-  if (/to be less or equal/i.test(text)) return `must be at most ${limit("maximum")} (got ${String(got)})`;
-  if (/to be greater than/i.test(text)) return `must be greater than ${limit("exclusiveMinimum")}`;
-  if (/to be less than/i.test(text)) return `must be less than ${limit("exclusiveMaximum")}`;
+  if (/to be (greater|less) (or equal|than)/i.test(text)) return describeNumber(schema, got);
   if (/unique/i.test(text)) return "must not repeat an item";
   if (/format/i.test(text) && schema.format) return `must be ${FORMATS[schema.format] ?? `in ${schema.format} format`}`;
   if (/pattern/i.test(text) && schema.pattern) return `must match the pattern ${String(schema.pattern)}`;
