@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { ROOT, runCli, startServe } from "../support/cli.ts";
 import { testDatabase } from "../support/db.ts";
 import type { Db } from "../../src/db/client.ts";
+import { openApiDocument } from "../../src/http/openapi-dump.ts";
 
 // Builds the real single executable and runs it from an empty directory with no node_modules.
 let binary: string;
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 test("the compiled binary serves, creates a key, lists accounts and stops cleanly from an empty directory", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "crier-empty-"));
-  const runEnv = { ...env, DATA_DIR: join(cwd, "data") };
+  const runEnv = { ...env, DATA_DIR: join(cwd, "data"), PUBLIC_URL: "http://crier.test" };
   const server = await startServe(runEnv, { binary, cwd });
   try {
     const key = await runCli(["keys", "create", "--name", "smoke"], runEnv, { binary, cwd });
@@ -42,6 +43,9 @@ test("the compiled binary serves, creates a key, lists accounts and stops cleanl
     expect(await res.json()).toEqual({ data: [] });
     const docs = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
     expect(docs.status).toBe(200);
+    // One description, byte for byte, from the binary (after it served other requests) and from source.
+    const served = await (await fetch(`${server.url}/openapi.json`)).text();
+    expect(served).toBe(await openApiDocument(runEnv));
   } finally {
     expect(await server.stop()).toBe(0);
   }
