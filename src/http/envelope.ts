@@ -1,58 +1,22 @@
 import { Elysia, ValidationError, NotFoundError, ParseError } from "elysia";
 import { randomUUID } from "node:crypto";
 import type { AppContext } from "../context.ts";
-import { ApiError, BadRequest, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
+import {
+  ApiError,
+  BadRequest,
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from "./errors.ts";
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
+import { allowedMethods, type RouteLike } from "./methods.ts";
+import { validationToApiError } from "./validation.ts";
 
-interface SchemaIssue {
-  path?: string;
-  message?: string;
-  summary?: string;
-  schema?: { errorCode?: string; errorMessage?: string; errorHint?: string };
-}
+const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
-/**
- * Turns a schema failure into our 400. A schema may carry `errorCode` (and `errorMessage`, `errorHint`)
- * when the spec names the code for that field, e.g. invalid_filename; otherwise it is validation_error.
- */
-export function validationToApiError(err: ValidationError, request?: Request): ApiError {
-  const issues = (err.all ?? []) as SchemaIssue[];
-  let where = err.type;
-  if (where === "property") {
-    // Elysia checks query parameters one by one and loses the name; find it from the URL.
-    where = "query";
-    const params = request ? [...searchOf(request)] : [];
-    const hit = params.find(([, v]) => v === String(err.value) || Number(v) === err.value);
-    if (hit && issues[0]) issues[0].path = `/${hit[0]}`;
-  }
-  const coded = issues.find((i) => i.schema?.errorCode);
-  if (coded?.schema?.errorCode) {
-    return new BadRequest(
-      coded.schema.errorCode,
-      coded.schema.errorMessage ?? `${fieldName(where, coded.path)}: ${issueText(coded)}`,
-      coded.schema.errorHint,
-    );
-  }
-  const first = issues[0];
-  if (!first) return new BadRequest("validation_error", `Invalid ${where}.`);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  return new BadRequest(
-    "validation_error",
-    `${fieldName(where, first.path)}: ${issueText(first)}${more}`,
-    "Fix the named field and send the request again; /openapi.json describes every field.",
-  );
-}
-
-function fieldName(where: string, path?: string) {
-  const dotted = (path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  return dotted ? `${where}.${dotted}` : where;
-}
-
-function issueText(issue: SchemaIssue) {
-  const text = issue.message ?? issue.summary ?? "is invalid";
-  if (/^Expected kind 'Never'|Unexpected property/i.test(text)) return "is not an allowed property";
-  return text.replace(/^Property '.*?' should be /, "should be ");
-}
+const hasBody = (request: Request) => request.headers.get("content-length") !== "0" && request.body !== null;
 
 /** Reads a JSON body with a size cap, so a chunked body cannot grow past the limit either. */
 async function readJson(request: Request, limit: number): Promise<unknown> {
@@ -110,7 +74,7 @@ function searchOf(request: Request): URLSearchParams {
 const started = new WeakMap<Request, number>();
 
 /** Request ids, JSON body parsing, the error envelope and request logs for the whole app. */
-export function envelope(ctx: AppContext) {
+export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) {
   const log = ctx.log.child({ component: "http" });
   return new Elysia({ name: "envelope" })
     .onRequest(({ request }) => {
@@ -130,16 +94,16 @@ export function envelope(ctx: AppContext) {
       const declared = Number(request.headers.get("content-length") ?? "NaN");
       if (declared > ctx.config.maxBodyBytes)
         throw new PayloadTooLarge(`The request body is larger than ${ctx.config.maxBodyBytes} bytes.`);
-      if (
-        contentType?.startsWith("application/json") ||
-        (contentType === "" && request.headers.get("content-length") !== "0" && request.body)
-      ) {
-        return readJson(request, ctx.config.maxBodyBytes);
+      if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
+      // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
+      if (contentType && pathOf(request).startsWith("/v1/") && hasBody(request)) {
+        throw new UnsupportedMediaType(contentType.split(";")[0]);
       }
+      if (contentType === "" && hasBody(request)) return readJson(request, ctx.config.maxBodyBytes);
     })
     .onError({ as: "global" }, ({ error, code, set, request, ...rest }) => {
       try {
-        return errorResponse(log, error, code, set, request, rest);
+        return errorResponse(log, error, code, set, request, rest, routes);
       } catch {
         // Last resort: the envelope without anything from the request, which is what just failed.
         return Response.json(new InternalError(randomUUID()).toBody(), { status: 500 });
@@ -169,6 +133,7 @@ function errorResponse(
   set: ErrorSet,
   request: Request,
   rest: unknown,
+  routes: () => RouteLike[],
 ): Response {
   const requestId = (rest as { requestId?: string }).requestId ?? set.headers["x-request-id"] ?? randomUUID();
   let apiError: ApiError;
@@ -180,11 +145,15 @@ function errorResponse(
         ? internal(log, error, request, String(requestId))
         : validationToApiError(error, request);
   } else if (error instanceof NotFoundError || code === "NOT_FOUND") {
-    apiError = new NotFound(
-      `Route ${request.method} ${pathOf(request)}`,
-      "not_found",
-      "See /openapi.json for the routes this server answers.",
-    );
+    const path = pathOf(request);
+    const allowed = allowedMethods(routes(), path);
+    apiError = allowed.length
+      ? new MethodNotAllowed(request.method, path, allowed)
+      : new NotFound(
+          `Route ${request.method} ${path}`,
+          "not_found",
+          "See /openapi.json for the routes this server answers.",
+        );
   } else if ((error as { cause?: unknown } | null)?.cause instanceof ApiError) {
     apiError = (error as { cause: ApiError }).cause;
   } else if (error instanceof ParseError || code === "PARSE") {

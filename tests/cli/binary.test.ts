@@ -6,6 +6,7 @@ import { ROOT, runCli, startServe } from "../support/cli.ts";
 import { testDatabase } from "../support/db.ts";
 import type { Db } from "../../src/db/client.ts";
 import { rawHttp } from "../support/raw-http.ts";
+import { openApiDocument } from "../../src/http/openapi-dump.ts";
 
 // Builds the real single executable and runs it from an empty directory with no node_modules.
 let binary: string;
@@ -33,7 +34,7 @@ afterAll(async () => {
 
 test("the compiled binary serves, creates a key, lists accounts and stops cleanly from an empty directory", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "crier-empty-"));
-  const runEnv = { ...env, DATA_DIR: join(cwd, "data") };
+  const runEnv = { ...env, DATA_DIR: join(cwd, "data"), PUBLIC_URL: "http://crier.test" };
   const server = await startServe(runEnv, { binary, cwd });
   try {
     const key = await runCli(["keys", "create", "--name", "smoke"], runEnv, { binary, cwd });
@@ -57,6 +58,9 @@ test("the compiled binary serves, creates a key, lists accounts and stops cleanl
     );
     expect(tooLarge.status).toBe(413);
     expect(JSON.parse(tooLarge.body).error.code).toBe("payload_too_large");
+    // One description, byte for byte, from the binary (after it served other requests) and from source.
+    const served = await (await fetch(`${server.url}/openapi.json`)).text();
+    expect(served).toBe(await openApiDocument(runEnv));
   } finally {
     expect(await server.stop()).toBe(0);
   }

@@ -120,7 +120,8 @@ test("unknown or malformed account ids", async () => {
   const p = await h.profile();
   const unknown = await h.request("DELETE", "/v1/accounts/7b0e7c36-1111-4a7e-9a1b-5d6c7e8f9a0b", { token: p.token });
   expect(unknown.status).toBe(404);
+  // A malformed id is not found like an unknown one (issue 11), not a validation error.
   const malformed = await h.request("DELETE", "/v1/accounts/42", { token: p.token });
-  expect(malformed.status).toBe(400);
-  expect(malformed.body.error.code).toBe("validation_error");
+  expect(malformed.status).toBe(404);
+  expect(malformed.body.error.code).toBe("not_found");
 });

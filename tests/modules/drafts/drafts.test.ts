@@ -62,6 +62,35 @@ describe("POST /v1/drafts", () => {
   }
 });
 
+describe("draft media URLs are checked like post media URLs", () => {
+  const bad: [string, unknown][] = [
+    ["not a URL", { media: [{ type: "image", url: "not a url" }] }],
+    ["a relative path", { media: [{ type: "image", url: "/media/a.png" }] }],
+    ["another scheme", { media: [{ type: "video", url: "ftp://cdn.example.com/a.mp4" }] }],
+    ["a bad thumbnail", { media: [{ ...media, thumbnail_url: "javascript:alert(1)" }] }],
+  ];
+  for (const [name, body] of bad) {
+    test(`400 invalid_media for ${name} on create and on update, nothing stored`, async () => {
+      const before = await h.db.db.$count(drafts, eq(drafts.profileId, profileId));
+      const res = await h.request("POST", "/v1/drafts", { token, body });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("invalid_media");
+      expect(res.body.error.message).toContain("media[0]");
+      expect(await h.db.db.$count(drafts, eq(drafts.profileId, profileId))).toBe(before);
+
+      const draft = (await h.request("POST", "/v1/drafts", { token, body: { content: "keep" } })).body.data;
+      const patch = await h.request("PATCH", `/v1/drafts/${draft.id}`, {
+        token,
+        body: { ...(body as object), expected_updated_at: draft.updated_at },
+      });
+      expect(patch.status).toBe(400);
+      expect(patch.body.error.code).toBe("invalid_media");
+      const read = await h.request("GET", `/v1/drafts/${draft.id}`, { token });
+      expect(read.body.data).toEqual(draft);
+    });
+  }
+});
+
 describe("Idempotency-Key", () => {
   test("the same key and body return the original draft", async () => {
     const headers = { "idempotency-key": "same-1" };
