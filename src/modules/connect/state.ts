@@ -38,8 +38,7 @@ export function issueState(
 }
 
 export type StateCheck =
-  | { ok: true; state: ConnectState }
-  | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
+  { ok: true; state: ConnectState } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
 
 export function verifyState(secret: Buffer, token: string | undefined, platform: string, now: Date): StateCheck {
   const [payload, mac, extra] = (token ?? "").split(".");
