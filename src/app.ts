@@ -13,6 +13,7 @@ import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
+import { webhooksRoutes } from "./modules/webhooks/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -66,7 +67,8 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(webhooksRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

@@ -8,6 +8,7 @@ import {
   boolean,
   integer,
   bigint,
+  bigserial,
   jsonb,
   timestamp,
   primaryKey,
@@ -456,7 +457,7 @@ export const webhookDeliveries = pgTable(
   "webhook_deliveries",
   {
     id: uuid("id").primaryKey().defaultRandom(),
-    seq: bigint("seq", { mode: "number" }).notNull(),
+    seq: bigserial("seq", { mode: "number" }).notNull(),
     eventId: uuid("event_id")
       .notNull()
       .references(() => webhookEvents.id, { onDelete: "cascade" }),
