@@ -199,7 +199,15 @@ async function attempt(ctx: AppContext, c: Claimed, o: Required<SenderOptions>):
   const excerpt = await readExcerpt(res).catch(() => null);
   const durationMs = Math.round(performance.now() - started);
   if (res.status >= 200 && res.status < 300)
-    return { ...base, statusCode: res.status, excerpt, durationMs, error: null, status: "delivered", nextAttemptAt: null };
+    return {
+      ...base,
+      statusCode: res.status,
+      excerpt,
+      durationMs,
+      error: null,
+      status: "delivered",
+      nextAttemptAt: null,
+    };
   if (res.status === 410) {
     return {
       ...base,
@@ -266,11 +274,7 @@ async function record(db: Db, claimedBy: string, results: AttemptResult[]): Prom
 }
 
 /** Sends what was claimed: endpoints side by side, each endpoint's deliveries one after the other. */
-export async function sendClaimed(
-  ctx: AppContext,
-  claimed: Claimed[],
-  opts: SenderOptions,
-): Promise<AttemptResult[]> {
+export async function sendClaimed(ctx: AppContext, claimed: Claimed[], opts: SenderOptions): Promise<AttemptResult[]> {
   const o = { ...DEFAULTS, random: Math.random, ...opts } as Required<SenderOptions>;
   const byEndpoint = new Map<string, Claimed[]>();
   for (const c of claimed) byEndpoint.set(c.endpoint_id, [...(byEndpoint.get(c.endpoint_id) ?? []), c]);

@@ -70,7 +70,8 @@ export const WebhookWithSecret = t.Composite(
     Webhook,
     t.Object({
       secret: t.String({
-        description: "The signing secret (whsec_…), shown only in this answer. Verify with any Standard Webhooks library.",
+        description:
+          "The signing secret (whsec_…), shown only in this answer. Verify with any Standard Webhooks library.",
       }),
     }),
   ],
@@ -106,13 +107,11 @@ export const WebhookDelivery = t.Object(
 );
 
 export const WebhookListQuery = t.Object({ ...PageQuery });
-export const DeliveryListQuery = t.Object(
-  {
-    ...PageQuery,
-    status: t.Optional(Literals(DELIVERY_STATUSES)),
-    event: t.Optional(t.Union([WebhookEventType, t.Literal(TEST_EVENT)])),
-  },
-);
+export const DeliveryListQuery = t.Object({
+  ...PageQuery,
+  status: t.Optional(Literals(DELIVERY_STATUSES)),
+  event: t.Optional(t.Union([WebhookEventType, t.Literal(TEST_EVENT)])),
+});
 
 export type WebhookCreate = Static<typeof WebhookCreate>;
 export type WebhookPatch = Static<typeof WebhookPatch>;

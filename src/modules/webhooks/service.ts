@@ -87,7 +87,11 @@ export async function createWebhook(ctx: AppContext, profileId: string, body: We
   return { ...toWebhook(ctx, row), secret };
 }
 
-export async function listWebhooks(ctx: AppContext, profileId: string, q: { limit?: number; after?: string; after_id?: string }) {
+export async function listWebhooks(
+  ctx: AppContext,
+  profileId: string,
+  q: { limit?: number; after?: string; after_id?: string },
+) {
   const rows = await ctx.db.db
     .select()
     .from(webhookEndpoints)
@@ -240,7 +244,10 @@ export async function testWebhook(ctx: AppContext, profileId: string, id: string
         payload: {
           type: TEST_EVENT,
           timestamp: now.toISOString(),
-          data: { webhook_id: row.id, message: "A test event from Crier: this endpoint receives and verifies webhooks." },
+          data: {
+            webhook_id: row.id,
+            message: "A test event from Crier: this endpoint receives and verifies webhooks.",
+          },
         },
         createdAt: now,
       })

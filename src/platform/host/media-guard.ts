@@ -62,7 +62,12 @@ for (const [net, bits] of [
 ] as const)
   blocked.addSubnet(net, bits, "ipv6");
 
-export const METADATA_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data", "metadata.azure.internal"]);
+export const METADATA_HOSTS = new Set([
+  "metadata.google.internal",
+  "metadata",
+  "instance-data",
+  "metadata.azure.internal",
+]);
 
 /** True when the address is one a media fetch must refuse. */
 export function isForbiddenAddress(ip: string): boolean {

@@ -33,7 +33,6 @@ export async function webhookUrlProblem(raw: string, o: WebhookGuardOptions): Pr
   }
   if (!addresses.length) return "has a host with no address";
   const inside = addresses.find((a) => isForbiddenAddress(a));
-  if (inside && !o.allowPrivate)
-    return `resolves to ${inside}, a loopback, private, link-local or metadata address`;
+  if (inside && !o.allowPrivate) return `resolves to ${inside}, a loopback, private, link-local or metadata address`;
   return null;
 }
