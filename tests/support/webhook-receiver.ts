@@ -22,7 +22,11 @@ export function startReceiver(path = "/hook"): Receiver {
     port: 0,
     async fetch(req) {
       const body = await req.text();
-      received.push({ headers: Object.fromEntries(req.headers), body, json: JSON.parse(body) });
+      const headers: Record<string, string> = {};
+      req.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
+      received.push({ headers, body, json: JSON.parse(body) });
       const a = answers.shift() ?? { status: 200 };
       return new Response(a.body ?? "ok", { status: a.status, headers: a.headers });
     },

@@ -32,8 +32,7 @@ async function endpoint(events: string[] = ["*"], url = rx.url) {
   return res.body.data as { id: string; secret: string };
 }
 
-const verify = (secret: string, r: Received) =>
-  new Webhook(secret).verify(r.body, {
+const verify = (secret: string, r: Received) => <{ type: string }>new Webhook(secret).verify(r.body, {
     "webhook-id": r.headers["webhook-id"],
     "webhook-timestamp": r.headers["webhook-timestamp"],
     "webhook-signature": r.headers["webhook-signature"],
