@@ -14,6 +14,7 @@ import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { webhooksRoutes } from "./modules/webhooks/routes.ts";
+import { describeWebhookEvents } from "./modules/webhooks/openapi.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -37,7 +38,9 @@ export function createApp(ctx: AppContext) {
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) =>
       path === "/openapi.json"
-        ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list())
+        ? describeWebhookEvents(
+            describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list()),
+          )
         : undefined,
     )
     .use(

@@ -24,7 +24,7 @@ export const WEBHOOK_EVENTS = [
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Sent only by POST /v1/webhooks/{id}/test, whatever the endpoint subscribed to. */
-export const TEST_EVENT = "webhook.test";
+export const TEST_EVENT = "webhook.test" as const;
 
 /** pending: due now or at next_retry_at; delivered: a 2xx came back; failed: given up (or the endpoint disabled). */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;

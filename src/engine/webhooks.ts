@@ -143,8 +143,21 @@ async function readExcerpt(res: Response): Promise<string> {
   return text.slice(0, RESPONSE_EXCERPT_CHARS);
 }
 
+/** What an endpoint's share of a batch needs once: its signers and the address check of its URL. */
+interface Prepared {
+  signers: Webhook[];
+  problem: string | null;
+}
+
+async function prepare(ctx: AppContext, c: Claimed): Promise<Prepared> {
+  return {
+    signers: signingSecrets(ctx, c.secrets, ctx.clock.now()).map((s) => new Webhook(s)),
+    problem: await webhookUrlProblem(c.url, { allowPrivate: ctx.config.webhookAllowPrivate }),
+  };
+}
+
 /** Sends one delivery and says what came of it (nothing is written here). */
-async function attempt(ctx: AppContext, c: Claimed, o: Required<SenderOptions>): Promise<AttemptResult> {
+async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<SenderOptions>): Promise<AttemptResult> {
   const at = ctx.clock.now();
   const started = performance.now();
   const n = c.attempts + 1;
@@ -168,14 +181,11 @@ async function attempt(ctx: AppContext, c: Claimed, o: Required<SenderOptions>):
       disable,
     };
   };
-  const problem = await webhookUrlProblem(c.url, { allowPrivate: ctx.config.webhookAllowPrivate });
-  if (problem) return retry(`the URL ${problem}`, null, null);
+  if (p.problem) return retry(`the URL ${p.problem}`, null, null);
   const body = JSON.stringify(completePayload(ctx, c.payload));
   // Signed with the wall clock, not ctx.clock: receivers check webhook-timestamp against theirs.
   const sentAt = new Date();
-  const signature = signingSecrets(ctx, c.secrets, at)
-    .map((s) => new Webhook(s).sign(c.event_id, sentAt, body))
-    .join(" ");
+  const signature = p.signers.map((w) => w.sign(c.event_id, sentAt, body)).join(" ");
   let res: Response;
   try {
     res = await fetch(c.url, {
@@ -284,11 +294,13 @@ export async function sendClaimed(ctx: AppContext, claimed: Claimed[], opts: Sen
   const worker = async () => {
     for (let q = queues.shift(); q; q = queues.shift()) {
       let disabled = false;
+      // The URL is resolved and checked once per batch of the endpoint: each batch is a fresh check.
+      const prepared = await prepare(ctx, q[0]);
       for (const c of q) {
         // After a 410 (or the 3-day rule) the rest waits, unsent, until the endpoint is active again.
         if (disabled) unsent.push(c.id);
         else {
-          const r = await attempt(ctx, c, o);
+          const r = await attempt(ctx, c, prepared, o);
           results.push(r);
           disabled = !!r.disable;
         }
@@ -365,13 +377,16 @@ export class WebhookSender {
 
   private async loop(): Promise<void> {
     const batch = this.o.batch ?? DEFAULTS.batch;
+    const claim = () => claimDue(this.ctx.db, this.o.claimedBy, this.ctx.clock.now(), this.o.leaseMs, batch);
     try {
-      for (;;) {
-        if (this.stopped) return;
-        const claimed = await claimDue(this.ctx.db, this.o.claimedBy, this.ctx.clock.now(), this.o.leaseMs, batch);
-        if (!claimed.length) return;
-        await sendClaimed(this.ctx, claimed, this.o);
-        if (claimed.length < batch) return;
+      let claimed = await claim();
+      while (claimed.length && !this.stopped) {
+        // The next batch is claimed while this one is sent (what is on the wire stays leased to us, so
+        // the claim cannot take it again); batches still go out one after the other, in order.
+        const sending = sendClaimed(this.ctx, claimed, this.o);
+        const next = claimed.length < batch ? Promise.resolve([]) : claim();
+        await sending;
+        claimed = await next;
       }
     } catch (e) {
       this.log.error("webhook delivery failed", { error: (e as Error)?.message });

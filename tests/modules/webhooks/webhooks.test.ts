@@ -384,3 +384,14 @@ describe("routes", () => {
       }
   });
 });
+
+test("OpenAPI describes every webhook payload in its 3.1 webhooks object", async () => {
+  const doc = (await h.request("GET", "/openapi.json")).body;
+  const { WEBHOOK_EVENTS } = await import("../../../src/domain/webhook-events.ts");
+  for (const event of WEBHOOK_EVENTS) {
+    const schema = doc.webhooks[event].post.requestBody.content["application/json"].schema;
+    expect(schema.properties.type.const).toBe(event);
+    expect(schema.properties.data).toBeTruthy();
+  }
+  expect(doc.paths["/v1/webhooks/{id}/deliveries"].get["x-scope"]).toBe("webhooks:read");
+});
