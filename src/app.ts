@@ -12,6 +12,8 @@ import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
+import { webhooksRoutes } from "./modules/webhooks/routes.ts";
+import { describeWebhookEvents } from "./modules/webhooks/openapi.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -44,7 +46,9 @@ export function createApp(ctx: AppContext) {
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
       if (path !== "/openapi.json") return undefined;
-      self.description ??= finishDescription(response, self.routes as never, ctx.platforms.list());
+      // Webhook payloads join before the named schemas are hoisted, so they are components too.
+      const generated = describeWebhookEvents(JSON.parse(JSON.stringify(response)));
+      self.description ??= finishDescription(generated, self.routes as never, ctx.platforms.list());
       return self.description;
     })
     .use(
@@ -87,7 +91,8 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(webhooksRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

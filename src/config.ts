@@ -53,6 +53,11 @@ export interface Config {
   workflowPollIntervalSeconds: number;
   /** OpenAI-compatible chat-completions endpoint for workflow caption adaptation; absent: adapt_caption is refused. */
   ai?: AiConfig;
+  /**
+   * Webhook URLs may point at loopback and private addresses (and use plain http there). Off by default:
+   * the SSRF guard of media fetch applies to every webhook URL, at creation and at each delivery.
+   */
+  webhookAllowPrivate: boolean;
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -88,6 +93,7 @@ export const CONFIG_VARIABLES = [
   "AI_API_KEY",
   "AI_MODEL",
   "AI_TIMEOUT",
+  "WEBHOOK_ALLOW_PRIVATE",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -238,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     workflowPollIntervalSeconds: duration(env, "WORKFLOW_POLL_INTERVAL", 300, 1),
     ai: ai(env),
+    webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     env: { ...env },
   };
 }

@@ -30,7 +30,7 @@ const connect = async (profileId: string, remoteId: string) =>
   ).id;
 
 beforeAll(async () => {
-  h = await createHarness();
+  h = await createHarness({ webhookAllowPrivate: true });
   owner = await h.profile({ name: "owner" });
   stranger = await h.profile({ name: "stranger" });
   const token = owner.token;
@@ -53,6 +53,14 @@ beforeAll(async () => {
     body: { filename: "a.png", content_type: "image/png" },
   });
   expect(upload.status).toBe(201);
+  // A receiver nobody listens on: the test delivery fails at once, and is still a delivery record.
+  const webhook = await h.request("POST", "/v1/webhooks", {
+    token,
+    body: { url: "http://127.0.0.1:9/hook", events: ["*"] },
+  });
+  expect(webhook.status).toBe(201);
+  const delivery = await h.request("POST", `/v1/webhooks/${webhook.body.data.id}/test`, { token });
+  expect(delivery.status).toBe(200);
   Object.assign(ids, {
     "/v1/accounts/{id}": accountA,
     "/v1/posts/{id}": post.body.data.id,
@@ -60,6 +68,8 @@ beforeAll(async () => {
     "/v1/drafts/{id}": draft.body.data.id,
     "/v1/workflows/{id}": workflow.body.data.id,
     "/v1/media/{id}": upload.body.data.media_id,
+    "/v1/webhooks/{id}": webhook.body.data.id,
+    "/v1/webhooks/{id}/deliveries/{deliveryId}": delivery.body.data.id,
   });
   spec = (await h.request("GET", "/openapi.json")).body;
   ops = operations(spec).filter((o) => o.path.startsWith("/v1/") && o.scope);
