@@ -68,9 +68,8 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
           })
         : await container(ctx, { image_url: m.url, ...caption });
   } else {
-    const items = job.media.map(
-      (m): Record<string, string> =>
-        m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
+    const items = job.media.map((m): Record<string, string> =>
+      m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
     );
     id = await createCarousel(ctx, `${V}/me/media`, items, caption);
   }

@@ -269,8 +269,7 @@ export function createRedditEmulator(): RedditEmulator {
     }
     if (m === "POST" && path === "/api/submit_gallery_post.json") {
       const b = (await req.json().catch(() => null)) as
-        | ({ sr?: string; title?: string; items?: { media_id?: string }[] } & Record<string, unknown>)
-        | null;
+        ({ sr?: string; title?: string; items?: { media_id?: string }[] } & Record<string, unknown>) | null;
       const sr = b?.sr ?? "";
       const title = b?.title ?? "";
       if (!title) return errors(["NO_TEXT", "we need something here", "title"]);

@@ -14,6 +14,7 @@ import { EngineLifecycle } from "./lifecycle.ts";
 import { PublishPool } from "./pool.ts";
 import { Recorder } from "./recorder.ts";
 import { StatusChecks } from "./status-checks.ts";
+import { WebhookSender } from "./webhooks.ts";
 import { workflowRunner } from "./workflows.ts";
 
 export interface EngineOptions {
@@ -114,6 +115,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
     workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }),
+    webhooks: new WebhookSender(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }, log),
   };
   const life = new EngineLifecycle(
     ctx,

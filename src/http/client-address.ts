@@ -1,5 +1,5 @@
 /**
- * The peer address of each request, recorded by the listening server (src/server.ts) before the app sees
+ * The peer address of each request, recorded by the listening server (src/http/serve.ts) before the app sees
  * it: the app runs under app.handle(), where Elysia has no server to ask. Requests handled in-process
  * (tests) have none and count as "local".
  */

@@ -145,7 +145,11 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     when.setHours(10, 30, 0, 0);
     const local = `${when.getFullYear()}-${String(when.getMonth() + 1).padStart(2, "0")}-${String(when.getDate()).padStart(2, "0")}T10:30`;
     await page.getByLabel(/Schedule for/).fill(local);
-    await page.locator("li.target").first().getByText(/Customise for/).click();
+    await page
+      .locator("li.target")
+      .first()
+      .getByText(/Customise for/)
+      .click();
     await shot("compose");
     publish("compose.png");
     await page.getByRole("button", { name: "Schedule" }).click();
@@ -240,7 +244,9 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     const cookie = (await browser.cookies()).find((c) => c.name === "crier_session")!;
     expect(cookie.httpOnly).toBe(true);
     expect(cookie.sameSite).toBe("Lax");
-    const session = await (await fetch(`${h.url}/auth/session`, { headers: { cookie: `crier_session=${cookie.value}` } })).json();
+    const session = await (
+      await fetch(`${h.url}/auth/session`, { headers: { cookie: `crier_session=${cookie.value}` } })
+    ).json();
     const foreign = await fetch(`${h.url}/v1/accounts`, {
       headers: {
         cookie: `crier_session=${cookie.value}`,

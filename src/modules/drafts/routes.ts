@@ -18,7 +18,8 @@ export function draftsRoutes(ctx: AppContext) {
       response: { 200: Paged(Draft), ...errors(400) },
       detail: {
         summary: "List unscheduled drafts",
-        description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id.",
+        description:
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id.",
       },
     })
     .post(

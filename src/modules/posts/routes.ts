@@ -49,7 +49,7 @@ export function postsRoutes(ctx: AppContext) {
       detail: {
         summary: "List posts",
         description:
-          "Newest first by updated_at; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account).",
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account).",
       },
     })
     .get(

@@ -51,7 +51,8 @@ export function workflowsRoutes(ctx: AppContext) {
       response: { 200: Paged(Workflow), ...errors(400) },
       detail: {
         summary: "List workflows",
-        description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id.",
+        description:
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id.",
       },
     })
     .get(
@@ -133,7 +134,7 @@ export function workflowsRoutes(ctx: AppContext) {
         detail: {
           summary: "What the workflow did",
           description:
-            "One entry per source post taken, newest first, with each destination's state: queued (slot_at), skipped (reason_code and reason: the filter or the destination rule), " +
+            "One entry per source post taken, the most recently taken first, with each destination's state: queued (slot_at), skipped (reason_code and reason: the filter or the destination rule), " +
             "posted (post_id) or failed (the post's reason).",
         },
       },
