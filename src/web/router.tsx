@@ -27,12 +27,14 @@ export function usePath(): string {
 
 /** A real link (works with a middle click and a keyboard) that navigates without reloading. */
 export function Link(props: JSX.HTMLAttributes<HTMLAnchorElement> & { href: string; children: ComponentChildren }) {
-  const { href, children, ...rest } = props;
+  const { href, children, onClick, ...rest } = props;
   return (
     <a
       href={href}
       {...rest}
       onClick={(e) => {
+        // The caller's handler too (the phone menu closes on it).
+        if (typeof onClick === "function") onClick(e);
         if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
         e.preventDefault();
         navigate(href);

@@ -97,7 +97,9 @@ export function CalendarPage() {
             {s}
           </span>
         ))}
-        <span class="muted small">Drag a scheduled post to another day to move it.</span>
+        <span class="muted small">
+          Drag a scheduled post to another day to move it, or open it to move it to any date and time.
+        </span>
       </p>
       <div class={`calendar ${view}`} role="grid" aria-label={title}>
         <div class="weekdays" role="row">

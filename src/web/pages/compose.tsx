@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { countText, utf8Length } from "../../platform/text.ts";
 import { api, ApiFailure, putWithProgress } from "../api.ts";
+import { localInput, timeZone } from "../dates.ts";
 import { OptionsForm } from "../options-form.tsx";
 import { navigate } from "../router.tsx";
 import type { Account, Draft, Media, PlatformInfo, Post, UploadTicket } from "../types.ts";
@@ -38,12 +39,6 @@ async function upload(file: File, onProgress: (f: number) => void): Promise<stri
   await putWithProgress(ticket.data.upload.signedUrl, file, ticket.data.content_type, onProgress);
   const media = await api<{ data: Media }>("GET", `/v1/media/${encodeURIComponent(ticket.data.media_id)}`);
   return media.data.public_url;
-}
-
-/** "2024-05-01T09:30" in the browser's time zone, for a datetime-local input. */
-function localInput(d: Date) {
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 export function ComposePage({ params }: { params: Record<string, string> }) {
@@ -325,9 +320,7 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
         </section>
 
         <section class="panel">
-          <label for="publish-at">
-            Schedule for (your time zone: {Intl.DateTimeFormat().resolvedOptions().timeZone})
-          </label>
+          <label for="publish-at">Schedule for (your time zone: {timeZone()})</label>
           <input
             id="publish-at"
             type="datetime-local"

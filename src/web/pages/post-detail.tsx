@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
+import { localInput, timeZone } from "../dates.ts";
 import { navigate } from "../router.tsx";
 import type { Post, PostTarget } from "../types.ts";
 import { Confirm, ErrorNote, PageTitle, PlatformIcon, StatusBadge, useLoad, when } from "../ui.tsx";
@@ -80,6 +81,12 @@ export function PostDetailPage({ params }: { params: Record<string, string> }) {
                 {p.publish_at ? `Scheduled for ${when(p.publish_at)}` : `Created ${when(p.created_at)}`}
               </span>
             </div>
+            {p.status === "scheduled" && p.publish_at ? (
+              <MoveForm
+                publishAt={p.publish_at}
+                onMove={(at) => act("PATCH", `/v1/posts/${p.id}`, { publish_at: at.toISOString() })}
+              />
+            ) : null}
             <p class="content">{p.content || <span class="muted">(no text)</span>}</p>
             {p.media.length ? (
               <ul class="media-list">
@@ -119,6 +126,35 @@ export function PostDetailPage({ params }: { params: Record<string, string> }) {
         <p>Crier forgets the post. What was already published stays on the platforms.</p>
       </Confirm>
     </>
+  );
+}
+
+/**
+ * Reschedules to any date and time: the way to move a post without dragging it on the calendar (keyboard
+ * and screen-reader users, phones). The same PATCH of publish_at as the drag.
+ */
+function MoveForm(props: { publishAt: string; onMove: (at: Date) => Promise<void> }) {
+  const [value, setValue] = useState(() => localInput(new Date(props.publishAt)));
+  return (
+    <form
+      class="move-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (value) void props.onMove(new Date(value));
+      }}
+    >
+      <label for="move-to">Move to (your time zone: {timeZone()})</label>
+      <div class="row">
+        <input
+          id="move-to"
+          type="datetime-local"
+          required
+          value={value}
+          onInput={(e) => setValue(e.currentTarget.value)}
+        />
+        <button type="submit">Move</button>
+      </div>
+    </form>
   );
 }
 
