@@ -38,6 +38,8 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
 
   const shot = async (name: string, p: Page = page) => {
     mkdirSync(OUT, { recursive: true });
+    // From the top: a full-page shot of a scrolled page draws the sticky top bar over the content.
+    await p.evaluate(() => window.scrollTo(0, 0));
     await p.screenshot({ path: join(OUT, `${name}.png`), fullPage: true });
   };
   const publish = (file: string) => {

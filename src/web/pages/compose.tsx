@@ -127,7 +127,16 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
   const showError = (e: unknown, sent: { account_id: string }[]) => {
     const index = e instanceof ApiFailure ? /targets\[(\d+)\]/.exec(e.message)?.[1] : undefined;
     const target = index !== undefined ? sent[Number(index)] : undefined;
-    if (target) setTargetErrors({ [target.account_id]: e });
+    // Beside the target, the part of the message that names the target (index, account id) says nothing more.
+    if (target && e instanceof ApiFailure)
+      setTargetErrors({
+        [target.account_id]: new ApiFailure(
+          e.status,
+          e.code,
+          e.message.replace(/^targets\[\d+\] \([^)]*\): /, ""),
+          e.hint,
+        ),
+      });
     else setError(e);
   };
 
