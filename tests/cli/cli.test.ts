@@ -169,6 +169,73 @@ describe("keys and profiles", () => {
   });
 });
 
+describe("dashboard users", () => {
+  const signIn = (url: string, email: string, password: string) =>
+    fetch(`${url}/auth/sign-in`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email, password }),
+    });
+  const setPassword = (url: string, link: string, password: string) =>
+    fetch(`${url}/auth/links/${link.split("#")[1]}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ password }),
+    });
+
+  test("users create prints a one-time link last; reset-password a new one; list shows users, never secrets", async () => {
+    const created = await runCli(["users", "create", "--email", "Ada@Example.com"], env);
+    expect(created.code).toBe(0);
+    expect(created.lastLine).toMatch(/^http:\/\/127\.0\.0\.1:8080\/welcome#[A-Za-z0-9_-]{40,}$/);
+    expect(created.stderr).toContain("ada@example.com");
+    expect(created.stderr).toContain("usable once");
+    for (const args of [
+      ["users", "create"],
+      ["users", "create", "--email", "not-an-address"],
+      ["users", "reset-password", "--email", "nobody@example.com"],
+    ]) {
+      const r = await runCli(args, env);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+
+    const server = await startServe(env);
+    try {
+      expect((await setPassword(server.url, created.lastLine, "first long password")).status).toBe(200);
+      expect((await setPassword(server.url, created.lastLine, "another long password")).status).toBe(400);
+      expect((await signIn(server.url, "ada@example.com", "first long password")).status).toBe(200);
+
+      // While the server runs (through it, on the embedded database): a new link replaces the password once used.
+      const reset = await runCli(["users", "reset-password", "--email", "ada@example.com"], env);
+      expect(reset.code).toBe(0);
+      expect(reset.lastLine).not.toBe(created.lastLine);
+      expect((await signIn(server.url, "ada@example.com", "first long password")).status).toBe(200);
+      expect((await setPassword(server.url, reset.lastLine, "second long password")).status).toBe(200);
+      expect((await signIn(server.url, "ada@example.com", "first long password")).status).toBe(401);
+      expect((await signIn(server.url, "ada@example.com", "second long password")).status).toBe(200);
+
+      const profile = (await runCli(["profiles", "create", "--name", "team"], env)).lastLine;
+      const bob = await runCli(["users", "create", "--email", "bob@example.com", "--profile", profile], env);
+      expect(bob.code).toBe(0);
+      expect(bob.stderr).toContain(profile);
+      expect((await setPassword(server.url, bob.lastLine, "bobs long password")).status).toBe(200);
+      const session = await signIn(server.url, "bob@example.com", "bobs long password");
+      expect(((await session.json()) as any).data.profile.id).toBe(profile);
+
+      const list = await runCli(["users", "list"], env);
+      expect(list.code).toBe(0);
+      const lines = list.stdout.split("\n");
+      expect(lines.some((l) => l.includes("ada@example.com"))).toBe(true);
+      expect(lines.some((l) => l.includes("bob@example.com"))).toBe(true);
+      expect(list.stdout).not.toContain("Ada@Example.com");
+      expect(list.stdout).not.toContain(bob.lastLine.split("#")[1]);
+      expect(list.stdout).not.toContain("argon2");
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+});
+
 test("a second serve on the same embedded database exits with a clear message", async () => {
   // The lock is a property of the embedded database, so this runs on one even in the PostgreSQL run.
   const embedded = { DATA_DIR: mkdtempSync(join(tmpdir(), "crier-lock-")), SECRET_KEY: env.SECRET_KEY };
