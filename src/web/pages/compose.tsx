@@ -186,6 +186,15 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
     }
   };
 
+  // Not the form before the draft is there: its loaded text would replace whatever was typed meanwhile.
+  if (draftId && !draft)
+    return (
+      <>
+        <PageTitle>Edit draft</PageTitle>
+        {error ? <ErrorNote error={error} /> : <p class="boot">Loading the draft…</p>}
+      </>
+    );
+
   return (
     <>
       <PageTitle>{draftId ? "Edit draft" : "Compose"}</PageTitle>
