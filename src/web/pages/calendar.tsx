@@ -117,7 +117,6 @@ export function CalendarPage() {
               <div
                 key={key}
                 role="gridcell"
-                data-day={d.toISOString().slice(0, 10)}
                 data-date={`${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`}
                 class={`day${outside ? " outside" : ""}${key === today ? " today" : ""}${dropTarget === key ? " drop" : ""}`}
                 onDragOver={(e) => {
