@@ -13,6 +13,7 @@ import { callAdminSocket } from "./cli/admin.ts";
 import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { HELP } from "./cli/help.ts";
 
@@ -65,7 +66,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       db,
       clock: systemClock,
       log: createLogger(config.logLevel),
-      platforms: createRegistry(),
+      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
       storage: createStorage(config),
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });

@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
 import type { Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
 import type { MediaItem } from "./media-item.ts";
+import type { EmulatorState } from "./emulator-state.ts";
 
 export type { ConnectionMode, MediaItem, Platform };
 
@@ -370,8 +371,11 @@ export interface FailureSpec {
 /** What an emulator recorded as published, so tests can count posts on the "platform". */
 export interface EmulatedPost {
   id: string;
+  /** The platform's id of the account (or channel, page, board) it was posted to; the sandbox inbox groups by it. */
+  account?: string;
   text: string;
-  media: { type: string; contentType?: string; size?: number }[];
+  /** `url`: where the platform fetched the media from, when it was handed a URL (the inbox shows it as a thumbnail). */
+  media: { type: string; contentType?: string; size?: number; url?: string }[];
   replyTo?: string | null;
   options?: Record<string, unknown>;
   createdAt: Date;
@@ -397,10 +401,17 @@ export interface Emulator {
    */
   openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
   posts(): EmulatedPost[];
+  /**
+   * Everything the emulator remembers (accounts, tokens, posts, id counters), so sandbox profiles keep it
+   * in the database across restarts and copies. Emulators without it lose their state on restart.
+   */
+  state?: EmulatorState;
   /** Sets the audience count every account of the emulator reports (emulators of platforms with accountStats). */
   setFollowers?(count: number): void;
   reset(): void;
 }
+
+export type { EmulatorState };
 
 /** emulator.ts default-exports `defineEmulator(() => ...)`: a factory, so each test gets fresh state. */
 export function defineEmulator(factory: () => Emulator): () => Emulator {
