@@ -407,3 +407,4 @@ export function mountBase(req: Request, path: string): string {
   const pathname = u.pathname.endsWith(path) ? u.pathname.slice(0, u.pathname.length - path.length) : "";
   return `${u.origin}${pathname}`;
 }
+export { emulatorState } from "./emulator-state.ts";

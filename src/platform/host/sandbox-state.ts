@@ -20,7 +20,10 @@ export interface PersistedEmulator extends Emulator {
 }
 
 /** Attempts before a call gives up on a state other copies keep changing under it. */
-const MAX_ATTEMPTS = 8;
+const MAX_ATTEMPTS = 30;
+
+/** A random pause growing with the attempts, so copies that keep colliding fall out of step. */
+const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 * attempt)));
 
 /** Runs tasks one after another. */
 function serial() {
@@ -42,11 +45,23 @@ export function persistedEmulator(emulator: Emulator, store: SandboxStateStore):
   let saved = state.snapshot();
 
   async function load() {
-    const newer = await store.load(platform, version);
-    if (!newer) return;
-    state!.restore(newer.doc);
-    version = newer.version;
-    saved = state!.snapshot();
+    for (;;) {
+      const newer = await store.load(platform, version);
+      if (newer) {
+        state!.restore(newer.doc);
+        version = newer.version;
+        saved = state!.snapshot();
+        return;
+      }
+      if (version > 0) return;
+      // Nothing saved yet: this copy's fresh state (its random page ids, keys) becomes everyone's,
+      // unless another copy saved its own first.
+      const first = await store.save(platform, 0, saved);
+      if (first !== null) {
+        version = first;
+        return;
+      }
+    }
   }
 
   /** Runs `work` on the current state and saves what it changed; again on newer state if another copy saved first. */
@@ -64,6 +79,7 @@ export function persistedEmulator(emulator: Emulator, store: SandboxStateStore):
       }
       rollback();
       if (attempt >= MAX_ATTEMPTS) throw new Error(`sandbox state of ${platform} kept changing under this call`);
+      await backoff(attempt);
     }
   }
 
