@@ -8,7 +8,7 @@ import { describePlatformOptions } from "./http/openapi-platforms.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
-import { sandboxRoutes } from "./modules/sandbox/routes.ts";
+import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
@@ -66,7 +66,8 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(sandboxApiRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

@@ -35,7 +35,7 @@ function serial() {
   };
 }
 
-export function persistedEmulator(emulator: Emulator, store: SandboxStateStore): PersistedEmulator {
+export function persistedEmulator<E extends Emulator>(emulator: E, store: SandboxStateStore): E & PersistedEmulator {
   const state = emulator.state;
   if (!state) return Object.assign(emulator, { sync: async () => {} });
   const platform = emulator.platform;
@@ -83,7 +83,7 @@ export function persistedEmulator(emulator: Emulator, store: SandboxStateStore):
     }
   }
 
-  const wrapped: PersistedEmulator = Object.create(emulator);
+  const wrapped: E & PersistedEmulator = Object.create(emulator);
   wrapped.sync = () => inTurn(load);
   // Each attempt reads its own copy of the request: a call run again needs the body again.
   wrapped.handle = (req, path) =>
