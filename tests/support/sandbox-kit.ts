@@ -30,6 +30,8 @@ export interface Copy {
 export interface SandboxCluster {
   url: string;
   db: Db;
+  /** The copies' clock, moved by hand. */
+  clock: TestClock;
   /** Starts another copy (on PostgreSQL with its own connection pool) and puts it behind the address. */
   start(): Promise<Copy>;
   /** Stops a copy and takes it from behind the address. */
@@ -89,6 +91,7 @@ export async function sandboxCluster(): Promise<SandboxCluster> {
   return {
     url,
     db,
+    clock,
     start,
     async stopCopy(copy) {
       copies.splice(copies.indexOf(copy), 1);
