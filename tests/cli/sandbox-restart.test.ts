@@ -53,7 +53,12 @@ async function api(method: string, path: string, body?: unknown) {
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function publishAndWait(accountIds: string[], content: string) {
+interface Published {
+  status: string;
+  targets: { platform: string; status: string; platform_post_id: string }[];
+}
+
+async function publishAndWait(accountIds: string[], content: string): Promise<Published> {
   const created = await api("POST", "/v1/posts", {
     content,
     targets: accountIds.map((account_id) => ({ account_id })),
@@ -78,7 +83,7 @@ test("crier keys create prints the inbox link for a sandbox key (the token stays
 
 test("sandbox accounts survive a restart of the server process", async () => {
   let server = await serve();
-  let first: { targets: { platform: string; status: string; platform_post_id: string }[] };
+  let first: Published;
   let accountIds: string[];
   try {
     for (const platform of ["bluesky", "telegram"]) {
