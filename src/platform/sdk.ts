@@ -371,11 +371,8 @@ export interface FailureSpec {
 /** What an emulator recorded as published, so tests can count posts on the "platform". */
 export interface EmulatedPost {
   id: string;
-  /** The platform's id of the account (or channel, page, board) it was posted to; the sandbox inbox groups by it. */
-  account?: string;
   text: string;
-  /** `url`: where the platform fetched the media from, when it was handed a URL (the inbox shows it as a thumbnail). */
-  media: { type: string; contentType?: string; size?: number; url?: string }[];
+  media: { type: string; contentType?: string; size?: number }[];
   replyTo?: string | null;
   options?: Record<string, unknown>;
   createdAt: Date;

@@ -25,7 +25,7 @@ interface Row {
 /** The emulated post a target was published as; platforms whose ids repeat per chat (Telegram) also match the chat. */
 function emulatedFor(byId: Map<string, EmulatedPost[]>, row: Row): EmulatedPost | undefined {
   const all = byId.get(row.platformPostId) ?? [];
-  return all.find((p) => p.account === row.remoteId || String(p.options?.chat_id ?? "") === row.remoteId) ?? all.at(-1);
+  return all.find((p) => String(p.options?.chat_id ?? "") === row.remoteId) ?? all.at(-1);
 }
 
 async function emulatedByPlatform(ctx: AppContext, platforms: Iterable<string>) {
@@ -109,7 +109,7 @@ function toDelivery(row: Row, post: EmulatedPost | undefined, parents: Map<strin
       type: m.type,
       content_type: m.contentType ?? null,
       size: m.size ?? null,
-      url: m.url ?? postMedia[i]?.thumbnail_url ?? postMedia[i]?.url ?? null,
+      url: postMedia[i]?.thumbnail_url ?? postMedia[i]?.url ?? null,
     })),
     reply_to: replyTo === null ? null : (parents.get(`${row.accountId} ${replyTo}`) ?? null),
     reply_to_platform_post_id: replyTo,

@@ -213,3 +213,10 @@ describe("GET /sandbox", () => {
     expect((await openInbox("crier_sandbox_" + "x".repeat(43))).status).toBe(401);
   });
 });
+
+test("a path segment naming an object property is no emulator: 404, not a 500", async () => {
+  for (const name of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {
+    const res = await fetch(`${cluster.url}/sandbox/${name}/x`);
+    expect({ name, status: res.status }).toEqual({ name, status: 404 });
+  }
+});
