@@ -12,6 +12,7 @@ const PLATFORMS = ["bluesky", "telegram", "twitter", "threads", "facebook", "nos
 
 let cluster: SandboxCluster;
 let firstCopy: Copy;
+let secondCopy: Copy;
 let token: string;
 let accountIds: string[];
 
@@ -60,7 +61,7 @@ describe("sandbox state in the database", () => {
 
   test("after a restart (a new copy with fresh emulators) the accounts stay active and publish again", async () => {
     // The restart: the old copy goes away; only the new one, whose emulators never saw the accounts, answers.
-    await cluster.start();
+    secondCopy = await cluster.start();
     await cluster.stopCopy(firstCopy);
     const post = await publishEverywhere("after the restart");
     expect(failures(post)).toEqual([]);
@@ -70,6 +71,23 @@ describe("sandbox state in the database", () => {
     // Ids the emulators hand out continue where they were: no platform reused one (Telegram's message ids).
     for (const [platform, seen] of ids)
       expect({ platform, unique: new Set(seen).size }).toEqual({ platform, unique: 2 });
+  }, 60_000);
+
+  test("a copy that just started connects new sandbox accounts with the sandbox's saved values (Nostr's bunker)", async () => {
+    await cluster.start();
+    const profile = await createProfile(cluster.db, "another", true);
+    const { token: another } = await createKey(cluster.db, { name: "k", profileId: profile.id, scopes: [...SCOPES] });
+    // Only the new copy answers: its Nostr emulator has not been called yet.
+    await cluster.stopCopy(secondCopy);
+    await connectSandbox(cluster, another, "nostr");
+    const [account] = (await cluster.request("GET", "/v1/accounts", { token: another })).body.data;
+    const res = await cluster.request("POST", "/v1/posts", {
+      token: another,
+      body: { content: "from a fresh copy", targets: [{ account_id: account.id }] },
+    });
+    await cluster.settle();
+    const post = await cluster.request("GET", `/v1/posts/${res.body.data.id}`, { token: another });
+    expect(post.body.data.status).toBe("published");
   }, 60_000);
 
   test("two copies answering in turn share one sandbox", async () => {
