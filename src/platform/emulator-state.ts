@@ -20,9 +20,9 @@ export interface EmulatorState {
 
 /**
  * Media bytes larger than this are left out of the document (as `null`, what emulators already hold for
- * evicted media): a sandbox keeps what it was sent, not every video's bytes, in a database row.
+ * evicted media): every call rewrites the document, so it keeps what was posted, not the media bytes.
  */
-export const MAX_PERSISTED_BYTES = 256 * 1024;
+export const MAX_PERSISTED_BYTES = 16 * 1024;
 
 const isPart = (v: unknown): v is StatePart =>
   typeof v === "object" && v !== null && typeof (v as StatePart).snapshot === "function";
