@@ -7,7 +7,7 @@ import { finishDescription } from "./http/openapi-finish.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
-import { sandboxRoutes } from "./modules/sandbox/routes.ts";
+import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
@@ -92,7 +92,8 @@ export function createApp(ctx: AppContext) {
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
-    .use(webhooksRoutes(ctx));
+    .use(webhooksRoutes(ctx))
+    .use(sandboxApiRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

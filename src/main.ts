@@ -13,6 +13,9 @@ import { callAdminSocket } from "./cli/admin.ts";
 import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { SANDBOX_PREFIX } from "./modules/keys/tokens.ts";
+import { inboxLink } from "./modules/sandbox/inbox-page.ts";
+import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { HELP } from "./cli/help.ts";
 
@@ -65,7 +68,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       db,
       clock: systemClock,
       log: createLogger(config.logLevel),
-      platforms: createRegistry(),
+      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
       storage: createStorage(config),
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });
@@ -179,6 +182,8 @@ async function keys(args: string[]) {
     });
     console.error(`created key ${key.id} "${key.name}" for profile ${key.profile_id}`);
     console.error(`scopes: ${key.scopes.join(", ")}; expires: ${key.expires_at ?? "never"}`);
+    if (token.startsWith(SANDBOX_PREFIX))
+      console.error(`sandbox inbox (what the emulators received): ${inboxLink(loadConfig(), token)}`);
     console.error("The token is shown only this once; store it now:");
     console.log(token);
   } else if (sub === "list") {

@@ -10,6 +10,7 @@ import { serveApp } from "./http/serve.ts";
 import { createRegistry } from "./platform/host/registry.ts";
 import { startEngine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
@@ -44,7 +45,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     db,
     clock: systemClock,
     log,
-    platforms: createRegistry(),
+    platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
     storage: createStorage(config),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };

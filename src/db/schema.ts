@@ -329,6 +329,18 @@ export const engineJobs = pgTable("engine_jobs", {
   heldBy: text("held_by"),
 });
 
+/**
+ * What the sandbox emulators hold (src/modules/sandbox/state-store.ts), one document per platform, so a
+ * sandbox survives restarts and every copy sees the same accounts, tokens and posts. `version` rises with
+ * each save; a copy saves only over the version it read.
+ */
+export const sandboxState = pgTable("sandbox_state", {
+  platform: text("platform").primaryKey(),
+  version: bigint("version", { mode: "number" }).notNull(),
+  state: text("state").notNull(),
+  updatedAt: updatedAt(),
+});
+
 /** Per-profile limits set by the operator (`crier profiles set-limits`); null means unlimited. */
 export const profileLimits = pgTable("profile_limits", {
   profileId: uuid("profile_id")

@@ -7,7 +7,7 @@ import { eq, sql } from "drizzle-orm";
 import { prepared } from "../db/prepared.ts";
 import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
-import { providerFor } from "../platform/host/provider.ts";
+import { providerFor, sandboxPostUrl } from "../platform/host/provider.ts";
 import type { OwnStorageOpener } from "../platform/host/media-guard.ts";
 import {
   RefreshError,
@@ -244,7 +244,11 @@ export async function publishTarget(
   log.debug("publish outcome", { outcome: outcome.kind, attempt: target.attempts });
   switch (outcome.kind) {
     case "published":
-      await record(ctx, s, target.id, { kind: "published", id: outcome.platformPostId, url: outcome.url });
+      await record(ctx, s, target.id, {
+        kind: "published",
+        id: outcome.platformPostId,
+        url: job.sandbox ? sandboxPostUrl(ctx, target.id) : outcome.url,
+      });
       break;
     case "submitted":
       await record(ctx, s, target.id, { kind: "submitted", handle: outcome.handle });
@@ -332,7 +336,7 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
       return s.recorder.recordCheck(targetId, {
         status: "published",
         platformPostId: outcome.platformPostId,
-        platformPostUrl: outcome.url,
+        platformPostUrl: job.sandbox ? sandboxPostUrl(ctx, targetId) : outcome.url,
         publishedAt: now,
         at: now,
       });

@@ -179,6 +179,14 @@ export class AuthorizationCodes {
   clear(): void {
     this.codes = new Map();
   }
+
+  snapshot(): unknown {
+    return this.codes;
+  }
+
+  restore(saved: unknown): void {
+    this.codes = saved as Map<string, IssuedCode>;
+  }
 }
 
 /** Why a token endpoint said no; each platform words and shapes the answer its own way. */
@@ -297,6 +305,23 @@ export class OAuthServer {
     this.clients = new Map(Object.entries(this.initialClients));
   }
 
+  snapshot(): unknown {
+    return { codes: this.codes.snapshot(), access: this.access, refreshes: this.refreshes, clients: this.clients };
+  }
+
+  restore(saved: unknown): void {
+    const s = saved as {
+      codes: unknown;
+      access: Map<string, number>;
+      refreshes: Set<string>;
+      clients: Map<string, string>;
+    };
+    this.codes.restore(s.codes);
+    this.access = s.access;
+    this.refreshes = s.refreshes;
+    this.clients = s.clients;
+  }
+
   private presented(req: Request): string | undefined {
     return /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
   }
@@ -380,3 +405,4 @@ export function mountBase(req: Request, path: string): string {
   const pathname = u.pathname.endsWith(path) ? u.pathname.slice(0, u.pathname.length - path.length) : "";
   return `${u.origin}${pathname}`;
 }
+export { emulatorState } from "./emulator-state.ts";

@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
 import type { Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
 import type { MediaItem } from "./media-item.ts";
+import type { EmulatorState } from "./emulator-state.ts";
 
 export type { ConnectionMode, MediaItem, Platform };
 
@@ -408,10 +409,17 @@ export interface Emulator {
    */
   openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
   posts(): EmulatedPost[];
+  /**
+   * Everything the emulator remembers (accounts, tokens, posts, id counters), so sandbox profiles keep it
+   * in the database across restarts and copies. Emulators without it lose their state on restart.
+   */
+  state?: EmulatorState;
   /** Sets the audience count every account of the emulator reports (emulators of platforms with accountStats). */
   setFollowers?(count: number): void;
   reset(): void;
 }
+
+export type { EmulatorState };
 
 /** emulator.ts default-exports `defineEmulator(() => ...)`: a factory, so each test gets fresh state. */
 export function defineEmulator(factory: () => Emulator): () => Emulator {
