@@ -15,6 +15,7 @@ import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
+import { type AppSelf, mcpRoutes } from "./mcp/http.ts";
 import pkg from "../package.json" with { type: "json" };
 
 const API_DESCRIPTION = `Crier publishes one piece of content to social accounts on 15 platforms, now or later.
@@ -30,7 +31,7 @@ Scopes: ${SCOPES.join(", ")}.`;
 
 /** Composes the whole HTTP surface. Tests drive it with app.handle(); src/server.ts listens with it. */
 export function createApp(ctx: AppContext) {
-  const self: { routes: unknown[] } = { routes: [] };
+  const self: AppSelf = { routes: [], handle: () => Promise.reject(new Error("app not built")) };
   const app = new Elysia({ normalize: false })
     .use(envelope(ctx))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
@@ -66,8 +67,10 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(mcpRoutes(ctx, self));
   self.routes = app.routes;
+  self.handle = (request) => app.handle(request);
   return app;
 }
 
