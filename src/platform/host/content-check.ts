@@ -8,6 +8,7 @@ import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
+import { resolveAliases } from "./options.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
@@ -151,6 +152,14 @@ export function targetProblems(t: TargetCheck): Problem[] {
       `See components.schemas.${optionsComponentName(plugin.platform)} in /openapi.json for the platform_options ${plugin.displayName} accepts.`,
     );
   }
+
+  for (const c of resolveAliases(plugin, t.options).conflicts)
+    fail(
+      `platform_options.${c.alias}`,
+      "invalid_platform_options",
+      `platform_options.${c.alias} and platform_options.${c.option} are two names for one ${plugin.displayName} option and disagree.`,
+      `Send only one of ${c.alias} and ${c.option}.`,
+    );
 
   const limit = plugin.textLimit;
   const { length, limit: max } = textMeasure(t);
