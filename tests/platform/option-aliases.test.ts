@@ -33,7 +33,7 @@ describe("aliases as the plugin receives them", () => {
       ["pinterest", "boardId"],
       ["pinterest", "link"],
     ]) {
-      const schema = plugin(platform).optionsSchema as { properties: Record<string, { description?: string }> };
+      const schema = plugin(platform).optionsSchema as unknown as { properties: Record<string, { description?: string }> };
       expect(`${platform}.${alias}: ${schema.properties[alias]?.description ? "documented" : "missing"}`).toBe(
         `${platform}.${alias}: documented`,
       );
