@@ -37,7 +37,12 @@ export function createApp(ctx: AppContext) {
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) =>
       path === "/openapi.json"
-        ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list())
+        ? // A copy: the generated document shares schema objects with the routes (and the MCP tools built
+          // from them), which must not gain references that only resolve inside this document.
+          describePlatformOptions(
+            JSON.parse(JSON.stringify(finishOpenApi(response, self.routes as never))),
+            ctx.platforms.list(),
+          )
         : undefined,
     )
     .use(

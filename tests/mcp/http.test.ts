@@ -212,4 +212,55 @@ describe("MCP over Streamable HTTP", () => {
     expect(bad.json.error.code).toBe("validation_error");
     await other.close();
   });
+
+  test("tools/list input schemas are the OpenAPI request schemas of the same operations", async () => {
+    const doc = await (await fetch(`${h.url}/openapi.json`)).json();
+    const resolve = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(resolve);
+      if (!node || typeof node !== "object") return node;
+      const ref = (node as { $ref?: string }).$ref;
+      if (ref) return resolve(ref.replace(/^#\//, "").split("/").reduce((o: any, k) => o[k], doc));
+      return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolve(v)]));
+    };
+    // Compared as validation rules: the OpenAPI generator writes a union of string constants as an enum
+    // (the same schema, spelt otherwise), and the document adds reader annotations.
+    const norm = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(norm);
+      if (!node || typeof node !== "object") return node;
+      const o = node as Record<string, any>;
+      if (Array.isArray(o.anyOf) && o.anyOf.every((b: any) => "const" in b && b.type === "string")) {
+        const { anyOf, ...rest } = o;
+        return norm({ ...rest, type: "string", enum: anyOf.map((b: any) => b.const) });
+      }
+      // Annotations the document adds for readers (descriptions, x-platform-options links) validate nothing.
+      return Object.fromEntries(
+        Object.entries(o)
+          .filter(([k]) => k !== "description" && !k.startsWith("x-"))
+          .map(([k, v]) => [k, norm(v)]),
+      );
+    };
+    const same = (a: unknown) => JSON.stringify(norm(a));
+    const tools = (await client.listTools()).tools;
+    let compared = 0;
+    for (const decl of TOOLS) {
+      const tool = tools.find((t) => t.name === decl.name)!;
+      const op = resolve(doc.paths[decl.path.replace(/:(\w+)/g, "{$1}")][decl.method.toLowerCase()]) as any;
+      const props = { ...(tool.inputSchema.properties as Record<string, unknown>) };
+      delete props.idempotency_key;
+      for (const p of op.parameters ?? []) {
+        if (p.in === "header") continue;
+        const arg = p.name.replace(/[A-Z]/g, (c: string) => `_${c.toLowerCase()}`);
+        expect(`${decl.name}.${arg}: ${same(props[arg])}`).toBe(`${decl.name}.${arg}: ${same(p.schema)}`);
+        delete props[arg];
+        compared++;
+      }
+      const body = op.requestBody?.content?.["application/json"]?.schema;
+      if (body) {
+        expect(`${decl.name}: ${same(props)}`).toBe(`${decl.name}: ${same(body.properties)}`);
+        expect(tool.inputSchema.required ?? []).toEqual(expect.arrayContaining(body.required ?? []));
+        compared++;
+      } else expect(`${decl.name}: ${Object.keys(props)}`).toBe(`${decl.name}: `);
+    }
+    expect(compared).toBeGreaterThan(40);
+  });
 });
