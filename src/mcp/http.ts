@@ -8,6 +8,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError, Unauthorized } from "../http/errors.ts";
 import { authenticate } from "../modules/keys/service.ts";
 import { buildTools, type RouteInfo, type Tool } from "./catalog.ts";
+import { oncePerKey } from "./idempotency.ts";
 import { invokeTool } from "./invoke.ts";
 import { createMcpServer, describeTool, unknownTool } from "./server.ts";
 
@@ -52,6 +53,12 @@ export function mcpRoutes(ctx: AppContext, app: AppSelf) {
         invoke: async (name, args) => {
           const tool = allTools().find((t) => t.decl.name === name);
           if (!tool) throw unknownTool(name);
+          const key = args.idempotency_key;
+          // Routes with Idempotency-Key of their own get it as the header (invokeTool); others are kept here.
+          if (typeof key === "string" && tool.decl.kind !== "read" && !tool.routeIdempotent)
+            return oncePerKey(ctx.db, { profileId: principal.profileId, tool: tool.decl.name, key }, args, () =>
+              invokeTool(tool, args, send),
+            );
           return invokeTool(tool, args, send);
         },
       });

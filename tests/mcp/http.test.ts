@@ -196,6 +196,26 @@ describe("MCP over Streamable HTTP", () => {
     expect((await call(client, "list_posts")).json.data).toHaveLength(1);
   });
 
+  test("idempotency_key on a tool whose route has no Idempotency-Key: the retry gets the original result", async () => {
+    const later = new Date(h.clock.now().getTime() + 3600_000).toISOString();
+    const post = await call(client, "create_post", { content: "later", publish_at: later, targets: [{ account_id: bsky }] });
+    const args = { id: post.json.data.id, idempotency_key: "cancel-1" };
+    const first = await call(client, "cancel_post", args);
+    expect(first.json.data.status).toBe("cancelled");
+    // Without the key a second cancel is refused (nothing waits any more); with it, the first answer comes back.
+    const replay = await call(client, "cancel_post", args);
+    expect(replay.isError).toBeFalsy();
+    expect(replay.json).toEqual(first.json);
+    expect((await call(client, "cancel_post", { id: post.json.data.id })).json.error.code).toBe("post_not_cancellable");
+    const other = await call(client, "cancel_post", { id: crypto.randomUUID(), idempotency_key: "cancel-1" });
+    expect(other.json.error.code).toBe("idempotency_conflict");
+    // A refused call frees its key.
+    const missing = await call(client, "delete_post", { id: crypto.randomUUID(), idempotency_key: "del-1" });
+    expect(missing.json.error.code).toBe("not_found");
+    const del = await call(client, "delete_post", { id: post.json.data.id, idempotency_key: "del-1" });
+    expect(del.isError).toBeFalsy();
+  });
+
   test("another profile's ids are not found; a bad argument is the route's validation error", async () => {
     const mine = (await call(client, "list_posts")).json.data[0].id;
     const { token: otherKey } = await h.profile({ sandbox: true });
