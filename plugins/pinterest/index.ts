@@ -294,7 +294,10 @@ export default definePlugin({
         t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." }),
       ),
       boardId: t.Optional(
-        t.String({ minLength: 1, description: "Another name for board_id (the hosted service's); send one or the other." }),
+        t.String({
+          minLength: 1,
+          description: "Another name for board_id (the hosted service's); send one or the other.",
+        }),
       ),
       link: t.Optional(t.String({ maxLength: 2048, description: "The URL the pin leads to." })),
     },

@@ -59,6 +59,10 @@ export async function oncePerKey(
   }
   // A refused call changed nothing: the key is freed so the corrected call can use it.
   if (result.isError) await db.db.delete(mcpToolCalls).where(where);
-  else await db.db.update(mcpToolCalls).set({ result: result as Record<string, unknown> }).where(where);
+  else
+    await db.db
+      .update(mcpToolCalls)
+      .set({ result: result as Record<string, unknown> })
+      .where(where);
   return result;
 }

@@ -35,7 +35,8 @@ export async function invokeTool(tool: Tool, args: Record<string, unknown>, send
   const req = requestFor(tool, args);
   const headers: Record<string, string> = {};
   if (req.body !== undefined) headers["content-type"] = "application/json";
-  if (typeof args.idempotency_key === "string" && tool.routeIdempotent) headers["idempotency-key"] = args.idempotency_key;
+  if (typeof args.idempotency_key === "string" && tool.routeIdempotent)
+    headers["idempotency-key"] = args.idempotency_key;
   const res = await send({ ...req, headers });
   const text = await res.text();
   let json: Record<string, unknown>;

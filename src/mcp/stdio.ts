@@ -26,7 +26,10 @@ const PATHS = {
 };
 
 /** Uploads a local file through an upload ticket (create_upload_url, PUT, get_media); the media or an error result. */
-async function uploadPath(remote: Remote, path: string): Promise<{ media?: Record<string, unknown>; error?: CallToolResult }> {
+async function uploadPath(
+  remote: Remote,
+  path: string,
+): Promise<{ media?: Record<string, unknown>; error?: CallToolResult }> {
   const contentType = contentTypeForExtension(extname(path).slice(1));
   if (!contentType)
     return {
@@ -45,10 +48,18 @@ async function uploadPath(remote: Remote, path: string): Promise<{ media?: Recor
   const ticket = await remote.call("create_upload_url", { filename: basename(path), content_type: contentType });
   if (ticket.isError) return { error: ticket };
   const data = (ticket.structuredContent as { data: { media_id: string; upload: { signedUrl: string } } }).data;
-  const put = await fetch(data.upload.signedUrl, { method: "PUT", headers: { "content-type": contentType }, body: bytes });
+  const put = await fetch(data.upload.signedUrl, {
+    method: "PUT",
+    headers: { "content-type": contentType },
+    body: bytes,
+  });
   if (!put.ok) {
-    const body = (await put.json().catch(() => null)) as { error?: { code: string; message: string; hint?: string } } | null;
-    return { error: errorResult(body?.error ?? { code: "upload_failed", message: `The upload answered HTTP ${put.status}.` }) };
+    const body = (await put.json().catch(() => null)) as {
+      error?: { code: string; message: string; hint?: string };
+    } | null;
+    return {
+      error: errorResult(body?.error ?? { code: "upload_failed", message: `The upload answered HTTP ${put.status}.` }),
+    };
   }
   const media = await remote.call("get_media", { id: data.media_id });
   if (media.isError) return { error: media };
@@ -76,7 +87,12 @@ function localTools(remoteTools: McpTool[]) {
       name: "upload_media_from_path",
       description:
         "Uploads an image or video file from this computer to Crier and returns the media with its public_url for posts.",
-      inputSchema: { type: "object", properties: { path: PATHS.items }, required: ["path"], additionalProperties: false },
+      inputSchema: {
+        type: "object",
+        properties: { path: PATHS.items },
+        required: ["path"],
+        additionalProperties: false,
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
     },
     async run(remote, args) {
@@ -141,7 +157,9 @@ export async function runStdioServer(env: Record<string, string | undefined>): P
   const base = env.CRIER_URL?.replace(/\/+$/, "");
   const key = env.CRIER_API_KEY;
   if (!base || !key)
-    throw new McpConfigError("crier mcp needs CRIER_URL (the Crier server, e.g. http://127.0.0.1:8080) and CRIER_API_KEY");
+    throw new McpConfigError(
+      "crier mcp needs CRIER_URL (the Crier server, e.g. http://127.0.0.1:8080) and CRIER_API_KEY",
+    );
   const client = new Client({ name: "crier-mcp-stdio", version: pkg.version });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {

@@ -198,7 +198,11 @@ describe("MCP over Streamable HTTP", () => {
 
   test("idempotency_key on a tool whose route has no Idempotency-Key: the retry gets the original result", async () => {
     const later = new Date(h.clock.now().getTime() + 3600_000).toISOString();
-    const post = await call(client, "create_post", { content: "later", publish_at: later, targets: [{ account_id: bsky }] });
+    const post = await call(client, "create_post", {
+      content: "later",
+      publish_at: later,
+      targets: [{ account_id: bsky }],
+    });
     const args = { id: post.json.data.id, idempotency_key: "cancel-1" };
     const first = await call(client, "cancel_post", args);
     expect(first.json.data.status).toBe("cancelled");
@@ -239,7 +243,13 @@ describe("MCP over Streamable HTTP", () => {
       if (Array.isArray(node)) return node.map(resolve);
       if (!node || typeof node !== "object") return node;
       const ref = (node as { $ref?: string }).$ref;
-      if (ref) return resolve(ref.replace(/^#\//, "").split("/").reduce((o: any, k) => o[k], doc));
+      if (ref)
+        return resolve(
+          ref
+            .replace(/^#\//, "")
+            .split("/")
+            .reduce((o: any, k) => o[k], doc),
+        );
       return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolve(v)]));
     };
     // Compared as validation rules: the OpenAPI generator writes a union of string constants as an enum

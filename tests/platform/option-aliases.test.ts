@@ -17,7 +17,11 @@ describe("aliases as the plugin receives them", () => {
     ["youtube", { privacy: "unlisted" }, { privacy_status: "unlisted" }],
     ["youtube", { privacy: "private", description: "d" }, { privacy_status: "private", description: "d" }],
     ["tiktok", { privacy: "private" }, { privacy_level: "SELF_ONLY" }],
-    ["tiktok", { privacy: "followers", publish_mode: "direct" }, { privacy_level: "FOLLOWER_OF_CREATOR", publish_mode: "direct" }],
+    [
+      "tiktok",
+      { privacy: "followers", publish_mode: "direct" },
+      { privacy_level: "FOLLOWER_OF_CREATOR", publish_mode: "direct" },
+    ],
     ["tiktok", { privacy: "MUTUAL_FOLLOW_FRIENDS" }, { privacy_level: "MUTUAL_FOLLOW_FRIENDS" }],
     ["pinterest", { boardId: "b1", link: "https://example.com" }, { board_id: "b1", link: "https://example.com" }],
     ["pinterest", { board_id: "b1", boardId: "b1" }, { board_id: "b1" }],
@@ -33,7 +37,9 @@ describe("aliases as the plugin receives them", () => {
       ["pinterest", "boardId"],
       ["pinterest", "link"],
     ]) {
-      const schema = plugin(platform).optionsSchema as unknown as { properties: Record<string, { description?: string }> };
+      const schema = plugin(platform).optionsSchema as unknown as {
+        properties: Record<string, { description?: string }>;
+      };
       expect(`${platform}.${alias}: ${schema.properties[alias]?.description ? "documented" : "missing"}`).toBe(
         `${platform}.${alias}: documented`,
       );
