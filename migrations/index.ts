@@ -10,6 +10,7 @@ import m6 from "./0006_workflows.sql" with { type: "text" };
 import m7 from "./0007_oauth_state.sql" with { type: "text" };
 import m8 from "./0008_webhooks.sql" with { type: "text" };
 import m9 from "./0009_sandbox_state.sql" with { type: "text" };
+import m10 from "./0010_mcp.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -23,4 +24,5 @@ export const migrationSql: Record<string, string> = {
   "0007_oauth_state": m7,
   "0008_webhooks": m8,
   "0009_sandbox_state": m9,
+  "0010_mcp": m10,
 };

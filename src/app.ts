@@ -16,6 +16,7 @@ import { webhooksRoutes } from "./modules/webhooks/routes.ts";
 import { describeWebhookEvents } from "./modules/webhooks/openapi.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
+import { type AppSelf, mcpRoutes } from "./mcp/http.ts";
 import pkg from "../package.json" with { type: "json" };
 
 const API_DESCRIPTION = `Crier publishes one piece of content to social accounts on 15 platforms, now or later.
@@ -37,7 +38,10 @@ export const API_VERSION = "1.0.0-alpha";
 
 /** Composes the whole HTTP surface. Tests drive it with app.handle(); src/server.ts listens with it. */
 export function createApp(ctx: AppContext) {
-  const self: { routes: { method: string; path: string }[]; description?: unknown } = { routes: [] };
+  const self: AppSelf & { routes: { method: string; path: string }[]; description?: unknown } = {
+    routes: [],
+    handle: () => Promise.reject(new Error("app not built")),
+  };
   // precompile: Elysia builds a route's validators on its first request and, doing so, writes defaults
   // (additionalProperties: false) into the TypeBox schemas the description is generated from; building
   // them all at start makes the description the same whatever was called before it.
@@ -93,8 +97,10 @@ export function createApp(ctx: AppContext) {
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
     .use(webhooksRoutes(ctx))
-    .use(sandboxApiRoutes(ctx));
+    .use(sandboxApiRoutes(ctx))
+    .use(mcpRoutes(ctx, self));
   self.routes = app.routes;
+  self.handle = (request) => app.handle(request);
   return app;
 }
 

@@ -33,6 +33,11 @@ export interface AppContext {
   credentials: CredentialStore;
   /** Media bytes: createStorage(config, clock) from src/storage/index.ts (fs or s3 by config). */
   storage: Storage;
+  /**
+   * Overrides the media guard's address rule for uploads from a URL. Only tests set it, to serve files
+   * from 127.0.0.1; production always refuses loopback and private addresses.
+   */
+  mediaFetchAllow?: (ip: string) => boolean;
   /** The engine of this copy, when one runs (not under serve --no-scheduler); set once it started. */
   dispatch?: LocalDispatch;
 }

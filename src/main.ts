@@ -213,8 +213,20 @@ async function media(args: string[]) {
   } else throw new UsageError(`unknown command 'media ${sub}' (see crier media --help)`);
 }
 
+async function mcp(args: string[]) {
+  parse(args, {}, HELP.mcp);
+  const { runStdioServer, McpConfigError } = await import("./mcp/stdio.ts");
+  try {
+    await runStdioServer(process.env);
+  } catch (e) {
+    if (e instanceof McpConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve,
+  mcp,
   migrate: migrateCommand,
   profiles,
   keys,

@@ -120,6 +120,23 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.profileId, t.operation, t.key] })],
 );
 
+/** Results of MCP tool calls made with an idempotency_key on routes without Idempotency-Key of their own. */
+export const mcpToolCalls = pgTable(
+  "mcp_tool_calls",
+  {
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    tool: text("tool").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    /** null while the first call runs. */
+    result: jsonb("result").$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.profileId, t.tool, t.key] })],
+);
+
 export const media = pgTable(
   "media",
   {

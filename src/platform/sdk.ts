@@ -298,6 +298,13 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   mediaRequirements: DeclaredMediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
+  /**
+   * Other names clients send for an option (the hosted service's, e.g. YouTube `privacy` for
+   * privacy_status), each declared in optionsSchema too. The host rewrites them to the plugin's own name
+   * (translating values through `values` when given) before the plugin sees the options, and refuses a
+   * target whose alias and own name disagree; the plugin only ever reads its own names.
+   */
+  optionAliases?: Record<string, { option: string; values?: Record<string, unknown> }>;
   /** Text limit after content_override, and how it is counted. */
   textLimit: {
     max: number;
