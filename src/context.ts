@@ -14,11 +14,12 @@ export interface LocalDispatch {
   /** Due work exists now: look for it without waiting for the next tick. */
   wake(): void;
   /**
-   * Claims the post's due targets right away and starts publishing them (not waiting for the outcome).
+   * Runs `makeDue` (the transaction that makes the post's targets due) while this copy's claim loops are
+   * held, then claims those targets right away and starts publishing them (not waiting for the outcome).
    * `beforeStart` runs once the claim is committed and before any publish starts: the moment the
    * targets are certainly processing.
    */
-  claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void>;
+  claimPost(postId: string, beforeStart?: () => Promise<void>, makeDue?: () => Promise<void>): Promise<void>;
 }
 
 /** Everything a route, service or the engine may use; built once at start (src/server.ts) or by a test. */

@@ -514,36 +514,40 @@ function dedupeVariants(rows: TargetRow[]): TargetRow[] {
 }
 
 export async function publishNow(ctx: AppContext, profileId: string, id: string): Promise<Post> {
-  await ctx.db.db.transaction(async (tx) => {
-    const row = await postRow(tx, profileId, id, true);
-    const current = await lockTargets(tx, id);
-    const status = postStatus(current.map((t) => t.status));
-    if (status !== "scheduled") {
-      throw new Conflict(
-        "post_not_scheduled",
-        `The post is ${status}; only a scheduled post can be published early.`,
-        status === "queued"
-          ? "It is already due and will be published within seconds."
-          : "Read the post to see what happened to each target.",
-      );
-    }
-    const now = ctx.clock.now();
-    await tx
-      .update(postTargets)
-      .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
-      .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
-    await tx
-      .update(posts)
-      .set({ updatedAt: bump(ctx, row) })
-      .where(eq(posts.id, id));
-  });
-  // With the engine running in this copy the targets are claimed before answering, and the aggregate is
-  // read between the claim and the first publish, so it comes back processing as the spec shows (a fast
-  // platform could otherwise finish first). An API-only copy answers queued and another copy claims them.
+  const makeDue = () =>
+    ctx.db.db.transaction(async (tx) => {
+      const row = await postRow(tx, profileId, id, true);
+      const current = await lockTargets(tx, id);
+      const status = postStatus(current.map((t) => t.status));
+      if (status !== "scheduled") {
+        throw new Conflict(
+          "post_not_scheduled",
+          `The post is ${status}; only a scheduled post can be published early.`,
+          status === "queued"
+            ? "It is already due and will be published within seconds."
+            : "Read the post to see what happened to each target.",
+        );
+      }
+      const now = ctx.clock.now();
+      await tx
+        .update(postTargets)
+        .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
+        .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+      await tx
+        .update(posts)
+        .set({ updatedAt: bump(ctx, row) })
+        .where(eq(posts.id, id));
+    });
+  // With the engine running in this copy the targets are made due and claimed with its claim loops held
+  // (a tick cannot take them in between), and the aggregate is read between the claim and the first
+  // publish, so it comes back processing as the spec shows (a fast platform could otherwise finish first).
+  // An API-only copy answers queued and another copy claims them.
   let claimed: Post | undefined;
-  await ctx.dispatch?.claimPost(id, async () => {
+  const readClaimed = async () => {
     claimed = await getPost(ctx, profileId, id);
-  });
+  };
+  if (ctx.dispatch) await ctx.dispatch.claimPost(id, readClaimed, makeDue);
+  else await makeDue();
   return claimed ?? getPost(ctx, profileId, id);
 }
 
