@@ -39,6 +39,8 @@ export interface EngineOptions {
   wakeForNextDue?: boolean;
   /** Called at the end of every tick (the server hangs media cleanup here). */
   onTick?: () => Promise<void> | void;
+  /** A started engine whose last tick finished longer ago than this reports itself stalled (/readyz 503). */
+  stallAfterMs?: number;
   /** Periodic jobs this engine runs under a lease (none by default; startEngine runs PERIODIC_JOBS of jobs.ts). */
   jobs?: readonly PeriodicJob[];
 }
@@ -67,6 +69,7 @@ export const ENGINE_DEFAULTS = {
   submitPollMs: 10_000,
   submitDeadlineMs: 2 * 3600_000,
   shutdownTimeoutMs: 30_000,
+  stallAfterMs: 10_000,
 };
 
 type ResolvedOptions = typeof ENGINE_DEFAULTS & EngineOptions;
@@ -112,7 +115,13 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
   const life = new EngineLifecycle(
     ctx,
     parts,
-    { id, leaseMs: o.leaseMs, shutdownTimeoutMs: o.shutdownTimeoutMs, onTick: o.onTick },
+    {
+      id,
+      leaseMs: o.leaseMs,
+      shutdownTimeoutMs: o.shutdownTimeoutMs,
+      onTick: o.onTick,
+      stallAfterMs: o.stallAfterMs,
+    },
     log,
   );
   return {
@@ -122,6 +131,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     wake: () => pool.claimSoon(),
     claimPost: (postId, beforeStart) => pool.claimPost(postId, beforeStart),
     inFlight: () => pool.inFlight(),
+    health: () => life.health(),
     startTimer: () => life.startTimer(),
     stop: () => life.stop(),
   };

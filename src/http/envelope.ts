@@ -1,7 +1,8 @@
 import { Elysia, ValidationError, NotFoundError, ParseError } from "elysia";
 import { randomUUID } from "node:crypto";
 import type { AppContext } from "../context.ts";
-import { ApiError, BadRequest, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
+import { ApiError, BadRequest, DatabaseUnavailable, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
+import { isConnectionError } from "../db/availability.ts";
 
 interface SchemaIssue {
   path?: string;
@@ -92,6 +93,9 @@ export function envelope(ctx: AppContext) {
   return new Elysia({ name: "envelope" })
     .onRequest(({ request }) => {
       started.set(request, performance.now());
+      // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
+      if (ctx.db.availability?.down && new URL(request.url).pathname.startsWith("/v1/"))
+        throw new DatabaseUnavailable();
     })
     .derive({ as: "global" }, ({ request, set }) => {
       const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
@@ -132,6 +136,9 @@ export function envelope(ctx: AppContext) {
           "The request body could not be parsed.",
           "Send a JSON document with Content-Type: application/json.",
         );
+      } else if (isConnectionError(error)) {
+        ctx.db.availability?.report(error);
+        apiError = new DatabaseUnavailable();
       } else apiError = internal(log, error, request, String(requestId));
       set.status = apiError.status;
       if (apiError.headers) Object.assign(set.headers, apiError.headers);
