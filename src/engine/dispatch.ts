@@ -144,6 +144,11 @@ async function withRefresh(
 ): Promise<Outcome | "reconnect"> {
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
+  if (first.scope === "server") {
+    // Refreshing the account's own token cannot help when the server's credential was refused.
+    await s.recorder.platformNeedsReconnect(accountId, ctx.clock.now());
+    return "reconnect";
+  }
   if (plugin.refresh) {
     const refreshed = await plugin.refresh(pctx).then(
       () => true,

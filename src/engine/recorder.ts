@@ -97,6 +97,19 @@ export class Recorder {
     await this.db.db.update(accounts).set({ status: "auth_required", updatedAt: at }).where(eq(accounts.id, accountId));
   }
 
+  /**
+   * The server's own credential for a platform was refused (Telegram's bot token): every active account
+   * that publishes with it (same platform, same sandbox or live settings) needs attention.
+   */
+  async platformNeedsReconnect(accountId: string, at: Date): Promise<void> {
+    await this.db.rows(sql`
+      update accounts a set status = 'auth_required', updated_at = ${at.toISOString()}::timestamptz
+      from accounts me join profiles mp on mp.id = me.profile_id, profiles p
+      where me.id = ${accountId} and p.id = a.profile_id and a.platform = me.platform
+        and p.sandbox = mp.sandbox and (a.status = 'active' or a.id = me.id)
+      returning a.id`);
+  }
+
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
     return new Promise((done, fail) => {
       this.pending.push({ id, r, heldAs, done, fail });

@@ -18,8 +18,12 @@ export type Outcome =
   | { kind: "submitted"; handle: string }
   /** Nothing was created (connection refused, 429, 5xx before the creating call): safe to try again. */
   | { kind: "retryable"; reason: string; retryAfterMs?: number }
-  /** The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect. */
-  | { kind: "auth_expired"; reason: string }
+  /**
+   * The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect.
+   * `scope: "server"`: the refused credential is the server's own setting that every account of the
+   * platform publishes with (Telegram's one bot), so every such account needs attention, not only this one.
+   */
+  | { kind: "auth_expired"; reason: string; scope?: "account" | "server" }
   /** The platform refused the content or the request for good. */
   | { kind: "permanent"; reason: string; code?: string }
   /** The creating call may have gone through (timeout after sending it): never retried automatically. */
