@@ -28,6 +28,8 @@ export interface EngineOptions {
   backoffMaxMs?: number;
   submitPollMs?: number;
   submitDeadlineMs?: number;
+  /** How long after an unknown outcome the reconciler asks the platform whether the post exists. */
+  reconcileSettleMs?: number;
   /** How long stop() waits for publishes, status checks and periodic jobs in flight. */
   shutdownTimeoutMs?: number;
   random?: () => number;
@@ -68,6 +70,7 @@ export const ENGINE_DEFAULTS = {
   backoffMaxMs: 15 * 60_000,
   submitPollMs: 10_000,
   submitDeadlineMs: 2 * 3600_000,
+  reconcileSettleMs: 30_000,
   shutdownTimeoutMs: 30_000,
   stallAfterMs: 10_000,
 };
@@ -90,6 +93,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     backoffMaxMs: o.backoffMaxMs,
     submitPollMs: o.submitPollMs,
     submitDeadlineMs: o.submitDeadlineMs,
+    reconcileSettleMs: o.reconcileSettleMs,
     random: o.random ?? Math.random,
     // The server's own media URLs are opened from storage, not fetched back over the network.
     ownStorage: o.ownStorage ?? ctx.storage,

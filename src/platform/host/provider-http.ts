@@ -117,7 +117,13 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
         log.debug("provider call", { ...logged, status: res.status, ms: Math.round(performance.now() - started) });
         if (res.status >= 200 && res.status < 300)
           return { ok: true, status: res.status, body: parsed as T, headers: res.headers };
-        const response: ProviderResponse = { status: res.status, body: parsed, headers: res.headers, creates };
+        const response: ProviderResponse = {
+          status: res.status,
+          body: parsed,
+          headers: res.headers,
+          creates,
+          idempotent: opts.idempotent === true,
+        };
         const outcome = options.classify?.(response) ?? classifyStatus(response, now());
         return { ok: false, outcome, status: res.status, body: parsed };
       } catch (e) {
