@@ -22,6 +22,8 @@ export interface LifecycleOptions {
   onTick?: () => Promise<void> | void;
   /** A started engine whose last tick finished longer ago than this reports itself stalled. */
   stallAfterMs: number;
+  /** After a lease expired under a crash, how long before the reconciler asks the platform. */
+  reconcileSettleMs: number;
 }
 
 export interface EngineParts {
@@ -144,7 +146,7 @@ export class EngineLifecycle {
       [...pool.publishingIds(), ...checks.checkingIds()],
       new Date(now.getTime() + this.o.leaseMs),
     );
-    const expired = await expireLeases(this.ctx.db, now);
+    const expired = await expireLeases(this.ctx.db, now, this.o.reconcileSettleMs);
     if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
     await failUnpublishable(this.ctx.db, now);
     await skipOrphanedThreadItems(this.ctx.db, now);

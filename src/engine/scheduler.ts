@@ -125,6 +125,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       shutdownTimeoutMs: o.shutdownTimeoutMs,
       onTick: o.onTick,
       stallAfterMs: o.stallAfterMs,
+      reconcileSettleMs: o.reconcileSettleMs,
     },
     log,
   );

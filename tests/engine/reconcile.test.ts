@@ -6,6 +6,7 @@
  * target stays outcome_unknown and its error says what was checked. Never a second post.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
 import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
 import { reconcileJob } from "../../src/engine/reconcile.ts";
 import { createKey } from "../../src/modules/keys/service.ts";
@@ -206,7 +207,7 @@ describe.each(subjects)("%s", (_name, make) => {
   });
 });
 
-describe("Bluesky, absent twice", () => {
+describe("Bluesky, more cases", () => {
   let s: Subject;
   beforeAll(async () => {
     s = await blueskySubject();
@@ -229,5 +230,31 @@ describe("Bluesky, absent twice", () => {
     expect(t).toMatchObject({ status: "failed", error_code: "outcome_unknown", attempts: 2 });
     expect(t.error).toContain("not retried again");
     expect(s.emulator.posts().filter((p) => p.text === text)).toHaveLength(0);
+  });
+
+  test("a copy that died mid-publish (lease expired): the post it made is found and the target published", async () => {
+    const text = `crashed ${crypto.randomUUID().slice(0, 8)}`;
+    const res = await s.h.request("POST", "/v1/posts", {
+      token: s.token,
+      body: { content: text, targets: [{ account_id: s.accountId }] },
+    });
+    await s.engine.runUntilIdle();
+    const made = (await s.h.request("GET", `/v1/posts/${res.body.data.id}`, { token: s.token })).body.data.targets[0];
+    expect(made.status).toBe("published");
+    // The database as a copy killed after the platform made the post, before it recorded the result.
+    const now = s.h.clock.now();
+    await s.h.db.rows(sql`
+      update post_targets set status = 'processing', platform_post_id = null, platform_post_url = null,
+        published_at = null, claimed_by = 'a copy that died', due_at = ${now.toISOString()}::timestamptz,
+        lease_until = ${new Date(now.getTime() - 1000).toISOString()}::timestamptz
+      where id = ${made.target_post_id}`);
+    await s.engine.runUntilIdle();
+    const read = async () =>
+      (await s.h.request("GET", `/v1/posts/${res.body.data.id}`, { token: s.token })).body.data.targets[0];
+    expect(await read()).toMatchObject({ status: "failed", error_code: "outcome_unknown" });
+    s.h.clock.advance(SETTLE_MS + 1000);
+    await s.engine.runUntilIdle();
+    expect(await read()).toMatchObject({ status: "published", platform_post_id: made.platform_post_id, attempts: 1 });
+    expect(s.emulator.posts().filter((p) => p.text === text)).toHaveLength(1);
   });
 });
