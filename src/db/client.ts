@@ -45,8 +45,7 @@ function wrap(db: Database, kind: Db["kind"], close: () => Promise<void>): Db {
 }
 
 let pgliteAssets:
-  | Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }>
-  | undefined;
+  Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | undefined;
 
 export function loadPgliteAssets() {
   pgliteAssets ??= (async () => ({

@@ -20,8 +20,14 @@ import type { MetricsStatus } from "../domain/metrics-status.ts";
 // Millisecond precision everywhere: API cursors and expected_updated_at travel as ISO strings with
 // milliseconds, so the stored value must round-trip exactly.
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
-const createdAt = () => ts("created_at").notNull().default(sql`now()`);
-const updatedAt = () => ts("updated_at").notNull().default(sql`now()`);
+const createdAt = () =>
+  ts("created_at")
+    .notNull()
+    .default(sql`now()`);
+const updatedAt = () =>
+  ts("updated_at")
+    .notNull()
+    .default(sql`now()`);
 
 export const profiles = pgTable("profiles", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -200,11 +206,15 @@ export const postTargets = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [
-    index("post_targets_reconcile_idx").on(t.reconcileAt).where(sql`reconcile_at is not null`),
+    index("post_targets_reconcile_idx")
+      .on(t.reconcileAt)
+      .where(sql`reconcile_at is not null`),
     index("post_targets_post_idx").on(t.postId, t.position),
     index("post_targets_due_idx").on(t.status, t.dueAt),
     // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
-    index("post_targets_waiting_idx").on(t.dueAt).where(sql`status in ('pending', 'scheduled')`),
+    index("post_targets_waiting_idx")
+      .on(t.dueAt)
+      .where(sql`status in ('pending', 'scheduled')`),
     // ...and per account, its next waiting target (one publish per account at a time).
     index("post_targets_waiting_account_idx")
       .on(t.accountId, t.dueAt, t.position)
@@ -367,7 +377,9 @@ export const workflows = pgTable(
   },
   (t) => [
     index("workflows_page_idx").on(t.profileId, t.updatedAt, t.id),
-    index("workflows_poll_idx").on(t.pollDueAt).where(sql`is_active and future_content_enabled`),
+    index("workflows_poll_idx")
+      .on(t.pollDueAt)
+      .where(sql`is_active and future_content_enabled`),
   ],
 );
 
@@ -423,7 +435,9 @@ export const workflowItems = pgTable(
   },
   (t) => [
     uniqueIndex("workflow_items_dest_idx").on(t.sourceId, t.accountId),
-    index("workflow_items_due_idx").on(t.slotAt).where(sql`status = 'queued'`),
+    index("workflow_items_due_idx")
+      .on(t.slotAt)
+      .where(sql`status = 'queued'`),
     index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
   ],
 );

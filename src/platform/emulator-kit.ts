@@ -56,9 +56,7 @@ export interface FailingRoutes<E extends Error> {
   failureResponse(f: FailureSpec, req: Request): Response | null;
   route(req: Request, path: string): Promise<Response>;
   /** The platform's error class thrown by `route`, and the error body it answers with; anything else propagates. */
-  error: abstract new (
-    ...args: never[]
-  ) => E;
+  error: abstract new (...args: never[]) => E;
   errorResponse(e: E): Response;
 }
 

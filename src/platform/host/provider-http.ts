@@ -96,7 +96,10 @@ class TimeoutSignal extends Error {}
  */
 function creatingCallRule(res: ProviderResponse, outcome: FailureOutcome): FailureOutcome {
   if (!res.creates || res.idempotent || res.status < 500 || outcome.kind !== "retryable") return outcome;
-  return { kind: "unknown", reason: `platform error ${res.status} after the creating call was sent: ${outcome.reason}` };
+  return {
+    kind: "unknown",
+    reason: `platform error ${res.status} after the creating call was sent: ${outcome.reason}`,
+  };
 }
 
 export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
