@@ -7,7 +7,9 @@ import m3 from "./0003_claim_function.sql" with { type: "text" };
 import m4 from "./0004_engine_rules.sql" with { type: "text" };
 import m5 from "./0005_analytics.sql" with { type: "text" };
 import m6 from "./0006_workflows.sql" with { type: "text" };
-import m7 from "./0009_reconcile.sql" with { type: "text" };
+import m7 from "./0007_oauth_state.sql" with { type: "text" };
+import m8 from "./0008_webhooks.sql" with { type: "text" };
+import m9 from "./0009_reconcile.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -18,5 +20,7 @@ export const migrationSql: Record<string, string> = {
   "0004_engine_rules": m4,
   "0005_analytics": m5,
   "0006_workflows": m6,
-  "0009_reconcile": m7,
+  "0007_oauth_state": m7,
+  "0008_webhooks": m8,
+  "0009_reconcile": m9,
 };

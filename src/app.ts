@@ -3,8 +3,7 @@ import { openapi } from "@elysiajs/openapi";
 import type { AppContext } from "./context.ts";
 import { envelope } from "./http/envelope.ts";
 import { SCOPES } from "./http/scopes.ts";
-import { finishOpenApi } from "./http/openapi-finish.ts";
-import { describePlatformOptions } from "./http/openapi-platforms.ts";
+import { finishDescription } from "./http/openapi-finish.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
@@ -13,6 +12,8 @@ import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
+import { webhooksRoutes } from "./modules/webhooks/routes.ts";
+import { describeWebhookEvents } from "./modules/webhooks/openapi.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
 import pkg from "../package.json" with { type: "json" };
@@ -22,31 +23,55 @@ const API_DESCRIPTION = `Crier publishes one piece of content to social accounts
 Every /v1 route needs \`Authorization: Bearer <API_KEY>\` (create keys with \`crier keys create\`) and one
 scope, shown on each route as x-scope. Errors are always \`{ "error": { "code", "message", "hint" } }\`.
 
-Decisions where the public spec is silent: unknown or foreign ids are 404 not_found; schema failures are
-400 validation_error naming the field; conflicts are 409 with their own code; bodies over MAX_BODY_BYTES
-are 413 payload_too_large. Lists page newest first with limit (1..100), after and after_id.
+Decisions where the public spec is silent: unknown, foreign or malformed ids are 404 not_found; schema
+failures are 400 validation_error naming the field, what was wrong and what is allowed; conflicts are 409
+with their own code; bodies over MAX_BODY_BYTES are 413 payload_too_large; a /v1 body sent with another
+Content-Type than application/json is 415 unsupported_media_type; a method the path does not have is 405
+method_not_allowed with an Allow header. Paged lists are most recently updated first, with limit (1..100),
+after and after_id; accounts are listed in the order they were first connected.
 
 Scopes: ${SCOPES.join(", ")}.`;
 
+/** The version of the public API this server speaks, as the spec's description carries it. */
+export const API_VERSION = "1.0.0-alpha";
+
 /** Composes the whole HTTP surface. Tests drive it with app.handle(); src/server.ts listens with it. */
 export function createApp(ctx: AppContext) {
-  const self: { routes: unknown[] } = { routes: [] };
-  const app = new Elysia({ normalize: false })
-    .use(envelope(ctx))
+  const self: { routes: { method: string; path: string }[]; description?: unknown } = { routes: [] };
+  // precompile: Elysia builds a route's validators on its first request and, doing so, writes defaults
+  // (additionalProperties: false) into the TypeBox schemas the description is generated from; building
+  // them all at start makes the description the same whatever was called before it.
+  const app = new Elysia({ normalize: false, precompile: true })
+    .use(envelope(ctx, () => self.routes))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
-    .onAfterHandle({ as: "global" }, ({ path, response }) =>
-      path === "/openapi.json"
-        ? describePlatformOptions(finishOpenApi(response, self.routes as never), ctx.platforms.list())
-        : undefined,
-    )
+    .onAfterHandle({ as: "global" }, ({ path, response }) => {
+      if (path !== "/openapi.json") return undefined;
+      // Webhook payloads join before the named schemas are hoisted, so they are components too.
+      const generated = describeWebhookEvents(JSON.parse(JSON.stringify(response)));
+      self.description ??= finishDescription(generated, self.routes as never, ctx.platforms.list());
+      return self.description;
+    })
     .use(
       openapi({
         path: "/docs",
         specPath: "/openapi.json",
         provider: "swagger-ui",
-        swagger: { cdn: DOCS_ASSETS.bundle, theme: DOCS_ASSETS.css, autoDarkMode: false } as never,
+        // An absolute url, so the page loads the description from /docs/ as well as from /docs.
+        swagger: {
+          cdn: DOCS_ASSETS.bundle,
+          theme: DOCS_ASSETS.css,
+          autoDarkMode: false,
+          url: "/openapi.json",
+        } as never,
         documentation: {
-          info: { title: "Crier API", version: pkg.version, description: API_DESCRIPTION },
+          info: {
+            title: "Crier API",
+            version: API_VERSION,
+            description: API_DESCRIPTION,
+            license: { name: "MIT", identifier: "MIT" },
+            "x-crier-version": pkg.version,
+          } as never,
+          servers: [{ url: ctx.config.publicUrl, description: "This server (PUBLIC_URL)." }],
           components: {
             securitySchemes: {
               bearer: { type: "http", scheme: "bearer", description: "An API key from `crier keys create`." },
@@ -66,7 +91,8 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(analyticsRoutes(ctx))
-    .use(workflowsRoutes(ctx));
+    .use(workflowsRoutes(ctx))
+    .use(webhooksRoutes(ctx));
   self.routes = app.routes;
   return app;
 }

@@ -29,6 +29,8 @@ export interface Config {
   port: number;
   host: string;
   publicUrl: string;
+  /** A name for this server shown on hosted connect pages beside PUBLIC_URL's host; absent: the host alone. */
+  instanceName?: string;
   dataDir: string;
   databaseUrl?: string;
   /** Connections to PostgreSQL per running copy. */
@@ -51,6 +53,11 @@ export interface Config {
   workflowPollIntervalSeconds: number;
   /** OpenAI-compatible chat-completions endpoint for workflow caption adaptation; absent: adapt_caption is refused. */
   ai?: AiConfig;
+  /**
+   * Webhook URLs may point at loopback and private addresses (and use plain http there). Off by default:
+   * the SSRF guard of media fetch applies to every webhook URL, at creation and at each delivery.
+   */
+  webhookAllowPrivate: boolean;
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -60,6 +67,7 @@ export const CONFIG_VARIABLES = [
   "PORT",
   "HOST",
   "PUBLIC_URL",
+  "INSTANCE_NAME",
   "DATA_DIR",
   "DATABASE_URL",
   "SECRET_KEY",
@@ -85,6 +93,7 @@ export const CONFIG_VARIABLES = [
   "AI_API_KEY",
   "AI_MODEL",
   "AI_TIMEOUT",
+  "WEBHOOK_ALLOW_PRIVATE",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -153,6 +162,16 @@ function ai(env: Env): AiConfig | undefined {
   };
 }
 
+const INSTANCE_NAME_MAX = 80;
+
+function instanceName(env: Env): string | undefined {
+  const raw = env.INSTANCE_NAME?.trim();
+  if (!raw) return undefined;
+  if (raw.length > INSTANCE_NAME_MAX || /[\u0000-\u001f\u007f]/.test(raw))
+    throw new ConfigError(`INSTANCE_NAME must be one line of at most ${INSTANCE_NAME_MAX} characters`);
+  return raw;
+}
+
 function secretKey(env: Env, dataDir: string): Buffer {
   const raw = env.SECRET_KEY?.trim();
   if (raw) {
@@ -208,6 +227,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     publicUrl,
+    instanceName: instanceName(env),
     dataDir,
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
@@ -224,6 +244,7 @@ export function loadConfig(env: Env = process.env): Config {
     s3,
     workflowPollIntervalSeconds: duration(env, "WORKFLOW_POLL_INTERVAL", 300, 1),
     ai: ai(env),
+    webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     env: { ...env },
   };
 }

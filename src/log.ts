@@ -10,6 +10,23 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+/**
+ * drizzle puts every parameter of a failed query into the error's message (and so its stack): post
+ * content, key hashes, tokens. Logs keep the SQL and drop the parameters, whoever logs the error.
+ */
+const QUERY_PARAMS = /\nparams: [\s\S]*?(?=\n\s+at |$)/;
+
+export function withoutQueryParams(text: string): string {
+  return text.replace(QUERY_PARAMS, "\nparams: [not logged]");
+}
+
+function redact(fields: Record<string, unknown> | undefined) {
+  if (!fields) return fields;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) out[k] = typeof v === "string" ? withoutQueryParams(v) : v;
+  return out;
+}
+
 /** JSON lines on stdout (stderr for warn and error), one object per event. */
 export function createLogger(
   level: LogLevel,
@@ -21,7 +38,7 @@ export function createLogger(
     ((line: string, lvl: LogLevel) => (ORDER[lvl] >= ORDER.warn ? process.stderr : process.stdout).write(line + "\n"));
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }), lvl);
+    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...redact(fields) }), lvl);
   };
   return {
     debug: (m, f) => emit("debug", m, f),

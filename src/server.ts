@@ -5,7 +5,8 @@ import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/client.ts";
 import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./log.ts";
-import { createStorage, maxUploadBytes } from "./storage/index.ts";
+import { createStorage } from "./storage/index.ts";
+import { serveApp } from "./http/serve.ts";
 import { createRegistry } from "./platform/host/registry.ts";
 import { startEngine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
@@ -49,13 +50,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   const app = createApp(ctx);
-  const server = Bun.serve({
-    hostname: config.host,
-    port: config.port,
-    fetch: (req) => app.handle(req),
-    maxRequestBodySize: maxUploadBytes(config),
-    idleTimeout: 120,
-  });
+  const server = serveApp(app, { hostname: config.host, port: config.port, config, log });
   const admin = config.databaseUrl ? null : startAdminSocket(config.dataDir, ctx);
   const engine = opts.scheduler ? startEngine(ctx, { onTick: everyMinute(() => mediaCleanup(ctx)) }) : null;
   // The API wakes this copy's engine when it creates due work, and claims a post published now at once.

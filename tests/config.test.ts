@@ -18,6 +18,8 @@ test("defaults", () => {
     uploadTicketTtlSeconds: 7200,
   });
   expect(c.databaseUrl).toBeUndefined();
+  expect(c.instanceName).toBeUndefined();
+  expect(loadConfig({ DATA_DIR: d, INSTANCE_NAME: "  Acme social " }).instanceName).toBe("Acme social");
   expect(c.s3).toBeUndefined();
 });
 
@@ -40,6 +42,8 @@ const invalid: [Record<string, string>, string][] = [
   [{ MAX_VIDEO_BYTES: "-1" }, "MAX_VIDEO_BYTES"],
   [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
   [{ S3_BUCKET: "b", S3_FORCE_PATH_STYLE: "maybe" }, "S3_FORCE_PATH_STYLE"],
+  [{ INSTANCE_NAME: "x".repeat(81) }, "INSTANCE_NAME"],
+  [{ INSTANCE_NAME: "two\nlines" }, "INSTANCE_NAME"],
 ];
 for (const [env, name] of invalid) {
   test(`invalid ${name} stops start-up with a message naming it`, () => {

@@ -20,6 +20,7 @@ import {
   type ProviderHttp,
   type ProviderResponse,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
@@ -400,7 +401,7 @@ function mediaOf(
   ctx: PluginContext,
   s: BlueskySession,
   embed: PostView["record"]["embed"],
-): { media: MediaItem[]; kind: RecentPost["kind"] } {
+): { media: RecentMedia[]; kind: RecentPost["kind"] } {
   if (!embed) return { media: [], kind: "text" };
   const pds = s.pdsUrl ?? ctx.http.baseUrl;
   const blobUrl = (b: BlobRef) =>
@@ -415,6 +416,7 @@ function mediaOf(
       media: embed.images.map((i) => ({
         url: blobUrl(i.image),
         type: "image" as const,
+        downloadable: true,
         mime_type: i.image.mimeType,
         size: i.image.size,
         ...(i.aspectRatio && { width: i.aspectRatio.width, height: i.aspectRatio.height }),
@@ -424,7 +426,15 @@ function mediaOf(
   if (type.startsWith("app.bsky.embed.video") && embed.video) {
     return {
       kind: "video",
-      media: [{ url: blobUrl(embed.video), type: "video", mime_type: embed.video.mimeType, size: embed.video.size }],
+      media: [
+        {
+          url: blobUrl(embed.video),
+          type: "video",
+          downloadable: true,
+          mime_type: embed.video.mimeType,
+          size: embed.video.size,
+        },
+      ],
     };
   }
   return { media: [], kind: "text" };

@@ -15,6 +15,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -171,12 +172,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   return res.body.data.map((p): RecentPost => {
     const att = p.attachments?.data?.[0];
     const items = att?.subattachments?.data ?? (att ? [att] : []);
-    const media = items.flatMap((a): MediaItem[] => {
+    const media = items.flatMap((a): RecentMedia[] => {
       const video = a.media_type === "video";
-      const url = video
-        ? ((a as { media?: { source?: string } }).media?.source ?? a.media?.image?.src)
-        : a.media?.image?.src;
-      return url && (a.media_type === "photo" || video) ? [{ url, type: video ? "video" : "image" }] : [];
+      const source = video ? (a as { media?: { source?: string } }).media?.source : undefined;
+      // Without the video's source only its still image is there: a stand-in, not the video.
+      const url = source ?? a.media?.image?.src;
+      return url && (a.media_type === "photo" || video)
+        ? [{ url, type: video ? "video" : "image", downloadable: !video || !!source }]
+        : [];
     });
     return {
       platformPostId: p.id,

@@ -17,6 +17,7 @@ import {
   type PostMetrics,
   type ProviderHttp,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
@@ -182,13 +183,15 @@ interface NeynarCast {
   replies?: { count?: number };
 }
 
-function mediaOf(cast: NeynarCast): MediaItem[] {
+function mediaOf(cast: NeynarCast): RecentMedia[] {
   return (cast.embeds ?? [])
     .filter((e) => e.url)
     .map((e) => {
       const type = e.metadata?.content_type ?? "";
       const video = type.startsWith("video/") || /\.(mp4|mov|webm|m3u8)(\?|$)/i.test(e.url!);
-      return { url: e.url!, type: video ? "video" : "image" } as MediaItem;
+      // Farcaster videos are HLS playlists (.m3u8): a list of segments, not a file to carry.
+      const playlist = /mpegurl/i.test(type) || /\.m3u8(\?|$)/i.test(e.url!);
+      return { url: e.url!, type: video ? "video" : "image", downloadable: !playlist };
     });
 }
 

@@ -1,9 +1,9 @@
 /**
  * An emulator of the Instagram Login and Graph content-publishing surface the plugin uses: OAuth (code
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
- * REELS, carousel of 2–10 with VIDEO children) whose media it really downloads and type-checks, status
- * codes moving IN_PROGRESS → FINISHED or ERROR over status checks, media_publish, permalinks, the
- * user's media and insights. Errors are Graph errors.
+ * REELS, a Trial Reel with trial_params, carousel of 2–10 with VIDEO children) whose media it really
+ * downloads and type-checks, status codes moving IN_PROGRESS → FINISHED or ERROR over status checks,
+ * media_publish, permalinks, the user's media and insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the account sandbox.insta.
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
@@ -34,6 +34,8 @@ interface Container {
   error: string | null;
   checks: number;
   published: boolean;
+  /** trial_params of a REELS container: a Trial Reel. */
+  trial: { graduation_strategy: string } | null;
 }
 
 interface Media {
@@ -81,6 +83,22 @@ export function createInstagramEmulator(): InstagramEmulator {
     return null;
   }
 
+  /** trial_params is JSON with a graduation_strategy, and only REELS containers take it. */
+  function trialOf(raw: string | null, type: Container["type"]): Container["trial"] {
+    if (raw === null) return null;
+    if (type !== "REELS") throw new GraphError(400, 100, "Param trial_params is only supported for REELS media");
+    let parsed: { graduation_strategy?: unknown } | null = null;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      // handled below
+    }
+    const g = parsed?.graduation_strategy;
+    if (g !== "MANUAL" && g !== "SS_PERFORMANCE")
+      throw new GraphError(400, 100, "Param trial_params[graduation_strategy] must be one of {MANUAL, SS_PERFORMANCE}");
+    return { graduation_strategy: g };
+  }
+
   async function createContainer(req: Request): Promise<Response> {
     const f = await graphForm(req);
     const caption = f.get("caption") ?? "";
@@ -105,6 +123,7 @@ export function createInstagramEmulator(): InstagramEmulator {
       error: null,
       checks: 0,
       published: false,
+      trial: trialOf(f.get("trial_params"), type),
     };
     if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
@@ -159,6 +178,7 @@ export function createInstagramEmulator(): InstagramEmulator {
       text: c.caption,
       media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })),
       createdAt: m.createdAt,
+      ...(c.trial && { options: { trial_params: c.trial } }),
     });
     return Response.json({ id: m.id });
   }

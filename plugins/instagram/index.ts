@@ -14,6 +14,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -40,8 +41,18 @@ type Fail = FailureOutcome;
 
 const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/media`, fields);
 
+interface Options {
+  trial_reel?: boolean;
+  trial_graduation?: "MANUAL" | "SS_PERFORMANCE";
+}
+
+/** A Trial Reel is shown to non-followers first; Instagram takes it on REELS containers only. */
+const trialParams = (o: Options): Record<string, string> =>
+  o.trial_reel ? { trial_params: JSON.stringify({ graduation_strategy: o.trial_graduation ?? "MANUAL" }) } : {};
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const caption: Record<string, string> = job.content ? { caption: job.content } : {};
+  const options = (job.options ?? {}) as Options;
   let id: string | Fail;
   if (job.media.length === 1) {
     const m = job.media[0];
@@ -52,13 +63,13 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
             video_url: m.url,
             share_to_feed: "true",
             ...(m.thumbnail_url && { cover_url: m.thumbnail_url }),
+            ...trialParams(options),
             ...caption,
           })
         : await container(ctx, { image_url: m.url, ...caption });
   } else {
-    const items = job.media.map(
-      (m): Record<string, string> =>
-        m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
+    const items = job.media.map((m): Record<string, string> =>
+      m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
     );
     id = await createCarousel(ctx, `${V}/me/media`, items, caption);
   }
@@ -109,9 +120,17 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Instagram media: ${res.outcome.reason}`);
-  const item = (type?: string, url?: string, thumb?: string): MediaItem[] =>
+  // media_url is the file on Instagram's CDN.
+  const item = (type?: string, url?: string, thumb?: string): RecentMedia[] =>
     url
-      ? [{ url, type: type === "VIDEO" ? "video" : "image", ...(thumb && { thumbnail_url: thumb }) } as MediaItem]
+      ? [
+          {
+            url,
+            type: type === "VIDEO" ? "video" : "image",
+            downloadable: true,
+            ...(thumb && { thumbnail_url: thumb }),
+          },
+        ]
       : [];
   return res.body.data
     .map((p): RecentPost => {
@@ -192,6 +211,19 @@ export default definePlugin({
         t.Boolean({
           description:
             "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented).",
+        }),
+      ),
+      trial_reel: t.Optional(
+        t.Boolean({
+          description:
+            "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual.",
+        }),
+      ),
+      trial_graduation: t.Optional(
+        t.UnionEnum(["MANUAL", "SS_PERFORMANCE"], {
+          default: "MANUAL",
+          description:
+            "With trial_reel: MANUAL (you share it to followers in the Instagram app) or SS_PERFORMANCE (Instagram shares it if it performs well with non-followers).",
         }),
       ),
     },

@@ -19,6 +19,7 @@ import {
   type PostMetrics,
   type ProviderHttp,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
@@ -206,13 +207,16 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   }
 }
 
-function mediaOf(event: Event): MediaItem[] {
+function mediaOf(event: Event): RecentMedia[] {
   return event.tags
     .filter((t) => t[0] === "imeta")
     .flatMap((t) => {
       const url = t.find((x) => x.startsWith("url "))?.slice(4);
       const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
-      return url ? [{ url, type: mime.startsWith("video/") ? "video" : "image" } as MediaItem] : [];
+      // An imeta tag (NIP-92) describes an attached file by its URL.
+      return url
+        ? [{ url, type: mime.startsWith("video/") ? "video" : "image", downloadable: true } satisfies RecentMedia]
+        : [];
     });
 }
 

@@ -14,6 +14,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -202,12 +203,24 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     .map((p): RecentPost => {
       const video = p.media?.media_type === "video";
       const image = p.media?.images?.["1200x"]?.url ?? Object.values(p.media?.images ?? {})[0]?.url;
-      const url = video ? p.media?.cover_image_url : image;
+      // The API gives a video pin's cover image only, never the video file: the pin page stands in for it.
+      const media: RecentMedia[] = video
+        ? [
+            {
+              url: pinUrl(p.id),
+              type: "video",
+              downloadable: false,
+              ...(p.media?.cover_image_url && { thumbnail_url: p.media.cover_image_url }),
+            },
+          ]
+        : image
+          ? [{ url: image, type: "image", downloadable: true }]
+          : [];
       return {
         platformPostId: p.id,
         url: pinUrl(p.id),
         content: [p.title, p.description].filter(Boolean).join("\n"),
-        media: url ? [{ url, type: video ? "video" : "image" } as MediaItem] : [],
+        media,
         createdAt: new Date(p.created_at ?? Date.now()),
         kind: video ? "video" : "image",
       };

@@ -4,7 +4,8 @@
  * 200 with json.errors for refusals such as SUBREDDIT_NOEXIST, NO_SELFS, NO_LINKS, a missing title or
  * a title over 300), /api/comment, the media asset lease and its S3-style upload answering an XML
  * Location, gallery posts, the user's submissions and /api/info. An image submit answers without the
- * post's id, as Reddit does.
+ * post's id, as Reddit does. Flair and markings of a submit (flair_id, flair_text, nsfw, spoiler,
+ * sendreplies) are kept on the post: in the listing and in posts()' options.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_redditor; every
  * subreddit exists except names containing "noexist"; "selfonly" refuses links and images, "linksonly"
@@ -23,7 +24,15 @@ import {
 
 const ACCESS_TTL_S = 3600;
 
-interface Post {
+/** Flair and markings a submit carries (flair_id, flair_text, nsfw, spoiler, sendreplies). */
+interface Marks {
+  flairId: string | null;
+  flairText: string | null;
+  nsfw: boolean;
+  spoiler: boolean;
+  sendReplies: boolean;
+}
+interface Post extends Marks {
   name: string;
   sr: string;
   title: string;
@@ -34,6 +43,22 @@ interface Post {
   createdUtc: number;
   ups: number;
   comments: number;
+}
+
+/** Reddit reads booleans of a form as "true"/"false" and of a JSON body as booleans; absent is false, sendreplies true. */
+function marksOf(get: (k: string) => unknown): Marks {
+  const flag = (k: string, absent: boolean) => {
+    const v = get(k);
+    return v === undefined || v === null ? absent : v === true || v === "true";
+  };
+  const str = (k: string) => (typeof get(k) === "string" && get(k) !== "" ? String(get(k)) : null);
+  return {
+    flairId: str("flair_id"),
+    flairText: str("flair_text"),
+    nsfw: flag("nsfw", false),
+    spoiler: flag("spoiler", false),
+    sendReplies: flag("sendreplies", true),
+  };
 }
 interface Comment {
   name: string;
@@ -113,8 +138,15 @@ export function createRedditEmulator(): RedditEmulator {
       id: post.name,
       text: `${post.title}\n${post.text}`,
       media: Array.from({ length: post.images }, () => ({ type: "image" })),
-      options: { subreddit: post.sr },
       createdAt: new Date(post.createdUtc * 1000),
+      options: {
+        subreddit: post.sr,
+        flair_id: post.flairId,
+        flair_text: post.flairText,
+        nsfw: post.nsfw,
+        spoiler: post.spoiler,
+        sendreplies: post.sendReplies,
+      },
     });
     return post;
   }
@@ -132,6 +164,11 @@ export function createRedditEmulator(): RedditEmulator {
       permalink: permalink(p),
       created_utc: p.createdUtc,
       is_video: false,
+      over_18: p.nsfw,
+      spoiler: p.spoiler,
+      send_replies: p.sendReplies,
+      link_flair_template_id: p.flairId,
+      link_flair_text: p.flairText,
       ...(p.kind === "image" && { post_hint: "image" }),
       is_gallery: p.kind === "gallery",
       ups: p.ups,
@@ -203,7 +240,7 @@ export function createRedditEmulator(): RedditEmulator {
           (a) => location.endsWith(encodeURIComponent(a.key)) || location.endsWith(a.key),
         );
         if (!asset?.uploaded) return errors(["BAD_URL", "the image was not uploaded", "url"]);
-        addPost({ sr, title, kind, text: "", url: location, images: 1 });
+        addPost({ sr, title, kind, text: "", url: location, images: 1, ...marksOf((k) => f.get(k)) });
         return Response.json({
           json: {
             errors: [],
@@ -221,6 +258,7 @@ export function createRedditEmulator(): RedditEmulator {
         text: kind === "self" ? (f.get("text") ?? "") : "",
         url: kind === "link" ? f.get("url") : null,
         images: 0,
+        ...marksOf((k) => f.get(k)),
       });
       return Response.json({
         json: {
@@ -230,11 +268,8 @@ export function createRedditEmulator(): RedditEmulator {
       });
     }
     if (m === "POST" && path === "/api/submit_gallery_post.json") {
-      const b = (await req.json().catch(() => null)) as {
-        sr?: string;
-        title?: string;
-        items?: { media_id?: string }[];
-      } | null;
+      const b = (await req.json().catch(() => null)) as
+        ({ sr?: string; title?: string; items?: { media_id?: string }[] } & Record<string, unknown>) | null;
       const sr = b?.sr ?? "";
       const title = b?.title ?? "";
       if (!title) return errors(["NO_TEXT", "we need something here", "title"]);
@@ -243,7 +278,15 @@ export function createRedditEmulator(): RedditEmulator {
       const items = b?.items ?? [];
       if (items.length < 2 || items.length > 20 || items.some((i) => !state.assets.get(i.media_id ?? "")?.uploaded))
         return errors(["GALLERY_INVALID", "a gallery needs 2 to 20 uploaded images", "items"]);
-      const p = addPost({ sr, title, kind: "gallery", text: "", url: null, images: items.length });
+      const p = addPost({
+        sr,
+        title,
+        kind: "gallery",
+        text: "",
+        url: null,
+        images: items.length,
+        ...marksOf((k) => b?.[k]),
+      });
       return Response.json({
         json: { errors: [], data: { url: `https://www.reddit.com/gallery/${p.name.slice(3)}`, id: p.name } },
       });

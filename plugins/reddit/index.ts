@@ -15,6 +15,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -47,6 +48,29 @@ interface Options {
   subreddit?: string;
   title?: string;
   postType?: "auto" | "self" | "link";
+  flair_id?: string;
+  flair_text?: string;
+  nsfw?: boolean;
+  spoiler?: boolean;
+  send_replies?: boolean;
+}
+
+/** The post's flair and markings, in the names /api/submit and submit_gallery_post take. */
+function markings(o: Options): {
+  flair_id?: string;
+  flair_text?: string;
+  nsfw?: boolean;
+  spoiler?: boolean;
+  sendreplies: boolean;
+} {
+  return {
+    ...(o.flair_id && { flair_id: o.flair_id }),
+    ...(o.flair_text && { flair_text: o.flair_text }),
+    ...(o.nsfw !== undefined && { nsfw: o.nsfw }),
+    ...(o.spoiler !== undefined && { spoiler: o.spoiler }),
+    // Reddit's own default: replies to the post reach the author's inbox.
+    sendreplies: o.send_replies ?? true,
+  };
 }
 
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
@@ -123,10 +147,12 @@ interface Pending {
 
 async function submit(
   ctx: PluginContext,
+  options: Options,
   fields: Record<string, string>,
 ): Promise<{ data: Record<string, unknown> } | Fail> {
+  const marks = Object.fromEntries(Object.entries(markings(options)).map(([k, v]) => [k, String(v)]));
   const res = await ctx.http.request<JsonErrors>("POST", "/api/submit", {
-    form: { api_type: "json", sendreplies: "true", ...fields },
+    form: { api_type: "json", ...marks, ...fields },
     headers: headers(ctx),
     creates: true,
   });
@@ -193,10 +219,10 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     if (type === "link" || (type === "auto" && url)) {
       const link = url ?? /https?:\/\/\S+/.exec(job.content)?.[0];
       if (!link) return { kind: "permanent", reason: "A link post needs a URL in the content.", code: "link_required" };
-      const r = await submit(ctx, { sr, kind: "link", title, url: link });
+      const r = await submit(ctx, options, { sr, kind: "link", title, url: link });
       return isFail(r) ? r : published(r.data);
     }
-    const r = await submit(ctx, { sr, kind: "self", title, text: job.content });
+    const r = await submit(ctx, options, { sr, kind: "self", title, text: job.content });
     return isFail(r) ? r : published(r.data);
   }
   const assets: { assetId: string; location: string }[] = [];
@@ -207,7 +233,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   }
   if (assets.length === 1) {
     const since = Math.floor(ctx.now().getTime() / 1000) - 5;
-    const r = await submit(ctx, { sr, kind: "image", title, url: assets[0].location });
+    const r = await submit(ctx, options, { sr, kind: "image", title, url: assets[0].location });
     if (isFail(r)) return r;
     // An image submit answers without the post's id: it is looked up among the user's submissions.
     return checkStatus(ctx, JSON.stringify({ subreddit: sr, title, since } satisfies Pending));
@@ -218,7 +244,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
       sr,
       title,
       items: assets.map((a) => ({ media_id: a.assetId, caption: "", outbound_url: "" })),
-      sendreplies: true,
+      ...markings(options),
     },
     headers: headers(ctx),
     creates: true,
@@ -276,7 +302,8 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   return res.body.data.children
     .map((c) => c.data)
     .map((d): RecentPost => {
-      const image = d.post_hint === "image" && d.url ? [{ url: d.url, type: "image" } as MediaItem] : [];
+      const image: RecentMedia[] =
+        d.post_hint === "image" && d.url ? [{ url: d.url, type: "image", downloadable: true }] : [];
       return {
         platformPostId: d.name,
         url: `https://www.reddit.com${d.permalink}`,
@@ -360,6 +387,25 @@ export default definePlugin({
         t.String({ minLength: 1, maxLength: TITLE_MAX, description: "Defaults to the first line of the content." }),
       ),
       postType: t.Optional(t.UnionEnum(["auto", "self", "link"], { default: "auto" })),
+      flair_id: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: 36,
+          description: "A link flair template id of the subreddit (GET /r/{subreddit}/api/link_flair_v2).",
+        }),
+      ),
+      flair_text: t.Optional(
+        t.String({
+          minLength: 1,
+          maxLength: 64,
+          description: "The flair's text, where the template lets the poster edit it.",
+        }),
+      ),
+      nsfw: t.Optional(t.Boolean({ description: "Marks the post NSFW (18+)." })),
+      spoiler: t.Optional(t.Boolean({ description: "Marks the post as a spoiler." })),
+      send_replies: t.Optional(
+        t.Boolean({ default: true, description: "Replies go to the author's inbox (Reddit's sendreplies)." }),
+      ),
     },
     { additionalProperties: true },
   ),

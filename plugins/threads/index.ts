@@ -13,6 +13,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -96,8 +97,9 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`Threads posts: ${res.outcome.reason}`);
-  const item = (type?: string, url?: string): MediaItem[] =>
-    url ? [{ url, type: type === "VIDEO" ? "video" : "image" } as MediaItem] : [];
+  // media_url is the file on Threads' CDN.
+  const item = (type?: string, url?: string): RecentMedia[] =>
+    url ? [{ url, type: type === "VIDEO" ? "video" : "image", downloadable: true }] : [];
   return res.body.data.map((p) => {
     const media =
       p.media_type === "CAROUSEL_ALBUM"

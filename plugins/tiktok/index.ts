@@ -248,22 +248,22 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   });
   if (!res.ok) throw new Error(`TikTok videos: ${res.outcome.reason}`);
   return res.body.data.videos
-    .map(
-      (v): RecentPost => ({
-        platformPostId: v.id,
-        url: v.share_url ?? null,
-        content: v.video_description ?? v.title ?? "",
-        media: [
-          {
-            url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`,
-            type: "video",
-            ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }),
-          },
-        ],
-        createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
-        kind: "video",
-      }),
-    )
+    .map((v): RecentPost => ({
+      platformPostId: v.id,
+      url: v.share_url ?? null,
+      content: v.video_description ?? v.title ?? "",
+      // The Display API gives the share page, never the video file.
+      media: [
+        {
+          url: v.share_url ?? `https://www.tiktok.com/@${ctx.account.username}/video/${v.id}`,
+          type: "video",
+          downloadable: false,
+          ...(v.cover_image_url && { thumbnail_url: v.cover_image_url }),
+        },
+      ],
+      createdAt: new Date((v.create_time ?? Date.now() / 1000) * 1000),
+      kind: "video",
+    }))
     .filter((p) => !since || p.createdAt > since);
 }
 

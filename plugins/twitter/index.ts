@@ -13,6 +13,7 @@ import {
   type AccountStats,
   type PostMetrics,
   type PublishJob,
+  type RecentMedia,
   type RecentPost,
   type FailureOutcome,
 } from "../../src/platform/sdk.ts";
@@ -205,10 +206,13 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   if (!res.ok) throw new Error(`X timeline: ${res.outcome.reason}`);
   const media = new Map((res.body.includes?.media ?? []).map((m) => [m.media_key, m]));
   return (res.body.data ?? []).map((tw) => {
-    const items: MediaItem[] = (tw.attachments?.media_keys ?? []).flatMap((k) => {
+    const items: RecentMedia[] = (tw.attachments?.media_keys ?? []).flatMap((k): RecentMedia[] => {
       const m = media.get(k);
       const url = m?.url ?? m?.preview_image_url;
-      return m && url ? [{ url, type: m.type === "photo" ? "image" : "video" } as MediaItem] : [];
+      // url is a photo's file; a video or GIF comes with its preview image only, a stand-in.
+      return m && url
+        ? [{ url, type: m.type === "photo" ? "image" : "video", downloadable: m.type === "photo" && !!m.url }]
+        : [];
     });
     const quote = tw.referenced_tweets?.some((r) => r.type === "quoted");
     return {

@@ -118,22 +118,22 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   });
   if (!res.ok) throw new Error(`Vimeo videos: ${res.outcome.reason}`);
   return res.body.data
-    .map(
-      (v): RecentPost => ({
-        platformPostId: idOf(v.uri),
-        url: v.link ?? null,
-        content: v.description ?? v.name ?? "",
-        media: [
-          {
-            url: v.link ?? `https://vimeo.com/${idOf(v.uri)}`,
-            type: "video",
-            ...(v.pictures?.base_link && { thumbnail_url: v.pictures.base_link }),
-          } as MediaItem,
-        ],
-        createdAt: new Date(v.created_time ?? Date.now()),
-        kind: "video",
-      }),
-    )
+    .map((v): RecentPost => ({
+      platformPostId: idOf(v.uri),
+      url: v.link ?? null,
+      content: v.description ?? v.name ?? "",
+      // The video's page: its files are only listed for Pro accounts' own downloads, which Crier does not ask for.
+      media: [
+        {
+          url: v.link ?? `https://vimeo.com/${idOf(v.uri)}`,
+          type: "video",
+          downloadable: false,
+          ...(v.pictures?.base_link && { thumbnail_url: v.pictures.base_link }),
+        },
+      ],
+      createdAt: new Date(v.created_time ?? Date.now()),
+      kind: "video",
+    }))
     .filter((p) => !since || p.createdAt > since);
 }
 
@@ -225,8 +225,7 @@ export default definePlugin({
     async identity(c, token) {
       // Vimeo's token answer already carries the user.
       const user = token.user as
-        | { uri?: string; name?: string; link?: string; pictures?: { base_link?: string } }
-        | undefined;
+        { uri?: string; name?: string; link?: string; pictures?: { base_link?: string } } | undefined;
       const id = user?.uri?.split("/").pop();
       if (!id) throw new Error("Vimeo answered the code exchange without a user");
       return {

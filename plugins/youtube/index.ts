@@ -160,12 +160,14 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         url: `https://www.youtube.com/watch?v=${id}`,
         // The spec: for YouTube videos posted elsewhere the caption is the video title.
         content: i.snippet?.title ?? "",
+        // The Data API never hands out the video file: the watch page is all there is.
         media: [
           {
             url: `https://www.youtube.com/watch?v=${id}`,
             type: "video",
+            downloadable: false,
             ...(i.snippet?.thumbnails?.high?.url && { thumbnail_url: i.snippet.thumbnails.high.url }),
-          } as MediaItem,
+          },
         ],
         createdAt: new Date(i.contentDetails?.videoPublishedAt ?? i.snippet?.publishedAt ?? Date.now()),
         kind: "video",

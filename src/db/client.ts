@@ -6,7 +6,7 @@ import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { PGlite } from "@electric-sql/pglite";
-// Embedded so the compiled binary carries PGlite's runtime (see STACK-NOTES: the binary crashes otherwise).
+// Embedded so the compiled binary carries PGlite's runtime (the compiled binary crashes at run time otherwise).
 import pgliteWasmPath from "@electric-sql/pglite/pglite.wasm" with { type: "file" };
 import initdbWasmPath from "@electric-sql/pglite/initdb.wasm" with { type: "file" };
 import pgliteDataPath from "@electric-sql/pglite/pglite.data" with { type: "file" };

@@ -8,6 +8,7 @@ import {
   boolean,
   integer,
   bigint,
+  bigserial,
   jsonb,
   timestamp,
   primaryKey,
@@ -16,6 +17,7 @@ import {
   doublePrecision,
 } from "drizzle-orm/pg-core";
 import type { MetricsStatus } from "../domain/metrics-status.ts";
+import { DELIVERY_STATUSES } from "../domain/webhook-events.ts";
 
 // Millisecond precision everywhere: API cursors and expected_updated_at travel as ISO strings with
 // milliseconds, so the stored value must round-trip exactly.
@@ -441,3 +443,104 @@ export const workflowItems = pgTable(
     index("workflow_items_slots_idx").on(t.workflowId, t.accountId, t.slotAt),
   ],
 );
+
+/**
+ * Nonces of connect states already used (src/modules/connect/used-states.ts), kept until the state would
+ * have expired: a state connects once, whichever copy answers its callback.
+ */
+export const connectStatesUsed = pgTable(
+  "connect_states_used",
+  {
+    nonce: text("nonce").primaryKey(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("connect_states_used_expires_idx").on(t.expiresAt)],
+);
+
+/** A receiver of webhooks; `secrets` is the AES-GCM ciphertext (src/db/crypto.ts) of the signing secrets. */
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: text("events").array().notNull(),
+    description: text("description"),
+    isActive: boolean("is_active").notNull().default(true),
+    secrets: text("secrets").notNull(),
+    disabledReason: text("disabled_reason"),
+    disabledAt: ts("disabled_at"),
+    failingSince: ts("failing_since"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("webhook_endpoints_profile_idx").on(t.profileId, t.updatedAt, t.id)],
+);
+
+/** The outbox: written by the triggers of migrations/0008_webhooks.sql in the transaction of the change. */
+export const webhookEvents = pgTable("webhook_events", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  profileId: uuid("profile_id")
+    .notNull()
+    .references(() => profiles.id, { onDelete: "cascade" }),
+  type: text("type").notNull(),
+  payload: jsonb("payload").$type<Record<string, unknown>>().notNull(),
+  createdAt: createdAt(),
+});
+
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    seq: bigserial("seq", { mode: "number" }).notNull(),
+    eventId: uuid("event_id")
+      .notNull()
+      .references(() => webhookEvents.id, { onDelete: "cascade" }),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id").notNull(),
+    eventType: text("event_type").notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at"),
+    leaseUntil: ts("lease_until"),
+    claimedBy: text("claimed_by"),
+    lastStatusCode: integer("last_status_code"),
+    deliveredAt: ts("delivered_at"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_pending_idx")
+      .on(t.seq)
+      .where(sql`status = 'pending'`),
+    index("webhook_deliveries_endpoint_idx").on(t.endpointId, t.seq),
+  ],
+);
+
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    deliveryId: uuid("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attemptedAt: ts("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    durationMs: integer("duration_ms").notNull(),
+    responseExcerpt: text("response_excerpt"),
+    error: text("error"),
+  },
+  (t) => [index("webhook_attempts_delivery_idx").on(t.deliveryId, t.attemptedAt)],
+);
+
+/** The last aggregate post status webhooks were told about (post.* events fire on a change of it). */
+export const webhookPostStates = pgTable("webhook_post_states", {
+  postId: uuid("post_id")
+    .primaryKey()
+    .references(() => posts.id, { onDelete: "cascade" }),
+  status: text("status").notNull(),
+});

@@ -1,5 +1,6 @@
 /**
- * The aggregate status of a post, derived from its targets and nothing else (DESIGN.md, Publishing).
+ * The aggregate status of a post, derived from its targets and nothing else (docs/architecture.md,
+ * "The engine's rules").
  * It is never stored: storing it would let it drift from the targets. The SQL twin used to filter lists
  * (src/modules/posts/status-sql.ts) is checked against this function by tests/domain/status.test.ts.
  */

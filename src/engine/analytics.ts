@@ -188,7 +188,8 @@ async function readDueAccounts(ctx: AppContext, o: AnalyticsOptions): Promise<nu
         if (r.ok && r.value.followers !== null) {
           await ctx.db.rows(sql`insert into follower_snapshots (account_id, observed_at, followers)
           values (${c.account_id}::uuid, ${at}, ${r.value.followers}) on conflict do nothing returning account_id`);
-          await ctx.db.rows(sql`update account_analytics set followers = ${r.value.followers}, followers_observed_at = ${at}
+          await ctx.db
+            .rows(sql`update account_analytics set followers = ${r.value.followers}, followers_observed_at = ${at}
           where account_id = ${c.account_id}::uuid returning account_id`);
         }
         if (!r.ok) {

@@ -33,6 +33,8 @@ export interface DispatchSettings {
   reconcileSettleMs: number;
   random: () => number;
   ownStorage?: OwnStorageOpener;
+  /** See EngineOptions.allowMediaAddress (tests only). */
+  allowMediaAddress?: (ip: string) => boolean;
   recorder: Recorder;
 }
 
@@ -215,7 +217,11 @@ export async function publishTarget(
   }
   let provider: ReturnType<typeof providerFor>;
   try {
-    provider = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+    provider = providerFor(ctx, job.account, {
+      sandbox: job.sandbox,
+      ownStorage: s.ownStorage,
+      allowMediaAddress: s.allowMediaAddress,
+    });
   } catch (e) {
     // Nothing was sent: the failure is ours (no plugin, unreadable credentials), and it is reported as such.
     await record(ctx, s, target.id, {
@@ -330,7 +336,11 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
       "The account lost its authorization while the platform was still processing the post; check the platform, then reconnect.",
     );
   }
-  const { plugin, context } = providerFor(ctx, job.account, { sandbox: job.sandbox, ownStorage: s.ownStorage });
+  const { plugin, context } = providerFor(ctx, job.account, {
+    sandbox: job.sandbox,
+    ownStorage: s.ownStorage,
+    allowMediaAddress: s.allowMediaAddress,
+  });
   const outcome = plugin.checkStatus
     ? await withRefresh(ctx, s, plugin, context, job.account.id, () =>
         plugin.checkStatus!(context, t.submittedHandle ?? ""),

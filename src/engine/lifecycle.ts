@@ -11,6 +11,7 @@ import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems }
 import type { JobRunner } from "./jobs.ts";
 import type { PublishPool } from "./pool.ts";
 import type { StatusChecks } from "./status-checks.ts";
+import type { WebhookSender } from "./webhooks.ts";
 import type { WorkflowRunner } from "./workflows.ts";
 
 export interface LifecycleOptions {
@@ -32,6 +33,8 @@ export interface EngineParts {
   jobs: JobRunner;
   /** Workflow polls and the items whose slot has come (src/engine/workflows.ts), every tick. */
   workflows: WorkflowRunner;
+  /** Webhook deliveries from the outbox (src/engine/webhooks.ts): every tick and on its own short timer. */
+  webhooks: WebhookSender;
 }
 
 export class EngineLifecycle {
@@ -59,6 +62,7 @@ export class EngineLifecycle {
     }
     await this.parts.pool.fillSlots();
     await this.guard("periodic jobs failed", () => this.parts.jobs.startDue());
+    this.parts.webhooks.kick();
     if (this.o.onTick) await this.guard("tick hook failed", this.o.onTick);
     this.lastTickAt = Date.now();
   }
@@ -89,7 +93,10 @@ export class EngineLifecycle {
       await pool.fillSlots();
       if (pool.inFlight() === 0) {
         await this.chores();
-        if ((await pool.claimOnce()) === 0 && pool.inFlight() === 0) return;
+        if ((await pool.claimOnce()) === 0 && pool.inFlight() === 0) {
+          await this.parts.webhooks.drain();
+          return;
+        }
       }
     }
   }
@@ -98,6 +105,7 @@ export class EngineLifecycle {
   startTimer(): void {
     this.startedAt = Date.now();
     this.cron = new Cron("* * * * * *", { protect: true, name: `crier-engine-${this.o.id}` }, () => this.tick());
+    this.parts.webhooks.startPolling();
     void this.tick();
   }
 
@@ -118,12 +126,18 @@ export class EngineLifecycle {
     this.stopping = true;
     this.cron?.stop();
     if (this.wake) clearTimeout(this.wake.timer);
-    const { pool, checks, jobs, workflows } = this.parts;
+    const { pool, checks, jobs, workflows, webhooks } = this.parts;
     jobs.stop();
     await pool.stopClaiming();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
-      Promise.all([pool.publishesSettled(), checks.settled(), jobs.settled(), workflows.settled()]).then(() => false),
+      Promise.all([
+        pool.publishesSettled(),
+        checks.settled(),
+        jobs.settled(),
+        workflows.settled(),
+        webhooks.stop(),
+      ]).then(() => false),
       new Promise<boolean>((r) => {
         timer = setTimeout(() => r(true), this.o.shutdownTimeoutMs);
       }),

@@ -84,8 +84,17 @@ export class PublishPool {
    * claim is committed and before any publish starts.
    */
   async claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void> {
-    if (this.closed || this.running.size >= this.o.concurrency) return this.claimSoon();
-    await this.countedClaim(() => this.claimRound(postId, beforeStart));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (this.closed || this.running.size >= this.o.concurrency) return this.claimSoon();
+      let took = 0;
+      await this.countedClaim(async () => {
+        took = await this.claimRound(postId, beforeStart);
+      });
+      if (took > 0) return;
+      // A claim already in flight (a tick's) may hold every free slot in reserve, and it began before this
+      // post was due: once it is done, claim the post again rather than leave it to the next tick.
+      await this.claimsSettled();
+    }
   }
 
   /** One claim right now, outside the claim loops: how many targets it took. */

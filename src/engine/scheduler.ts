@@ -14,6 +14,7 @@ import { EngineLifecycle } from "./lifecycle.ts";
 import { PublishPool } from "./pool.ts";
 import { Recorder } from "./recorder.ts";
 import { StatusChecks } from "./status-checks.ts";
+import { WebhookSender } from "./webhooks.ts";
 import { workflowRunner } from "./workflows.ts";
 
 export interface EngineOptions {
@@ -34,6 +35,11 @@ export interface EngineOptions {
   shutdownTimeoutMs?: number;
   random?: () => number;
   ownStorage?: OwnStorageOpener;
+  /**
+   * Overrides the media guard's address rule for this engine's publishes. Tests only, whose emulators
+   * listen on loopback; no configuration reaches it, so a server always refuses private addresses.
+   */
+  allowMediaAddress?: (ip: string) => boolean;
   /**
    * Between ticks, wake up exactly when the next target falls due (within the coming second) instead
    * of at the next tick: keeps dispatch lag well under a second. startEngine turns it on.
@@ -97,6 +103,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     random: o.random ?? Math.random,
     // The server's own media URLs are opened from storage, not fetched back over the network.
     ownStorage: o.ownStorage ?? ctx.storage,
+    allowMediaAddress: o.allowMediaAddress,
     recorder: new Recorder(ctx.db, id),
   };
   const pool = new PublishPool(
@@ -115,6 +122,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
     workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }),
+    webhooks: new WebhookSender(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }, log),
   };
   const life = new EngineLifecycle(
     ctx,

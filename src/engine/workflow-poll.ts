@@ -16,6 +16,7 @@ import {
   type MediaItem,
   type Plugin,
   type PluginContext,
+  type RecentMedia,
   type RecentPost,
 } from "../platform/sdk.ts";
 import type { DestinationSettings, WorkflowSettings } from "../domain/workflow-settings.ts";
@@ -122,9 +123,18 @@ function optionsFor(platform: string, s: DestinationSettings | undefined): Recor
   return null;
 }
 
-function mediaFor(platform: string, media: MediaItem[], settings: WorkflowSettings): MediaItem[] {
-  if (platform !== "tiktok" || settings.platform_settings?.tiktok?.keep_source_thumbnail !== false) return media;
-  return media.map(({ thumbnail_url: _, ...m }) => m);
+/** The source's media as the destination's post carries it (by URL, fetched through the media guard at publish). */
+function mediaFor(platform: string, media: RecentMedia[], settings: WorkflowSettings): MediaItem[] {
+  const files = media.map(({ downloadable: _, ...m }): MediaItem => m);
+  if (platform !== "tiktok" || settings.platform_settings?.tiktok?.keep_source_thumbnail !== false) return files;
+  return files.map(({ thumbnail_url: _, ...m }) => m);
+}
+
+/** Why the source's media cannot be carried, when a media item is a page or a stand-in rather than the file. */
+function notDownloadable(post: RecentPost, sourcePlatform: string): string | null {
+  const page = post.media.find((m) => !m.downloadable);
+  if (!page) return null;
+  return `The source post's ${page.type} cannot be copied: ${sourcePlatform} gives only ${page.url}, not the file itself.`;
 }
 
 async function plan(
@@ -133,6 +143,7 @@ async function plan(
   post: RecentPost,
   dest: Destination,
   ownOutput: boolean,
+  sourcePlatform: string,
 ): Promise<Planned> {
   const base = {
     accountId: dest.account.id,
@@ -151,6 +162,9 @@ async function plan(
   }
   const skip = filterSkip(post, settings);
   if (skip) return { ...base, status: "skipped", reasonCode: skip.code, reason: skip.reason };
+  // Posting the text without its video would be a different post: the item is skipped, not trimmed.
+  const page = notDownloadable(post, sourcePlatform);
+  if (page) return { ...base, status: "skipped", reasonCode: "media_not_downloadable", reason: page };
   const plugin = dest.plugin;
   if (!plugin?.publish || !plugin.capabilities.destination) {
     return {
@@ -187,7 +201,16 @@ async function plan(
     if (!(e instanceof ApiError)) throw e;
     return { ...base, status: "skipped", reasonCode: e.errorCode, reason: e.message, caption };
   }
-  return { ...base, status: "queued", reasonCode: null, reason: null, caption, media, options };
+  // The post keeps its media in the API's shape (MediaInput: no mime_type); the check above had the type.
+  return {
+    ...base,
+    status: "queued",
+    reasonCode: null,
+    reason: null,
+    caption,
+    media: media.map(({ mime_type: _, ...m }) => m),
+    options,
+  };
 }
 
 /** Source post ids on the source account that a workflow published (never copied again). */
@@ -304,11 +327,12 @@ export async function pollWorkflow(ctx: AppContext, wf: WorkflowRow): Promise<Po
         ]
       : [];
   });
+  const sourceName = ctx.platforms.get(src.account.platform)?.displayName ?? src.account.platform;
   const out: string[] = [];
   for (const post of eligible) {
     if (taken.has(post.platformPostId)) continue;
     const planned = await Promise.all(
-      destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId))),
+      destinations.map((d) => plan(ctx, settings, post, d, output.has(post.platformPostId), sourceName)),
     );
     const id = await take(ctx, wf, post, planned);
     if (id) out.push(id);

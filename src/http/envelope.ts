@@ -1,58 +1,24 @@
 import { Elysia, ValidationError, NotFoundError, ParseError } from "elysia";
 import { randomUUID } from "node:crypto";
 import type { AppContext } from "../context.ts";
-import { ApiError, BadRequest, DatabaseUnavailable, InternalError, NotFound, PayloadTooLarge } from "./errors.ts";
+import {
+  ApiError,
+  BadRequest,
+  DatabaseUnavailable,
+  InternalError,
+  MethodNotAllowed,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+} from "./errors.ts";
+import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
+import { allowedMethods, type RouteLike } from "./methods.ts";
+import { validationToApiError } from "./validation.ts";
 import { isConnectionError } from "../db/availability.ts";
 
-interface SchemaIssue {
-  path?: string;
-  message?: string;
-  summary?: string;
-  schema?: { errorCode?: string; errorMessage?: string; errorHint?: string };
-}
+const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
-/**
- * Turns a schema failure into our 400. A schema may carry `errorCode` (and `errorMessage`, `errorHint`)
- * when the spec names the code for that field, e.g. invalid_filename; otherwise it is validation_error.
- */
-export function validationToApiError(err: ValidationError, request?: Request): ApiError {
-  const issues = (err.all ?? []) as SchemaIssue[];
-  let where = err.type;
-  if (where === "property") {
-    // Elysia checks query parameters one by one and loses the name; find it from the URL.
-    where = "query";
-    const params = request ? [...new URL(request.url).searchParams] : [];
-    const hit = params.find(([, v]) => v === String(err.value) || Number(v) === err.value);
-    if (hit && issues[0]) issues[0].path = `/${hit[0]}`;
-  }
-  const coded = issues.find((i) => i.schema?.errorCode);
-  if (coded?.schema?.errorCode) {
-    return new BadRequest(
-      coded.schema.errorCode,
-      coded.schema.errorMessage ?? `${fieldName(where, coded.path)}: ${issueText(coded)}`,
-      coded.schema.errorHint,
-    );
-  }
-  const first = issues[0];
-  if (!first) return new BadRequest("validation_error", `Invalid ${where}.`);
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  return new BadRequest(
-    "validation_error",
-    `${fieldName(where, first.path)}: ${issueText(first)}${more}`,
-    "Fix the named field and send the request again; /openapi.json describes every field.",
-  );
-}
-
-function fieldName(where: string, path?: string) {
-  const dotted = (path ?? "").replace(/^\//, "").replace(/\//g, ".");
-  return dotted ? `${where}.${dotted}` : where;
-}
-
-function issueText(issue: SchemaIssue) {
-  const text = issue.message ?? issue.summary ?? "is invalid";
-  if (/^Expected kind 'Never'|Unexpected property/i.test(text)) return "is not an allowed property";
-  return text.replace(/^Property '.*?' should be /, "should be ");
-}
+const hasBody = (request: Request) => request.headers.get("content-length") !== "0" && request.body !== null;
 
 /** Reads a JSON body with a size cap, so a chunked body cannot grow past the limit either. */
 async function readJson(request: Request, limit: number): Promise<unknown> {
@@ -74,8 +40,10 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString("utf8");
   if (text.trim() === "") return undefined;
+  checkJsonShape(text);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw new BadRequest(
       "invalid_json",
@@ -83,19 +51,41 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
       "Send a JSON document with Content-Type: application/json.",
     );
   }
+  const nul = findNul(value);
+  if (nul) throw nulError(nul);
+  return value;
+}
+
+/** The path of a request; never throws, whatever URL the server was handed. */
+export function pathOf(request: Request): string {
+  try {
+    return new URL(request.url).pathname;
+  } catch {
+    return request.url.split("?")[0] ?? "";
+  }
+}
+
+function searchOf(request: Request): URLSearchParams {
+  try {
+    return new URL(request.url).searchParams;
+  } catch {
+    return new URLSearchParams();
+  }
 }
 
 const started = new WeakMap<Request, number>();
 
 /** Request ids, JSON body parsing, the error envelope and request logs for the whole app. */
-export function envelope(ctx: AppContext) {
+export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) {
   const log = ctx.log.child({ component: "http" });
   return new Elysia({ name: "envelope" })
     .onRequest(({ request }) => {
       started.set(request, performance.now());
+      // PostgreSQL cannot store or compare text holding NUL; refuse it in any query parameter up front.
+      for (const [name, value] of searchOf(request))
+        if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);
       // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
-      if (ctx.db.availability?.down && new URL(request.url).pathname.startsWith("/v1/"))
-        throw new DatabaseUnavailable();
+      if (ctx.db.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
     })
     .derive({ as: "global" }, ({ request, set }) => {
       const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
@@ -105,47 +95,28 @@ export function envelope(ctx: AppContext) {
     .onParse({ as: "global" }, async ({ request, contentType }) => {
       // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
       if (request.method === "PUT") return;
-      if (
-        contentType?.startsWith("application/json") ||
-        (contentType === "" && request.headers.get("content-length") !== "0" && request.body)
-      ) {
-        return readJson(request, ctx.config.maxBodyBytes);
+      const declared = Number(request.headers.get("content-length") ?? "NaN");
+      if (declared > ctx.config.maxBodyBytes)
+        throw new PayloadTooLarge(`The request body is larger than ${ctx.config.maxBodyBytes} bytes.`);
+      if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
+      // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
+      if (contentType && pathOf(request).startsWith("/v1/") && hasBody(request)) {
+        throw new UnsupportedMediaType(contentType.split(";")[0]);
       }
+      if (contentType === "" && hasBody(request)) return readJson(request, ctx.config.maxBodyBytes);
     })
     .onError({ as: "global" }, ({ error, code, set, request, ...rest }) => {
-      const requestId = (rest as { requestId?: string }).requestId ?? set.headers["x-request-id"] ?? randomUUID();
-      let apiError: ApiError;
-      if (error instanceof ApiError) apiError = error;
-      else if (error instanceof ValidationError) {
-        // A response that fails its own schema is our bug, not the caller's.
-        apiError =
-          error.type === "response"
-            ? internal(log, error, request, String(requestId))
-            : validationToApiError(error, request);
-      } else if (error instanceof NotFoundError || code === "NOT_FOUND") {
-        apiError = new NotFound(
-          `Route ${request.method} ${new URL(request.url).pathname}`,
-          "not_found",
-          "See /openapi.json for the routes this server answers.",
-        );
-      } else if ((error as { cause?: unknown }).cause instanceof ApiError) {
-        apiError = (error as { cause: ApiError }).cause;
-      } else if (error instanceof ParseError || code === "PARSE") {
-        apiError = new BadRequest(
-          "invalid_json",
-          "The request body could not be parsed.",
-          "Send a JSON document with Content-Type: application/json.",
-        );
-      } else if (isConnectionError(error)) {
+      // The database could not be reached: a 503 the client may retry, and the circuit opens (db/availability.ts).
+      if (isConnectionError(error)) {
         ctx.db.availability?.report(error);
-        apiError = new DatabaseUnavailable();
-      } else apiError = internal(log, error, request, String(requestId));
-      set.status = apiError.status;
-      if (apiError.headers) Object.assign(set.headers, apiError.headers);
-      return Response.json(apiError.toBody(), {
-        status: apiError.status,
-        headers: set.headers as Record<string, string>,
-      });
+        error = new DatabaseUnavailable();
+      }
+      try {
+        return errorResponse(log, error, code, set, request, rest, routes);
+      } catch {
+        // Last resort: the envelope without anything from the request, which is what just failed.
+        return Response.json(new InternalError(randomUUID()).toBody(), { status: 500 });
+      }
     })
     .onAfterResponse({ as: "global" }, ({ request, set, ...rest }) => {
       const t0 = started.get(request);
@@ -153,7 +124,7 @@ export function envelope(ctx: AppContext) {
       const status = r.responseValue instanceof Response ? r.responseValue.status : Number(set.status ?? 200);
       log.info("request", {
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: pathOf(request),
         status,
         duration_ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
         profile_id: r.principal?.profileId ?? null,
@@ -162,13 +133,62 @@ export function envelope(ctx: AppContext) {
     });
 }
 
+type ErrorSet = { status?: number | string; headers: Record<string, string | number | undefined> };
+
+function errorResponse(
+  log: AppContext["log"],
+  error: unknown,
+  code: unknown,
+  set: ErrorSet,
+  request: Request,
+  rest: unknown,
+  routes: () => RouteLike[],
+): Response {
+  const requestId = (rest as { requestId?: string }).requestId ?? set.headers["x-request-id"] ?? randomUUID();
+  let apiError: ApiError;
+  if (error instanceof ApiError) apiError = error;
+  else if (error instanceof ValidationError) {
+    // A response that fails its own schema is our bug, not the caller's.
+    apiError =
+      error.type === "response"
+        ? internal(log, error, request, String(requestId))
+        : validationToApiError(error, request);
+  } else if (error instanceof NotFoundError || code === "NOT_FOUND") {
+    const path = pathOf(request);
+    const allowed = allowedMethods(routes(), path);
+    apiError = allowed.length
+      ? new MethodNotAllowed(request.method, path, allowed)
+      : new NotFound(
+          `Route ${request.method} ${path}`,
+          "not_found",
+          "See /openapi.json for the routes this server answers.",
+        );
+  } else if ((error as { cause?: unknown } | null)?.cause instanceof ApiError) {
+    apiError = (error as { cause: ApiError }).cause;
+  } else if (error instanceof ParseError || code === "PARSE") {
+    apiError = new BadRequest(
+      "invalid_json",
+      "The request body could not be parsed.",
+      "Send a JSON document with Content-Type: application/json.",
+    );
+  } else apiError = internal(log, error, request, String(requestId));
+  set.status = apiError.status;
+  if (apiError.headers) Object.assign(set.headers, apiError.headers);
+  return Response.json(apiError.toBody(), {
+    status: apiError.status,
+    headers: set.headers as Record<string, string>,
+  });
+}
+
 function internal(log: AppContext["log"], error: unknown, request: Request, requestId: string) {
   const e = error as Error;
   log.error("unhandled error", {
     request_id: requestId,
     method: request.method,
-    path: new URL(request.url).pathname,
+    path: pathOf(request),
     error: e?.message,
+    // What the database said, when a query failed (the message itself is only "Failed query: …").
+    cause: (e?.cause as Error | undefined)?.message,
     stack: e?.stack,
   });
   return new InternalError(requestId);

@@ -81,6 +81,29 @@ export class PayloadTooLarge extends ApiError {
   }
 }
 
+export class MethodNotAllowed extends ApiError {
+  constructor(method: string, path: string, allowed: string[]) {
+    super(
+      405,
+      "method_not_allowed",
+      `${path} does not answer ${method}.`,
+      `Use ${allowed.join(" or ")}; /openapi.json lists the operations of every path.`,
+      { allow: allowed.join(", ") },
+    );
+  }
+}
+
+export class UnsupportedMediaType extends ApiError {
+  constructor(contentType: string) {
+    super(
+      415,
+      "unsupported_media_type",
+      `This route reads a JSON body; the request was sent as ${contentType}.`,
+      "Send the body as JSON with the header Content-Type: application/json (curl: -H 'Content-Type: application/json').",
+    );
+  }
+}
+
 export class InternalError extends ApiError {
   constructor(requestId: string) {
     super(

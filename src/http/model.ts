@@ -1,5 +1,6 @@
 import { t, type TSchema } from "elysia";
 import type { TLiteral, TUnion } from "@sinclair/typebox";
+import "./formats.ts";
 
 /** Shared wire shapes: the envelopes of the spec and the error body. */
 export const ErrorBody = t.Object(

@@ -1,4 +1,7 @@
+import type { Plugin } from "../platform/sdk.ts";
 import { ErrorBody } from "./model.ts";
+import { hoistNamedSchemas } from "./openapi-components.ts";
+import { describePlatformOptions } from "./openapi-platforms.ts";
 
 const errorResponse = (description: string) => ({
   description,
@@ -7,6 +10,7 @@ const errorResponse = (description: string) => ({
 
 interface Operation {
   "x-scope"?: string;
+  security?: unknown[];
   responses?: Record<string, unknown>;
   requestBody?: { content?: Record<string, unknown>; required?: boolean; description?: string };
 }
@@ -22,7 +26,8 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"
  * Completes the generated description where the generator cannot see what our shared hooks do:
  * - every operation that declares a scope (x-scope, set by the `scope` macro) can answer 401, 403 and 429;
  * - JSON bodies are read by the envelope's own size-capped parser, which hides their media type from
- *   the generator, so the route's body schema is put back under application/json.
+ *   the generator, so the route's body schema is put back under application/json;
+ * - an operation without a key (health, docs, OAuth callback) says so with `security: []`.
  */
 export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
   const paths = (doc as { paths?: Record<string, Record<string, Operation>> }).paths ?? {};
@@ -38,7 +43,10 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
       if (op.requestBody && body && Object.keys(op.requestBody.content ?? {}).length === 0) {
         op.requestBody.content = { "application/json": { schema: body } };
       }
-      if (!op["x-scope"]) continue;
+      if (!op["x-scope"]) {
+        op.security ??= [];
+        continue;
+      }
       op.responses ??= {};
       op.responses["401"] ??= errorResponse(
         "invalid_api_key: the key is missing, malformed, unknown, revoked or expired",
@@ -49,5 +57,22 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
       );
     }
   }
+  return doc;
+}
+
+/**
+ * The description /openapi.json serves, from the generator's output: completed (finishOpenApi), every
+ * plugin's options linked, and shared schemas named in components. Works on a copy: the generator's
+ * objects are the live TypeBox schemas the validators use.
+ */
+export function finishDescription(
+  generated: unknown,
+  routes: RouteInfo[],
+  plugins: Pick<Plugin, "platform" | "displayName" | "optionsSchema">[],
+): Record<string, unknown> {
+  const doc = JSON.parse(JSON.stringify(generated)) as Record<string, unknown>;
+  finishOpenApi(doc, routes);
+  describePlatformOptions(doc, plugins);
+  hoistNamedSchemas(doc);
   return doc;
 }

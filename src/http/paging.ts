@@ -8,7 +8,7 @@ export interface PageRequest {
 }
 
 /**
- * Keyset paging over (updated_at, id), newest first. Rows sharing one updated_at are ordered by id, so
+ * Keyset paging over (updated_at, id), most recently updated first. Rows sharing one updated_at are ordered by id, so
  * a page boundary between them neither skips nor repeats a row.
  */
 export function pageWhere(cols: { updatedAt: AnyPgColumn; id: AnyPgColumn }, page: PageRequest): SQL | undefined {

@@ -1,4 +1,7 @@
-/** The eight scopes of the spec; every route names exactly one of them (the `scope` macro in auth.ts). */
+/**
+ * The eight scopes of the spec, then Crier's own (webhooks:read / webhooks:write, for /v1/webhooks);
+ * "all" grants every one. Every route names exactly one of them (the `scope` macro in auth.ts).
+ */
 export const SCOPES = [
   "accounts:read",
   "accounts:write",
@@ -8,6 +11,8 @@ export const SCOPES = [
   "posts:write",
   "workflows:read",
   "workflows:write",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -246,11 +246,22 @@ export interface PreparedConnect {
 /** Raised by a connect flow with a message fit to show the user on the hosted page. */
 export class ConnectError extends Error {}
 
+/**
+ * A media item of a source post. Some platforms hand out the file itself (a blob, a CDN file); others
+ * only a page to watch it on (a YouTube watch page, a Vimeo or TikTok link) or a still standing in for a
+ * video. A workflow can carry only the first kind: the plugin says which it gave, since it knows what its
+ * API returns and the URL alone does not tell.
+ */
+export interface RecentMedia extends MediaItem {
+  /** True when `url` is the media file itself, fetchable through the media guard; false for a page or a stand-in. */
+  downloadable: boolean;
+}
+
 export interface RecentPost {
   platformPostId: string;
   url: string | null;
   content: string;
-  media: MediaItem[];
+  media: RecentMedia[];
   createdAt: Date;
   kind: "text" | "image" | "video" | "quote";
 }

@@ -33,7 +33,7 @@ export function createS3Client(s3: S3Config): S3Client {
       s3.accessKeyId && s3.secretAccessKey
         ? { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }
         : undefined,
-    // Otherwise presigned PUTs carry a CRC of an empty body, which real stores reject (STACK-NOTES).
+    // Otherwise presigned PUTs carry a CRC of an empty body, which real S3-compatible stores reject.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });

@@ -6,6 +6,8 @@ import { ROOT, runCli, startServe } from "../support/cli.ts";
 import { testDatabase } from "../support/db.ts";
 import { killInFreshPidNamespace, pidNamespacesAvailable } from "../support/pid-namespace.ts";
 import type { Db } from "../../src/db/client.ts";
+import { rawHttp } from "../support/raw-http.ts";
+import { openApiDocument } from "../../src/http/openapi-dump.ts";
 
 // Builds the real single executable and runs it from an empty directory with no node_modules.
 let binary: string;
@@ -33,7 +35,7 @@ afterAll(async () => {
 
 test("the compiled binary serves, creates a key, lists accounts and stops cleanly from an empty directory", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "crier-empty-"));
-  const runEnv = { ...env, DATA_DIR: join(cwd, "data") };
+  const runEnv = { ...env, DATA_DIR: join(cwd, "data"), PUBLIC_URL: "http://crier.test" };
   const server = await startServe(runEnv, { binary, cwd });
   try {
     const key = await runCli(["keys", "create", "--name", "smoke"], runEnv, { binary, cwd });
@@ -43,6 +45,23 @@ test("the compiled binary serves, creates a key, lists accounts and stops cleanl
     expect(await res.json()).toEqual({ data: [] });
     const docs = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
     expect(docs.status).toBe(200);
+    // HTTP/1.0 without a Host header: the app's own answers, never Bun's HTML developer error page.
+    const port = Number(new URL(server.url).port);
+    const health = await rawHttp(port, "GET /healthz HTTP/1.0\r\n\r\n");
+    expect(health.status).toBe(200);
+    const noKey = await rawHttp(port, "GET /v1/accounts HTTP/1.0\r\n\r\n");
+    expect(noKey.status).toBe(401);
+    expect(noKey.body).not.toContain("<html");
+    expect(JSON.parse(noKey.body).error.code).toBe("invalid_api_key");
+    const tooLarge = await rawHttp(
+      port,
+      `POST /v1/drafts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key.lastLine}\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 ** 4}\r\nConnection: close\r\n\r\n{`,
+    );
+    expect(tooLarge.status).toBe(413);
+    expect(JSON.parse(tooLarge.body).error.code).toBe("payload_too_large");
+    // One description, byte for byte, from the binary (after it served other requests) and from source.
+    const served = await (await fetch(`${server.url}/openapi.json`)).text();
+    expect(served).toBe(await openApiDocument(runEnv));
   } finally {
     expect(await server.stop()).toBe(0);
   }

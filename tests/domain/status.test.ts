@@ -17,7 +17,7 @@ function combinations(n: number): TargetStatus[][] {
   return out;
 }
 
-/** The rule of DESIGN.md, written out independently of the implementation, for the oracle. */
+/** The rule of docs/architecture.md, written out independently of the implementation, for the oracle. */
 function expected(states: TargetStatus[]): PostStatus {
   const live = states.filter((s) => s !== "cancelled");
   if (!live.length) return "cancelled";

@@ -101,6 +101,21 @@ describe("copying", () => {
     await off(wf.id);
   });
 
+  test("the items route lists the source posts taken most recently first", async () => {
+    const wf = await workflow({ target_account_ids: [tg] });
+    await h.native(src, "order one");
+    tick();
+    await h.engine.runUntilIdle();
+    nextPoll();
+    await h.native(src, "order two");
+    tick();
+    await h.engine.runUntilIdle();
+    const list = await items(wf.id);
+    expect(list.map((i) => i.destinations[0].caption)).toEqual(["order two", "order one"]);
+    expect(list[0].created_at > list[1].created_at).toBe(true);
+    await off(wf.id);
+  });
+
   test("filters skip what they should and the items route says why", async () => {
     const wf = await workflow({
       target_account_ids: [tg],

@@ -245,6 +245,13 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     testWhen(typeof plugin.fetchRecent === "function")("fetchRecent returns what was published", async () => {
       const recent = await plugin.fetchRecent!(ctx, null);
       expect(recent.some((r) => r.content.includes("conformance text"))).toBe(true);
+      // Every media item says whether it is the file a workflow can carry; the post's own page never is.
+      for (const r of recent) {
+        for (const m of r.media) {
+          expect(typeof m.downloadable).toBe("boolean");
+          if (m.url === r.url) expect(m.downloadable).toBe(false);
+        }
+      }
     });
 
     testWhen(typeof plugin.metrics === "function")("metrics answer for published posts", async () => {

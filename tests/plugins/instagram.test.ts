@@ -63,6 +63,34 @@ test("a video is a Reel with a reel permalink; a mixed carousel is one post", as
   ).toEqual(["image", "video"]);
 });
 
+test("trial_reel makes a Reel a Trial Reel (trial_params); images and carousels publish as usual", async () => {
+  const trial = await settle(
+    await instagram.publish!(ctx, { ...post("trial", [{ f: "t.mp4", type: "video" }]), options: { trial_reel: true } }),
+  );
+  expect(trial.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "MANUAL" } });
+  const auto = await settle(
+    await instagram.publish!(ctx, {
+      ...post("trial auto", [{ f: "t.mp4", type: "video" }]),
+      options: { trial_reel: true, trial_graduation: "SS_PERFORMANCE" },
+    }),
+  );
+  expect(auto.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "SS_PERFORMANCE" } });
+  // Instagram refuses trial_params outside REELS containers: an image goes out as an ordinary post.
+  const photo = await settle(
+    await instagram.publish!(ctx, {
+      ...post("trial photo", [{ f: "p.jpg", type: "image" }]),
+      options: { trial_reel: true },
+    }),
+  );
+  expect(photo.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toBeUndefined();
+  const plain = await settle(await instagram.publish!(ctx, post("plain reel", [{ f: "r.mp4", type: "video" }])));
+  expect(plain.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toBeUndefined();
+});
+
 test("insights become views, likes, comments, shares and saves", async () => {
   const out = await settle(await instagram.publish!(ctx, post("measured", [{ f: "a.jpg", type: "image" }])));
   if (out.kind !== "published") throw new Error(out.kind);

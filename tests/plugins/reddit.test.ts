@@ -93,3 +93,42 @@ test("a thread continues as comments under the post", async () => {
     views: null,
   });
 });
+
+test("flair, NSFW, spoiler and inbox replies reach /api/submit and gallery posts; unset, replies stay on as on Reddit", async () => {
+  const marks = {
+    flair_id: "a1b2c3d4-0000-1111-2222-333344445555",
+    flair_text: "Meta",
+    nsfw: true,
+    spoiler: true,
+    send_replies: false,
+  };
+  const expected = { flair_id: marks.flair_id, flair_text: "Meta", nsfw: true, spoiler: true, sendreplies: false };
+  expect(
+    (await reddit.publish!(ctx, job("Marked self post", { options: { subreddit: "crier", ...marks } }))).kind,
+  ).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "crier", ...expected });
+  expect(
+    (
+      await reddit.publish!(
+        ctx,
+        job("Marked album", { options: { subreddit: "pics", ...marks }, media: [png(), png()] }),
+      )
+    ).kind,
+  ).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
+  const one = await settle(
+    await reddit.publish!(ctx, job("Marked photo", { options: { subreddit: "pics", ...marks }, media: [png()] })),
+  );
+  expect(one.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({ subreddit: "pics", ...expected });
+
+  expect((await reddit.publish!(ctx, job("Plain post", { options: { subreddit: "crier" } }))).kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    subreddit: "crier",
+    flair_id: null,
+    flair_text: null,
+    nsfw: false,
+    spoiler: false,
+    sendreplies: true,
+  });
+});

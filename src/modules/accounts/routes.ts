@@ -13,7 +13,8 @@ export function accountsRoutes(ctx: AppContext) {
       response: { 200: DataList(Account) },
       detail: {
         summary: "List connected accounts",
-        description: "Every account of the profile, disconnected ones included.",
+        description:
+          "Every account of the profile, disconnected ones included, in the order they were first connected (oldest first; reconnecting keeps an account's place). Not paged.",
       },
     })
     .delete(

@@ -1,5 +1,18 @@
 /** The small server-rendered pages of connect flows. Every interpolated value goes through esc(). */
+import { renderSVG } from "uqr";
 import type { FormField } from "../../platform/sdk.ts";
+
+/**
+ * Who is asking for the connection. Shown on every page that carries a valid link, so a user handed a
+ * link can tell which server and which profile an account would be connected to before typing anything.
+ */
+export interface Requester {
+  /** INSTANCE_NAME, when the operator set one. */
+  instanceName?: string;
+  /** PUBLIC_URL's host: what the user can check against the address bar. */
+  host: string;
+  profileName: string;
+}
 
 export function esc(value: unknown): string {
   return String(value ?? "").replace(
@@ -11,7 +24,8 @@ export function esc(value: unknown): string {
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;color:#222}
 h1{font-size:1.4rem}label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
 small{color:#666;display:block}button{margin-top:1.5rem;padding:.6rem 1.2rem;font:inherit}.note{background:#fff7d6;padding:.6rem;border-radius:4px}
-.err{background:#fde2e2;padding:.6rem;border-radius:4px}.ok{background:#e2f7e2;padding:.6rem;border-radius:4px}`;
+.err{background:#fde2e2;padding:.6rem;border-radius:4px}.ok{background:#e2f7e2;padding:.6rem;border-radius:4px}
+.who{color:#444;border-left:3px solid #99a;padding-left:.6rem}.qr{margin:1rem 0}.qr svg{width:12rem;height:12rem;display:block}`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -25,9 +39,28 @@ const HEADERS = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
 };
 
+const isWebLink = (url: string) => /^https?:\/\//i.test(url);
+
 /** Only web links are rendered as links; anything else (javascript:, data:) becomes inert. */
 function safeLink(url: string): string {
-  return /^https?:\/\//i.test(url) ? url : "#";
+  return isWebLink(url) ? url : "#";
+}
+
+function requesterNote(who: Requester): string {
+  const server = who.instanceName
+    ? `<strong>${esc(who.instanceName)}</strong> (${esc(who.host)})`
+    : `<strong>${esc(who.host)}</strong>`;
+  return `<p class="who">Requested by the Crier server ${server} for its profile <strong>${esc(who.profileName)}</strong>.</p>`;
+}
+
+/**
+ * A link to open on another device (a phone app approving a signer) also as a QR code, drawn here as
+ * inline SVG: no image service learns the link, and the page works offline.
+ */
+function qrCode(url: string): string {
+  if (!isWebLink(url)) return "";
+  return `<figure class="qr" aria-label="QR code of the link above">${renderSVG(url, { pixelSize: 4 })}
+<figcaption><small>Or scan this code with the phone where the app is signed in.</small></figcaption></figure>`;
 }
 
 export function htmlResponse(html: string, status = 200): Response {
@@ -35,10 +68,11 @@ export function htmlResponse(html: string, status = 200): Response {
 }
 
 export function resultPage(
-  input: { ok: boolean; platform: string; title: string; message: string },
+  input: { ok: boolean; platform: string; title: string; message: string; requester?: Requester },
   status = 200,
 ): Response {
-  const body = `<h1>${esc(input.title)}</h1><p class="${input.ok ? "ok" : "err"}">${esc(input.message)}</p>
+  const body = `<h1>${esc(input.title)}</h1>${input.requester ? requesterNote(input.requester) : ""}
+<p class="${input.ok ? "ok" : "err"}">${esc(input.message)}</p>
 <p>${input.ok ? "You can close this window and list the accounts through the API to see it." : "Nothing was connected. Start again from the API to get a new link."}</p>`;
   return htmlResponse(layout(`${input.title} · ${input.platform}`, body), status);
 }
@@ -51,6 +85,7 @@ export function formPage(input: {
   state: string;
   action: string;
   sandbox: boolean;
+  requester: Requester;
   error?: string;
   values?: Record<string, string>;
   /** Hidden values carried to the submission (already signed by the caller). */
@@ -65,10 +100,11 @@ export function formPage(input: {
     )
     .join("\n");
   const body = `<h1>${esc(input.title)}</h1>
+${requesterNote(input.requester)}
 ${input.sandbox ? `<p class="note">Sandbox profile: this connects to Crier's emulator, not the real platform. Any values are accepted.</p>` : ""}
 ${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
 <p>${esc(input.instructions)}</p>
-${input.link ? `<p><a href="${esc(safeLink(input.link.url))}" target="_blank" rel="noopener noreferrer">${esc(input.link.label)}</a></p>` : ""}
+${input.link ? `<p><a href="${esc(safeLink(input.link.url))}" target="_blank" rel="noopener noreferrer">${esc(input.link.label)}</a></p>${qrCode(input.link.url)}` : ""}
 <form method="post" action="${esc(input.action)}">
 <input type="hidden" name="state" value="${esc(input.state)}">
 ${Object.entries(input.hidden ?? {})

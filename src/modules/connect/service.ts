@@ -3,16 +3,27 @@ import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/host/provider.ts";
 import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
-import type { Principal } from "../keys/service.ts";
+import { findProfile, type Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";
 import type { ConnectResult } from "./model.ts";
-import { formPage, resultPage } from "./pages.ts";
+import { formPage, resultPage, type Requester } from "./pages.ts";
 import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
+import { spendState, stateSpent } from "./used-states.ts";
 
 const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
 export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
 export const hostedUrl = (ctx: AppContext, platform: string, state: string) =>
   `${base(ctx)}/connect/${platform}?state=${encodeURIComponent(state)}`;
+
+/** The server and the profile a verified state speaks for, shown on the pages of its flow. */
+async function requesterOf(ctx: AppContext, state: ConnectState): Promise<Requester> {
+  const profile = await findProfile(ctx.db, state.profileId);
+  return {
+    instanceName: ctx.config.instanceName,
+    host: new URL(base(ctx)).host,
+    profileName: profile?.name ?? "(deleted profile)",
+  };
+}
 
 function pluginOrNotFound(ctx: AppContext, platform: string): Plugin {
   const plugin = ctx.platforms.get(platform);
@@ -81,14 +92,17 @@ export function startConnect(ctx: AppContext, principal: Principal, platform: st
   return { hosted_url: hostedUrl(ctx, platform, state), authorization_url: null, mode: flow.mode, platform };
 }
 
-const STATE_MESSAGES: Record<Exclude<StateCheck, { ok: true }>["reason"], string> = {
+type StateFailure = Exclude<StateCheck, { ok: true }>["reason"] | "used";
+
+const STATE_MESSAGES: Record<StateFailure, string> = {
   invalid: "This connection link is not valid: it was changed or cut short.",
   expired: "This connection link has expired: links are valid for five minutes.",
   wrong_platform: "This connection link belongs to another platform.",
+  used: "This connection link has already been used: each link connects once.",
 };
 
-function stateFailure(platform: string, check: Exclude<StateCheck, { ok: true }>): Response {
-  return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[check.reason] }, 400);
+function stateFailure(platform: string, reason: StateFailure): Response {
+  return resultPage({ ok: false, platform, title: "Connection failed", message: STATE_MESSAGES[reason] }, 400);
 }
 
 async function store(
@@ -120,6 +134,7 @@ async function store(
   return resultPage({
     ok: true,
     platform: plugin.platform,
+    requester: await requesterOf(ctx, state),
     title: "Account connected",
     message:
       identities.length === 1
@@ -162,7 +177,9 @@ export async function finishOAuth(
     );
   }
   const check = verifyState(ctx.config.secretKey, query.state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
+  // Spent before the provider is called: a replayed callback (browser history, a leaked URL) connects nothing.
+  if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
   if (query.error) {
     const reason = query.error_description ?? query.error;
     return resultPage(
@@ -249,8 +266,10 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
+  if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
+  const requester = await requesterOf(ctx, check.state);
   let carry: Record<string, string> = {};
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
@@ -273,6 +292,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     state: state!,
     action: `/connect/${platform}`,
     sandbox: check.state.sandbox,
+    requester,
     hidden: hiddenCarry(ctx, state!, carry),
     link: linkOf(carry),
     values,
@@ -288,8 +308,9 @@ export async function submitHostedForm(
   if (!found) return notHosted(platform);
   const state = typeof form.state === "string" ? form.state : undefined;
   const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
-  if (!check.ok) return stateFailure(platform, check);
+  if (!check.ok) return stateFailure(platform, check.reason);
   const { plugin, flow } = found;
+  const requester = await requesterOf(ctx, check.state);
   const carry = readCarry(ctx, state!, form);
   if (!carry)
     return resultPage(
@@ -307,6 +328,7 @@ export async function submitHostedForm(
       state: state!,
       action: `/connect/${platform}`,
       sandbox: check.state.sandbox,
+      requester,
       error,
       values,
       hidden: hiddenCarry(ctx, state!, carry),
@@ -320,6 +342,8 @@ export async function submitHostedForm(
       ...carried,
       ...values,
     });
+    // Spent only once the values are right, so a mistyped password can be corrected on the same page.
+    if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
     if (e instanceof ConnectError) return again(e.message);

@@ -1,7 +1,7 @@
 /**
  * The signed state of a connect flow: which profile started it, for which platform, whether the profile
  * is a sandbox, and until when. It travels through the browser (OAuth state parameter, hosted page URL),
- * so it is HMAC-signed with the server secret; nothing about it is stored.
+ * so it is HMAC-signed with the server secret. Only its nonce is stored, once it is used (used-states.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
@@ -38,8 +38,7 @@ export function issueState(
 }
 
 export type StateCheck =
-  | { ok: true; state: ConnectState }
-  | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
+  { ok: true; state: ConnectState } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
 
 export function verifyState(secret: Buffer, token: string | undefined, platform: string, now: Date): StateCheck {
   const [payload, mac, extra] = (token ?? "").split(".");

@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Draft, DraftCreate, DraftListQuery, DraftPatch } from "./model.ts";
@@ -18,23 +18,14 @@ export function draftsRoutes(ctx: AppContext) {
       response: { 200: Paged(Draft), ...errors(400) },
       detail: {
         summary: "List unscheduled drafts",
-        description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id.",
+        description:
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id.",
       },
     })
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createDraft(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        // A replay answers exactly like the original (201) and says so in a header.
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createDraft(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "posts:write",
         body: DraftCreate,

@@ -5,6 +5,7 @@ import { drafts } from "../../db/schema.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage, type PageRequest } from "../../http/paging.ts";
+import { normalizeMedia } from "../../platform/host/content-check.ts";
 import type { Draft, DraftCreate, DraftPatch } from "./model.ts";
 
 type Row = typeof drafts.$inferSelect;
@@ -33,7 +34,17 @@ export async function getDraftRow(db: Queryable, profileId: string, id: string):
   return row;
 }
 
+/**
+ * A draft becomes a post: its media URLs are refused now by the same rule posts use (absolute http or
+ * https), not when the draft is scheduled.
+ */
+function checkDraftMedia(media: DraftCreate["media"]): void {
+  if (!media) return;
+  normalizeMedia(media.map((m) => ({ url: m.url, type: m.type, thumbnail_url: m.thumbnail_url ?? undefined })));
+}
+
 export async function createDraft(ctx: AppContext, profileId: string, body: DraftCreate, key?: string) {
+  checkDraftMedia(body.media);
   return idempotent(
     ctx.db.db,
     { profileId, operation: "drafts.create", key, body },
@@ -82,6 +93,7 @@ export async function listDrafts(
 }
 
 export async function updateDraft(ctx: AppContext, profileId: string, id: string, patch: DraftPatch) {
+  checkDraftMedia(patch.media);
   const expected = new Date(patch.expected_updated_at);
   return ctx.db.db.transaction(async (tx) => {
     const [current] = await tx

@@ -5,9 +5,9 @@ export const MediaContentTypeSchema = t.Union(
   MEDIA_CONTENT_TYPES.map((ct) => t.Literal(ct)),
   {
     description: "The file's type. The spec's six types plus image/gif.",
-    errorCode: "invalid_content_type",
-    errorMessage: `content_type is required and must be one of ${MEDIA_CONTENT_TYPES.join(", ")}`,
-    errorHint: "Send the MIME type of the file you will upload, matching its extension.",
+    "x-error-code": "invalid_content_type",
+    "x-error-message": `content_type is required and must be one of ${MEDIA_CONTENT_TYPES.join(", ")}`,
+    "x-error-hint": "Send the MIME type of the file you will upload, matching its extension.",
   },
 );
 
@@ -15,9 +15,9 @@ export const UploadCreate = t.Object(
   {
     filename: t.String({
       description: "The original file name with its extension, without any folder (photo.jpg).",
-      errorCode: "invalid_filename",
-      errorMessage: "filename is required",
-      errorHint: "Send the original file name with its extension, like photo.jpg.",
+      "x-error-code": "invalid_filename",
+      "x-error-message": "filename is required",
+      "x-error-hint": "Send the original file name with its extension, like photo.jpg.",
     }),
     content_type: MediaContentTypeSchema,
   },

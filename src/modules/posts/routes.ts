@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Post, PostCreate, PostListQuery, PostPatch, PostTarget } from "./model.ts";
@@ -15,17 +15,8 @@ export function postsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createPost(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "posts:write",
         body: PostCreate,
@@ -49,7 +40,7 @@ export function postsRoutes(ctx: AppContext) {
       detail: {
         summary: "List posts",
         description:
-          "Newest first by updated_at; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account).",
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id. Filters: status (the derived aggregate status), origin, account_id (posts with a target on that account).",
       },
     })
     .get(

@@ -81,7 +81,7 @@ export const WorkflowDestination = t.Object(
     slot_at: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "queued: when it becomes a post." }),
     reason_code: t.Union([t.String(), t.Null()], {
       description:
-        "skipped: the filter or rule (filter_type, filter_hashtag_include, filter_hashtag_exclude, workflow_output, or the destination's content code); failed: the post's error code.",
+        "skipped: the filter or rule (filter_type, filter_hashtag_include, filter_hashtag_exclude, workflow_output, media_not_downloadable when the source gives a page or a still instead of its media file, or the destination's content code such as media_required or media_type_not_supported); failed: the post's error code.",
     }),
     reason: t.Union([t.String(), t.Null()]),
     caption: t.Union([t.String(), t.Null()], { description: "The caption built for this destination." }),

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { checkWorkflow } from "../../engine/workflows.ts";
 import { DeleteResult } from "../accounts/model.ts";
@@ -19,17 +19,8 @@ export function workflowsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createWorkflow(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createWorkflow(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "workflows:write",
         body: WorkflowCreate,
@@ -51,7 +42,8 @@ export function workflowsRoutes(ctx: AppContext) {
       response: { 200: Paged(Workflow), ...errors(400) },
       detail: {
         summary: "List workflows",
-        description: "Newest first by updated_at; page with meta.next_after and meta.next_after_id.",
+        description:
+          "Most recently updated first (updated_at, then id, descending): editing a record moves it to the front; page with meta.next_after and meta.next_after_id.",
       },
     })
     .get(
@@ -133,7 +125,7 @@ export function workflowsRoutes(ctx: AppContext) {
         detail: {
           summary: "What the workflow did",
           description:
-            "One entry per source post taken, newest first, with each destination's state: queued (slot_at), skipped (reason_code and reason: the filter or the destination rule), " +
+            "One entry per source post taken, the most recently taken first, with each destination's state: queued (slot_at), skipped (reason_code and reason: the filter or the destination rule), " +
             "posted (post_id) or failed (the post's reason).",
         },
       },

@@ -1,7 +1,7 @@
 /**
  * Everything a post is checked against before it is accepted: what a platform cannot take is a 400
- * naming the target now, never a failure at publish time (DESIGN.md, Publishing). The posts module checks
- * requests with it and the engine checks what a workflow is about to queue.
+ * naming the target now, never a failure at publish time (docs/architecture.md, "How a request flows").
+ * The posts module checks requests with it and the engine checks what a workflow is about to queue.
  */
 import { Value } from "@sinclair/typebox/value";
 import { countText, UNIT_NAMES, utf8Length } from "../text.ts";

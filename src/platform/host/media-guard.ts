@@ -62,7 +62,12 @@ for (const [net, bits] of [
 ] as const)
   blocked.addSubnet(net, bits, "ipv6");
 
-const METADATA_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data", "metadata.azure.internal"]);
+export const METADATA_HOSTS = new Set([
+  "metadata.google.internal",
+  "metadata",
+  "instance-data",
+  "metadata.azure.internal",
+]);
 
 /** True when the address is one a media fetch must refuse. */
 export function isForbiddenAddress(ip: string): boolean {
@@ -83,7 +88,7 @@ export function isForbiddenAddress(ip: string): boolean {
   return true;
 }
 
-async function systemResolve(host: string): Promise<string[]> {
+export async function systemResolve(host: string): Promise<string[]> {
   const found = await lookup(host, { all: true, verbatim: true });
   return found.map((a) => a.address);
 }

@@ -172,6 +172,8 @@ export interface ProviderForOptions {
   /** How the plugin opens media; by default the fetch guard, with own-storage URLs opened directly. */
   media?: MediaAccess;
   ownStorage?: OwnStorageOpener;
+  /** Overrides the guard's address rule (tests whose emulators listen on loopback; see createMediaAccess). */
+  allowMediaAddress?: (ip: string) => boolean;
 }
 
 /**
@@ -204,6 +206,7 @@ export function providerFor(
         ownStorage: opts.ownStorage,
         maxBytes: maxMediaBytes(ctx),
         log: ctx.log.child({ component: "media-fetch" }),
+        allowAddress: opts.allowMediaAddress,
       }),
     settings: settingsFor(ctx, account.platform, opts),
     log: ctx.log.child({ component: "plugin", platform: account.platform, account_id: account.id }),

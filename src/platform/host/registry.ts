@@ -50,6 +50,9 @@ export function createRegistry(
   }
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
   const instances = new Map<string, Emulator>();
+  // A Map, not the object: a platform name comes from a URL path, and "__proto__" or "constructor" are keys
+  // every object has.
+  const makers = new Map(Object.entries(emulators));
   return {
     describe: (platform) => descriptions.get(platform),
     list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
@@ -57,12 +60,13 @@ export function createRegistry(
     statusOf: (platform) => descriptions.get(platform)?.status,
     connectionMode: (platform) =>
       descriptions.get(platform)?.capabilities.connection_mode as ConnectionMode | undefined,
-    hasEmulator: (platform) => platform in emulators,
-    newEmulator: (platform) => emulators[platform]?.(),
+    hasEmulator: (platform) => makers.has(platform),
+    newEmulator: (platform) => makers.get(platform)?.(),
     emulatorFor(platform) {
       let emu = instances.get(platform);
-      if (!emu && emulators[platform]) {
-        emu = emulators[platform]();
+      const make = makers.get(platform);
+      if (!emu && make) {
+        emu = make();
         instances.set(platform, emu);
       }
       return emu;

@@ -54,6 +54,21 @@ test("GET /v1/accounts lists every account of the profile in the Account shape",
   });
 });
 
+test("GET /v1/accounts keeps the order accounts were first connected: a reconnect keeps its place", async () => {
+  const p = await h.profile();
+  const first = await connect(p.profileId, "did:plc:first", "first.bsky.social");
+  h.clock.advance(1000);
+  const second = await connect(p.profileId, "did:plc:second", "second.bsky.social");
+  h.clock.advance(1000);
+  await h.request("DELETE", `/v1/accounts/${first.id}`, { token: p.token });
+  h.clock.advance(1000);
+  // Reconnecting changes the older account (status, credentials, updated_at) but not where it is listed.
+  await connect(p.profileId, "did:plc:first", "first.bsky.social");
+  const res = await h.request("GET", "/v1/accounts", { token: p.token });
+  expect(res.body.data.map((x: { id: string }) => x.id)).toEqual([first.id, second.id]);
+  expect(res.body.data[0].updated_at > res.body.data[1].updated_at).toBe(true);
+});
+
 test("credentials are stored encrypted, never in clear", async () => {
   const p = await h.profile();
   const row = await connect(p.profileId);
@@ -105,7 +120,8 @@ test("unknown or malformed account ids", async () => {
   const p = await h.profile();
   const unknown = await h.request("DELETE", "/v1/accounts/7b0e7c36-1111-4a7e-9a1b-5d6c7e8f9a0b", { token: p.token });
   expect(unknown.status).toBe(404);
+  // A malformed id is not found like an unknown one (issue 11), not a validation error.
   const malformed = await h.request("DELETE", "/v1/accounts/42", { token: p.token });
-  expect(malformed.status).toBe(400);
-  expect(malformed.body.error.code).toBe("validation_error");
+  expect(malformed.status).toBe(404);
+  expect(malformed.body.error.code).toBe("not_found");
 });

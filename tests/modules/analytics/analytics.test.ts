@@ -348,7 +348,7 @@ describe("overview and per-post numbers over the emulators", () => {
     const mine = await h.request("GET", "/v1/analytics", { token: other.token });
     expect(mine.body.data).toMatchObject({ accounts: [], posts: [], truncated: false });
     expect((await h.request("GET", `/v1/posts/${crypto.randomUUID()}/analytics`, { token })).status).toBe(404);
-    expect((await h.request("GET", "/v1/posts/not-a-uuid/analytics", { token })).status).toBe(400);
+    expect((await h.request("GET", "/v1/posts/not-a-uuid/analytics", { token })).status).toBe(404);
     expect(profileId).toBeString();
   });
 });

@@ -11,8 +11,11 @@ import { PLUGINS } from "../../../plugins/index.ts";
 import { createRegistry } from "../../../src/platform/host/registry.ts";
 import type { Plugin } from "../../../src/platform/sdk.ts";
 import { createHarness } from "../../support/harness.ts";
+import { renderSVG } from "uqr";
+import { createApp } from "../../../src/app.ts";
 import {
   followAuthorization,
+  hiddenState,
   listeningHarness,
   submitHostedForm,
   type ListeningHarness,
@@ -252,6 +255,27 @@ describe("OAuth round trip", () => {
     }
   });
 
+  test("a state is single-use: a second callback with it is refused, on this copy and on another one", async () => {
+    const { token, profileId } = await h.profile();
+    userId = "2002";
+    const authorization = await start(token);
+    const first = await followAuthorization(authorization);
+    expect(first.html).toContain("Account connected");
+    // The provider happily issues a fresh code for the same state; only Crier can refuse the replay.
+    const again = await followAuthorization(authorization);
+    expect(again.status).toBe(400);
+    expect(again.html).toContain("already been used");
+
+    // Another copy on the same database (a second app, nothing shared in memory) refuses it too.
+    const copy = createApp({ ...h.ctx });
+    const redirect = await fetch(authorization, { redirect: "manual" });
+    const callback = new URL(redirect.headers.get("location")!);
+    const replay = await copy.handle(new Request(`http://localhost${callback.pathname}${callback.search}`));
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain("already been used");
+    expect(await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId))).toHaveLength(1);
+  });
+
   test("a provider that refuses the code shows why on the failure page", async () => {
     const { token } = await h.profile();
     const url = new URL(await start(token));
@@ -270,6 +294,66 @@ describe("OAuth round trip", () => {
     );
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("access_denied");
+  });
+});
+
+describe("who is asking, on the hosted pages", () => {
+  let h: ListeningHarness;
+  beforeAll(async () => {
+    h = await listeningHarness({}, { instanceName: "Acme <social>" });
+  });
+  afterAll(() => h.stop());
+
+  const hostedPage = async (token: string, platform: string) => {
+    const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
+    const page = await fetch(res.body.data.hosted_url);
+    expect(page.status).toBe(200);
+    return page.text();
+  };
+
+  test("the form names the server (INSTANCE_NAME and PUBLIC_URL's host) and the profile, escaped", async () => {
+    const { token } = await h.profile({ sandbox: true, name: "Marketing & <News>" });
+    const html = await hostedPage(token, "bluesky");
+    const host = new URL(h.url).host;
+    expect(html).toContain(`<strong>Acme &lt;social&gt;</strong> (${host})`);
+    expect(html).toContain("<strong>Marketing &amp; &lt;News&gt;</strong>");
+    expect(html).not.toContain("<News>");
+    // The page that confirms the connection says the same.
+    const done = await submitHostedForm(
+      (await h.request("POST", "/v1/accounts/connect/bluesky", { token })).body.data.hosted_url,
+    );
+    expect(done.html).toContain("Account connected");
+    expect(done.html).toContain("<strong>Marketing &amp; &lt;News&gt;</strong>");
+  });
+
+  test("without INSTANCE_NAME the host alone names the server", async () => {
+    const bare = await listeningHarness();
+    try {
+      const { token } = await bare.profile({ sandbox: true, name: "Support" });
+      const res = await bare.request("POST", "/v1/accounts/connect/telegram", { token });
+      const html = await (await fetch(res.body.data.hosted_url)).text();
+      expect(html).toContain(`Requested by the Crier server <strong>${new URL(bare.url).host}</strong>`);
+      expect(html).toContain("<strong>Support</strong>");
+    } finally {
+      await bare.stop();
+    }
+  });
+
+  test("Farcaster's approval link is also a QR code drawn on the page, loading nothing from elsewhere", async () => {
+    const { token } = await h.profile({ sandbox: true });
+    const html = await hostedPage(token, "farcaster");
+    const link = /<a href="([^"]*)" target="_blank"/.exec(html)![1].replace(/&amp;/g, "&");
+    expect(link).toStartWith("http");
+    const figure = /<figure class="qr"[^>]*>([\s\S]*?)<\/figure>/.exec(html);
+    expect(figure).not.toBeNull();
+    // The code is the link's own: the same SVG the QR encoder draws for it.
+    expect(figure![1]).toContain(renderSVG(link, { pixelSize: 4 }));
+    expect(html).not.toMatch(/<img\b|<script\b|\bsrc=/);
+  });
+
+  test("a page without an approval link has no QR code", async () => {
+    const { token } = await h.profile({ sandbox: true });
+    expect(await hostedPage(token, "bluesky")).not.toContain('class="qr"');
   });
 });
 
@@ -296,6 +380,26 @@ describe("hosted pages", () => {
     expect(page.status).toBe(400);
     expect(page.html).not.toContain("<script>");
     expect(page.html).toContain("&lt;script&gt;");
+  });
+
+  test("a hosted link connects once: opened again after it connected, it is refused", async () => {
+    const { token, profileId } = await h.profile({ sandbox: true });
+    const res = await h.request("POST", "/v1/accounts/connect/bluesky", { token });
+    const hostedUrl = res.body.data.hosted_url as string;
+    const page = await fetch(hostedUrl);
+    const html = await page.text();
+    const first = await submitHostedForm(hostedUrl, { handle: "once.bsky.social" });
+    expect(first.html).toContain("Account connected");
+    const again = await submitHostedForm(hostedUrl, { handle: "twice.bsky.social" });
+    expect(again.status).toBe(400);
+    expect(again.html).toContain("already been used");
+    // A form kept open in another tab and submitted late is refused as well.
+    const form = new URLSearchParams({ state: hiddenState(html), handle: "late.bsky.social", app_password: "x" });
+    const late = await fetch(`${h.url}/connect/bluesky`, { method: "POST", body: form });
+    expect(late.status).toBe(400);
+    expect(await late.text()).toContain("already been used");
+    const rows = await h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+    expect(rows.map((r) => r.username)).toEqual(["once.bsky.social"]);
   });
 
   test("a hosted page with a bad state connects nothing", async () => {

@@ -62,6 +62,35 @@ describe("POST /v1/drafts", () => {
   }
 });
 
+describe("draft media URLs are checked like post media URLs", () => {
+  const bad: [string, unknown][] = [
+    ["not a URL", { media: [{ type: "image", url: "not a url" }] }],
+    ["a relative path", { media: [{ type: "image", url: "/media/a.png" }] }],
+    ["another scheme", { media: [{ type: "video", url: "ftp://cdn.example.com/a.mp4" }] }],
+    ["a bad thumbnail", { media: [{ ...media, thumbnail_url: "javascript:alert(1)" }] }],
+  ];
+  for (const [name, body] of bad) {
+    test(`400 invalid_media for ${name} on create and on update, nothing stored`, async () => {
+      const before = await h.db.db.$count(drafts, eq(drafts.profileId, profileId));
+      const res = await h.request("POST", "/v1/drafts", { token, body });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("invalid_media");
+      expect(res.body.error.message).toContain("media[0]");
+      expect(await h.db.db.$count(drafts, eq(drafts.profileId, profileId))).toBe(before);
+
+      const draft = (await h.request("POST", "/v1/drafts", { token, body: { content: "keep" } })).body.data;
+      const patch = await h.request("PATCH", `/v1/drafts/${draft.id}`, {
+        token,
+        body: { ...(body as object), expected_updated_at: draft.updated_at },
+      });
+      expect(patch.status).toBe(400);
+      expect(patch.body.error.code).toBe("invalid_media");
+      const read = await h.request("GET", `/v1/drafts/${draft.id}`, { token });
+      expect(read.body.data).toEqual(draft);
+    });
+  }
+});
+
 describe("Idempotency-Key", () => {
   test("the same key and body return the original draft", async () => {
     const headers = { "idempotency-key": "same-1" };
@@ -147,6 +176,26 @@ describe("GET /v1/drafts paging", () => {
     }
     expect(seen.length).toBe(250);
     expect(new Set(seen).size).toBe(250);
+  });
+
+  test("lists the most recently updated first: editing an older draft moves it to the front", async () => {
+    const p = await h.profile();
+    const ids: string[] = [];
+    for (const content of ["a", "b", "c"]) {
+      h.clock.advance(1000);
+      ids.push((await h.request("POST", "/v1/drafts", { token: p.token, body: { content } })).body.data.id);
+    }
+    const list = async () =>
+      (await h.request("GET", "/v1/drafts", { token: p.token })).body.data.map((d: { id: string }) => d.id);
+    expect(await list()).toEqual([ids[2], ids[1], ids[0]]);
+    const oldest = (await h.request("GET", `/v1/drafts/${ids[0]}`, { token: p.token })).body.data;
+    h.clock.advance(1000);
+    const edit = await h.request("PATCH", `/v1/drafts/${ids[0]}`, {
+      token: p.token,
+      body: { content: "a, edited", expected_updated_at: oldest.updated_at },
+    });
+    expect(edit.status).toBe(200);
+    expect(await list()).toEqual([ids[0], ids[2], ids[1]]);
   });
 
   test("status filter, and scheduled drafts are never listed", async () => {

@@ -288,6 +288,30 @@ describe("GET /v1/posts", () => {
     expect(bad.body.error.code).toBe("validation_error");
   });
 
+  test("lists the most recently updated first: editing an older post moves it to the front", async () => {
+    const p = await h.profile();
+    const acct = await connect(p.profileId, "bluesky", "did:plc:order");
+    const ids: string[] = [];
+    for (const content of ["first", "second"]) {
+      h.clock.advance(1000);
+      const res = await h.request("POST", "/v1/posts", {
+        token: p.token,
+        body: { content, publish_at: later(), targets: [{ account_id: acct }] },
+      });
+      ids.push(res.body.data.id);
+    }
+    const list = async () =>
+      (await h.request("GET", "/v1/posts", { token: p.token })).body.data.map((x: { id: string }) => x.id);
+    expect(await list()).toEqual([ids[1], ids[0]]);
+    h.clock.advance(1000);
+    const edit = await h.request("PATCH", `/v1/posts/${ids[0]}`, {
+      token: p.token,
+      body: { content: "first, edited" },
+    });
+    expect(edit.status).toBe(200);
+    expect(await list()).toEqual([ids[0], ids[1]]);
+  });
+
   test("another profile's post is 404", async () => {
     const mine = (await create({ content: "mine", targets: [{ account_id: bsky }] })).body.data;
     const other = await h.profile();

@@ -311,6 +311,26 @@ describe("read, update, delete", () => {
   });
 });
 
+describe("list order", () => {
+  test("the most recently updated first: editing an older workflow moves it to the front", async () => {
+    const older = (await create({ ...base(), name: "older" })).body.data;
+    h.clock.advance(1000);
+    const newer = (await create({ ...base(), name: "newer" })).body.data;
+    const ours = async () =>
+      (await h.request("GET", "/v1/workflows?limit=100", { token: h.token })).body.data
+        .map((x: { id: string }) => x.id)
+        .filter((id: string) => id === older.id || id === newer.id);
+    expect(await ours()).toEqual([newer.id, older.id]);
+    h.clock.advance(1000);
+    expect(
+      (await h.request("PATCH", `/v1/workflows/${older.id}`, { token: h.token, body: { name: "older, renamed" } }))
+        .status,
+    ).toBe(200);
+    expect(await ours()).toEqual([older.id, newer.id]);
+    for (const w of [older, newer]) await h.request("DELETE", `/v1/workflows/${w.id}`, { token: h.token });
+  });
+});
+
 describe("limit", () => {
   test("403 workflow_limit_reached with the limit in the message; unlimited clears it", async () => {
     const count = (
