@@ -85,7 +85,7 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
       for (const [name, value] of searchOf(request))
         if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);
       // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
-      if (ctx.db.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
+      if (ctx.db?.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
     })
     .derive({ as: "global" }, ({ request, set }) => {
       const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
@@ -108,7 +108,7 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
     .onError({ as: "global" }, ({ error, code, set, request, ...rest }) => {
       // The database could not be reached: a 503 the client may retry, and the circuit opens (db/availability.ts).
       if (isConnectionError(error)) {
-        ctx.db.availability?.report(error);
+        ctx.db?.availability?.report(error);
         error = new DatabaseUnavailable();
       }
       try {
