@@ -11,6 +11,7 @@ import m7 from "./0007_oauth_state.sql" with { type: "text" };
 import m8 from "./0008_webhooks.sql" with { type: "text" };
 import m9 from "./0009_sandbox_state.sql" with { type: "text" };
 import m10 from "./0010_mcp.sql" with { type: "text" };
+import m11 from "./0011_reconcile.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -25,4 +26,5 @@ export const migrationSql: Record<string, string> = {
   "0008_webhooks": m8,
   "0009_sandbox_state": m9,
   "0010_mcp": m10,
+  "0011_reconcile": m11,
 };

@@ -20,6 +20,17 @@ export interface LocalDispatch {
    * targets are certainly processing.
    */
   claimPost(postId: string, beforeStart?: () => Promise<void>, makeDue?: () => Promise<void>): Promise<void>;
+  /** How the engine is doing, for /readyz. */
+  health(): EngineHealth;
+}
+
+export interface EngineHealth {
+  /** When the last tick finished (wall clock), null before the first. */
+  lastTickAt: Date | null;
+  /** Publishes and status checks this copy holds claims on right now. */
+  claimsInFlight: number;
+  /** No tick has finished for longer than the engine allows: a wedged worker. */
+  stalled: boolean;
 }
 
 /** Everything a route, service or the engine may use; built once at start (src/server.ts) or by a test. */

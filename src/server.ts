@@ -40,6 +40,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
+  db.availability?.logTo((message, fields) => log.warn(message, fields));
   const ctx: AppContext = {
     config,
     db,

@@ -14,7 +14,10 @@ import {
   type PostMetrics,
   type PublishJob,
   type RecentPost,
+  type FindQuery,
+  type FindResult,
 } from "../../src/platform/sdk.ts";
+import { findAmongRecent } from "../../src/platform/find-published.ts";
 import {
   connectCall,
   oauthFlow,
@@ -173,6 +176,11 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     .filter((p) => !since || p.createdAt > since);
 }
 
+/** The uploads listing shows titles: look for the title the publish gave the video. */
+function findPublished(ctx: PluginContext, q: FindQuery): Promise<FindResult> {
+  return findAmongRecent(ctx, { ...q, content: titleOf(q) }, fetchRecent);
+}
+
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
@@ -329,6 +337,7 @@ export default definePlugin({
   checkStatus,
   refresh,
   fetchRecent,
+  findPublished,
   metrics,
   accountStats,
   metricNames: ["views", "likes", "comments"],

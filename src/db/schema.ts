@@ -212,10 +212,22 @@ export const postTargets = pgTable(
     submittedHandle: text("submitted_handle"),
     submitDeadline: ts("submit_deadline"),
     publishedAt: ts("published_at"),
+    /**
+     * An unknown outcome the reconciler (src/engine/reconcile.ts) asks the platform about at this time;
+     * null when there is nothing to settle. since/until: when the attempt ran (where to look for the post).
+     */
+    reconcileAt: ts("reconcile_at"),
+    reconcileSince: ts("reconcile_since"),
+    reconcileUntil: ts("reconcile_until"),
+    /** The one retry a proven absence allows was spent. */
+    reconcileRetried: boolean("reconcile_retried").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    index("post_targets_reconcile_idx")
+      .on(t.reconcileAt)
+      .where(sql`reconcile_at is not null`),
     index("post_targets_post_idx").on(t.postId, t.position),
     index("post_targets_due_idx").on(t.status, t.dueAt),
     // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.

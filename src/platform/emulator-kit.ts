@@ -68,7 +68,7 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
   return {
     async handle(req, path) {
       const failure = r.canFail(path) ? r.failures.take(...(r.failureNames?.(path) ?? [path])) : undefined;
-      if (failure && failure.kind !== "timeout") {
+      if (failure && failure.kind !== "timeout" && !failure.afterWork) {
         const res = r.failureResponse(failure, req);
         if (res) return res;
       }
@@ -79,6 +79,7 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
         if (!(e instanceof r.error)) throw e;
         res = r.errorResponse(e);
       }
+      if (failure?.afterWork) return r.failureResponse(failure, req) ?? res;
       return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
     },
     failNext: (spec) => r.failures.add(spec),

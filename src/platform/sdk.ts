@@ -19,8 +19,12 @@ export type Outcome =
   | { kind: "submitted"; handle: string }
   /** Nothing was created (connection refused, 429, 5xx before the creating call): safe to try again. */
   | { kind: "retryable"; reason: string; retryAfterMs?: number }
-  /** The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect. */
-  | { kind: "auth_expired"; reason: string }
+  /**
+   * The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect.
+   * `scope: "server"`: the refused credential is the server's own setting that every account of the
+   * platform publishes with (Telegram's one bot), so every such account needs attention, not only this one.
+   */
+  | { kind: "auth_expired"; reason: string; scope?: "account" | "server" }
   /** The platform refused the content or the request for good. */
   | { kind: "permanent"; reason: string; code?: string }
   /** The creating call may have gone through (timeout after sending it): never retried automatically. */
@@ -109,9 +113,14 @@ export interface RequestOptions {
   timeoutMs?: number;
   /**
    * Marks the call that creates the post. A timeout or a dropped connection after it was sent is then
-   * `unknown` (it may have been created) instead of `retryable`.
+   * `unknown` (it may have been created) instead of `retryable`, and so is a 5xx answer to it.
    */
   creates?: boolean;
+  /**
+   * With `creates`: the platform documents this call as idempotent (an idempotency key it honours), so a
+   * 5xx answer proves nothing extra was created by trying again: it stays `retryable`.
+   */
+  idempotent?: boolean;
 }
 
 export type ProviderResult<T = unknown> =
@@ -132,6 +141,8 @@ export interface ProviderResponse {
   headers: Headers;
   /** True when the request was marked `creates: true`. */
   creates: boolean;
+  /** True when it was also marked `idempotent: true`. */
+  idempotent?: boolean;
 }
 
 /** The HTTP client every plugin uses: base URL, timeouts and classification of failures built in. */
@@ -256,6 +267,31 @@ export interface RecentPost {
   kind: "text" | "image" | "video" | "quote";
 }
 
+/** What the reconciler asks a plugin about a publish whose outcome is unknown. */
+export interface FindQuery {
+  /** The text that was sent (after content_override). */
+  content: string;
+  media: MediaItem[];
+  /** The target's platform options, as the publish got them. */
+  options: Record<string, unknown>;
+  /** The post, if created, was created in this window (the attempt's start and end, with some slack). */
+  since: Date;
+  until: Date;
+  /** The attempt's idempotency token, for platforms that can look a post up by it. */
+  idempotencyToken: string;
+  /** Set for thread items: the post would be a reply to this one. */
+  replyTo?: string;
+}
+
+/**
+ * found: the post exists. absent: the listing that would show it was read and does not (`checked` says
+ * what was read). cannot_tell: the platform could not be asked, or its listing cannot show such a post.
+ */
+export type FindResult =
+  | { kind: "found"; platformPostId: string; url: string | null }
+  | { kind: "absent"; checked: string }
+  | { kind: "cannot_tell"; reason: string };
+
 export interface PostMetrics {
   views: number | null;
   likes: number | null;
@@ -353,6 +389,17 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    */
   refresh?(ctx: PluginContext): Promise<Credentials>;
   fetchRecent?(ctx: PluginContext, since: Date | null): Promise<RecentPost[]>;
+  /**
+   * Whether a post exists on the account, for publishes whose outcome is unknown. Optional: without it a
+   * plugin with fetchRecent is asked through findAmongRecent (src/platform/find-published.ts).
+   */
+  findPublished?(ctx: PluginContext, q: FindQuery): Promise<FindResult>;
+  /**
+   * The account's listing shows a new post as soon as its creating call returned (read-after-write), so
+   * "absent" after a settle delay proves the post was not created and one more attempt is safe.
+   * Declare it only where the platform documents it; without it an unknown outcome is never retried.
+   */
+  listingReadAfterWrite?: boolean;
   metrics?(ctx: PluginContext, platformPostIds: string[]): Promise<Record<string, PostMetrics>>;
   /**
    * Which PostMetrics numbers the platform really exposes: the others are reported as null even when
@@ -382,6 +429,11 @@ export interface FailureSpec {
   /** With kind "timeout": hold the response this long after doing the work (default 30 s). */
   delayMs?: number;
   retryAfterSeconds?: number;
+  /**
+   * With kind "server_error": do the work first, then answer with the error, as a platform that created
+   * the post and failed on the way out does.
+   */
+  afterWork?: boolean;
   /** How many consecutive matching calls fail (default 1). */
   times?: number;
 }

@@ -375,6 +375,10 @@ function newRows(
     submittedHandle: null,
     submitDeadline: null,
     publishedAt: null,
+    reconcileAt: null,
+    reconcileSince: null,
+    reconcileUntil: null,
+    reconcileRetried: false,
   }));
   return { post, targets };
 }
@@ -592,6 +596,9 @@ const retryReset = (now: Date) => ({
   claimedBy: null,
   submittedHandle: null,
   submitDeadline: null,
+  // A retry asked for by the user ends any reconciliation and allows the reconciler's one retry again.
+  reconcileAt: null,
+  reconcileRetried: false,
   updatedAt: now,
 });
 
