@@ -9,6 +9,7 @@ import m5 from "./0005_analytics.sql" with { type: "text" };
 import m6 from "./0006_workflows.sql" with { type: "text" };
 import m7 from "./0007_oauth_state.sql" with { type: "text" };
 import m8 from "./0008_webhooks.sql" with { type: "text" };
+import m16 from "./0016_webhooks_followup.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationSql: Record<string, string> = {
   "0006_workflows": m6,
   "0007_oauth_state": m7,
   "0008_webhooks": m8,
+  "0016_webhooks_followup": m16,
 };
