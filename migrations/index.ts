@@ -12,6 +12,7 @@ import m8 from "./0008_webhooks.sql" with { type: "text" };
 import m9 from "./0009_sandbox_state.sql" with { type: "text" };
 import m10 from "./0010_mcp.sql" with { type: "text" };
 import m11 from "./0011_reconcile.sql" with { type: "text" };
+import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationSql: Record<string, string> = {
   "0009_sandbox_state": m9,
   "0010_mcp": m10,
   "0011_reconcile": m11,
+  "0012_webhooks_followup": m12,
 };
