@@ -9,7 +9,11 @@ import m5 from "./0005_analytics.sql" with { type: "text" };
 import m6 from "./0006_workflows.sql" with { type: "text" };
 import m7 from "./0007_oauth_state.sql" with { type: "text" };
 import m8 from "./0008_webhooks.sql" with { type: "text" };
-import m9 from "./0015_users_sessions.sql" with { type: "text" };
+import m9 from "./0009_sandbox_state.sql" with { type: "text" };
+import m10 from "./0010_mcp.sql" with { type: "text" };
+import m11 from "./0011_reconcile.sql" with { type: "text" };
+import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
+import m13 from "./0015_users_sessions.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -22,5 +26,9 @@ export const migrationSql: Record<string, string> = {
   "0006_workflows": m6,
   "0007_oauth_state": m7,
   "0008_webhooks": m8,
-  "0015_users_sessions": m9,
+  "0009_sandbox_state": m9,
+  "0010_mcp": m10,
+  "0011_reconcile": m11,
+  "0012_webhooks_followup": m12,
+  "0015_users_sessions": m13,
 };

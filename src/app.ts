@@ -7,7 +7,7 @@ import { finishDescription } from "./http/openapi-finish.ts";
 import { accountsRoutes } from "./modules/accounts/routes.ts";
 import { analyticsRoutes } from "./modules/analytics/routes.ts";
 import { connectRoutes, hostedConnectRoutes } from "./modules/connect/routes.ts";
-import { sandboxRoutes } from "./modules/sandbox/routes.ts";
+import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
@@ -18,6 +18,7 @@ import { webhooksRoutes } from "./modules/webhooks/routes.ts";
 import { describeWebhookEvents } from "./modules/webhooks/openapi.ts";
 import { docsAssets, DOCS_ASSETS } from "./modules/system/docs.ts";
 import { healthRoutes } from "./modules/system/health.ts";
+import { type AppSelf, mcpRoutes } from "./mcp/http.ts";
 import pkg from "../package.json" with { type: "json" };
 
 const API_DESCRIPTION = `Crier publishes one piece of content to social accounts on 15 platforms, now or later.
@@ -40,7 +41,10 @@ export const API_VERSION = "1.0.0-alpha";
 
 /** Composes the whole HTTP surface. Tests drive it with app.handle(); src/server.ts listens with it. */
 export function createApp(ctx: AppContext) {
-  const self: { routes: { method: string; path: string }[]; description?: unknown } = { routes: [] };
+  const self: AppSelf & { routes: { method: string; path: string }[]; description?: unknown } = {
+    routes: [],
+    handle: () => Promise.reject(new Error("app not built")),
+  };
   // precompile: Elysia builds a route's validators on its first request and, doing so, writes defaults
   // (additionalProperties: false) into the TypeBox schemas the description is generated from; building
   // them all at start makes the description the same whatever was called before it.
@@ -96,9 +100,12 @@ export function createApp(ctx: AppContext) {
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
     .use(webhooksRoutes(ctx))
+    .use(sandboxApiRoutes(ctx))
+    .use(mcpRoutes(ctx, self))
     .use(usersRoutes(ctx))
     .use(dashboardRoutes(ctx));
   self.routes = app.routes;
+  self.handle = (request) => app.handle(request);
   return app;
 }
 

@@ -14,11 +14,23 @@ export interface LocalDispatch {
   /** Due work exists now: look for it without waiting for the next tick. */
   wake(): void;
   /**
-   * Claims the post's due targets right away and starts publishing them (not waiting for the outcome).
+   * Runs `makeDue` (the transaction that makes the post's targets due) while this copy's claim loops are
+   * held, then claims those targets right away and starts publishing them (not waiting for the outcome).
    * `beforeStart` runs once the claim is committed and before any publish starts: the moment the
    * targets are certainly processing.
    */
-  claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void>;
+  claimPost(postId: string, beforeStart?: () => Promise<void>, makeDue?: () => Promise<void>): Promise<void>;
+  /** How the engine is doing, for /readyz. */
+  health(): EngineHealth;
+}
+
+export interface EngineHealth {
+  /** When the last tick finished (wall clock), null before the first. */
+  lastTickAt: Date | null;
+  /** Publishes and status checks this copy holds claims on right now. */
+  claimsInFlight: number;
+  /** No tick has finished for longer than the engine allows: a wedged worker. */
+  stalled: boolean;
 }
 
 /** Everything a route, service or the engine may use; built once at start (src/server.ts) or by a test. */
@@ -33,6 +45,11 @@ export interface AppContext {
   credentials: CredentialStore;
   /** Media bytes: createStorage(config, clock) from src/storage/index.ts (fs or s3 by config). */
   storage: Storage;
+  /**
+   * Overrides the media guard's address rule for uploads from a URL. Only tests set it, to serve files
+   * from 127.0.0.1; production always refuses loopback and private addresses.
+   */
+  mediaFetchAllow?: (ip: string) => boolean;
   /** The engine of this copy, when one runs (not under serve --no-scheduler); set once it started. */
   dispatch?: LocalDispatch;
 }

@@ -13,6 +13,9 @@ import { callAdminSocket } from "./cli/admin.ts";
 import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { SANDBOX_PREFIX } from "./modules/keys/tokens.ts";
+import { inboxLink } from "./modules/sandbox/inbox-page.ts";
+import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
@@ -66,7 +69,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       db,
       clock: systemClock,
       log: createLogger(config.logLevel),
-      platforms: createRegistry(),
+      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
       storage: createStorage(config),
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });
@@ -180,6 +183,8 @@ async function keys(args: string[]) {
     });
     console.error(`created key ${key.id} "${key.name}" for profile ${key.profile_id}`);
     console.error(`scopes: ${key.scopes.join(", ")}; expires: ${key.expires_at ?? "never"}`);
+    if (token.startsWith(SANDBOX_PREFIX))
+      console.error(`sandbox inbox (what the emulators received): ${inboxLink(loadConfig(), token)}`);
     console.error("The token is shown only this once; store it now:");
     console.log(token);
   } else if (sub === "list") {
@@ -233,8 +238,20 @@ async function users(args: string[]) {
   } else throw new UsageError(`unknown command 'users ${sub}' (see crier users --help)`);
 }
 
+async function mcp(args: string[]) {
+  parse(args, {}, HELP.mcp);
+  const { runStdioServer, McpConfigError } = await import("./mcp/stdio.ts");
+  try {
+    await runStdioServer(process.env);
+  } catch (e) {
+    if (e instanceof McpConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve,
+  mcp,
   migrate: migrateCommand,
   profiles,
   keys,

@@ -10,6 +10,7 @@ import { serveApp } from "./http/serve.ts";
 import { createRegistry } from "./platform/host/registry.ts";
 import { startEngine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
@@ -39,12 +40,13 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     releaseLock();
     throw e;
   }
+  db.availability?.logTo((message, fields) => log.warn(message, fields));
   const ctx: AppContext = {
     config,
     db,
     clock: systemClock,
     log,
-    platforms: createRegistry(),
+    platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
     storage: createStorage(config),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };

@@ -6,7 +6,14 @@
  * audience and method, record shape and limits, blob ownership, types and sizes.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
 
@@ -569,6 +576,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
 
   return {
     platform: "bluesky",
+    state: emulatorState({ state }),
     async handle(req, path) {
       if (!nsidOf(path)) return json({ error: "NotFound", message: "Not Found" }, 404);
       return xrpc.handle(req, path);

@@ -664,6 +664,9 @@ export default definePlugin({
   publish,
   refresh,
   fetchRecent,
+  // The PDS answers its own account's reads after its writes (atproto "read-after-write"): a post absent
+  // from the author feed after the settle delay was not created.
+  listingReadAfterWrite: true,
   metrics,
   accountStats,
   metricNames: ["likes", "comments", "shares", "saves"],

@@ -10,7 +10,13 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { addCounts, AuthorizationCodes, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  AuthorizationCodes,
+  FailurePlan,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
 
 interface Page {
@@ -320,6 +326,7 @@ export function createFacebookEmulator(): FacebookEmulator {
 
   return {
     platform: "facebook",
+    state: emulatorState({ state, codes }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...graphFailingHandler({
       failures,

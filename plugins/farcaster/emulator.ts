@@ -9,7 +9,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, mountBase, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
 
 /** The settings sandbox profiles run the plugin with. The mnemonic is the well-known public test one. */
@@ -320,6 +327,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
 
   return {
     platform: "farcaster",
+    state: emulatorState({ state }),
     sandboxSettings: SANDBOX_SETTINGS,
     ...failingHandler({
       failures,

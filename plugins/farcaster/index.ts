@@ -155,6 +155,8 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     "/v2/farcaster/cast",
     {
       creates: true,
+      // Neynar honours `idem` (below): a repeated cast with the same key is not cast twice.
+      idempotent: true,
       json: {
         signer_uuid: ctx.credentials.signer_uuid,
         text: job.content,

@@ -10,7 +10,7 @@
  * refresh that follows can succeed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import {
   downloadedType,
   GraphError,
@@ -272,6 +272,7 @@ export function createInstagramEmulator(): InstagramEmulator {
 
   return {
     platform: "instagram",
+    state: emulatorState({ state, auth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...graphFailingHandler({
       failures,

@@ -16,6 +16,7 @@ import {
   mountBase,
   OAuthServer,
   resettable,
+  emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
@@ -264,6 +265,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
 
   return {
     platform: "linkedin",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

@@ -18,6 +18,7 @@ import {
   type Filter,
 } from "nostr-tools";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { emulatorState, resettable } from "../../src/platform/emulator-kit.ts";
 
 const NOSTR_CONNECT = 24133;
 const MAX_CONTENT_BYTES = 64_000;
@@ -53,10 +54,12 @@ export interface NostrEmulator extends Emulator {
 
 export function createNostrEmulator(): NostrEmulator {
   let failures: (FailureSpec & { left: number })[] = [];
-  let stored: Event[] = [];
-  let emulated: EmulatedPost[] = [];
   const sessions = new Set<Session>();
-  let bunker = newBunker();
+  const state = resettable(() => ({
+    stored: [] as Event[],
+    emulated: [] as EmulatedPost[],
+    bunker: newBunker(),
+  }));
 
   function newBunker(): Bunker {
     const sk = generateSecretKey();
@@ -88,12 +91,12 @@ export function createNostrEmulator(): NostrEmulator {
   }
 
   function store(event: Event) {
-    stored.push(event);
+    state.stored.push(event);
     broadcast(event);
   }
 
   function answerSigner(clientPubkey: string, id: string, result: string | null, error?: string) {
-    const key = nip44.getConversationKey(bunker.sk, clientPubkey);
+    const key = nip44.getConversationKey(state.bunker.sk, clientPubkey);
     const reply = finalizeEvent(
       {
         kind: NOSTR_CONNECT,
@@ -101,7 +104,7 @@ export function createNostrEmulator(): NostrEmulator {
         tags: [["p", clientPubkey]],
         content: nip44.encrypt(JSON.stringify({ id, result: result ?? "", ...(error && { error }) }), key),
       },
-      bunker.sk,
+      state.bunker.sk,
     );
     // A real signer answers after a network round trip; the client's subscription is in place by then.
     setTimeout(() => broadcast(reply), 1);
@@ -110,25 +113,25 @@ export function createNostrEmulator(): NostrEmulator {
   function signerRequest(event: Event) {
     let req: { id: string; method: string; params: string[] };
     try {
-      req = JSON.parse(nip44.decrypt(event.content, nip44.getConversationKey(bunker.sk, event.pubkey)));
+      req = JSON.parse(nip44.decrypt(event.content, nip44.getConversationKey(state.bunker.sk, event.pubkey)));
     } catch {
       return; // Not for us, or garbage: a signer ignores it.
     }
     const client = event.pubkey;
-    const known = bunker.clients.has(client);
+    const known = state.bunker.clients.has(client);
     switch (req.method) {
       case "connect":
-        if (req.params[0] !== bunker.pubkey) return answerSigner(client, req.id, null, "wrong remote signer");
-        if (req.params[1] !== bunker.secret) return answerSigner(client, req.id, null, "invalid secret");
-        bunker.clients.add(client);
+        if (req.params[0] !== state.bunker.pubkey) return answerSigner(client, req.id, null, "wrong remote signer");
+        if (req.params[1] !== state.bunker.secret) return answerSigner(client, req.id, null, "invalid secret");
+        state.bunker.clients.add(client);
         return answerSigner(client, req.id, "ack");
       case "ping":
         return answerSigner(client, req.id, "pong");
       case "get_public_key":
-        if (!known || bunker.refusing) return answerSigner(client, req.id, null, "unauthorized: connect first");
-        return answerSigner(client, req.id, bunker.userPubkey);
+        if (!known || state.bunker.refusing) return answerSigner(client, req.id, null, "unauthorized: connect first");
+        return answerSigner(client, req.id, state.bunker.userPubkey);
       case "sign_event": {
-        if (!known || bunker.refusing)
+        if (!known || state.bunker.refusing)
           return answerSigner(client, req.id, null, "unauthorized: this client is not allowed to sign");
         if (take(["auth_expired"]))
           return answerSigner(client, req.id, null, "unauthorized: permission revoked by the user");
@@ -145,12 +148,12 @@ export function createNostrEmulator(): NostrEmulator {
             tags: template.tags ?? [],
             created_at: template.created_at,
           },
-          bunker.userSk,
+          state.bunker.userSk,
         );
         return answerSigner(client, req.id, JSON.stringify(signed));
       }
       case "logout":
-        bunker.clients.delete(client);
+        state.bunker.clients.delete(client);
         return answerSigner(client, req.id, "ack");
       case "switch_relays":
         return answerSigner(client, req.id, "null");
@@ -163,14 +166,14 @@ export function createNostrEmulator(): NostrEmulator {
     const ok = (accepted: boolean, message = "") => session.send(["OK", event?.id ?? "", accepted, message]);
     if (!event || typeof event !== "object" || !verifyEvent(event))
       return ok(false, "invalid: bad event id or signature");
-    if (stored.some((e) => e.id === event.id)) return ok(true, "duplicate: already have this event");
+    if (state.stored.some((e) => e.id === event.id)) return ok(true, "duplicate: already have this event");
     if (event.kind === 1) {
       const f = take(["rate_limit", "server_error", "timeout"]);
       if (f?.kind === "rate_limit") return ok(false, "rate-limited: slow down, too many events");
       if (f?.kind === "server_error") return ok(false, "error: could not save the event");
       if (Buffer.byteLength(event.content, "utf8") > MAX_CONTENT_BYTES)
         return ok(false, `invalid: content longer than ${MAX_CONTENT_BYTES} bytes`);
-      emulated.push({
+      state.emulated.push({
         id: event.id,
         text: event.content,
         media: event.tags
@@ -192,7 +195,7 @@ export function createNostrEmulator(): NostrEmulator {
     if (isEphemeral(event.kind)) {
       ok(true);
       broadcast(event);
-      if (event.kind === NOSTR_CONNECT && event.tags.some((t) => t[0] === "p" && t[1] === bunker.pubkey))
+      if (event.kind === NOSTR_CONNECT && event.tags.some((t) => t[0] === "p" && t[1] === state.bunker.pubkey))
         signerRequest(event);
       return;
     }
@@ -205,7 +208,7 @@ export function createNostrEmulator(): NostrEmulator {
       return session.send(["CLOSED", String(id), "invalid: a REQ needs an id and filters"]);
     const matches = new Map<string, Event>();
     for (const f of filters) {
-      const hits = stored.filter((e) => matchFilters([f], e)).sort((a, b) => b.created_at - a.created_at);
+      const hits = state.stored.filter((e) => matchFilters([f], e)).sort((a, b) => b.created_at - a.created_at);
       for (const e of f.limit !== undefined ? hits.slice(0, f.limit) : hits) matches.set(e.id, e);
     }
     for (const e of [...matches.values()].sort((a, b) => b.created_at - a.created_at)) session.send(["EVENT", id, e]);
@@ -233,9 +236,10 @@ export function createNostrEmulator(): NostrEmulator {
 
   return {
     platform: "nostr",
+    state: emulatorState({ state }),
     sandboxSettings: {
       get SANDBOX_BUNKER_URI() {
-        return `bunker://${bunker.pubkey}?relay={relay}&secret=${bunker.secret}`;
+        return `bunker://${state.bunker.pubkey}?relay={relay}&secret=${state.bunker.secret}`;
       },
     } as Record<string, string>,
     async handle(req) {
@@ -282,26 +286,25 @@ export function createNostrEmulator(): NostrEmulator {
     failNext(spec) {
       failures.push({ ...spec, left: Math.max(1, spec.times ?? 1) });
     },
-    posts: () => [...emulated],
+    posts: () => [...state.emulated],
     reset() {
       failures = [];
-      stored = [];
-      emulated = [];
-      bunker = newBunker();
+      state.reset();
     },
-    bunkerUri: (relayUrl) => `bunker://${bunker.pubkey}?relay=${encodeURIComponent(relayUrl)}&secret=${bunker.secret}`,
-    userPubkey: () => bunker.userPubkey,
+    bunkerUri: (relayUrl) =>
+      `bunker://${state.bunker.pubkey}?relay=${encodeURIComponent(relayUrl)}&secret=${state.bunker.secret}`,
+    userPubkey: () => state.bunker.userPubkey,
     revokeClients() {
-      bunker.refusing = true;
+      state.bunker.refusing = true;
     },
     engage(eventId, counts) {
-      const target = stored.find((e) => e.id === eventId);
+      const target = state.stored.find((e) => e.id === eventId);
       if (!target) throw new Error(`no event ${eventId}`);
       for (let i = 0; i < (counts.likes ?? 0); i++) engageWith(7, "+", target);
       for (let i = 0; i < (counts.reposts ?? 0); i++) engageWith(6, "", target);
       for (let i = 0; i < (counts.replies ?? 0); i++) engageWith(1, "nice", target);
     },
-    events: () => [...stored],
+    events: () => [...state.stored],
   };
 }
 

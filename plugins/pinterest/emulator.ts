@@ -10,7 +10,14 @@
  */
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, mountBase, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  failingHandler,
+  FailurePlan,
+  mountBase,
+  OAuthServer,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 30 * 86400;
 
@@ -286,6 +293,7 @@ export function createPinterestEmulator(): PinterestEmulator {
 
   return {
     platform: "pinterest",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

@@ -306,10 +306,17 @@ export default definePlugin({
       board_id: t.Optional(
         t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." }),
       ),
-      link: t.Optional(t.String({ maxLength: 2048 })),
+      boardId: t.Optional(
+        t.String({
+          minLength: 1,
+          description: "Another name for board_id (the hosted service's); send one or the other.",
+        }),
+      ),
+      link: t.Optional(t.String({ maxLength: 2048, description: "The URL the pin leads to." })),
     },
     { additionalProperties: true },
   ),
+  optionAliases: { boardId: { option: "board_id" } },
   connect: oauthFlow({
     authorizeUrl: "https://www.pinterest.com/oauth/",
     ...TOKEN_ENDPOINT,

@@ -20,6 +20,7 @@ import {
   mountBase,
   OAuthServer,
   resettable,
+  emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
@@ -375,6 +376,7 @@ export function createRedditEmulator(): RedditEmulator {
 
   return {
     platform: "reddit",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

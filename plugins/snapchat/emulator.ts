@@ -9,7 +9,13 @@
  */
 import { createDecipheriv, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  failingHandler,
+  FailurePlan,
+  OAuthServer,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const ACCESS_TTL_S = 3600;
@@ -180,6 +186,7 @@ export function createSnapchatEmulator(): Emulator {
 
   return {
     platform: "snapchat",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

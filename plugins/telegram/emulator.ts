@@ -10,7 +10,7 @@
  * bot as its administrator. Tests shape other situations with channel() and revokeToken().
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { failingHandler, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { failingHandler, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
 const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
@@ -124,10 +124,10 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     channels: new Map<number, Channel>(),
     files: new Set<string>(),
     emulated: [] as EmulatedPost[],
+    channelSeq: 1_000_000_001,
   }));
-  let channelSeq = 1_000_000_001;
   // Channel ids are -100 followed by ten digits.
-  const newChannelId = () => -(1_000_000_000_000 + channelSeq++);
+  const newChannelId = () => -(1_000_000_000_000 + state.channelSeq++);
 
   function botFor(token: string): Bot {
     const m = TOKEN.exec(token);
@@ -491,6 +491,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
 
   return {
     platform: "telegram",
+    state: emulatorState({ state }),
     // Both spellings: the sandbox fills required settings with placeholders under their full names.
     sandboxSettings: { CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, BOT_TOKEN: SANDBOX_BOT_TOKEN },
     async handle(req, path) {

@@ -90,7 +90,9 @@ function classifyResponse(res: ProviderResponse): FailureOutcome | undefined {
   if (res.status === 429 || typeof retryAfter === "number") {
     return { kind: "retryable", reason, ...(typeof retryAfter === "number" && { retryAfterMs: retryAfter * 1000 }) };
   }
-  if (res.status === 401) return { kind: "auth_expired", reason: `Telegram refused the bot token: ${reason}` };
+  // The token is the server's bot, shared by every Telegram account: a revoked one concerns them all.
+  if (res.status === 401)
+    return { kind: "auth_expired", reason: `Telegram refused the bot token: ${reason}`, scope: "server" };
   if (res.status === 403) return { kind: "auth_expired", reason: `the bot lost access to the channel: ${reason}` };
   if (body?.parameters?.migrate_to_chat_id)
     return permanent(`the chat moved to ${body.parameters.migrate_to_chat_id}; reconnect it`, "chat_migrated");

@@ -10,7 +10,7 @@
  * refresh that follows (which Threads allows only for a still-valid token) can succeed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
-import { addCounts, FailurePlan, resettable } from "../../src/platform/emulator-kit.ts";
+import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import {
   downloadedType,
   GraphError,
@@ -268,6 +268,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
 
   return {
     platform: "threads",
+    state: emulatorState({ state, auth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...graphFailingHandler({
       failures,

@@ -19,6 +19,7 @@ import {
   OAuthServer,
   resettable,
   type OAuthRefusal,
+  emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 
 const MB = 1024 * 1024;
@@ -401,6 +402,7 @@ export function createTikTokEmulator(): TikTokEmulator {
 
   return {
     platform: "tiktok",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_KEY: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

@@ -41,8 +41,17 @@ const SINGLE_CHUNK_MAX = 64 * MB;
 const CHUNK = 10 * MB;
 
 type Fail = FailureOutcome;
+const PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const;
+/** The friendly privacy names clients send, as TikTok's privacy_level. */
+const PRIVACY_NAMES: Record<string, (typeof PRIVACY_LEVELS)[number]> = {
+  public: "PUBLIC_TO_EVERYONE",
+  friends: "MUTUAL_FOLLOW_FRIENDS",
+  followers: "FOLLOWER_OF_CREATOR",
+  private: "SELF_ONLY",
+};
+
 interface Options {
-  publish_mode?: "draft";
+  publish_mode?: "direct" | "draft";
   video_cover_timestamp_ms?: number;
   ai_generated?: boolean;
   privacy_level?: string;
@@ -343,18 +352,25 @@ export default definePlugin({
   optionsSchema: t.Object(
     {
       publish_mode: t.Optional(
-        t.Literal("draft", { description: "Upload to the creator's TikTok inbox to finish there." }),
+        t.UnionEnum(["direct", "draft"], {
+          description: "direct (the default) publishes; draft uploads to the creator's TikTok inbox to finish there.",
+        }),
       ),
       video_cover_timestamp_ms: t.Optional(
         t.Integer({ minimum: 0, description: "Direct videos only; wins over media[].thumbnail_url." }),
       ),
       ai_generated: t.Optional(t.Boolean()),
-      privacy_level: t.Optional(
-        t.UnionEnum(["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"]),
+      privacy_level: t.Optional(t.UnionEnum(PRIVACY_LEVELS)),
+      privacy: t.Optional(
+        t.UnionEnum([...PRIVACY_LEVELS, ...Object.keys(PRIVACY_NAMES)], {
+          description:
+            "Another name for privacy_level (the hosted service's): public, friends, followers or private, or a privacy_level value. Send one or the other.",
+        }),
       ),
     },
     { additionalProperties: true },
   ),
+  optionAliases: { privacy: { option: "privacy_level", values: PRIVACY_NAMES } },
   connect: oauthFlow({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
     ...TOKEN_ENDPOINT,

@@ -10,7 +10,14 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
-import { addCounts, failingHandler, FailurePlan, OAuthServer, resettable } from "../../src/platform/emulator-kit.ts";
+import {
+  addCounts,
+  failingHandler,
+  FailurePlan,
+  OAuthServer,
+  resettable,
+  emulatorState,
+} from "../../src/platform/emulator-kit.ts";
 import { weightedLength } from "../../src/platform/text.ts";
 
 /** What X itself refuses above, in weighted characters. */
@@ -372,6 +379,7 @@ export function createXEmulator(): XEmulator {
 
   return {
     platform: "twitter",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

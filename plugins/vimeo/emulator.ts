@@ -15,6 +15,7 @@ import {
   mountBase,
   OAuthServer,
   resettable,
+  emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 
 const TITLE_MAX = 128;
@@ -228,6 +229,7 @@ export function createVimeoEmulator(): VimeoEmulator {
 
   return {
     platform: "vimeo",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

@@ -16,6 +16,7 @@ import {
   mountBase,
   OAuthServer,
   resettable,
+  emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_MS = 3600_000;
@@ -297,6 +298,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
 
   return {
     platform: "youtube",
+    state: emulatorState({ state, oauth }),
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...failingHandler({
       failures,

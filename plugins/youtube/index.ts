@@ -14,7 +14,10 @@ import {
   type PostMetrics,
   type PublishJob,
   type RecentPost,
+  type FindQuery,
+  type FindResult,
 } from "../../src/platform/sdk.ts";
+import { findAmongRecent } from "../../src/platform/find-published.ts";
 import {
   connectCall,
   oauthFlow,
@@ -69,12 +72,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   }
   if (!body.contentType.startsWith("video/"))
     return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
-  const options = job.options as { privacy_status?: string; ai_generated?: boolean };
+  const options = job.options as { privacy_status?: string; ai_generated?: boolean; description?: string };
   const session = await ctx.http.request("POST", "/upload/youtube/v3/videos", {
     query: { uploadType: "resumable", part: "snippet,status" },
     headers: { ...bearerAuth(ctx), "x-upload-content-length": String(size), "x-upload-content-type": body.contentType },
     json: {
-      snippet: { title: titleOf(job), description: job.content, categoryId: "22" },
+      snippet: { title: titleOf(job), description: options.description ?? job.content, categoryId: "22" },
       status: {
         privacyStatus: options.privacy_status ?? "public",
         selfDeclaredMadeForKids: false,
@@ -173,6 +176,11 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
     .filter((p) => !since || p.createdAt > since);
 }
 
+/** The uploads listing shows titles: look for the title the publish gave the video. */
+function findPublished(ctx: PluginContext, q: FindQuery): Promise<FindResult> {
+  return findAmongRecent(ctx, { ...q, content: titleOf(q) }, fetchRecent);
+}
+
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
@@ -258,10 +266,22 @@ export default definePlugin({
         }),
       ),
       privacy_status: t.Optional(t.UnionEnum(["public", "unlisted", "private"], { default: "public" })),
+      privacy: t.Optional(
+        t.UnionEnum(["public", "unlisted", "private"], {
+          description: "Another name for privacy_status (the hosted service's); send one or the other.",
+        }),
+      ),
+      description: t.Optional(
+        t.String({
+          maxLength: DESCRIPTION_MAX_BYTES,
+          description: "The video description (the hosted service's name); defaults to the content.",
+        }),
+      ),
       ai_generated: t.Optional(t.Boolean({ description: "Sets status.containsSyntheticMedia." })),
     },
     { additionalProperties: true },
   ),
+  optionAliases: { privacy: { option: "privacy_status" } },
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
@@ -317,6 +337,7 @@ export default definePlugin({
   checkStatus,
   refresh,
   fetchRecent,
+  findPublished,
   metrics,
   accountStats,
   metricNames: ["views", "likes", "comments"],

@@ -16,9 +16,19 @@ Commands:
   users create --email EMAIL [--profile ID]
   users reset-password --email EMAIL
   users list
+  mcp                             MCP server over stdio for AI agents (needs CRIER_URL and CRIER_API_KEY)
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
 SECRET_KEY, LOG_LEVEL, ...); see the README. Run 'crier <command> --help' for details.`,
+  mcp: `Usage: crier mcp
+
+Runs an MCP server on stdin/stdout for desktop AI clients. It forwards every tool to the Crier server at
+CRIER_URL (its /mcp endpoint) with the API key in CRIER_API_KEY, so the key's scopes decide which tools
+are listed, and adds upload_media_from_path, create_media_post_from_path and create_tiktok_draft_from_path,
+which read files on this computer. Nothing is printed to stdout but the protocol.
+
+Options:
+  -h, --help       show this help`,
   serve: `Usage: crier serve [--no-scheduler]
 
 Serves the HTTP API on HOST:PORT (default 127.0.0.1:8080). Without DATABASE_URL the embedded database

@@ -1,66 +1,107 @@
-import { openSync, closeSync, writeSync, readFileSync, unlinkSync, mkdirSync } from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { dlopen, FFIType } from "bun:ffi";
 
-/** PGlite is one process per data dir: whoever holds this file owns the database. */
+/** PGlite is one process per data dir: whoever holds this file's lock owns the database. */
 export class DataDirLocked extends Error {
   constructor(
     readonly pid: number,
     dataDir: string,
   ) {
     super(
-      `another Crier process (pid ${pid}) is using the embedded database in ${dataDir}; stop it first, or use DATABASE_URL for several copies`,
+      `another Crier process (pid ${pid || "unknown"}) is using the embedded database in ${dataDir}; stop it first, or use DATABASE_URL for several copies`,
     );
   }
 }
 
-const alive = (pid: number) => {
+export function lockPath(dataDir: string) {
+  return join(dataDir, "crier.lock");
+}
+
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+
+type Flock = (fd: number, op: number) => number;
+
+/**
+ * flock(2) from libc. The kernel drops the lock when its holder dies however it dies (kill -9, OOM), so a
+ * restarted container that is PID 1 again never mistakes its predecessor's lock for a live one, which a
+ * PID written in the file cannot tell. Bun has no flock API; bun:ffi also works in the compiled binary.
+ */
+let flock: Flock | null | undefined;
+function libcFlock(): Flock | null {
+  if (flock !== undefined) return flock;
+  const names = process.platform === "darwin" ? ["libc.dylib", "/usr/lib/libSystem.B.dylib"] : ["libc.so.6", "libc.so"];
+  for (const name of names) {
+    try {
+      const lib = dlopen(name, { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
+      flock = (fd, op) => lib.symbols.flock(fd, op);
+      return flock;
+    } catch {
+      /* try the next name */
+    }
+  }
+  flock = null;
+  return flock;
+}
+
+function pidIn(file: string): number {
+  try {
+    const pid = Number(readFileSync(file, "utf8").trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Takes the data-dir lock or throws DataDirLocked naming the holder's pid. The lock lives as long as the
+ * returned release is not called and the process lives; the file itself stays (unlinking a flock'd file
+ * lets a second taker lock a new inode while the first still runs).
+ */
+export function acquireLock(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const file = lockPath(dataDir);
+  const lock = libcFlock();
+  if (!lock) return acquireByPid(file, dataDir);
+  const fd = openSync(file, "a+", 0o600);
+  if (lock(fd, LOCK_EX | LOCK_NB) !== 0) {
+    closeSync(fd);
+    throw new DataDirLocked(pidIn(file), dataDir);
+  }
+  ftruncateSync(fd, 0);
+  writeSync(fd, String(process.pid));
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    // Closing the descriptor releases the lock; the stale pid left in the file is harmless.
+    closeSync(fd);
+  };
+}
+
+const heldByPid = new Set<string>();
+
+/** Where flock cannot be loaded: a PID file, ignoring one that names this very process (PID 1 again). */
+function acquireByPid(file: string, dataDir: string): () => void {
+  const holder = pidIn(file);
+  const ours = holder === process.pid && !heldByPid.has(file);
+  if (holder && !ours && alive(holder)) throw new DataDirLocked(holder, dataDir);
+  if (heldByPid.has(file)) throw new DataDirLocked(process.pid, dataDir);
+  const fd = openSync(file, "w", 0o600);
+  writeSync(fd, String(process.pid));
+  closeSync(fd);
+  heldByPid.add(file);
+  return () => {
+    heldByPid.delete(file);
+  };
+}
+
+function alive(pid: number) {
   try {
     process.kill(pid, 0);
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM";
   }
-};
-
-export function lockPath(dataDir: string) {
-  return join(dataDir, "crier.lock");
-}
-
-export function lockHolder(dataDir: string): number | null {
-  try {
-    const pid = Number(readFileSync(lockPath(dataDir), "utf8").trim());
-    return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Takes the data-dir lock or throws DataDirLocked; a lock left by a dead process is taken over. */
-export function acquireLock(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
-  const file = lockPath(dataDir);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, "wx", 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => {
-        try {
-          if (readFileSync(file, "utf8").trim() === String(process.pid)) unlinkSync(file);
-        } catch {
-          /* already gone */
-        }
-      };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const holder = lockHolder(dataDir);
-      if (holder) throw new DataDirLocked(holder, dataDir);
-      try {
-        unlinkSync(file);
-      } catch {
-        /* raced with another taker */
-      }
-    }
-  }
-  throw new DataDirLocked(lockHolder(dataDir) ?? 0, dataDir);
 }

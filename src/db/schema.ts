@@ -120,6 +120,23 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.profileId, t.operation, t.key] })],
 );
 
+/** Results of MCP tool calls made with an idempotency_key on routes without Idempotency-Key of their own. */
+export const mcpToolCalls = pgTable(
+  "mcp_tool_calls",
+  {
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    tool: text("tool").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    /** null while the first call runs. */
+    result: jsonb("result").$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.profileId, t.tool, t.key] })],
+);
+
 export const media = pgTable(
   "media",
   {
@@ -195,10 +212,22 @@ export const postTargets = pgTable(
     submittedHandle: text("submitted_handle"),
     submitDeadline: ts("submit_deadline"),
     publishedAt: ts("published_at"),
+    /**
+     * An unknown outcome the reconciler (src/engine/reconcile.ts) asks the platform about at this time;
+     * null when there is nothing to settle. since/until: when the attempt ran (where to look for the post).
+     */
+    reconcileAt: ts("reconcile_at"),
+    reconcileSince: ts("reconcile_since"),
+    reconcileUntil: ts("reconcile_until"),
+    /** The one retry a proven absence allows was spent. */
+    reconcileRetried: boolean("reconcile_retried").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
+    index("post_targets_reconcile_idx")
+      .on(t.reconcileAt)
+      .where(sql`reconcile_at is not null`),
     index("post_targets_post_idx").on(t.postId, t.position),
     index("post_targets_due_idx").on(t.status, t.dueAt),
     // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
@@ -327,6 +356,18 @@ export const engineJobs = pgTable("engine_jobs", {
   nextRunAt: ts("next_run_at").notNull(),
   leaseUntil: ts("lease_until"),
   heldBy: text("held_by"),
+});
+
+/**
+ * What the sandbox emulators hold (src/modules/sandbox/state-store.ts), one document per platform, so a
+ * sandbox survives restarts and every copy sees the same accounts, tokens and posts. `version` rises with
+ * each save; a copy saves only over the version it read.
+ */
+export const sandboxState = pgTable("sandbox_state", {
+  platform: text("platform").primaryKey(),
+  version: bigint("version", { mode: "number" }).notNull(),
+  state: text("state").notNull(),
+  updatedAt: updatedAt(),
 });
 
 /** Per-profile limits set by the operator (`crier profiles set-limits`); null means unlimited. */

@@ -7,7 +7,7 @@ import { eq, sql } from "drizzle-orm";
 import { prepared } from "../db/prepared.ts";
 import type { AppContext } from "../context.ts";
 import { accounts, posts, postTargets, profiles } from "../db/schema.ts";
-import { providerFor } from "../platform/host/provider.ts";
+import { providerFor, sandboxPostUrl } from "../platform/host/provider.ts";
 import type { OwnStorageOpener } from "../platform/host/media-guard.ts";
 import {
   RefreshError,
@@ -20,6 +20,7 @@ import {
 import { optionsForPlugin } from "../platform/host/options.ts";
 import type { ClaimedTarget } from "./claim.ts";
 import type { Recorder } from "./recorder.ts";
+import { finderFor } from "../platform/find-published.ts";
 
 export interface DispatchSettings {
   claimedBy: string;
@@ -28,6 +29,8 @@ export interface DispatchSettings {
   backoffMaxMs: number;
   submitPollMs: number;
   submitDeadlineMs: number;
+  /** How long after an unknown outcome the reconciler asks the platform (its listing catches up meanwhile). */
+  reconcileSettleMs: number;
   random: () => number;
   ownStorage?: OwnStorageOpener;
   /** See EngineOptions.allowMediaAddress (tests only). */
@@ -88,7 +91,7 @@ type Result =
   | { kind: "published"; id: string; url: string | null }
   | { kind: "submitted"; handle: string }
   | { kind: "retry"; at: Date; reason: string }
-  | { kind: "failed"; code: string; reason: string };
+  | { kind: "failed"; code: string; reason: string; reconcile?: { at: Date; since: Date; until: Date } };
 
 /** Hands the result to the batching recorder; resolves once it is committed. */
 function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Result): Promise<void> {
@@ -119,7 +122,15 @@ function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Resul
         at: now,
       });
     case "failed":
-      return s.recorder.record(targetId, { status: "failed", error: r.reason, errorCode: r.code, at: now });
+      return s.recorder.record(targetId, {
+        status: "failed",
+        error: r.reason,
+        errorCode: r.code,
+        reconcileAt: r.reconcile?.at,
+        reconcileSince: r.reconcile?.since,
+        reconcileUntil: r.reconcile?.until,
+        at: now,
+      });
   }
 }
 
@@ -146,6 +157,11 @@ async function withRefresh(
 ): Promise<Outcome | "reconnect"> {
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
+  if (first.scope === "server") {
+    // Refreshing the account's own token cannot help when the server's credential was refused.
+    await s.recorder.platformNeedsReconnect(accountId, ctx.clock.now());
+    return "reconnect";
+  }
   if (plugin.refresh) {
     const refreshed = await plugin.refresh(pctx).then(
       () => true,
@@ -233,6 +249,7 @@ export async function publishTarget(
     idempotencyToken: t.id,
     ...(job.replyTo && { replyTo: { platformPostId: job.replyTo, rootPlatformPostId: job.root ?? job.replyTo } }),
   };
+  const startedAt = ctx.clock.now();
   const outcome = await withRefresh(ctx, s, plugin, context, job.account.id, () =>
     plugin.publish!(context, publishJob),
   );
@@ -244,7 +261,11 @@ export async function publishTarget(
   log.debug("publish outcome", { outcome: outcome.kind, attempt: target.attempts });
   switch (outcome.kind) {
     case "published":
-      await record(ctx, s, target.id, { kind: "published", id: outcome.platformPostId, url: outcome.url });
+      await record(ctx, s, target.id, {
+        kind: "published",
+        id: outcome.platformPostId,
+        url: job.sandbox ? sandboxPostUrl(ctx, target.id) : outcome.url,
+      });
       break;
     case "submitted":
       await record(ctx, s, target.id, { kind: "submitted", handle: outcome.handle });
@@ -274,6 +295,10 @@ export async function publishTarget(
         kind: "failed",
         code: "outcome_unknown",
         reason: `${outcome.reason} The post may or may not be on the platform; check there before retrying.`,
+        // Where the platform can be asked, the reconciler settles it after the listing had time to catch up.
+        ...(finderFor(plugin) && {
+          reconcile: { at: new Date(now.getTime() + s.reconcileSettleMs), since: startedAt, until: now },
+        }),
       });
       break;
   }
@@ -332,7 +357,7 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
       return s.recorder.recordCheck(targetId, {
         status: "published",
         platformPostId: outcome.platformPostId,
-        platformPostUrl: outcome.url,
+        platformPostUrl: job.sandbox ? sandboxPostUrl(ctx, targetId) : outcome.url,
         publishedAt: now,
         at: now,
       });

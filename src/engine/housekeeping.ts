@@ -10,10 +10,16 @@ import type { Db } from "../db/client.ts";
  * the platform may or may not have the post, so it becomes failed/outcome_unknown and is never published
  * again by itself. The claimer stays recorded so that copy can still report a real outcome if it lives.
  */
-export async function expireLeases(db: Db, now: Date): Promise<number> {
+export async function expireLeases(db: Db, now: Date, reconcileSettleMs: number): Promise<number> {
+  // A publish cut short is reconciled later (reconcile.ts): it began after the target fell due. A status
+  // check cut short is not: when its post was made is not known closely enough to look for it.
+  const publishing = sql`status = 'processing'`;
   const rows = await db.rows(sql`
     update post_targets set status = 'failed', error_code = 'outcome_unknown',
       error = 'The copy of Crier publishing this target stopped before reporting the result; the post may or may not be on the platform.',
+      reconcile_at = case when ${publishing} then ${new Date(now.getTime() + reconcileSettleMs).toISOString()}::timestamptz end,
+      reconcile_since = case when ${publishing} then due_at end,
+      reconcile_until = case when ${publishing} then ${now.toISOString()}::timestamptz end,
       lease_until = null, due_at = null, updated_at = ${now.toISOString()}::timestamptz
     where status in ('processing', 'submitted') and lease_until < ${now.toISOString()}::timestamptz
     returning id`);

@@ -4,7 +4,7 @@
  * when the next target falls due; stop() ends all of it and waits (bounded) for what is in flight.
  */
 import { Cron } from "croner";
-import type { AppContext } from "../context.ts";
+import type { AppContext, EngineHealth } from "../context.ts";
 import type { Logger } from "../log.ts";
 import { nextDueWithin } from "./claim.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
@@ -21,6 +21,10 @@ export interface LifecycleOptions {
   shutdownTimeoutMs: number;
   /** Called at the end of every tick. */
   onTick?: () => Promise<void> | void;
+  /** A started engine whose last tick finished longer ago than this reports itself stalled. */
+  stallAfterMs: number;
+  /** After a lease expired under a crash, how long before the reconciler asks the platform. */
+  reconcileSettleMs: number;
 }
 
 export interface EngineParts {
@@ -37,6 +41,9 @@ export class EngineLifecycle {
   private stopping = false;
   private cron: Cron | undefined;
   private wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  // Wall-clock times (not ctx.clock): liveness is about real time passing, also under a test clock.
+  private startedAt: number | undefined;
+  private lastTickAt: number | undefined;
 
   constructor(
     private readonly ctx: AppContext,
@@ -57,6 +64,18 @@ export class EngineLifecycle {
     await this.guard("periodic jobs failed", () => this.parts.jobs.startDue());
     this.parts.webhooks.kick();
     if (this.o.onTick) await this.guard("tick hook failed", this.o.onTick);
+    this.lastTickAt = Date.now();
+  }
+
+  /** The last finished tick and the claims in flight; stalled once a started engine stops finishing ticks. */
+  health(): EngineHealth {
+    const now = Date.now();
+    const since = this.lastTickAt ?? this.startedAt;
+    return {
+      lastTickAt: this.lastTickAt === undefined ? null : new Date(this.lastTickAt),
+      claimsInFlight: this.parts.pool.inFlight() + this.parts.checks.checkingIds().length,
+      stalled: since !== undefined && !this.stopping && now - since > this.o.stallAfterMs,
+    };
   }
 
   /**
@@ -84,6 +103,7 @@ export class EngineLifecycle {
 
   /** Ticks every second (croner, protected against overlap), starting now. */
   startTimer(): void {
+    this.startedAt = Date.now();
     this.cron = new Cron("* * * * * *", { protect: true, name: `crier-engine-${this.o.id}` }, () => this.tick());
     this.parts.webhooks.startPolling();
     void this.tick();
@@ -140,7 +160,7 @@ export class EngineLifecycle {
       [...pool.publishingIds(), ...checks.checkingIds()],
       new Date(now.getTime() + this.o.leaseMs),
     );
-    const expired = await expireLeases(this.ctx.db, now);
+    const expired = await expireLeases(this.ctx.db, now, this.o.reconcileSettleMs);
     if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
     await failUnpublishable(this.ctx.db, now);
     await skipOrphanedThreadItems(this.ctx.db, now);

@@ -35,6 +35,8 @@ export class PublishPool {
   private claims = 0;
   private claimAgain = false;
   private closed = false;
+  /** claimPost calls under way: claim loops do not start meanwhile. */
+  private held = 0;
   private claimsSettledWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
 
@@ -56,7 +58,8 @@ export class PublishPool {
 
   /** Due work may exist: start a claim loop, or ask a running one to look again when it ends. */
   claimSoon(): void {
-    if (this.closed) return;
+    // While a post is being made due and claimed (claimPost), the loops wait; claimPost starts one after.
+    if (this.closed || this.held > 0) return;
     if (this.claims < MAX_PARALLEL_CLAIMS) void this.claimUntilNothingFits();
     else this.claimAgain = true;
   }
@@ -80,20 +83,21 @@ export class PublishPool {
   }
 
   /**
-   * Claims the post's due targets right away and starts publishing them. `beforeStart` runs once the
-   * claim is committed and before any publish starts.
+   * Makes a post due (`makeDue`, the caller's transaction) and claims its targets right away, then starts
+   * publishing them. Claim loops of this copy are held meanwhile and those in flight finish first, so a
+   * tick cannot take the targets between the two; `beforeStart` runs once the claim is committed and before
+   * any publish starts.
    */
-  async claimPost(postId: string, beforeStart?: () => Promise<void>): Promise<void> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      if (this.closed || this.running.size >= this.o.concurrency) return this.claimSoon();
-      let took = 0;
-      await this.countedClaim(async () => {
-        took = await this.claimRound(postId, beforeStart);
-      });
-      if (took > 0) return;
-      // A claim already in flight (a tick's) may hold every free slot in reserve, and it began before this
-      // post was due: once it is done, claim the post again rather than leave it to the next tick.
+  async claimPost(postId: string, beforeStart?: () => Promise<void>, makeDue?: () => Promise<void>): Promise<void> {
+    this.held++;
+    try {
       await this.claimsSettled();
+      await makeDue?.();
+      if (this.closed || this.running.size >= this.o.concurrency) return;
+      await this.countedClaim(() => this.claimRound(postId, beforeStart));
+    } finally {
+      this.held--;
+      if (this.held === 0) this.claimSoon();
     }
   }
 

@@ -23,6 +23,10 @@ export interface TargetResult {
   dueAt?: Date | null;
   submittedHandle?: string | null;
   submitDeadline?: Date | null;
+  /** An unknown outcome to settle: when to ask the platform, and the attempt's window (src/engine/reconcile.ts). */
+  reconcileAt?: Date | null;
+  reconcileSince?: Date | null;
+  reconcileUntil?: Date | null;
   at: Date;
 }
 
@@ -53,9 +57,11 @@ const recordStatement = preparedSql(
   sql`
   update post_targets t set status = v.status, platform_post_id = v.ppid, platform_post_url = v.url,
     published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
-    submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at
+    submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = null, updated_at = v.at,
+    reconcile_at = v.reconcile_at, reconcile_since = v.reconcile_since, reconcile_until = v.reconcile_until
   from jsonb_to_recordset(${p("rows")}::text::jsonb) as v(id uuid, status text, ppid text, url text, published_at timestamptz,
-      error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz, held_as text),
+      error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz, held_as text,
+      reconcile_at timestamptz, reconcile_since timestamptz, reconcile_until timestamptz),
     (select set_config('synchronous_commit', 'off', true)) as relaxed
   where t.id = v.id and t.claimed_by = ${p("claimedBy")}::text
     and (t.status = v.held_as
@@ -97,6 +103,19 @@ export class Recorder {
     await this.db.db.update(accounts).set({ status: "auth_required", updatedAt: at }).where(eq(accounts.id, accountId));
   }
 
+  /**
+   * The server's own credential for a platform was refused (Telegram's bot token): every active account
+   * that publishes with it (same platform, same sandbox or live settings) needs attention.
+   */
+  async platformNeedsReconnect(accountId: string, at: Date): Promise<void> {
+    await this.db.rows(sql`
+      update accounts a set status = 'auth_required', updated_at = ${at.toISOString()}::timestamptz
+      from accounts me join profiles mp on mp.id = me.profile_id, profiles p
+      where me.id = ${accountId} and p.id = a.profile_id and a.platform = me.platform
+        and p.sandbox = mp.sandbox and (a.status = 'active' or a.id = me.id)
+      returning a.id`);
+  }
+
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
     return new Promise((done, fail) => {
       this.pending.push({ id, r, heldAs, done, fail });
@@ -134,6 +153,9 @@ export class Recorder {
         deadline: ts(r.submitDeadline),
         at: ts(r.at),
         held_as: heldAs,
+        reconcile_at: ts(r.reconcileAt),
+        reconcile_since: ts(r.reconcileSince),
+        reconcile_until: ts(r.reconcileUntil),
       }));
       await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
       for (const p of batch) p.done();

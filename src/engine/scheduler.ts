@@ -29,6 +29,8 @@ export interface EngineOptions {
   backoffMaxMs?: number;
   submitPollMs?: number;
   submitDeadlineMs?: number;
+  /** How long after an unknown outcome the reconciler asks the platform whether the post exists. */
+  reconcileSettleMs?: number;
   /** How long stop() waits for publishes, status checks and periodic jobs in flight. */
   shutdownTimeoutMs?: number;
   random?: () => number;
@@ -45,6 +47,8 @@ export interface EngineOptions {
   wakeForNextDue?: boolean;
   /** Called at the end of every tick (the server hangs media cleanup here). */
   onTick?: () => Promise<void> | void;
+  /** A started engine whose last tick finished longer ago than this reports itself stalled (/readyz 503). */
+  stallAfterMs?: number;
   /** Periodic jobs this engine runs under a lease (none by default; startEngine runs PERIODIC_JOBS of jobs.ts). */
   jobs?: readonly PeriodicJob[];
 }
@@ -72,7 +76,9 @@ export const ENGINE_DEFAULTS = {
   backoffMaxMs: 15 * 60_000,
   submitPollMs: 10_000,
   submitDeadlineMs: 2 * 3600_000,
+  reconcileSettleMs: 30_000,
   shutdownTimeoutMs: 30_000,
+  stallAfterMs: 10_000,
 };
 
 type ResolvedOptions = typeof ENGINE_DEFAULTS & EngineOptions;
@@ -93,6 +99,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     backoffMaxMs: o.backoffMaxMs,
     submitPollMs: o.submitPollMs,
     submitDeadlineMs: o.submitDeadlineMs,
+    reconcileSettleMs: o.reconcileSettleMs,
     random: o.random ?? Math.random,
     // The server's own media URLs are opened from storage, not fetched back over the network.
     ownStorage: o.ownStorage ?? ctx.storage,
@@ -120,7 +127,14 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
   const life = new EngineLifecycle(
     ctx,
     parts,
-    { id, leaseMs: o.leaseMs, shutdownTimeoutMs: o.shutdownTimeoutMs, onTick: o.onTick },
+    {
+      id,
+      leaseMs: o.leaseMs,
+      shutdownTimeoutMs: o.shutdownTimeoutMs,
+      onTick: o.onTick,
+      stallAfterMs: o.stallAfterMs,
+      reconcileSettleMs: o.reconcileSettleMs,
+    },
     log,
   );
   return {
@@ -128,8 +142,9 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     tick: () => life.tick(),
     runUntilIdle: () => life.runUntilIdle(),
     wake: () => pool.claimSoon(),
-    claimPost: (postId, beforeStart) => pool.claimPost(postId, beforeStart),
+    claimPost: (postId, beforeStart, makeDue) => pool.claimPost(postId, beforeStart, makeDue),
     inFlight: () => pool.inFlight(),
+    health: () => life.health(),
     startTimer: () => life.startTimer(),
     stop: () => life.stop(),
   };

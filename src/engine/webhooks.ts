@@ -28,7 +28,7 @@ export interface SenderOptions {
   leaseMs: number;
   /** Deliveries claimed at once. */
   batch?: number;
-  /** Endpoints sent to at once (each endpoint gets one request at a time, in order). */
+  /** Endpoints sent to at once. */
   concurrency?: number;
   timeoutMs?: number;
   random?: () => number;
@@ -36,7 +36,7 @@ export interface SenderOptions {
 
 /** Answers are kept up to this many characters: enough to see what the receiver said. */
 export const RESPONSE_EXCERPT_CHARS = 1024;
-const DEFAULTS = { batch: 200, concurrency: 16, timeoutMs: 10_000 };
+const DEFAULTS = { batch: 500, concurrency: 16, timeoutMs: 10_000 };
 
 interface Claimed {
   id: string;
@@ -44,7 +44,9 @@ interface Claimed {
   event_id: string;
   event_type: string;
   attempts: number;
-  payload: Record<string, unknown>;
+  /** The event as stored, as JSON text: sent as it is, never parsed and written again (account events aside). */
+  payload: string;
+  seq: string | number;
   url: string;
   secrets: string;
   is_active: boolean;
@@ -67,6 +69,13 @@ interface AttemptResult {
 
 const iso = (d: Date) => d.toISOString();
 
+/** The body sent: the stored JSON text, completed for account events (see completePayload). */
+function bodyOf(ctx: AppContext, c: Claimed): string {
+  return c.event_type.startsWith("account.")
+    ? JSON.stringify(completePayload(ctx, JSON.parse(c.payload) as Record<string, unknown>))
+    : c.payload;
+}
+
 /** Account payloads carry what the plugin registry declares (not stored in the database). */
 export function completePayload(ctx: AppContext, payload: Record<string, unknown>): Record<string, unknown> {
   const type = String(payload.type ?? "");
@@ -83,12 +92,16 @@ export function completePayload(ctx: AppContext, payload: Record<string, unknown
   };
 }
 
-const claimColumns = sql`d.id, d.endpoint_id, d.event_id, d.event_type, d.attempts, e.payload, w.url, w.secrets,
-  w.is_active, w.failing_since`;
+const claimColumns = sql`d.id, d.endpoint_id, d.event_id, d.event_type, d.attempts, d.seq, e.payload::text as payload,
+  w.url, w.secrets, w.is_active, w.failing_since`;
 
-/** Due deliveries, oldest first, leased to this copy. First attempts are due at once whatever their time. */
+/**
+ * Due deliveries, oldest first, leased to this copy. First attempts are due at once whatever their time.
+ * The leased rows are found through the primary key (`= any(array(...))`): joined to the CTE instead, the
+ * planner hashed the whole table on every claim, which grew with every delivery ever made.
+ */
 export async function claimDue(db: Db, claimedBy: string, now: Date, leaseMs: number, limit: number) {
-  return db.rows<Claimed>(sql`
+  const rows = await db.rows<Claimed>(sql`
     with due as (
       select id from webhook_deliveries
       where status = 'pending' and (attempts = 0 or next_attempt_at <= ${iso(now)}::timestamptz)
@@ -97,9 +110,11 @@ export async function claimDue(db: Db, claimedBy: string, now: Date, leaseMs: nu
       order by seq limit ${limit} for update of webhook_deliveries skip locked)
     update webhook_deliveries d set lease_until = ${iso(new Date(now.getTime() + leaseMs))}::timestamptz,
       claimed_by = ${claimedBy}
-    from due, webhook_events e, webhook_endpoints w
-    where d.id = due.id and e.id = d.event_id and w.id = d.endpoint_id
-    returning ${claimColumns}, d.seq`);
+    from webhook_events e, webhook_endpoints w
+    where d.id = any(array(select id from due)) and e.id = d.event_id and w.id = d.endpoint_id
+    returning ${claimColumns}`);
+  // UPDATE … RETURNING keeps no order: the order of creation is restored here.
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
 }
 
 /** One delivery leased to `claimedBy` now, whatever its status (the test and redeliver routes). */
@@ -182,7 +197,7 @@ async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<Sen
     };
   };
   if (p.problem) return retry(`the URL ${p.problem}`, null, null);
-  const body = JSON.stringify(completePayload(ctx, c.payload));
+  const body = bodyOf(ctx, c);
   // Signed with the wall clock, not ctx.clock: receivers check webhook-timestamp against theirs.
   const sentAt = new Date();
   const signature = p.signers.map((w) => w.sign(c.event_id, sentAt, body)).join(" ");
@@ -236,7 +251,8 @@ async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<Sen
 
 /**
  * Every result in one statement: the attempt rows, the deliveries (fenced on our claim) and the endpoints'
- * failure clocks and disabled notes.
+ * failure clocks and disabled notes. The deliveries are found through the primary key (`= any(array(...))`);
+ * without it the planner scanned the table once per result.
  */
 async function record(db: Db, claimedBy: string, results: AttemptResult[]): Promise<void> {
   if (!results.length) return;
@@ -262,7 +278,7 @@ async function record(db: Db, claimedBy: string, results: AttemptResult[]): Prom
       update webhook_deliveries d set status = v.status, attempts = d.attempts + 1, next_attempt_at = v.next_at,
         lease_until = null, claimed_by = null, last_status_code = v.code,
         delivered_at = case when v.status = 'delivered' then v.at end, updated_at = v.at
-      from v where d.id = v.id and d.claimed_by = ${claimedBy}
+      from v where d.id = any(array(select id from v)) and d.id = v.id and d.claimed_by = ${claimedBy}
       returning d.id),
     att as (
       insert into webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_excerpt, error)
@@ -283,41 +299,74 @@ async function record(db: Db, claimedBy: string, results: AttemptResult[]): Prom
     returning w.id`);
 }
 
-/** Sends what was claimed: endpoints side by side, each endpoint's deliveries one after the other. */
-export async function sendClaimed(ctx: AppContext, claimed: Claimed[], opts: SenderOptions): Promise<AttemptResult[]> {
-  const o = { ...DEFAULTS, random: Math.random, ...opts } as Required<SenderOptions>;
+interface Sent {
+  results: AttemptResult[];
+  /** Claimed but not sent: their endpoint was disabled on the way. They go back unleased, attempts untouched. */
+  unsent: string[];
+}
+
+/**
+ * Sends what was claimed: endpoints side by side, each endpoint's deliveries one after the other. Nothing
+ * is written; `disabled` collects endpoints disabled on the way (shared across the batches of one send loop,
+ * so a batch claimed before the 410 came back does not send to the endpoint either).
+ */
+async function send(
+  ctx: AppContext,
+  claimed: Claimed[],
+  o: Required<SenderOptions>,
+  disabled: Set<string>,
+): Promise<Sent> {
   const byEndpoint = new Map<string, Claimed[]>();
-  for (const c of claimed) byEndpoint.set(c.endpoint_id, [...(byEndpoint.get(c.endpoint_id) ?? []), c]);
+  for (const c of claimed) {
+    const q = byEndpoint.get(c.endpoint_id);
+    if (q) q.push(c);
+    else byEndpoint.set(c.endpoint_id, [c]);
+  }
   const queues = [...byEndpoint.values()];
   const results: AttemptResult[] = [];
   const unsent: string[] = [];
   const worker = async () => {
     for (let q = queues.shift(); q; q = queues.shift()) {
-      let disabled = false;
       // The URL is resolved and checked once per batch of the endpoint: each batch is a fresh check.
-      const prepared = await prepare(ctx, q[0]);
+      const prepared = disabled.has(q[0].endpoint_id) ? undefined : await prepare(ctx, q[0]);
+      // One request at a time per endpoint: receivers see an endpoint's events in order of creation.
       for (const c of q) {
         // After a 410 (or the 3-day rule) the rest waits, unsent, until the endpoint is active again.
-        if (disabled) unsent.push(c.id);
+        if (!prepared || disabled.has(c.endpoint_id)) unsent.push(c.id);
         else {
           const r = await attempt(ctx, c, prepared, o);
           results.push(r);
-          disabled = !!r.disable;
+          if (r.disable) disabled.add(c.endpoint_id);
         }
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(o.concurrency, queues.length) }, worker));
-  await record(ctx.db, o.claimedBy, results);
+  return { results, unsent };
+}
+
+/** Writes what a send came to: results recorded, unsent deliveries unleased. */
+async function settle(db: Db, claimedBy: string, { results, unsent }: Sent): Promise<void> {
+  await record(db, claimedBy, results);
   if (unsent.length)
-    await ctx.db.rows(sql`
+    await db.rows(sql`
       update webhook_deliveries set lease_until = null, claimed_by = null
-      where claimed_by = ${o.claimedBy} and id in (${sql.join(
+      where claimed_by = ${claimedBy} and id in (${sql.join(
         unsent.map((id) => sql`${id}::uuid`),
         sql`, `,
       )})
       returning id`);
-  return results;
+}
+
+const withDefaults = (opts: SenderOptions) =>
+  ({ ...DEFAULTS, random: Math.random, ...opts }) as Required<SenderOptions>;
+
+/** Sends what was claimed and records it before returning. */
+export async function sendClaimed(ctx: AppContext, claimed: Claimed[], opts: SenderOptions): Promise<AttemptResult[]> {
+  const o = withDefaults(opts);
+  const sent = await send(ctx, claimed, o, new Set());
+  await settle(ctx.db, o.claimedBy, sent);
+  return sent.results;
 }
 
 /** The delivery sent now, in this process (POST /v1/webhooks/{id}/test). */
@@ -376,19 +425,27 @@ export class WebhookSender {
   }
 
   private async loop(): Promise<void> {
-    const batch = this.o.batch ?? DEFAULTS.batch;
-    const claim = () => claimDue(this.ctx.db, this.o.claimedBy, this.ctx.clock.now(), this.o.leaseMs, batch);
+    const o = withDefaults(this.o);
+    const claim = () => claimDue(this.ctx.db, o.claimedBy, this.ctx.clock.now(), o.leaseMs, o.batch);
+    const disabled = new Set<string>();
+    let writing: Promise<void> = Promise.resolve();
     try {
       let claimed = await claim();
       while (claimed.length && !this.stopped) {
-        // The next batch is claimed while this one is sent (what is on the wire stays leased to us, so
-        // the claim cannot take it again); batches still go out one after the other, in order.
-        const sending = sendClaimed(this.ctx, claimed, this.o);
-        const next = claimed.length < batch ? Promise.resolve([]) : claim();
-        await sending;
+        // Three stages overlap: the next batch is claimed and the last one's results are written while
+        // this one is sent. What is on the wire or unwritten stays leased to us, so no claim takes it
+        // again; batches still go out one after the other, in order, and at most one write is pending.
+        const next = claimed.length < o.batch ? Promise.resolve([]) : claim();
+        const sent = await send(this.ctx, claimed, o, disabled);
+        await writing;
+        writing = settle(this.ctx.db, o.claimedBy, sent);
+        // Marked handled until awaited: a failed write must reach the catch below, not crash the process.
+        writing.catch(() => {});
         claimed = await next;
       }
+      await writing;
     } catch (e) {
+      await writing.catch(() => {});
       this.log.error("webhook delivery failed", { error: (e as Error)?.message });
     }
   }

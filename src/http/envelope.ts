@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import {
   ApiError,
   BadRequest,
+  DatabaseUnavailable,
   InternalError,
   MethodNotAllowed,
   NotFound,
@@ -13,6 +14,7 @@ import {
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
 import { allowedMethods, type RouteLike } from "./methods.ts";
 import { validationToApiError } from "./validation.ts";
+import { isConnectionError } from "../db/availability.ts";
 
 const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
@@ -82,6 +84,8 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
       // PostgreSQL cannot store or compare text holding NUL; refuse it in any query parameter up front.
       for (const [name, value] of searchOf(request))
         if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);
+      // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
+      if (ctx.db?.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
     })
     .derive({ as: "global" }, ({ request, set }) => {
       const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
@@ -102,6 +106,11 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
       if (contentType === "" && hasBody(request)) return readJson(request, ctx.config.maxBodyBytes);
     })
     .onError({ as: "global" }, ({ error, code, set, request, ...rest }) => {
+      // The database could not be reached: a 503 the client may retry, and the circuit opens (db/availability.ts).
+      if (isConnectionError(error)) {
+        ctx.db?.availability?.report(error);
+        error = new DatabaseUnavailable();
+      }
       try {
         return errorResponse(log, error, code, set, request, rest, routes);
       } catch {

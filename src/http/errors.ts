@@ -133,3 +133,16 @@ export class CsrfRefused extends ApiError {
     );
   }
 }
+
+/** The database does not answer: nothing was done, and the same request can be sent again shortly. */
+export class DatabaseUnavailable extends ApiError {
+  constructor(retryAfterSeconds = 2) {
+    super(
+      503,
+      "database_unavailable",
+      "The database is not reachable right now; nothing was changed.",
+      `Send the request again in ${retryAfterSeconds} s (see Retry-After).`,
+      { "retry-after": String(retryAfterSeconds) },
+    );
+  }
+}

@@ -16,6 +16,19 @@ export const IdempotencyHeader = t.Object({
   ),
 });
 
+/**
+ * The answer of a create that takes an Idempotency-Key: 201 with the record, and a replay answers exactly
+ * like the original and says so in the Idempotent-Replayed header.
+ */
+export function created<T>(
+  set: { status?: number | string; headers: Record<string, unknown> },
+  result: { value: T; replayed: boolean },
+): { data: T } {
+  set.status = 201;
+  if (result.replayed) set.headers["idempotent-replayed"] = "true";
+  return { data: result.value };
+}
+
 /** Canonical JSON (keys sorted) so the same body in another key order hashes the same. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;

@@ -68,7 +68,7 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
   return {
     async handle(req, path) {
       const failure = r.canFail(path) ? r.failures.take(...(r.failureNames?.(path) ?? [path])) : undefined;
-      if (failure && failure.kind !== "timeout") {
+      if (failure && failure.kind !== "timeout" && !failure.afterWork) {
         const res = r.failureResponse(failure, req);
         if (res) return res;
       }
@@ -79,6 +79,7 @@ export function failingHandler<E extends Error>(r: FailingRoutes<E>): Pick<Emula
         if (!(e instanceof r.error)) throw e;
         res = r.errorResponse(e);
       }
+      if (failure?.afterWork) return r.failureResponse(failure, req) ?? res;
       return failure?.kind === "timeout" ? holdThen(res, failure.delayMs) : res;
     },
     failNext: (spec) => r.failures.add(spec),
@@ -178,6 +179,14 @@ export class AuthorizationCodes {
 
   clear(): void {
     this.codes = new Map();
+  }
+
+  snapshot(): unknown {
+    return this.codes;
+  }
+
+  restore(saved: unknown): void {
+    this.codes = saved as Map<string, IssuedCode>;
   }
 }
 
@@ -297,6 +306,23 @@ export class OAuthServer {
     this.clients = new Map(Object.entries(this.initialClients));
   }
 
+  snapshot(): unknown {
+    return { codes: this.codes.snapshot(), access: this.access, refreshes: this.refreshes, clients: this.clients };
+  }
+
+  restore(saved: unknown): void {
+    const s = saved as {
+      codes: unknown;
+      access: Map<string, number>;
+      refreshes: Set<string>;
+      clients: Map<string, string>;
+    };
+    this.codes.restore(s.codes);
+    this.access = s.access;
+    this.refreshes = s.refreshes;
+    this.clients = s.clients;
+  }
+
   private presented(req: Request): string | undefined {
     return /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1];
   }
@@ -380,3 +406,4 @@ export function mountBase(req: Request, path: string): string {
   const pathname = u.pathname.endsWith(path) ? u.pathname.slice(0, u.pathname.length - path.length) : "";
   return `${u.origin}${pathname}`;
 }
+export { emulatorState } from "./emulator-state.ts";

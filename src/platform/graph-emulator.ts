@@ -169,6 +169,16 @@ export class LongLivedTokens {
     this.tokens = new Map();
   }
 
+  snapshot(): unknown {
+    return { codes: this.codes.snapshot(), tokens: this.tokens };
+  }
+
+  restore(saved: unknown): void {
+    const s = saved as { codes: unknown; tokens: Map<string, { long: boolean; exp: number }> };
+    this.codes.restore(s.codes);
+    this.tokens = s.tokens;
+  }
+
   private presented(req: Request, url: URL): string {
     return (
       /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? ""

@@ -69,9 +69,10 @@ export function classifyStatus(res: ProviderResponse, now: Date): FailureOutcome
     };
   }
   if (res.status >= 500) {
-    // A gateway timeout on the creating call says the platform may still have done the work.
-    if (res.creates && res.status === 504)
-      return { kind: "unknown", reason: `gateway timeout after sending: ${reason}` };
+    // A 5xx to the creating call does not say the post was not made (it may fail after writing it),
+    // unless the platform honours an idempotency key on it.
+    if (res.creates && !res.idempotent)
+      return { kind: "unknown", reason: `platform error ${res.status} after the creating call was sent: ${reason}` };
     return {
       kind: "retryable",
       reason: `platform error ${res.status}: ${reason}`,

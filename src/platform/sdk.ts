@@ -8,6 +8,7 @@ import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
 import type { Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
 import type { MediaItem } from "./media-item.ts";
+import type { EmulatorState } from "./emulator-state.ts";
 
 export type { ConnectionMode, MediaItem, Platform };
 
@@ -18,8 +19,12 @@ export type Outcome =
   | { kind: "submitted"; handle: string }
   /** Nothing was created (connection refused, 429, 5xx before the creating call): safe to try again. */
   | { kind: "retryable"; reason: string; retryAfterMs?: number }
-  /** The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect. */
-  | { kind: "auth_expired"; reason: string }
+  /**
+   * The access token is no longer accepted: the engine refreshes once, then asks the user to reconnect.
+   * `scope: "server"`: the refused credential is the server's own setting that every account of the
+   * platform publishes with (Telegram's one bot), so every such account needs attention, not only this one.
+   */
+  | { kind: "auth_expired"; reason: string; scope?: "account" | "server" }
   /** The platform refused the content or the request for good. */
   | { kind: "permanent"; reason: string; code?: string }
   /** The creating call may have gone through (timeout after sending it): never retried automatically. */
@@ -108,9 +113,14 @@ export interface RequestOptions {
   timeoutMs?: number;
   /**
    * Marks the call that creates the post. A timeout or a dropped connection after it was sent is then
-   * `unknown` (it may have been created) instead of `retryable`.
+   * `unknown` (it may have been created) instead of `retryable`, and so is a 5xx answer to it.
    */
   creates?: boolean;
+  /**
+   * With `creates`: the platform documents this call as idempotent (an idempotency key it honours), so a
+   * 5xx answer proves nothing extra was created by trying again: it stays `retryable`.
+   */
+  idempotent?: boolean;
 }
 
 export type ProviderResult<T = unknown> =
@@ -131,6 +141,8 @@ export interface ProviderResponse {
   headers: Headers;
   /** True when the request was marked `creates: true`. */
   creates: boolean;
+  /** True when it was also marked `idempotent: true`. */
+  idempotent?: boolean;
 }
 
 /** The HTTP client every plugin uses: base URL, timeouts and classification of failures built in. */
@@ -255,6 +267,31 @@ export interface RecentPost {
   kind: "text" | "image" | "video" | "quote";
 }
 
+/** What the reconciler asks a plugin about a publish whose outcome is unknown. */
+export interface FindQuery {
+  /** The text that was sent (after content_override). */
+  content: string;
+  media: MediaItem[];
+  /** The target's platform options, as the publish got them. */
+  options: Record<string, unknown>;
+  /** The post, if created, was created in this window (the attempt's start and end, with some slack). */
+  since: Date;
+  until: Date;
+  /** The attempt's idempotency token, for platforms that can look a post up by it. */
+  idempotencyToken: string;
+  /** Set for thread items: the post would be a reply to this one. */
+  replyTo?: string;
+}
+
+/**
+ * found: the post exists. absent: the listing that would show it was read and does not (`checked` says
+ * what was read). cannot_tell: the platform could not be asked, or its listing cannot show such a post.
+ */
+export type FindResult =
+  | { kind: "found"; platformPostId: string; url: string | null }
+  | { kind: "absent"; checked: string }
+  | { kind: "cannot_tell"; reason: string };
+
 export interface PostMetrics {
   views: number | null;
   likes: number | null;
@@ -297,6 +334,13 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   mediaRequirements: DeclaredMediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
+  /**
+   * Other names clients send for an option (the hosted service's, e.g. YouTube `privacy` for
+   * privacy_status), each declared in optionsSchema too. The host rewrites them to the plugin's own name
+   * (translating values through `values` when given) before the plugin sees the options, and refuses a
+   * target whose alias and own name disagree; the plugin only ever reads its own names.
+   */
+  optionAliases?: Record<string, { option: string; values?: Record<string, unknown> }>;
   /** Text limit after content_override, and how it is counted. */
   textLimit: {
     max: number;
@@ -345,6 +389,17 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    */
   refresh?(ctx: PluginContext): Promise<Credentials>;
   fetchRecent?(ctx: PluginContext, since: Date | null): Promise<RecentPost[]>;
+  /**
+   * Whether a post exists on the account, for publishes whose outcome is unknown. Optional: without it a
+   * plugin with fetchRecent is asked through findAmongRecent (src/platform/find-published.ts).
+   */
+  findPublished?(ctx: PluginContext, q: FindQuery): Promise<FindResult>;
+  /**
+   * The account's listing shows a new post as soon as its creating call returned (read-after-write), so
+   * "absent" after a settle delay proves the post was not created and one more attempt is safe.
+   * Declare it only where the platform documents it; without it an unknown outcome is never retried.
+   */
+  listingReadAfterWrite?: boolean;
   metrics?(ctx: PluginContext, platformPostIds: string[]): Promise<Record<string, PostMetrics>>;
   /**
    * Which PostMetrics numbers the platform really exposes: the others are reported as null even when
@@ -374,6 +429,11 @@ export interface FailureSpec {
   /** With kind "timeout": hold the response this long after doing the work (default 30 s). */
   delayMs?: number;
   retryAfterSeconds?: number;
+  /**
+   * With kind "server_error": do the work first, then answer with the error, as a platform that created
+   * the post and failed on the way out does.
+   */
+  afterWork?: boolean;
   /** How many consecutive matching calls fail (default 1). */
   times?: number;
 }
@@ -408,10 +468,17 @@ export interface Emulator {
    */
   openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
   posts(): EmulatedPost[];
+  /**
+   * Everything the emulator remembers (accounts, tokens, posts, id counters), so sandbox profiles keep it
+   * in the database across restarts and copies. Emulators without it lose their state on restart.
+   */
+  state?: EmulatorState;
   /** Sets the audience count every account of the emulator reports (emulators of platforms with accountStats). */
   setFollowers?(count: number): void;
   reset(): void;
 }
+
+export type { EmulatorState };
 
 /** emulator.ts default-exports `defineEmulator(() => ...)`: a factory, so each test gets fresh state. */
 export function defineEmulator(factory: () => Emulator): () => Emulator {

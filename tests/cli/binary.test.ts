@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runCli, startServe } from "../support/cli.ts";
 import { testDatabase } from "../support/db.ts";
+import { killInFreshPidNamespace, pidNamespacesAvailable } from "../support/pid-namespace.ts";
 import type { Db } from "../../src/db/client.ts";
 import { rawHttp } from "../support/raw-http.ts";
 import { openApiDocument } from "../../src/http/openapi-dump.ts";
@@ -65,3 +66,14 @@ test("the compiled binary serves, creates a key, lists accounts and stops cleanl
     expect(await server.stop()).toBe(0);
   }
 }, 60_000);
+
+test.skipIf(!pidNamespacesAvailable())(
+  "the compiled binary restarts as PID 1 of a fresh namespace after kill -9 (its lock died with it)",
+  async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "crier-bin-pidns-"));
+    const embedded = { SECRET_KEY: env.SECRET_KEY!, DATA_DIR: join(cwd, "data") };
+    expect((await killInFreshPidNamespace(embedded, binary)).pidInLockFile).toBe(1);
+    expect((await killInFreshPidNamespace(embedded, binary)).readyStatus).toBe(200);
+  },
+  120_000,
+);

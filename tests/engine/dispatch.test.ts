@@ -145,10 +145,12 @@ describe("failures", () => {
     expect(postsFor("limited.test", before)).toHaveLength(1);
   });
 
-  test("5xx twice: exponential backoff, then published once", async () => {
+  // A 5xx on the creating call is an unknown outcome now (tests/engine/reconcile.test.ts); a 429 that names
+  // no wait is the retryable failure where nothing was created, and backs off exponentially.
+  test("retryable twice (429 naming no wait): exponential backoff, then published once", async () => {
     const acct = await h.bluesky(profileId, "flaky.test");
     const before = h.emulator.posts().length;
-    h.emulator.failNext({ kind: "server_error", on: "createRecord", times: 2 });
+    h.emulator.failNext({ kind: "rate_limit", on: "createRecord", retryAfterSeconds: 0, times: 2 });
     const post = await create({ content: "flaky.test", targets: [{ account_id: acct }] });
     await h.engine.runUntilIdle();
     expect((await read(post.id)).targets[0]).toMatchObject({ status: "scheduled", attempts: 1 });
@@ -167,7 +169,7 @@ describe("failures", () => {
   test("retries run out: failed retries_exhausted with nothing on the platform", async () => {
     const acct = await h.bluesky(profileId, "down.test");
     const before = h.emulator.posts().length;
-    h.emulator.failNext({ kind: "server_error", on: "createRecord", times: 3 });
+    h.emulator.failNext({ kind: "rate_limit", on: "createRecord", retryAfterSeconds: 0, times: 3 });
     const post = await create({ content: "down.test", targets: [{ account_id: acct }] });
     for (let i = 0; i < 4; i++) {
       await h.engine.runUntilIdle();

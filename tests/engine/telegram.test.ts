@@ -116,4 +116,23 @@ describe("Telegram", () => {
     expect(done.targets[1].error_code).toBe("auth_required");
     expect(texts(chatId)).toEqual(["everywhere"]);
   });
+
+  test("a revoked bot token marks every account using that bot auth_required, not only the one published to", async () => {
+    h.telegramEmulator.reset(); // the bot revoked by the test before works again
+    const other = await h.profile({ name: "other" });
+    const { accountId: first } = await h.telegram(profileId, "@crier_bot_a");
+    const { accountId: second } = await h.telegram(profileId, "@crier_bot_b");
+    const { accountId: elsewhere } = await h.telegram(other.profileId, "@crier_bot_c");
+    const bsky = await h.bluesky(profileId, "unrelated.test");
+    h.telegramEmulator.revokeToken(SANDBOX_BOT_TOKEN);
+    const post = (await create({ content: "bot gone", targets: [{ account_id: first }] })).body.data;
+    await h.engine.runUntilIdle();
+    expect((await read(post.id)).targets[0].error_code).toBe("auth_required");
+    const statusOf = async (token: string, id: string) =>
+      (await h.request("GET", "/v1/accounts", { token })).body.data.find((a: { id: string }) => a.id === id).status;
+    expect(await statusOf(token, first)).toBe("auth_required");
+    expect(await statusOf(token, second)).toBe("auth_required");
+    expect(await statusOf(other.token, elsewhere)).toBe("auth_required");
+    expect(await statusOf(token, bsky)).toBe("active");
+  });
 });

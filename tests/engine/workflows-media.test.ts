@@ -45,9 +45,16 @@ const items = async (id: string) =>
   (await h.request("GET", `/v1/workflows/${id}/items`, { token: h.token })).body.data as any[];
 const destination = (item: any, accountId: string) => item.destinations.find((d: any) => d.account_id === accountId);
 const post = async (id: string) => (await h.request("GET", `/v1/posts/${id}`, { token: h.token })).body.data;
-/** Runs the engine until idle, then lets submitted targets' status checks fall due a few times. */
+/**
+ * Runs the engine until idle, then lets submitted targets' status checks fall due until nothing is in
+ * flight on the platforms (a check that timed out on a loaded machine waits out its lease first).
+ */
 async function settle() {
-  for (let i = 0; i < 4; i++) {
+  const busy = async () =>
+    (await h.request("GET", "/v1/posts?limit=100", { token: h.token })).body.data.some((p: any) =>
+      p.targets.some((t: any) => ["pending", "processing", "submitted"].includes(t.status)),
+    );
+  for (let i = 0; i < 4 || (i < 16 && (await busy())); i++) {
     await h.engine.runUntilIdle();
     h.clock.advance(11_000);
   }

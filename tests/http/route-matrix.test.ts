@@ -15,6 +15,7 @@ let spec: any;
 let ops: Operation[];
 let owner: { profileId: string; token: string };
 let stranger: { token: string };
+let strangerSandbox: { token: string };
 /** The owner's record ids by path parameter, as the route's path names the record. */
 const ids: Record<string, string> = {};
 
@@ -33,6 +34,7 @@ beforeAll(async () => {
   h = await createHarness({ webhookAllowPrivate: true });
   owner = await h.profile({ name: "owner" });
   stranger = await h.profile({ name: "stranger" });
+  strangerSandbox = await h.profile({ name: "stranger sandbox", sandbox: true });
   const token = owner.token;
   const accountA = await connect(owner.profileId, "did:plc:owner-a");
   const accountB = await connect(owner.profileId, "did:plc:owner-b");
@@ -136,7 +138,9 @@ test("every route with another profile's ids is 404 not_found, and changes nothi
 test("every list route shows another profile none of the owner's records", async () => {
   for (const op of ops) {
     if (op.method !== "GET" || op.pathParams.length) continue;
-    const res = await call(op, op.path, stranger.token);
+    // Sandbox routes answer only sandbox profiles: the stranger asks from a sandbox profile of its own.
+    const token = op.path.startsWith("/v1/sandbox/") ? strangerSandbox.token : stranger.token;
+    const res = await call(op, op.path, token);
     expect({ route: op.path, status: res.status }).toEqual({ route: op.path, status: 200 });
     const text = JSON.stringify(res.body);
     for (const id of Object.values(ids))

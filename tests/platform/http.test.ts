@@ -131,10 +131,20 @@ describe("classification", () => {
     expect(res.outcome).toMatchObject({ kind: "retryable", retryAfterMs: 30_000 });
   });
 
-  test("5xx is retryable", async () => {
-    const res = await http().request("POST", "/down", { creates: true });
+  test("5xx is retryable on a call that creates nothing, and on a creating call the platform makes idempotent", async () => {
+    const res = await http().request("POST", "/down");
     if (res.ok) throw new Error("expected failure");
     expect(res.outcome.kind).toBe("retryable");
+    expect(res.outcome.reason).toContain("upstream exploded");
+    const keyed = await http().request("POST", "/down", { creates: true, idempotent: true });
+    if (keyed.ok) throw new Error("expected failure");
+    expect(keyed.outcome.kind).toBe("retryable");
+  });
+
+  test("5xx on a creating call is unknown: the platform may have made the post before failing", async () => {
+    const res = await http().request("POST", "/down", { creates: true });
+    if (res.ok) throw new Error("expected failure");
+    expect(res.outcome.kind).toBe("unknown");
     expect(res.outcome.reason).toContain("upstream exploded");
   });
 

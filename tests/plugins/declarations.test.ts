@@ -95,9 +95,11 @@ describe("platform_options schemas", () => {
     expect(ok("farcaster", { reply_to: { hash: "abc", author_fid: 3 } })).toBe(false);
   });
 
-  test("TikTok: publish_mode draft, video_cover_timestamp_ms >= 0, ai_generated", () => {
+  test("TikTok: publish_mode direct or draft, video_cover_timestamp_ms >= 0, ai_generated", () => {
     expect(ok("tiktok", { publish_mode: "draft", video_cover_timestamp_ms: 1500, ai_generated: true })).toBe(true);
-    expect(ok("tiktok", { publish_mode: "direct" })).toBe(false);
+    // direct is the hosted service's name for the default (issue 12); anything else is refused.
+    expect(ok("tiktok", { publish_mode: "direct" })).toBe(true);
+    expect(ok("tiktok", { publish_mode: "inbox" })).toBe(false);
     expect(ok("tiktok", { video_cover_timestamp_ms: -1 })).toBe(false);
   });
 

@@ -161,6 +161,16 @@ describe("casting", () => {
     expect(emulator.posts().length).toBe(before + 1);
   });
 
+  test("a 5xx after the cast was made stays retryable (the call is idempotent): the retry returns the same cast", async () => {
+    const j = job("5xx on the way out");
+    const before = emulator.posts().length;
+    emulator.failNext({ kind: "server_error", on: "/v2/farcaster/cast", afterWork: true });
+    expect((await farcaster.publish!(ctx, j)).kind).toBe("retryable");
+    expect(emulator.posts().length).toBe(before + 1);
+    expect((await farcaster.publish!(ctx, j)).kind).toBe("published");
+    expect(emulator.posts().length).toBe(before + 1);
+  });
+
   // Text over 1,024 bytes is refused at creation (tests/modules/posts/platform-limits.test.ts).
 
   test("a revoked signer is auth_expired", async () => {

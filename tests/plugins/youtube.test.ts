@@ -5,6 +5,7 @@ import youtube, { titleOf } from "../../plugins/youtube/index.ts";
 import { createYouTubeEmulator, type YouTubeEmulator } from "../../plugins/youtube/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
 import { fakeMp4 } from "../support/media-fixtures.ts";
+import { optionsForPlugin } from "../../src/platform/host/options.ts";
 
 let emulator: YouTubeEmulator;
 let rig: OAuthRig<YouTubeEmulator>;
@@ -76,4 +77,12 @@ test("an expired access token is refreshed before uploading; the refresh token i
   const out = await settle(await youtube.publish!(ctx, upload("after refresh")));
   expect(out.kind).toBe("published");
   expect(ctx.credentials.refresh_token).toBe(refreshToken);
+});
+
+test("the hosted service's option names reach YouTube: privacy unlisted stays unlisted, description is the description", async () => {
+  const options = optionsForPlugin(youtube, { privacy: "unlisted", description: "About this video" });
+  const out = await settle(await youtube.publish!(ctx, upload("Aliased", { duration: 600 }, options)));
+  if (out.kind !== "published") throw new Error(out.kind);
+  expect(emulator.posts().at(-1)!.options).toMatchObject({ privacy_status: "unlisted" });
+  expect(JSON.stringify(emulator.posts().at(-1))).toContain("About this video");
 });

@@ -46,10 +46,11 @@ export interface ServeProcess {
 /** Starts `crier serve` on a port the system picks (PORT=0) and waits for /healthz; reports the time to the first 200. */
 export async function startServe(
   env: Record<string, string>,
-  opts: { binary?: string; cwd?: string; args?: string[] } = {},
+  /** `wrap`: a command the server runs under, e.g. `unshare --pid --fork --mount-proc`. */
+  opts: { binary?: string; cwd?: string; args?: string[]; wrap?: string[] } = {},
 ): Promise<ServeProcess> {
   const started = performance.now();
-  const proc = Bun.spawn([...crierCommand(opts.binary), "serve", ...(opts.args ?? [])], {
+  const proc = Bun.spawn([...(opts.wrap ?? []), ...crierCommand(opts.binary), "serve", ...(opts.args ?? [])], {
     cwd: opts.cwd ?? mkdtempSync(join(tmpdir(), "crier-cwd-")),
     env: {
       PATH: process.env.PATH ?? "",

@@ -197,6 +197,7 @@ export async function finishOAuth(
       { ok: false, platform, title: "Connection failed", message: "The platform sent no authorization code." },
       400,
     );
+  await sandboxReady(ctx, platform, check.state.sandbox);
   const c = connectContext(ctx, platform, { sandbox: check.state.sandbox });
   try {
     const identity = await plugin.connect.exchange(c, {
@@ -269,6 +270,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   if (!check.ok) return stateFailure(platform, check.reason);
   if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
+  await sandboxReady(ctx, platform, check.state.sandbox);
   const requester = await requesterOf(ctx, check.state);
   let carry: Record<string, string> = {};
   let values: Record<string, string> | undefined;
@@ -336,6 +338,7 @@ export async function submitHostedForm(
     });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
+  await sandboxReady(ctx, platform, check.state.sandbox);
   try {
     const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => k !== LINK_URL && k !== LINK_LABEL));
     const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), {
@@ -349,4 +352,12 @@ export async function submitHostedForm(
     if (e instanceof ConnectError) return again(e.message);
     return failure(ctx, platform, e);
   }
+}
+
+/**
+ * Sandbox settings shown on connect pages (Nostr's bunker URI) come from the emulator's state: take up
+ * what any copy saved before reading them, so a copy that just started shows the sandbox's real values.
+ */
+async function sandboxReady(ctx: AppContext, platform: string, sandbox: boolean): Promise<void> {
+  if (sandbox) await ctx.platforms.loadEmulator(platform);
 }

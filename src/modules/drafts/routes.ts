@@ -1,7 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Draft, DraftCreate, DraftListQuery, DraftPatch } from "./model.ts";
@@ -24,18 +24,8 @@ export function draftsRoutes(ctx: AppContext) {
     })
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createDraft(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        // A replay answers exactly like the original (201) and says so in a header.
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createDraft(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "posts:write",
         body: DraftCreate,

@@ -72,6 +72,34 @@ export const UploadReceipt = t.Object(
   { title: "UploadReceipt" },
 );
 
+export const UploadFromUrl = t.Object(
+  {
+    url: t.String({
+      description:
+        "A public http(s) URL of the file. Fetched by the server through the media guard: loopback, private, link-local and metadata addresses are refused; size capped by MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
+    }),
+    filename: t.Optional(
+      t.String({ description: "A file name with its extension; by default the URL's last path segment." }),
+    ),
+  },
+  { additionalProperties: false, title: "UploadFromUrl" },
+);
+
+export const UploadBase64 = t.Object(
+  {
+    filename: UploadCreate.properties.filename,
+    content_type: MediaContentTypeSchema,
+    data: t.String({
+      minLength: 1,
+      description:
+        "The file's bytes, base64-encoded (a data: URL prefix is accepted). At most 5 MiB once decoded, and the whole request within MAX_BODY_BYTES (default 1 MiB, about 750 KB of file); larger files: upload from a URL or PUT to an upload ticket.",
+    }),
+  },
+  { additionalProperties: false, title: "UploadBase64" },
+);
+
+export type UploadFromUrl = Static<typeof UploadFromUrl>;
+export type UploadBase64 = Static<typeof UploadBase64>;
 export type UploadCreate = Static<typeof UploadCreate>;
 export type UploadTicket = Static<typeof UploadTicket>;
 export type Media = Static<typeof Media>;

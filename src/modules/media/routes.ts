@@ -3,7 +3,8 @@ import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { Data, errors } from "../../http/model.ts";
 import { mediaFileRoutes } from "./files.ts";
-import { Media, UploadCreate, UploadTicket } from "./model.ts";
+import { Media, UploadBase64, UploadCreate, UploadFromUrl, UploadTicket } from "./model.ts";
+import { uploadBase64, uploadFromUrl } from "./ingest.ts";
 import * as service from "./service.ts";
 
 export function mediaRoutes(ctx: AppContext) {
@@ -25,6 +26,41 @@ export function mediaRoutes(ctx: AppContext) {
             "Creates no bytes. Then: PUT the raw file to data.upload.signedUrl with the same Content-Type before expires_at; " +
             "GET /v1/media/{media_id}; pass its public_url as media[].url. 400 invalid_filename (missing, with folders, no extension, " +
             "or an extension that does not fit content_type), 400 invalid_content_type. Limits: MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
+        },
+      },
+    )
+    .post(
+      "/from-url",
+      async ({ principal, body, set }) => {
+        set.status = 201;
+        return { data: await uploadFromUrl(ctx, principal.profileId, body) };
+      },
+      {
+        scope: "media:write",
+        body: UploadFromUrl,
+        response: { 201: Data(Media), ...errors(400, 413, 422) },
+        detail: {
+          summary: "Upload a file from a URL",
+          description:
+            "Extension for clients that cannot PUT bytes (AI agents): the server fetches the file through the media guard and stores it as an upload, then answers the media as GET /v1/media/{id} does. " +
+            "The type is the Content-Type the URL answers (else the file name's extension). 422 media_fetch_failed when the URL cannot be fetched or is refused by the guard; 400 invalid_content_type; 413 over the type's limit; 422 media_type_mismatch when the bytes are not the type.",
+        },
+      },
+    )
+    .post(
+      "/base64",
+      async ({ principal, body, set }) => {
+        set.status = 201;
+        return { data: await uploadBase64(ctx, principal.profileId, body) };
+      },
+      {
+        scope: "media:write",
+        body: UploadBase64,
+        response: { 201: Data(Media), ...errors(400, 413, 422) },
+        detail: {
+          summary: "Upload a small file inline (base64)",
+          description:
+            "Extension for clients that cannot PUT bytes: stores the decoded file as an upload and answers the media. 400 invalid_base64, invalid_filename; 413 over 5 MiB decoded or MAX_BODY_BYTES; 422 media_type_mismatch.",
         },
       },
     )

@@ -98,3 +98,53 @@ export type PostPatch = Static<typeof PostPatch>;
 export type PostTarget = Static<typeof PostTarget>;
 export type Post = Static<typeof Post>;
 export type PostListQuery = Static<typeof PostListQuery>;
+
+export const Problem = t.Object(
+  {
+    code: t.String({ description: "The error code POST /v1/posts would answer with for this problem." }),
+    message: t.String(),
+    hint: t.String(),
+    field: t.String({
+      description: 'The request field at fault, e.g. "media[0].url" or "targets[1].platform_options.privacy".',
+    }),
+  },
+  { title: "Problem" },
+);
+
+export const TargetValidation = t.Object(
+  {
+    account_id: t.String(),
+    platform: t.Union([t.String(), t.Null()]),
+    ok: t.Boolean(),
+    problems: t.Array(Problem),
+    text: t.Union(
+      [
+        t.Object({
+          length: t.Integer({ description: "The text's length as this platform counts it." }),
+          limit: t.Integer({
+            description: "The most this platform takes for this post (lower for a caption on some).",
+          }),
+          unit: t.String({ description: "What is counted: characters, utf16, graphemes, bytes or weighted." }),
+        }),
+        t.Null(),
+      ],
+      { description: "null when the account or its platform is unknown." },
+    ),
+    media: t.Array(MediaInput, {
+      description: "The media this target would receive: all of it, never a silent subset.",
+    }),
+  },
+  { title: "TargetValidation" },
+);
+
+export const PostValidation = t.Object(
+  {
+    ok: t.Boolean({ description: "true when POST /v1/posts would accept this body now." }),
+    problems: t.Array(Problem, { description: "Problems of the post as a whole (media URLs, publish_at, draft_id)." }),
+    targets: t.Array(TargetValidation),
+  },
+  { title: "PostValidation" },
+);
+
+export type Problem = Static<typeof Problem>;
+export type PostValidation = Static<typeof PostValidation>;

@@ -1,10 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { DeleteResult } from "../accounts/model.ts";
-import { Post, PostCreate, PostListQuery, PostPatch, PostTarget } from "./model.ts";
+import { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostValidation } from "./model.ts";
+import { validatePost } from "./validate.ts";
 import * as service from "./service.ts";
 
 const IdParams = t.Object({ id: Uuid });
@@ -15,17 +16,8 @@ export function postsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createPost(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "posts:write",
         body: PostCreate,
@@ -42,6 +34,20 @@ export function postsRoutes(ctx: AppContext) {
         },
       },
     )
+    .post("/validate", async ({ principal, body }) => ({ data: await validatePost(ctx, principal.profileId, body) }), {
+      scope: "posts:write",
+      body: PostCreate,
+      response: { 200: Data(PostValidation), ...errors(400, 413) },
+      detail: {
+        summary: "Check a post without creating it",
+        description:
+          "Takes the body of POST /v1/posts; nothing is saved and nothing is published. Answers 200 with every problem found, not only the first: " +
+          "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
+          "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is ever cut or dropped: what would not fit is a problem. " +
+          "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
+          "A body that breaks the schema itself is a 400 validation_error, as on create.",
+      },
+    })
     .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: PostListQuery,

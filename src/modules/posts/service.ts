@@ -9,11 +9,11 @@ import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
 import { postStatus, type TargetStatus } from "../../domain/status.ts";
-import type { MediaItem } from "../../platform/sdk.ts";
+import type { MediaItem, Plugin } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
 import { optionsForPlugin } from "../../platform/host/options.ts";
-import { checkTarget, normalizeMedia } from "../../platform/host/content-check.ts";
+import { normalizeMedia, problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -119,6 +119,127 @@ const accountsByIds = prepared((d) =>
     .prepare("crier_target_accounts"),
 );
 
+/** What the checks found for one input target: the rows it becomes, or the problems that stop it. */
+export interface TargetPlan {
+  accountId: string;
+  platform: string | null;
+  label: string;
+  problems: Problem[];
+  rows: NewTarget[];
+  plugin: Plugin | null;
+  content: string;
+}
+
+/**
+ * Checks every input target and collects every problem (POST /v1/posts/validate lists them all; create
+ * and update throw the first, through buildTargets): one validator for both, so a post that validates
+ * is accepted unless its accounts changed in between.
+ */
+export async function planTargets(
+  ctx: AppContext,
+  db: Queryable,
+  profileId: string,
+  inputs: PostTargetInput[],
+  content: string,
+  media: MediaItem[],
+): Promise<TargetPlan[]> {
+  const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
+  // The ids passed the UUID check above, so the array literal is well formed.
+  const rows = ids.length ? await accountsByIds(db).execute({ ids: `{${ids.join(",")}}`, profileId }) : [];
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const seen = new Map<string, number>();
+  let position = 0;
+  return inputs.map((input, i) => {
+    const account = byId.get(input.account_id);
+    const text = input.content_override ?? content;
+    const plan: TargetPlan = {
+      accountId: input.account_id,
+      platform: account?.platform ?? null,
+      label: account
+        ? `targets[${i}] (account ${input.account_id}, ${account.platform})`
+        : `targets[${i}] (account ${input.account_id})`,
+      problems: [],
+      rows: [],
+      plugin: null,
+      content: text,
+    };
+    const problem = (code: string, message: string, hint: string, field = `targets[${i}].account_id`) => {
+      plan.problems.push({ code, message, hint, field });
+      return plan;
+    };
+    if (!account)
+      return problem(
+        "target_account_not_found",
+        "no connected account with this id in this profile.",
+        "List your accounts with GET /v1/accounts and use one of their ids.",
+      );
+    if (account.status === "disconnected")
+      return problem(
+        "target_account_disconnected",
+        `the ${account.platform} account @${account.username} is disconnected.`,
+        "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.",
+      );
+    const plugin = ctx.platforms.get(account.platform);
+    if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented")
+      return problem(
+        "platform_not_supported",
+        `publishing to ${account.platform} is not available in this version of Crier.`,
+        "Remove this target; the README lists the platforms Crier publishes to.",
+      );
+    plan.plugin = plugin;
+    if (!plugin.capabilities.destination)
+      return problem(
+        "target_not_destination",
+        "this account can only be a source, not a destination.",
+        "Remove this target.",
+      );
+    const repeat = seen.get(account.id) ?? 0;
+    seen.set(account.id, repeat + 1);
+    if (repeat > 0 && !plugin.capabilities.threads)
+      problem(
+        "duplicate_target",
+        `the account appears more than once and ${plugin.displayName} has no threads.`,
+        "List each account once.",
+      );
+    const options = input.platform_options ?? {};
+    for (const p of targetProblems({ label: plan.label, accountId: account.id, plugin, content: text, media, options }))
+      plan.problems.push({
+        ...p,
+        field:
+          p.field === "content" && input.content_override != null
+            ? `targets[${i}].content_override`
+            : p.field.startsWith("platform_options")
+              ? `targets[${i}].${p.field}`
+              : p.field,
+      });
+    if (plan.problems.length) return plan;
+    const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
+    // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
+    const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
+    if (undeclared !== undefined)
+      throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
+    if (variants && repeat > 0)
+      return problem(
+        "duplicate_target",
+        "the account appears more than once.",
+        "List each account once; choose placements in platform_options.",
+      );
+    for (const variant of variants ?? [null]) {
+      plan.rows.push({
+        username: account.username,
+        accountId: account.id,
+        platform: account.platform,
+        targetVariant: variant,
+        position: position++,
+        contentOverride: input.content_override ?? null,
+        platformOptions: input.platform_options ?? null,
+      });
+    }
+    return plan;
+  });
+}
+
+/** The targets to write, or the 400 of the first problem (naming its target). */
 async function buildTargets(
   ctx: AppContext,
   db: Queryable,
@@ -127,96 +248,37 @@ async function buildTargets(
   content: string,
   media: MediaItem[],
 ): Promise<NewTarget[]> {
-  const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
-  // The ids passed the UUID check above, so the array literal is well formed.
-  const rows = ids.length ? await accountsByIds(db).execute({ ids: `{${ids.join(",")}}`, profileId }) : [];
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const seen = new Map<string, number>();
-  const out: NewTarget[] = [];
-  inputs.forEach((input, i) => {
-    const account = byId.get(input.account_id);
-    const where = `targets[${i}] (account ${input.account_id})`;
-    const label = () => `targets[${i}] (account ${input.account_id}, ${account!.platform})`;
-    if (!account) {
-      throw new BadRequest(
-        "target_account_not_found",
-        `${where}: no connected account with this id in this profile.`,
-        "List your accounts with GET /v1/accounts and use one of their ids.",
-      );
-    }
-    if (account.status === "disconnected") {
-      throw new BadRequest(
-        "target_account_disconnected",
-        `${where}: the ${account.platform} account @${account.username} is disconnected.`,
-        "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.",
-      );
-    }
-    const plugin = ctx.platforms.get(account.platform);
-    if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented") {
-      throw new BadRequest(
-        "platform_not_supported",
-        `${where}: publishing to ${account.platform} is not available in this version of Crier.`,
-        "Remove this target; the README lists the platforms Crier publishes to.",
-      );
-    }
-    if (!plugin.capabilities.destination) {
-      throw new BadRequest(
-        "target_not_destination",
-        `${label()}: this account can only be a source, not a destination.`,
-        "Remove this target.",
-      );
-    }
-    const repeat = seen.get(account.id) ?? 0;
-    seen.set(account.id, repeat + 1);
-    if (repeat > 0 && !plugin.capabilities.threads) {
-      throw new BadRequest(
-        "duplicate_target",
-        `${label()}: the account appears more than once and ${plugin.displayName} has no threads.`,
-        "List each account once.",
-      );
-    }
-    const text = input.content_override ?? content;
-    const options = input.platform_options ?? {};
-    checkTarget({ label: label(), accountId: account.id, plugin, content: text, media, options });
-    const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
-    // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
-    const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
-    if (undeclared !== undefined)
-      throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
-    if (variants && repeat > 0) {
-      throw new BadRequest(
-        "duplicate_target",
-        `${label()}: the account appears more than once.`,
-        "List each account once; choose placements in platform_options.",
-      );
-    }
-    for (const variant of variants ?? [null]) {
-      out.push({
-        username: account.username,
-        accountId: account.id,
-        platform: account.platform,
-        targetVariant: variant,
-        position: out.length,
-        contentOverride: input.content_override ?? null,
-        platformOptions: input.platform_options ?? null,
-      });
-    }
-  });
-  return out;
+  const plans = await planTargets(ctx, db, profileId, inputs, content, media);
+  const failed = plans.find((p) => p.problems.length);
+  if (failed) throw problemError(failed.problems[0], failed.label);
+  return plans.flatMap((p) => p.rows);
 }
+
+/** publish_at more than the tolerance in the past; null when it is fine. */
+export function publishAtProblem(now: Date, publishAt: string | null | undefined): Problem | null {
+  if (publishAt == null || new Date(publishAt).getTime() >= now.getTime() - PUBLISH_AT_TOLERANCE_MS) return null;
+  return {
+    code: "publish_at_in_past",
+    message: `publish_at ${publishAt} is in the past (server time ${now.toISOString()}).`,
+    hint: "Leave publish_at out (or null) to publish now, or give a future time.",
+    field: "publish_at",
+  };
+}
+
+export const draftNotFound = (id: string): Problem => ({
+  code: "draft_not_found",
+  message: `draft_id ${id}: no draft with this id in this profile.`,
+  hint: "Leave draft_id out, or use an id from GET /v1/drafts.",
+  field: "draft_id",
+});
 
 /** When the targets become due: now (pending) or later (scheduled). */
 function timing(ctx: AppContext, publishAt: string | null | undefined) {
   const now = ctx.clock.now();
   if (publishAt == null) return { now, publishAt: null, due: now, status: "pending" as const };
   const at = new Date(publishAt);
-  if (at.getTime() < now.getTime() - PUBLISH_AT_TOLERANCE_MS) {
-    throw new BadRequest(
-      "publish_at_in_past",
-      `publish_at ${publishAt} is in the past (server time ${now.toISOString()}).`,
-      "Leave publish_at out (or null) to publish now, or give a future time.",
-    );
-  }
+  const late = publishAtProblem(now, publishAt);
+  if (late) throw problemError(late);
   return at.getTime() > now.getTime()
     ? { now, publishAt: at, due: at, status: "scheduled" as const }
     : { now, publishAt: at, due: now, status: "pending" as const };
@@ -313,6 +375,10 @@ function newRows(
     submittedHandle: null,
     submitDeadline: null,
     publishedAt: null,
+    reconcileAt: null,
+    reconcileSince: null,
+    reconcileUntil: null,
+    reconcileRetried: false,
   }));
   return { post, targets };
 }
@@ -329,12 +395,7 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
         .set({ status: "scheduled", updatedAt: when.now })
         .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId)))
         .returning({ id: drafts.id });
-      if (!draft)
-        throw new BadRequest(
-          "draft_not_found",
-          `draft_id ${body.draft_id}: no draft with this id in this profile.`,
-          "Leave draft_id out, or use an id from GET /v1/drafts.",
-        );
+      if (!draft) throw problemError(draftNotFound(body.draft_id));
     }
     const { post, targets } = newRows(id, profileId, body, content, media, list, when);
     return insertPost(q, post, targets);
@@ -457,36 +518,40 @@ function dedupeVariants(rows: TargetRow[]): TargetRow[] {
 }
 
 export async function publishNow(ctx: AppContext, profileId: string, id: string): Promise<Post> {
-  await ctx.db.db.transaction(async (tx) => {
-    const row = await postRow(tx, profileId, id, true);
-    const current = await lockTargets(tx, id);
-    const status = postStatus(current.map((t) => t.status));
-    if (status !== "scheduled") {
-      throw new Conflict(
-        "post_not_scheduled",
-        `The post is ${status}; only a scheduled post can be published early.`,
-        status === "queued"
-          ? "It is already due and will be published within seconds."
-          : "Read the post to see what happened to each target.",
-      );
-    }
-    const now = ctx.clock.now();
-    await tx
-      .update(postTargets)
-      .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
-      .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
-    await tx
-      .update(posts)
-      .set({ updatedAt: bump(ctx, row) })
-      .where(eq(posts.id, id));
-  });
-  // With the engine running in this copy the targets are claimed before answering, and the aggregate is
-  // read between the claim and the first publish, so it comes back processing as the spec shows (a fast
-  // platform could otherwise finish first). An API-only copy answers queued and another copy claims them.
+  const makeDue = () =>
+    ctx.db.db.transaction(async (tx) => {
+      const row = await postRow(tx, profileId, id, true);
+      const current = await lockTargets(tx, id);
+      const status = postStatus(current.map((t) => t.status));
+      if (status !== "scheduled") {
+        throw new Conflict(
+          "post_not_scheduled",
+          `The post is ${status}; only a scheduled post can be published early.`,
+          status === "queued"
+            ? "It is already due and will be published within seconds."
+            : "Read the post to see what happened to each target.",
+        );
+      }
+      const now = ctx.clock.now();
+      await tx
+        .update(postTargets)
+        .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
+        .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+      await tx
+        .update(posts)
+        .set({ updatedAt: bump(ctx, row) })
+        .where(eq(posts.id, id));
+    });
+  // With the engine running in this copy the targets are made due and claimed with its claim loops held
+  // (a tick cannot take them in between), and the aggregate is read between the claim and the first
+  // publish, so it comes back processing as the spec shows (a fast platform could otherwise finish first).
+  // An API-only copy answers queued and another copy claims them.
   let claimed: Post | undefined;
-  await ctx.dispatch?.claimPost(id, async () => {
+  const readClaimed = async () => {
     claimed = await getPost(ctx, profileId, id);
-  });
+  };
+  if (ctx.dispatch) await ctx.dispatch.claimPost(id, readClaimed, makeDue);
+  else await makeDue();
   return claimed ?? getPost(ctx, profileId, id);
 }
 
@@ -531,6 +596,9 @@ const retryReset = (now: Date) => ({
   claimedBy: null,
   submittedHandle: null,
   submitDeadline: null,
+  // A retry asked for by the user ends any reconciliation and allows the reconciler's one retry again.
+  reconcileAt: null,
+  reconcileRetried: false,
   updatedAt: now,
 });
 

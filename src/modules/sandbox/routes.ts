@@ -1,10 +1,18 @@
 /**
  * /sandbox/<platform>/...: the emulators sandbox profiles publish to, served by this same process (one
- * emulator instance per platform per process, from the registry). Requests are answered in onRequest,
- * before any body parsing, so each emulator reads the raw request exactly as the platform would.
+ * emulator instance per platform per process, from the registry, its state kept in the database).
+ * Requests are answered in onRequest, before any body parsing, so each emulator reads the raw request
+ * exactly as the platform would. /sandbox and /v1/sandbox/deliveries show what the emulators received.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { auth } from "../../http/auth.ts";
+import { Forbidden } from "../../http/errors.ts";
+import { errors, Paged } from "../../http/model.ts";
+import { authenticate } from "../keys/service.ts";
+import { inboxPage, refusalPage } from "./inbox-page.ts";
+import { Delivery, DeliveryListQuery } from "./model.ts";
+import { inbox, listDeliveries } from "./service.ts";
 
 const PREFIX = "/sandbox/";
 
@@ -45,6 +53,77 @@ export async function handleSandbox(ctx: AppContext, request: Request): Promise<
   }
 }
 
+const COOKIE = "crier_sandbox_key";
+
+/** The key a browser presents: ?key= (the CLI's link), the inbox cookie, or a bearer header. */
+function presentedKey(request: Request, url: URL): { key: string; fromQuery: boolean } | null {
+  const query = url.searchParams.get("key");
+  if (query) return { key: query, fromQuery: true };
+  const cookie = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(request.headers.get("cookie") ?? "")?.[1];
+  if (cookie) return { key: decodeURIComponent(cookie), fromQuery: false };
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  return bearer ? { key: bearer, fromQuery: false } : null;
+}
+
+/**
+ * GET /sandbox: the inbox page. A key arriving in the link is moved into an HttpOnly cookie scoped to
+ * /sandbox and the browser sent back to the bare address, so the key leaves the address bar and history
+ * and the platform_post_url links (/sandbox#post-<id>) open signed in.
+ */
+async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const presented = presentedKey(request, url);
+  if (!presented) return refusalPage(401, "Sign in with a sandbox API key to see the sandbox inbox.");
+  const principal = await authenticate(ctx.db, presented.key, ctx.clock.now());
+  if (!principal) return refusalPage(401, "The API key is invalid, revoked or expired.");
+  if (!principal.sandbox)
+    return refusalPage(403, "This key belongs to a live profile; the inbox is for sandbox profiles.");
+  if (!principal.scopes.includes("posts:read")) return refusalPage(403, "This API key lacks the 'posts:read' scope.");
+  if (presented.fromQuery) {
+    const secure = ctx.config.publicUrl.startsWith("https:") ? "; Secure" : "";
+    return new Response(null, {
+      status: 303,
+      headers: {
+        location: "/sandbox",
+        "cache-control": "no-store",
+        "set-cookie": `${COOKIE}=${encodeURIComponent(presented.key)}; Path=/sandbox; HttpOnly; SameSite=Lax; Max-Age=2592000${secure}`,
+      },
+    });
+  }
+  return inboxPage(await inbox(ctx, principal.profileId));
+}
+
 export function sandboxRoutes(ctx: AppContext) {
-  return new Elysia({ name: "sandbox" }).onRequest(({ request }) => handleSandbox(ctx, request));
+  return new Elysia({ name: "sandbox" })
+    .onRequest(({ request }) => handleSandbox(ctx, request))
+    .get("/sandbox", ({ request }) => inboxRoute(ctx, request), { detail: { hide: true } });
+}
+
+/** GET /v1/sandbox/deliveries: the inbox as JSON, for integrators' tests. */
+export function sandboxApiRoutes(ctx: AppContext) {
+  return new Elysia({ name: "sandbox-api", prefix: "/v1/sandbox", detail: { tags: ["Sandbox"] } }).use(auth(ctx)).get(
+    "/deliveries",
+    ({ principal, query }) => {
+      if (!principal.sandbox)
+        throw new Forbidden(
+          "not_a_sandbox",
+          "This key belongs to a live profile; deliveries exist only in sandbox profiles.",
+          "Use a key of a sandbox profile (crier profiles create --sandbox, then crier keys create --profile <id>).",
+        );
+      return listDeliveries(ctx, principal.profileId, query);
+    },
+    {
+      scope: "posts:read",
+      query: DeliveryListQuery,
+      response: { 200: Paged(Delivery), ...errors(400, 403, 404) },
+      detail: {
+        summary: "List sandbox deliveries",
+        description:
+          "What the sandbox emulators received for this sandbox profile's published targets, newest first by published_at: " +
+          "the text, media, thread structure (reply_to: the delivery answered) and options as the platform got them. " +
+          "account_id narrows to one account (404 when it is not this profile's). A key of a live profile gets 403 not_a_sandbox. " +
+          "The same content is shown as a page at /sandbox.",
+      },
+    },
+  );
 }

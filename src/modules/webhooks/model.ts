@@ -19,7 +19,12 @@ const fields = {
     description: "The event types to send, or `*` for all of them.",
   }),
   description: t.Union([t.String({ maxLength: 500 }), t.Null()]),
-  is_active: t.Boolean({ description: "false pauses deliveries; true again clears a disabled note." }),
+  is_active: t.Boolean({
+    description:
+      "false pauses deliveries; true again clears a disabled note. Deliveries already pending when the endpoint " +
+      "is paused or disabled are kept, and go out in order of creation once it is active again (retries " +
+      "resume their schedule); events that happen while it is inactive are not recorded for it.",
+  }),
 };
 
 export const WebhookCreate = t.Object(

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { IdempotencyHeader } from "../../http/idempotency.ts";
+import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { checkWorkflow } from "../../engine/workflows.ts";
 import { DeleteResult } from "../accounts/model.ts";
@@ -19,17 +19,8 @@ export function workflowsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) => {
-        const { value, replayed } = await service.createWorkflow(
-          ctx,
-          principal.profileId,
-          body,
-          headers["idempotency-key"],
-        );
-        set.status = 201;
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return { data: value };
-      },
+      async ({ principal, body, headers, set }) =>
+        created(set, await service.createWorkflow(ctx, principal.profileId, body, headers["idempotency-key"])),
       {
         scope: "workflows:write",
         body: WorkflowCreate,

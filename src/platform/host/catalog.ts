@@ -31,6 +31,8 @@ export interface PlatformRegistry extends PlatformCatalog {
   hasEmulator(platform: string): boolean;
   /** The process's one emulator of the platform (created on first use), for /sandbox/<platform>/. */
   emulatorFor(platform: string): Emulator | undefined;
+  /** emulatorFor() holding what every copy saved last (sandbox state kept in the database), for reading it. */
+  loadEmulator(platform: string): Promise<Emulator | undefined>;
   /** A fresh emulator, for tests that want their own state. */
   newEmulator(platform: string): Emulator | undefined;
 }
@@ -44,5 +46,6 @@ export const emptyCatalog: PlatformRegistry = {
   connectionMode: () => undefined,
   hasEmulator: () => false,
   emulatorFor: () => undefined,
+  loadEmulator: async () => undefined,
   newEmulator: () => undefined,
 };

@@ -8,6 +8,7 @@ import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
+import { resolveAliases } from "./options.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
@@ -25,14 +26,29 @@ const MIME_BY_EXT: Record<string, string> = {
 };
 
 const extensionOf = (url: string) => {
-  const last = new URL(url).pathname.split("/").pop() ?? "";
+  let last = "";
+  try {
+    last = new URL(url).pathname.split("/").pop() ?? "";
+  } catch {
+    /* not a URL: no extension */
+  }
   const dot = last.lastIndexOf(".");
   return dot > 0 ? last.slice(dot + 1).toLowerCase() : "";
 };
 
-/** Trims and checks every media URL; one bad URL rejects the whole request (spec: invalid_media). */
-export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
-  return (media ?? []).map((m, i) => {
+/** One thing a platform (or the request itself) cannot take: what POST /v1/posts/validate lists. */
+export interface Problem {
+  code: string;
+  message: string;
+  hint: string;
+  /** The request field at fault, e.g. "media[0].url", "platform_options.privacy", "content". */
+  field: string;
+}
+
+/** Trims and checks every media URL; returns the items and every bad URL as a problem (spec: invalid_media). */
+export function mediaProblems(media: MediaInput[] | undefined): { items: MediaItem[]; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const items = (media ?? []).map((m, i) => {
     const url = m.url.trim();
     let parsed: URL | undefined;
     try {
@@ -41,11 +57,13 @@ export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
       /* reported below */
     }
     if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:") || !parsed.hostname) {
-      throw new BadRequest(
-        "invalid_media",
-        `media[${i}].url is not an absolute http or https URL: "${m.url.slice(0, 200)}".`,
-        "Upload the file (POST /v1/media/uploads) and pass its public_url, or give an absolute http(s) URL.",
-      );
+      problems.push({
+        code: "invalid_media",
+        message: `media[${i}].url is not an absolute http or https URL: "${m.url.slice(0, 200)}".`,
+        hint: "Upload the file (POST /v1/media/uploads) and pass its public_url, or give an absolute http(s) URL.",
+        field: `media[${i}].url`,
+      });
+      return { ...m, url, type: m.type ?? "image" } as MediaItem;
     }
     if (m.thumbnail_url !== undefined) {
       let ok = false;
@@ -55,17 +73,30 @@ export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
         /* not a URL */
       }
       if (!ok)
-        throw new BadRequest(
-          "invalid_media",
-          `media[${i}].thumbnail_url is not an absolute http or https URL.`,
-          "Give the cover image as an absolute http(s) URL.",
-        );
+        problems.push({
+          code: "invalid_media",
+          message: `media[${i}].thumbnail_url is not an absolute http or https URL.`,
+          hint: "Give the cover image as an absolute http(s) URL.",
+          field: `media[${i}].thumbnail_url`,
+        });
     }
     const ext = extensionOf(url);
     const item: MediaItem = { ...m, url, type: m.type ?? (VIDEO_EXT.has(ext) ? "video" : "image") };
     if (m.thumbnail_url !== undefined) item.thumbnail_url = m.thumbnail_url.trim();
     return item;
   });
+  return { items, problems };
+}
+
+/** The first problem as the 400 a request gets for it. */
+export const problemError = (p: Problem, label?: string) =>
+  new BadRequest(p.code, label ? `${label}: ${p.message}` : p.message, p.hint);
+
+/** Trims and checks every media URL; one bad URL rejects the whole request (spec: invalid_media). */
+export function normalizeMedia(media: MediaInput[] | undefined): MediaItem[] {
+  const { items, problems } = mediaProblems(media);
+  if (problems.length) throw problemError(problems[0]);
+  return items;
 }
 
 /** The type a file's extension says it has (contents are not fetched during validation). */
@@ -86,12 +117,25 @@ export interface TargetCheck {
   options: Record<string, unknown>;
 }
 
-function fail(t: TargetCheck, code: string, problem: string, hint: string): never {
-  throw new BadRequest(code, `${t.label}: ${problem}`, hint);
+/** The text as the platform counts it, and the most it takes for this post (a caption may take less). */
+export function textMeasure(t: Pick<TargetCheck, "plugin" | "content" | "media">) {
+  const limit = t.plugin.textLimit;
+  // With media attached the text becomes a caption, which some platforms cap lower (Telegram: 1024).
+  const max = t.media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
+  return { length: countText(t.content, limit.unit), limit: max, unit: limit.unit };
 }
 
-/** Throws the first rule the target breaks; returns nothing when the platform can take it. */
+/** Throws the first rule the target breaks (as POST /v1/posts answers); nothing when the platform can take it. */
 export function checkTarget(t: TargetCheck): void {
+  const first = targetProblems(t)[0];
+  if (first) throw problemError(first, t.label);
+}
+
+/** Every rule the target breaks, in the order a create reports them (the first is its 400). */
+export function targetProblems(t: TargetCheck): Problem[] {
+  const problems: Problem[] = [];
+  const fail = (field: string, code: string, message: string, hint: string) =>
+    void problems.push({ code, message, hint, field });
   const { plugin, media, content } = t;
   const req = plugin.mediaRequirements;
   const caps = plugin.capabilities;
@@ -99,24 +143,29 @@ export function checkTarget(t: TargetCheck): void {
   const videos = media.filter((m) => m.type === "video");
   const gifs = images.filter((m) => mimeOf(m) === "image/gif");
 
-  const check = Value.Errors(plugin.optionsSchema, t.options).First();
-  if (check) {
+  for (const check of Value.Errors(plugin.optionsSchema, t.options)) {
     const field = check.path ? `platform_options${check.path.replace(/\//g, ".")}` : "platform_options";
     fail(
-      t,
+      field,
       "invalid_platform_options",
       `${field} ${check.message.replace(/^Expected/, "should be").replace(/^Unexpected property$/, "is not accepted by " + plugin.displayName)}.`,
       `See components.schemas.${optionsComponentName(plugin.platform)} in /openapi.json for the platform_options ${plugin.displayName} accepts.`,
     );
   }
 
+  for (const c of resolveAliases(plugin, t.options).conflicts)
+    fail(
+      `platform_options.${c.alias}`,
+      "invalid_platform_options",
+      `platform_options.${c.alias} and platform_options.${c.option} are two names for one ${plugin.displayName} option and disagree.`,
+      `Send only one of ${c.alias} and ${c.option}.`,
+    );
+
   const limit = plugin.textLimit;
-  const length = countText(content, limit.unit);
-  // With media attached the text becomes a caption, which some platforms cap lower (Telegram: 1024).
-  const max = media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
+  const { length, limit: max } = textMeasure(t);
   if (length > max) {
     fail(
-      t,
+      "content",
       "content_too_long",
       `the text is ${length} ${UNIT_NAMES[limit.unit]} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? " with media" : ""}.`,
       "Shorten the content, or give this target a shorter content_override.",
@@ -124,7 +173,7 @@ export function checkTarget(t: TargetCheck): void {
   }
   if (limit.maxBytes !== undefined && utf8Length(content) > limit.maxBytes) {
     fail(
-      t,
+      "content",
       "content_too_long",
       `the text is ${utf8Length(content)} bytes in UTF-8; ${plugin.displayName} takes at most ${limit.maxBytes}.`,
       "Shorten the content, or give this target a shorter content_override.",
@@ -132,7 +181,7 @@ export function checkTarget(t: TargetCheck): void {
   }
   if (content.trim() === "" && media.length === 0) {
     fail(
-      t,
+      "content",
       "empty_post",
       "the post has neither text nor media.",
       "Give content or media (or a content_override for this target).",
@@ -143,7 +192,7 @@ export function checkTarget(t: TargetCheck): void {
     const accepted = media.filter((m) => req.required_media!.acceptedTypes.includes(m.type));
     if (accepted.length < req.required_media.minFiles)
       fail(
-        t,
+        "media",
         req.required_media.errorCode,
         req.required_media.errorMessage,
         `Attach at least ${req.required_media.minFiles} ${req.required_media.acceptedTypes.join(" or ")} file(s) for ${plugin.displayName}.`,
@@ -151,21 +200,21 @@ export function checkTarget(t: TargetCheck): void {
   }
   if (!caps.text && media.length === 0)
     fail(
-      t,
+      "media",
       "media_required",
       `${plugin.displayName} cannot publish text without media.`,
       "Attach an image or a video, or remove this target.",
     );
   if (images.length && !caps.images)
     fail(
-      t,
+      "media",
       "media_type_not_supported",
       `${plugin.displayName} does not take images.`,
       "Remove the images or this target.",
     );
   if (videos.length && !caps.video)
     fail(
-      t,
+      "media",
       "media_type_not_supported",
       `${plugin.displayName} does not take videos.`,
       "Remove the video or this target.",
@@ -174,35 +223,35 @@ export function checkTarget(t: TargetCheck): void {
   const fc = req.file_constraints;
   if (media.length > fc.maxFiles)
     fail(
-      t,
+      "media",
       "too_many_media",
       `${media.length} media files; ${plugin.displayName} takes at most ${fc.maxFiles}.`,
       "Attach fewer files.",
     );
   if (images.length > fc.maxImageFiles)
     fail(
-      t,
+      "media",
       "too_many_media",
       `${images.length} images; ${plugin.displayName} takes at most ${fc.maxImageFiles}.`,
       "Attach fewer images.",
     );
   if (videos.length > fc.maxVideoFiles)
     fail(
-      t,
+      "media",
       "too_many_media",
       `${videos.length} videos; ${plugin.displayName} takes at most ${fc.maxVideoFiles}.`,
       "Attach fewer videos.",
     );
   if (fc.maxGifFiles !== undefined && gifs.length > fc.maxGifFiles)
     fail(
-      t,
+      "media",
       "too_many_media",
       `${gifs.length} GIFs; ${plugin.displayName} takes at most ${fc.maxGifFiles}.`,
       "Attach fewer GIFs.",
     );
   if (!fc.allowMixedMedia && images.length && videos.length)
     fail(
-      t,
+      "media",
       "mixed_media_not_allowed",
       `${plugin.displayName} cannot mix images and videos in one post.`,
       "Send images and videos as separate posts.",
@@ -217,7 +266,7 @@ export function checkTarget(t: TargetCheck): void {
     // Without a recognisable extension the format is unknown until the file is fetched; the plugin decides then.
     if (formats.size && mime && !formats.has(mime) && !formats.has(ext)) {
       fail(
-        t,
+        `media[${i}]`,
         "unsupported_media_format",
         `media[${i}] is ${mime}; ${plugin.displayName} takes ${[...formats].join(", ")}.`,
         "Convert the file to a supported format.",
@@ -231,7 +280,7 @@ export function checkTarget(t: TargetCheck): void {
           : req.max_size_bytes.image;
     if (m.size !== undefined && max > 0 && m.size > max)
       fail(
-        t,
+        `media[${i}]`,
         "media_too_large",
         `media[${i}] is ${m.size} bytes; ${plugin.displayName} takes at most ${max}.`,
         "Compress the file or send a smaller one.",
@@ -239,14 +288,14 @@ export function checkTarget(t: TargetCheck): void {
     if (m.type === "video" && m.duration !== undefined) {
       if (req.min_video_duration_seconds != null && m.duration < req.min_video_duration_seconds)
         fail(
-          t,
+          `media[${i}]`,
           "video_too_short",
           `media[${i}] lasts ${m.duration} s; ${plugin.displayName} needs at least ${req.min_video_duration_seconds} s.`,
           "Send a longer video.",
         );
       if (req.max_video_duration_seconds != null && m.duration > req.max_video_duration_seconds)
         fail(
-          t,
+          `media[${i}]`,
           "video_too_long",
           `media[${i}] lasts ${m.duration} s; ${plugin.displayName} takes at most ${req.max_video_duration_seconds} s.`,
           "Trim the video.",
@@ -258,7 +307,7 @@ export function checkTarget(t: TargetCheck): void {
     const tags = countHashtags(content);
     if (tags > req.max_hashtags)
       fail(
-        t,
+        "content",
         "too_many_hashtags",
         `${tags} hashtags; ${plugin.displayName} takes at most ${req.max_hashtags}.`,
         "Remove some hashtags.",
@@ -269,10 +318,11 @@ export function checkTarget(t: TargetCheck): void {
     const mentions = countMentions(content);
     if (mentions > fc.maxMentions)
       fail(
-        t,
+        "content",
         "too_many_mentions",
         `${mentions} @mentions; ${plugin.displayName} takes at most ${fc.maxMentions}.`,
         "Remove some @mentions.",
       );
   }
+  return problems;
 }

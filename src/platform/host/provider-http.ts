@@ -6,6 +6,7 @@ import type { Logger } from "../../log.ts";
 import { classifyStatus, type ResponseClassifier } from "../http.ts";
 import {
   MediaError,
+  type FailureOutcome,
   type ProviderHttp,
   type ProviderResponse,
   type ProviderResult,
@@ -89,6 +90,18 @@ async function readBody(res: Response): Promise<unknown> {
 
 class TimeoutSignal extends Error {}
 
+/**
+ * Whatever a platform's classifier reads into it ("transient, retry"), a 5xx to a creating call that is
+ * not idempotent does not prove the post was not made: held here so no plugin can retry into a duplicate.
+ */
+function creatingCallRule(res: ProviderResponse, outcome: FailureOutcome): FailureOutcome {
+  if (!res.creates || res.idempotent || res.status < 500 || outcome.kind !== "retryable") return outcome;
+  return {
+    kind: "unknown",
+    reason: `platform error ${res.status} after the creating call was sent: ${outcome.reason}`,
+  };
+}
+
 export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
   const doFetch = options.fetch ?? fetch;
   const now = options.now ?? (() => new Date());
@@ -117,8 +130,14 @@ export function createProviderHttp(options: ProviderHttpOptions): ProviderHttp {
         log.debug("provider call", { ...logged, status: res.status, ms: Math.round(performance.now() - started) });
         if (res.status >= 200 && res.status < 300)
           return { ok: true, status: res.status, body: parsed as T, headers: res.headers };
-        const response: ProviderResponse = { status: res.status, body: parsed, headers: res.headers, creates };
-        const outcome = options.classify?.(response) ?? classifyStatus(response, now());
+        const response: ProviderResponse = {
+          status: res.status,
+          body: parsed,
+          headers: res.headers,
+          creates,
+          idempotent: opts.idempotent === true,
+        };
+        const outcome = creatingCallRule(response, options.classify?.(response) ?? classifyStatus(response, now()));
         return { ok: false, outcome, status: res.status, body: parsed };
       } catch (e) {
         // A media body that fails while being streamed up (too large, source stalled): nothing was created.

@@ -98,6 +98,14 @@ export function sandboxBaseUrl(ctx: HostContext, platform: string): string {
   return `${ctx.config.publicUrl.replace(/\/+$/, "")}/sandbox/${platform}`;
 }
 
+/**
+ * What a sandbox target's platform_post_url is: its entry in the sandbox inbox on this server, since the
+ * emulator's own links point at a real platform where the post does not exist.
+ */
+export function sandboxPostUrl(ctx: HostContext, targetId: string): string {
+  return `${ctx.config.publicUrl.replace(/\/+$/, "")}/sandbox#post-${targetId}`;
+}
+
 /** CRIER_<PLATFORM>_API_URL, else the plugin's real API; the emulator for sandbox profiles. */
 export function apiBaseUrl(ctx: HostContext, plugin: Plugin, opts: { sandbox: boolean }): string {
   if (opts.sandbox) return sandboxBaseUrl(ctx, plugin.platform);

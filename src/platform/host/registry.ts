@@ -5,6 +5,7 @@
 import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
 import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "../sdk.ts";
+import { persistedEmulator, type PersistedEmulator, type SandboxStateStore } from "./sandbox-state.ts";
 
 export type { PlatformRegistry };
 
@@ -34,9 +35,15 @@ export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): str
     .flatMap((id) => plugins[id].variantNames ?? []);
 }
 
+export interface RegistryOptions {
+  /** Where sandbox emulators keep their state; without it they keep it in memory (tests). */
+  sandboxState?: SandboxStateStore;
+}
+
 export function createRegistry(
   plugins: Record<string, Plugin> = PLUGINS,
   emulators: Record<string, () => Emulator> = EMULATORS,
+  opts: RegistryOptions = {},
 ): PlatformRegistry {
   const byId = new Map<string, Plugin>();
   for (const [folder, plugin] of Object.entries(plugins)) {
@@ -49,10 +56,20 @@ export function createRegistry(
     byId.set(folder, plugin);
   }
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
-  const instances = new Map<string, Emulator>();
-  // A Map, not the object: a platform name comes from a URL path, and "__proto__" or "constructor" are keys
-  // every object has.
-  const makers = new Map(Object.entries(emulators));
+  // Own keys only: a path segment such as "__proto__" or "constructor" names no emulator.
+  const factory = (platform: string) => (Object.hasOwn(emulators, platform) ? emulators[platform] : undefined);
+  const instances = new Map<string, PersistedEmulator>();
+  const emulatorFor = (platform: string) => {
+    let emu = instances.get(platform);
+    const make = factory(platform);
+    if (!emu && make) {
+      emu = opts.sandboxState
+        ? persistedEmulator(make(), opts.sandboxState)
+        : Object.assign(make(), { sync: async () => {} });
+      instances.set(platform, emu);
+    }
+    return emu;
+  };
   return {
     describe: (platform) => descriptions.get(platform),
     list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
@@ -60,15 +77,12 @@ export function createRegistry(
     statusOf: (platform) => descriptions.get(platform)?.status,
     connectionMode: (platform) =>
       descriptions.get(platform)?.capabilities.connection_mode as ConnectionMode | undefined,
-    hasEmulator: (platform) => makers.has(platform),
-    newEmulator: (platform) => makers.get(platform)?.(),
-    emulatorFor(platform) {
-      let emu = instances.get(platform);
-      const make = makers.get(platform);
-      if (!emu && make) {
-        emu = make();
-        instances.set(platform, emu);
-      }
+    hasEmulator: (platform) => factory(platform) !== undefined,
+    newEmulator: (platform) => factory(platform)?.(),
+    emulatorFor,
+    async loadEmulator(platform) {
+      const emu = emulatorFor(platform);
+      await emu?.sync();
       return emu;
     },
   };

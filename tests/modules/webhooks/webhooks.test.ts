@@ -224,6 +224,55 @@ describe("delivery", () => {
     }
   });
 
+  test("a post from before any endpoint, two targets claimed in one transaction: processing and published once each", async () => {
+    const own = await h.profile();
+    const r = startReceiver();
+    try {
+      const a = await h.bluesky(own.profileId, "early-a.test");
+      const b = await h.bluesky(own.profileId, "early-b.test");
+      // Scheduled, so nothing moves until the clock says so (a post published now may start at once).
+      const publish_at = new Date(h.clock.now().getTime() + 60_000).toISOString();
+      const body = { content: "made before the webhook", publish_at, targets: [{ account_id: a }, { account_id: b }] };
+      const post = (await h.request("POST", "/v1/posts", { token: own.token, body })).body.data;
+      expect(post.status).toBe("scheduled");
+      await h.request("POST", "/v1/webhooks", {
+        token: own.token,
+        body: { url: r.url, events: ["post.processing", "post.published"] },
+      });
+      h.clock.advance(61_000);
+      await deliver();
+      const types = r.received.map((x) => x.json.type);
+      expect(types).toEqual(["post.processing", "post.published"]);
+      expect(r.received[1].json.data).toMatchObject({ id: post.id, status: "published" });
+    } finally {
+      await r.stop();
+    }
+  });
+
+  test("deliveries owed to a paused endpoint are kept and go out in order once it is active again", async () => {
+    const own = await h.profile();
+    const r = startReceiver();
+    try {
+      const hook = (await h.request("POST", "/v1/webhooks", { token: own.token, body: { url: r.url, events: ["*"] } }))
+        .body.data;
+      await h.bluesky(own.profileId, "owed-1.test");
+      await h.bluesky(own.profileId, "owed-2.test");
+      const off = await h.request("PATCH", `/v1/webhooks/${hook.id}`, { token: own.token, body: { is_active: false } });
+      expect(off.body.data.is_active).toBe(false);
+      await h.bluesky(own.profileId, "while-paused.test");
+      h.clock.advance(3600_000);
+      await deliver();
+      expect(r.received).toHaveLength(0);
+      const pending = await h.request("GET", `/v1/webhooks/${hook.id}/deliveries?status=pending`, { token: own.token });
+      expect(pending.body.data).toHaveLength(2);
+      await h.request("PATCH", `/v1/webhooks/${hook.id}`, { token: own.token, body: { is_active: true } });
+      await deliver();
+      expect(r.received.map((x) => x.json.data.username)).toEqual(["owed-1.test", "owed-2.test"]);
+    } finally {
+      await r.stop();
+    }
+  });
+
   test("failing for 3 days disables the endpoint", async () => {
     const own = await h.profile();
     const r = startReceiver();

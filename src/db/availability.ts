@@ -1,0 +1,91 @@
+/**
+ * Whether the database answers, as this copy last saw it: a circuit that opens on the first connection
+ * failure (so requests fail fast with 503 instead of queueing behind reconnects) and closes by itself once
+ * a probe on a fresh connection succeeds again.
+ */
+
+/** Errors that mean "the database could not be reached", not "this query was wrong". */
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EPIPE",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  // SQLSTATE: admin_shutdown, crash_shutdown, cannot_connect_now (starting up or shutting down).
+  "57P01",
+  "57P02",
+  "57P03",
+]);
+
+/** True when `error` (or what it wraps: drizzle wraps driver errors in `cause`) says the database is unreachable. */
+export function isConnectionError(error: unknown): boolean {
+  for (
+    let e = error, depth = 0;
+    e && typeof e === "object" && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
+  }
+  return false;
+}
+
+export interface AvailabilityOptions {
+  /** One round trip on a fresh connection; rejects when the database does not answer. */
+  probe(): Promise<void>;
+  /** Between probes while the circuit is open. */
+  probeEveryMs?: number;
+  log?: (message: string, fields?: Record<string, unknown>) => void;
+}
+
+export class DatabaseAvailability {
+  private downSince: number | null = null;
+  private probing = false;
+
+  constructor(private readonly o: AvailabilityOptions) {}
+
+  /** Where the circuit's openings and closings are logged (the server sets its logger once it has one). */
+  logTo(log: AvailabilityOptions["log"]): void {
+    this.o.log = log;
+  }
+
+  /** The circuit is open: the last contact failed and no probe has succeeded since. */
+  get down(): boolean {
+    return this.downSince !== null;
+  }
+
+  /** Reports a failed query; a connection failure opens the circuit and starts probing. */
+  report(error: unknown): void {
+    if (!isConnectionError(error) || this.down) return;
+    this.downSince = Date.now();
+    this.o.log?.("database unreachable: answering 503 until it is back", {
+      error: (error as Error)?.message,
+    });
+    void this.probeUntilUp();
+  }
+
+  private async probeUntilUp(): Promise<void> {
+    if (this.probing) return;
+    this.probing = true;
+    try {
+      while (this.down) {
+        await Bun.sleep(this.o.probeEveryMs ?? 500);
+        try {
+          await this.o.probe();
+          this.o.log?.("database reachable again", { down_ms: Date.now() - (this.downSince ?? Date.now()) });
+          this.downSince = null;
+        } catch {
+          /* still down */
+        }
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+}

@@ -1,0 +1,277 @@
+/**
+ * The MCP tools: one per REST operation, named as the hosted service's MCP server names them where it
+ * has the tool (list_accounts … update_workflow), verb_noun for the rest. A tool names its route only;
+ * its input schema, scope and validation come from that route (catalog.ts), so they cannot drift.
+ */
+
+export interface ToolDeclaration {
+  name: string;
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** The route's path as the app declares it (":id" parameters). */
+  path: string;
+  /** When to use it and what it costs; the route's own summary follows. */
+  description: string;
+  kind: "read" | "write" | "destructive";
+  /** Narrows what the route answers (list_active_accounts). */
+  filter?: (data: unknown) => unknown;
+  /** A one-line summary for the model, beside the JSON. */
+  summary?: (data: any) => string;
+}
+
+const activeOnly = (data: unknown) =>
+  Array.isArray(data) ? data.filter((a) => (a as { status?: string }).status !== "disconnected") : data;
+
+export const TOOLS: ToolDeclaration[] = [
+  {
+    name: "list_accounts",
+    method: "GET",
+    path: "/v1/accounts",
+    kind: "read",
+    description:
+      "Lists the connected social accounts of this profile with their platform, status, capabilities and media_requirements. Use it to find account ids for targets and what each platform accepts.",
+  },
+  {
+    name: "list_active_accounts",
+    method: "GET",
+    path: "/v1/accounts",
+    kind: "read",
+    filter: activeOnly,
+    description: "Lists only the accounts that can be published to now (disconnected ones left out).",
+  },
+  {
+    name: "connect_account",
+    method: "POST",
+    path: "/v1/accounts/connect/:platform",
+    kind: "write",
+    description:
+      "Starts connecting an account: returns a URL the user must open in a browser themselves (valid five minutes). " +
+      "Never ask the user for passwords, app passwords or provider credentials in chat: they are entered on that page only. List accounts afterwards.",
+    summary: (d) =>
+      `Ask the user to open ${d.authorization_url ?? d.hosted_url} in a browser to connect the account. ` +
+      "Never ask for or accept passwords or provider credentials in this chat.",
+  },
+  {
+    name: "disconnect_account",
+    method: "DELETE",
+    path: "/v1/accounts/:id",
+    kind: "destructive",
+    description:
+      "Disconnects an account: its credentials are forgotten and posts can no longer target it until it is connected again.",
+  },
+  {
+    name: "create_upload_url",
+    method: "POST",
+    path: "/v1/media/uploads",
+    kind: "write",
+    description:
+      "Creates an upload ticket: a signed URL to PUT the file's raw bytes to. For agents that cannot PUT bytes, use upload_media_from_url or upload_media_base64 instead.",
+  },
+  {
+    name: "upload_media_from_url",
+    method: "POST",
+    path: "/v1/media/from-url",
+    kind: "write",
+    description:
+      "Stores a file fetched by the server from a public http(s) URL (never from private or loopback addresses) and returns the media with its public_url to use in posts.",
+  },
+  {
+    name: "upload_media_base64",
+    method: "POST",
+    path: "/v1/media/base64",
+    kind: "write",
+    description:
+      "Stores a small file sent as base64 (see the data field for the size limit) and returns the media with its public_url to use in posts.",
+  },
+  {
+    name: "get_media",
+    method: "GET",
+    path: "/v1/media/:id",
+    kind: "read",
+    description: "Reads an uploaded media by its media_id: its public_url, type, size and dimensions.",
+  },
+  {
+    name: "list_drafts",
+    method: "GET",
+    path: "/v1/drafts",
+    kind: "read",
+    description: "Lists drafts, newest first.",
+  },
+  {
+    name: "create_draft",
+    method: "POST",
+    path: "/v1/drafts",
+    kind: "write",
+    description: "Saves a draft: nothing is published. Use it when the user wants to review before posting.",
+  },
+  { name: "get_draft", method: "GET", path: "/v1/drafts/:id", kind: "read", description: "Reads one draft." },
+  {
+    name: "update_draft",
+    method: "PATCH",
+    path: "/v1/drafts/:id",
+    kind: "write",
+    description: "Changes a draft; needs the expected_updated_at it was read with.",
+  },
+  {
+    name: "delete_draft",
+    method: "DELETE",
+    path: "/v1/drafts/:id",
+    kind: "destructive",
+    description: "Deletes a draft for good.",
+  },
+  {
+    name: "validate_post",
+    method: "POST",
+    path: "/v1/posts/validate",
+    kind: "read",
+    description:
+      "Checks a post exactly as create_post would, without saving or publishing anything: every problem per target, the text length as each platform counts it and its limit. Free; use it before create_post.",
+    summary: (d) =>
+      d.ok
+        ? "The post is valid: create_post will accept it."
+        : `The post has ${d.problems.length + d.targets.reduce((n: number, t: { problems: unknown[] }) => n + t.problems.length, 0)} problem(s); nothing was saved.`,
+  },
+  {
+    name: "create_post",
+    method: "POST",
+    path: "/v1/posts",
+    kind: "write",
+    description:
+      "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice.",
+  },
+  {
+    name: "list_posts",
+    method: "GET",
+    path: "/v1/posts",
+    kind: "read",
+    description: "Lists posts, newest first, with their status per target.",
+  },
+  {
+    name: "get_post",
+    method: "GET",
+    path: "/v1/posts/:id",
+    kind: "read",
+    description: "Reads a post and the status of each target (published URL or error).",
+  },
+  {
+    name: "update_post",
+    method: "PATCH",
+    path: "/v1/posts/:id",
+    kind: "write",
+    description: "Changes a scheduled post (content, media, time, targets); refused once publishing started.",
+  },
+  {
+    name: "publish_post_now",
+    method: "POST",
+    path: "/v1/posts/:id/publish",
+    kind: "write",
+    description: "Publishes a scheduled post right away. Public and cannot be undone.",
+  },
+  {
+    name: "cancel_post",
+    method: "POST",
+    path: "/v1/posts/:id/cancel",
+    kind: "destructive",
+    description: "Cancels the targets of a post that have not been published yet; what is published stays.",
+  },
+  {
+    name: "retry_post",
+    method: "POST",
+    path: "/v1/posts/:id/retry",
+    kind: "write",
+    description:
+      "Publishes the failed targets of a post again. A target that failed with outcome_unknown may already be live: retrying it risks a duplicate.",
+  },
+  {
+    name: "delete_post",
+    method: "DELETE",
+    path: "/v1/posts/:id",
+    kind: "destructive",
+    description: "Deletes the post record; content already published stays on the platforms.",
+  },
+  {
+    name: "get_target",
+    method: "GET",
+    path: "/v1/posts/:id/targets/:targetId",
+    kind: "read",
+    description: "Reads one target of a post.",
+  },
+  {
+    name: "retry_target",
+    method: "POST",
+    path: "/v1/posts/:id/targets/:targetId/retry",
+    kind: "write",
+    description: "Publishes one failed target again (public; outcome_unknown risks a duplicate).",
+  },
+  {
+    name: "cancel_target",
+    method: "POST",
+    path: "/v1/posts/:id/targets/:targetId/cancel",
+    kind: "destructive",
+    description: "Cancels one target that has not been published yet.",
+  },
+  {
+    name: "list_workflows",
+    method: "GET",
+    path: "/v1/workflows",
+    kind: "read",
+    description: "Lists workflows (automatic cross-posting from a source account).",
+  },
+  {
+    name: "create_workflow",
+    method: "POST",
+    path: "/v1/workflows",
+    kind: "write",
+    description:
+      "Creates a workflow that copies new posts of a source account to destinations, publicly and automatically.",
+  },
+  { name: "get_workflow", method: "GET", path: "/v1/workflows/:id", kind: "read", description: "Reads one workflow." },
+  {
+    name: "update_workflow",
+    method: "PATCH",
+    path: "/v1/workflows/:id",
+    kind: "write",
+    description: "Changes a workflow (pause it with status, change destinations, settings).",
+  },
+  {
+    name: "delete_workflow",
+    method: "DELETE",
+    path: "/v1/workflows/:id",
+    kind: "destructive",
+    description: "Deletes a workflow; posts it already made stay.",
+  },
+  {
+    name: "check_workflow",
+    method: "POST",
+    path: "/v1/workflows/:id/check",
+    kind: "write",
+    description: "Polls the workflow's source account now instead of waiting for the next poll.",
+  },
+  {
+    name: "list_workflow_items",
+    method: "GET",
+    path: "/v1/workflows/:id/items",
+    kind: "read",
+    description: "Lists what a workflow copied or skipped, and why.",
+  },
+  {
+    name: "get_analytics",
+    method: "GET",
+    path: "/v1/analytics",
+    kind: "read",
+    description: "Reads stored engagement numbers and followers per account over a period; free, answers at once.",
+  },
+  {
+    name: "get_post_analytics",
+    method: "GET",
+    path: "/v1/posts/:id/analytics",
+    kind: "read",
+    description: "Reads the stored engagement numbers of one post per target.",
+  },
+  {
+    name: "refresh_analytics",
+    method: "POST",
+    path: "/v1/analytics/refresh",
+    kind: "write",
+    description: "Asks for fresh numbers from the platforms now (rate-limited per profile).",
+  },
+];

@@ -1,0 +1,39 @@
+import { and, eq } from "drizzle-orm";
+import type { AppContext } from "../../context.ts";
+import { drafts } from "../../db/schema.ts";
+import { mediaProblems, textMeasure, type Problem } from "../../platform/host/content-check.ts";
+import type { PostCreate, PostValidation } from "./model.ts";
+import { draftNotFound, planTargets, publishAtProblem } from "./service.ts";
+
+/**
+ * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
+ * collected instead of the first thrown. Nothing is written and nothing is changed: text that is too long
+ * or media a platform cannot take is a problem, never silently cut or dropped.
+ */
+export async function validatePost(ctx: AppContext, profileId: string, body: PostCreate): Promise<PostValidation> {
+  const { items: media, problems } = mediaProblems(body.media);
+  problems.push(...(await postProblems(ctx, profileId, body)));
+  const plans = await planTargets(ctx, ctx.db.db, profileId, body.targets, body.content ?? "", media);
+  const targets = plans.map((p) => ({
+    account_id: p.accountId,
+    platform: p.platform,
+    ok: p.problems.length === 0,
+    problems: p.problems,
+    text: p.plugin ? textMeasure({ plugin: p.plugin, content: p.content, media }) : null,
+    media,
+  }));
+  return { ok: problems.length === 0 && targets.every((t) => t.ok), problems, targets };
+}
+
+async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
+  const late = publishAtProblem(ctx.clock.now(), body.publish_at);
+  const out = late ? [late] : [];
+  if (body.draft_id) {
+    const [draft] = await ctx.db.db
+      .select({ id: drafts.id })
+      .from(drafts)
+      .where(and(eq(drafts.id, body.draft_id), eq(drafts.profileId, profileId)));
+    if (!draft) out.push(draftNotFound(body.draft_id));
+  }
+  return out;
+}
