@@ -41,6 +41,8 @@ async function upload(file: File, onProgress: (f: number) => void): Promise<stri
   return media.data.public_url;
 }
 
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 export function ComposePage({ params }: { params: Record<string, string> }) {
   const draftId = params.id;
   const accounts = useLoad(() => api<{ data: Account[] }>("GET", "/v1/accounts").then((r) => r.data));
@@ -133,7 +135,7 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
         [target.account_id]: new ApiFailure(
           e.status,
           e.code,
-          e.message.replace(/^targets\[\d+\] \([^)]*\): /, ""),
+          sentence(e.message.replace(/^targets\[\d+\] \([^)]*\): /, "")),
           e.hint,
         ),
       });
