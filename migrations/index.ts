@@ -13,7 +13,7 @@ import m9 from "./0009_sandbox_state.sql" with { type: "text" };
 import m10 from "./0010_mcp.sql" with { type: "text" };
 import m11 from "./0011_reconcile.sql" with { type: "text" };
 import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
-import m13 from "./0015_users_sessions.sql" with { type: "text" };
+import m13 from "./0013_users_sessions.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -30,5 +30,5 @@ export const migrationSql: Record<string, string> = {
   "0010_mcp": m10,
   "0011_reconcile": m11,
   "0012_webhooks_followup": m12,
-  "0015_users_sessions": m13,
+  "0013_users_sessions": m13,
 };
