@@ -242,12 +242,29 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await page.getByRole("link", { name: "Compose" }).click();
     await page.getByLabel("Text", { exact: true }).fill("word ".repeat(70));
     const bluesky = page.locator("li.target", { hasText: "Bluesky" });
+    const linkedin = page.locator("li.target", { hasText: "LinkedIn" });
     await bluesky.locator("input[type=checkbox]").check();
-    await expect(bluesky.locator(".count.over").count()).resolves.toBe(1);
+    await linkedin.locator("input[type=checkbox]").check();
+    // Checked live through POST /v1/posts/validate, before anything is sent: the problem sits beside the
+    // target it concerns, and the other target, whose limit the text fits, shows none.
+    const tooLong = bluesky.locator(".problem[data-code=content_too_long]");
+    await tooLong.waitFor();
+    expect(await tooLong.textContent()).toMatch(/300/);
+    await expect(linkedin.locator(".problem").count()).resolves.toBe(0);
+    await expect(page.locator(".problem").count()).resolves.toBe(1);
+    // Counted as the server counts it (350 characters: trailing space included, as it will be sent).
+    await expect(bluesky.locator(".count.over").textContent()).resolves.toContain("350 / 300");
+    await expect(linkedin.locator(".count.over").count()).resolves.toBe(0);
+    await shot("compose-validate");
+    expect((await (await asKey("/v1/posts")).json()).data).toHaveLength(1);
+    // Publishing stays possible; the server still refuses, and its answer lands beside the same target.
+    expect(await page.getByRole("button", { name: "Publish now" }).isEnabled()).toBe(true);
     await page.getByRole("button", { name: "Publish now" }).click();
     const error = bluesky.locator(".note.error");
     await error.waitFor();
     expect(await error.textContent()).toMatch(/300|too long|limit/i);
+    // The refused create says what the live check said: once, not twice.
+    await expect(tooLong.count()).resolves.toBe(0);
     await shot("compose-error");
     expect((await (await asKey("/v1/posts")).json()).data).toHaveLength(1);
   });

@@ -6,6 +6,7 @@ import { OptionsForm } from "../options-form.tsx";
 import { navigate } from "../router.tsx";
 import type { Account, Draft, Media, PlatformInfo, Post, UploadTicket } from "../types.ts";
 import { ErrorNote, PageTitle, PlatformIcon, useLoad } from "../ui.tsx";
+import { ProblemList, refusal, useValidation, withoutTargetPrefix } from "../validation.tsx";
 
 interface MediaSlot {
   key: string;
@@ -40,8 +41,6 @@ async function upload(file: File, onProgress: (f: number) => void): Promise<stri
   const media = await api<{ data: Media }>("GET", `/v1/media/${encodeURIComponent(ticket.data.media_id)}`);
   return media.data.public_url;
 }
-
-const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 export function ComposePage({ params }: { params: Record<string, string> }) {
   const draftId = params.id;
@@ -132,17 +131,21 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
     // Beside the target, the part of the message that names the target (index, account id) says nothing more.
     if (target && e instanceof ApiFailure)
       setTargetErrors({
-        [target.account_id]: new ApiFailure(
-          e.status,
-          e.code,
-          sentence(e.message.replace(/^targets\[\d+\] \([^)]*\): /, "")),
-          e.hint,
-        ),
+        [target.account_id]: new ApiFailure(e.status, e.code, withoutTargetPrefix(e.message), e.hint),
       });
     else setError(e);
   };
 
   const uploading = media.some((m) => !m.url && !m.error);
+
+  // Checked as it would be sent: with publish_at once a date is picked, since Schedule would send it.
+  const validation = useValidation(body(publishAt ? "schedule" : "now"));
+  const checked = validation.result?.data;
+  const postProblems = checked?.problems ?? refusal(validation.result?.error);
+  const whenProblems = postProblems.filter((p) => p.field.startsWith("publish_at"));
+  const contentProblems = postProblems.filter((p) => !p.field.startsWith("publish_at"));
+  // A refused create's error beside a target stands until the user edits again: then the live check takes over.
+  useEffect(() => setTargetErrors({}), [validation.result]);
 
   const submit = async (when: "now" | "schedule") => {
     setError(null);
@@ -267,6 +270,7 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
               ))}
             </ul>
           ) : null}
+          <ProblemList problems={contentProblems} label="Problems with the post" />
         </section>
 
         <section class="panel" aria-labelledby="targets-title">
@@ -280,10 +284,18 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
               const on = selected.includes(a.id);
               const t = targets[a.id] ?? { override: "", options: {} };
               const text = t.override.trim() ? t.override : content;
-              const limit = p ? (media.length && p.text_limit.withMediaMax) || p.text_limit.max : null;
-              const used = p ? countText(text, p.text_limit.unit) : text.length;
+              const v = on ? checked?.targets.find((x) => x.account_id === a.id) : undefined;
+              // The server's count once it has seen this very text; until then, the same rule counted here.
+              const server = validation.current ? v?.text : null;
+              const unit = server?.unit ?? p?.text_limit.unit;
+              const limit = server
+                ? server.limit
+                : p
+                  ? (media.length && p.text_limit.withMediaMax) || p.text_limit.max
+                  : null;
+              const used = server ? server.length : p ? countText(text, p.text_limit.unit) : text.length;
               const bytesOver = p?.text_limit.maxBytes ? utf8Length(text) > p.text_limit.maxBytes : false;
-              const over = (limit !== null && used > limit) || bytesOver;
+              const over = (limit !== null && used > limit) || (!server && bytesOver);
               return (
                 <li key={a.id} class={`target${on ? " on" : ""}`} data-target={a.username}>
                   <div class="row">
@@ -302,10 +314,19 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
                     {limit !== null ? (
                       <span class={`count${over ? " over" : ""}`} aria-live="polite">
                         {used} / {limit}
-                        <span class="visually-hidden"> {UNIT_NAMES[p!.text_limit.unit]}</span>
+                        <span class="visually-hidden"> {UNIT_NAMES[unit!] ?? unit}</span>
                       </span>
                     ) : null}
                   </div>
+                  {v ? (
+                    <ProblemList
+                      // The refused create's own error, shown below, says the same: not twice.
+                      problems={v.problems.filter(
+                        (x) => x.code !== (targetErrors[a.id] as ApiFailure | undefined)?.code,
+                      )}
+                      label={`Problems for ${a.username}`}
+                    />
+                  ) : null}
                   {targetErrors[a.id] ? <ErrorNote error={targetErrors[a.id]} /> : null}
                   {on ? (
                     <details>
@@ -348,6 +369,7 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
             min={localInput(new Date())}
             onInput={(e) => setPublishAt((e.target as HTMLInputElement).value)}
           />
+          <ProblemList problems={whenProblems} label="Problems with the date" />
           <ErrorNote error={error} />
           {saved ? (
             <p class="note" role="status">
