@@ -8,6 +8,7 @@ import m4 from "./0004_engine_rules.sql" with { type: "text" };
 import m5 from "./0005_analytics.sql" with { type: "text" };
 import m6 from "./0006_workflows.sql" with { type: "text" };
 import m7 from "./0011_oauth_state.sql" with { type: "text" };
+import m8 from "./0014_perf.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -19,4 +20,5 @@ export const migrationSql: Record<string, string> = {
   "0005_analytics": m5,
   "0006_workflows": m6,
   "0011_oauth_state": m7,
+  "0014_perf": m8,
 };

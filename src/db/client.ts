@@ -24,7 +24,25 @@ export interface Db {
   url?: string;
   /** Runs raw SQL and returns rows, whichever driver is underneath. */
   rows<T = Record<string, unknown>>(query: ReturnType<typeof sql>, on?: Queryable): Promise<T[]>;
+  /**
+   * LISTEN on a channel: `onNotify` gets each payload; `onListen` runs each time listening (re)starts, since
+   * notifications sent while the connection was down are lost. Resolves once the first LISTEN is in place.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onListen?: () => void): Promise<void>;
+  /** Calls `fn` with each statement sent through drizzle (tests count round trips); undefined stops it. */
+  observe(fn: ((sql: string) => void) | undefined): void;
   close(): Promise<void>;
+}
+
+/** drizzle's logger hook, turned into a switchable statement observer. */
+function observer() {
+  let fn: ((sql: string) => void) | undefined;
+  return {
+    logger: { logQuery: (query: string) => fn?.(query) },
+    observe: (next: typeof fn) => {
+      fn = next;
+    },
+  };
 }
 
 export function rowsOf<T>(result: unknown): T[] {
@@ -32,11 +50,19 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
-function wrap(db: Database, kind: Db["kind"], close: () => Promise<void>): Db {
+function wrap(
+  db: Database,
+  kind: Db["kind"],
+  listen: Db["listen"],
+  observe: Db["observe"],
+  close: () => Promise<void>,
+): Db {
   return {
     db,
     kind,
     rows: async (query, on = db) => rowsOf(await on.execute(query)),
+    listen,
+    observe,
     close,
   };
 }
@@ -58,17 +84,31 @@ export function loadPgliteAssets() {
 export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob): Promise<Db> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create({ dataDir, loadDataDir, ...(await loadPgliteAssets()) });
-  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  const watch = observer();
+  const db = drizzlePglite(client, { schema, logger: watch.logger }) as unknown as Database;
   return Object.assign(
-    wrap(db, "pglite", () => client.close()),
+    wrap(
+      db,
+      "pglite",
+      async (channel, onNotify, onListen) => {
+        await client.listen(channel, onNotify);
+        onListen?.();
+      },
+      watch.observe,
+      () => client.close(),
+    ),
     { pglite: client },
   );
 }
 
 export function openPostgres(url: string, max = 10): Db {
   const client = postgres(url, { max, onnotice: () => {}, connection: { TimeZone: "UTC" } });
-  const db = drizzlePostgres(client, { schema }) as unknown as Database;
-  return { ...wrap(db, "postgres", () => client.end({ timeout: 5 })), url };
+  const watch = observer();
+  const db = drizzlePostgres(client, { schema, logger: watch.logger }) as unknown as Database;
+  const listen: Db["listen"] = async (channel, onNotify, onListen) => {
+    await client.listen(channel, onNotify, onListen);
+  };
+  return { ...wrap(db, "postgres", listen, watch.observe, () => client.end({ timeout: 5 })), url };
 }
 
 export async function openDatabase(opts: {
