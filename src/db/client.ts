@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
@@ -117,5 +117,9 @@ export async function openDatabase(opts: {
   databasePoolSize?: number;
 }): Promise<Db> {
   if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.databasePoolSize);
-  return openPglite(join(opts.dataDir, "pglite"));
+  const dir = join(opts.dataDir, "pglite");
+  if (existsSync(join(dir, "PG_VERSION"))) return openPglite(dir);
+  // A new directory starts from a migrated tarball. Imported here: seed.ts opens PGlite through this file.
+  const { migratedSeed } = await import("./seed.ts");
+  return openPglite(dir, await migratedSeed());
 }
