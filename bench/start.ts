@@ -97,7 +97,7 @@ async function cases(label: string, cmd: string[], pg: { url: string }) {
 
 const pg = await scratchDatabase();
 console.log(`bench/start: ${RUNS} runs per case, medians`);
-await cases("binary", [BINARY, "serve"], pg);
+if (!process.env.BENCH_SKIP_BINARY) await cases("binary", [BINARY, "serve"], pg);
 await cases("npm start", [process.execPath, "src/main.ts", "serve"], pg);
 await pg.drop();
 process.exit(0);
