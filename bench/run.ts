@@ -30,8 +30,9 @@ try {
     });
     const decoder = new TextDecoder();
     let pending = "";
-    for await (const chunk of child.stdout) {
-      pending += decoder.decode(chunk, { stream: true });
+    const reader = child.stdout.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      pending += decoder.decode(r.value, { stream: true });
       const lines = pending.split("\n");
       pending = lines.pop()!;
       for (const line of lines) {
