@@ -83,7 +83,9 @@ await seedTargets(ctx.db, profile.id, accountIds, 100, new Date(Date.now() + 86_
 await walkPages(50, true); // warm
 const emptyPage = pct(await walkPages(EMPTY_SAMPLES, true), 99);
 const emptyAccounts = await accountsP99();
-console.log(`  empty: GET /v1/posts page p99 ${emptyPage.toFixed(2)} ms; GET /v1/accounts p99 ${emptyAccounts.toFixed(2)} ms`);
+console.log(
+  `  empty: GET /v1/posts page p99 ${emptyPage.toFixed(2)} ms; GET /v1/accounts p99 ${emptyAccounts.toFixed(2)} ms`,
+);
 
 const t0 = performance.now();
 await ctx.db.rows(sql`
@@ -192,12 +194,7 @@ figure(
   fullAccounts <= 2 * emptyAccounts,
 );
 figure("Growth: dispatch lag p99 at 100 targets/s, 1M posts", `${lagP99.toFixed(0)} ms`, "< 1000 ms", lagP99 < 1000);
-figure(
-  "Growth: claim plan reads only due rows",
-  scanned ?? "no index scan",
-  "post_targets_waiting_idx",
-  onlyDue,
-);
+figure("Growth: claim plan reads only due rows", scanned ?? "no index scan", "post_targets_waiting_idx", onlyDue);
 
 api.stop(true);
 await ctx.db.close();

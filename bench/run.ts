@@ -47,7 +47,10 @@ try {
   await admin.end();
 }
 
-const rows = [["figure", "value", "goal", "met"], ...figures.map((f) => [f.figure, f.value, f.goal, f.met ? "yes" : "NO"])];
+const rows = [
+  ["figure", "value", "goal", "met"],
+  ...figures.map((f) => [f.figure, f.value, f.goal, f.met ? "yes" : "NO"]),
+];
 const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
 const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
 console.log(`\n${line(rows[0])}\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`);

@@ -39,7 +39,15 @@ async function start(cmd: string[], env: Record<string, string>, measureRss: boo
   const t0 = performance.now();
   const proc = Bun.spawn(cmd, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", LOG_LEVEL: "warn", PORT: String(port), HOST: "127.0.0.1", SECRET_KEY: BENCH_SECRET, ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SECRET_KEY: BENCH_SECRET,
+      ...env,
+    },
     stdout: "ignore",
     stderr: "pipe",
   });
@@ -81,15 +89,29 @@ async function cases(label: string, cmd: string[], pg: { url: string }) {
     if (i === 0) rssEmbedded = first.rss;
     again.push((await start(cmd, { DATA_DIR: dataDir }, false)).seconds);
     rmSync(dataDir, { recursive: true, force: true });
-    const onPg = await start(cmd, { DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-start-")), DATABASE_URL: pg.url }, i === 0);
+    const onPg = await start(
+      cmd,
+      { DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-start-")), DATABASE_URL: pg.url },
+      i === 0,
+    );
     pgRuns.push(onPg.seconds);
     if (i === 0) rssPg = onPg.rss;
   }
   const show = (xs: number[]) => `${median(xs).toFixed(2)} s (runs ${xs.map((x) => x.toFixed(2)).join(", ")})`;
   console.log(`${label}: new embedded directory ${show(fresh)}; existing ${show(again)}; PostgreSQL ${show(pgRuns)}`);
   console.log(`${label}: idle RSS embedded ${rssEmbedded.toFixed(0)} MB, PostgreSQL ${rssPg.toFixed(0)} MB`);
-  figure(`Start (${label}): new embedded directory → first 200`, `${median(fresh).toFixed(2)} s`, "< 1.5 s", median(fresh) < 1.5);
-  figure(`Start (${label}): existing embedded directory → first 200`, `${median(again).toFixed(2)} s`, "< 1 s", median(again) < 1);
+  figure(
+    `Start (${label}): new embedded directory → first 200`,
+    `${median(fresh).toFixed(2)} s`,
+    "< 1.5 s",
+    median(fresh) < 1.5,
+  );
+  figure(
+    `Start (${label}): existing embedded directory → first 200`,
+    `${median(again).toFixed(2)} s`,
+    "< 1 s",
+    median(again) < 1,
+  );
   figure(`Start (${label}): PostgreSQL → first 200`, `${median(pgRuns).toFixed(2)} s`, "< 0.5 s", median(pgRuns) < 0.5);
   figure(`Idle RSS (${label}), embedded`, `${rssEmbedded.toFixed(0)} MB`, "< 150 MB", rssEmbedded < 150);
   figure(`Idle RSS (${label}), PostgreSQL`, `${rssPg.toFixed(0)} MB`, "< 100 MB", rssPg < 100);

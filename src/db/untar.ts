@@ -9,8 +9,7 @@ import { join, normalize } from "node:path";
 export function untarGz(archive: Uint8Array<ArrayBuffer>, dir: string): void {
   const tar = Bun.gunzipSync(archive);
   const text = new TextDecoder();
-  const field = (at: number, length: number) =>
-    text.decode(tar.subarray(at, at + length)).replace(/\0.*$/s, "");
+  const field = (at: number, length: number) => text.decode(tar.subarray(at, at + length)).replace(/\0.*$/s, "");
   for (let at = 0; at + 512 <= tar.length; ) {
     const name = field(at, 100);
     if (!name) break;
