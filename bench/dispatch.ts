@@ -130,6 +130,25 @@ console.log(
 );
 const bare1 = await bareLoop(BARE);
 
+// (c) first, on an emulator holding few records. Run after the drains below (about 28,000 records in the
+// emulator, whose read endpoints scan every record, and a serving copy runs the analytics job), this
+// figure was p50 18 s: everything went out at the end of the run. Not yet explained.
+await reset();
+const lagTargets = LAG_SECONDS * 100;
+const lagBefore = emulator.posts().length;
+// Seeded once the copy has started (a process start on a busy machine takes seconds): the first falls
+// due a second after it begins ticking.
+await runCopies(1, "ticks", {}, () =>
+  seedTargets(ctx.db, profile.id, accountIds, lagTargets, new Date(Date.now() + 1000), 10),
+);
+const lags = (
+  await ctx.db.rows<{ ms: number }>(sql`
+  select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets where status = 'published'`)
+)
+  .map((r) => Number(r.ms))
+  .sort((a, b) => a - b);
+await checkAllPublished("lag run", lagTargets, lagBefore);
+
 const cap = Math.min(plugin.concurrency ?? 32, ACCOUNTS);
 async function drain(label: string, copies: number, targets: number): Promise<number> {
   await reset();
@@ -150,23 +169,6 @@ const slow1 = await drain(`emulator answering after ${DELAY_MS} ms`, 1, SLOW_TAR
 const slow2 = await drain(`emulator answering after ${DELAY_MS} ms`, 2, SLOW_TARGETS);
 delayMs = 0;
 const allowed = cap / (DELAY_MS / 1000);
-
-// Lag at a steady 100 targets/s.
-await reset();
-const lagTargets = LAG_SECONDS * 100;
-const lagBefore = emulator.posts().length;
-// Seeded once the copy has started (a process start on a busy machine takes seconds): the first falls
-// due a second after it begins ticking.
-await runCopies(1, "ticks", {}, () =>
-  seedTargets(ctx.db, profile.id, accountIds, lagTargets, new Date(Date.now() + 1000), 10),
-);
-const lags = (
-  await ctx.db.rows<{ ms: number }>(sql`
-  select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets where status = 'published'`)
-)
-  .map((r) => Number(r.ms))
-  .sort((a, b) => a - b);
-await checkAllPublished("lag run", lagTargets, lagBefore);
 
 console.log("");
 console.log(
