@@ -1,5 +1,5 @@
 // One copy of the engine for bench/dispatch.ts, in its own process like a `crier serve` copy.
-// Env: BENCH_DB_URL, CRIER_BLUESKY_API_URL, COPY_ID, MODE (drain | ticks). Prints "ready", waits for "go".
+// Env: BENCH_DB_URL, CRIER_BLUESKY_API_URL, COPY_ID, MODE (drain | ticks), BENCH_UNTIL (optional). Prints "ready", waits for "go".
 import { sql } from "drizzle-orm";
 import { createEngine, startEngine } from "../src/engine/scheduler.ts";
 import { benchContext } from "./engine-support.ts";
@@ -11,7 +11,9 @@ const ctx = benchContext(
 const waiting = async () =>
   (
     await ctx.db.rows<{ n: number }>(
-      sql`select count(*)::int as n from post_targets where status in ('pending', 'scheduled', 'processing')`,
+      // BENCH_UNTIL bounds the run to targets due by then (bench/growth has a million more due later).
+      sql`select count(*)::int as n from post_targets where status in ('pending', 'scheduled', 'processing')
+        and due_at <= ${process.env.BENCH_UNTIL ?? "infinity"}::timestamptz`,
     )
   )[0].n;
 

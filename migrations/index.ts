@@ -14,6 +14,7 @@ import m10 from "./0010_mcp.sql" with { type: "text" };
 import m11 from "./0011_reconcile.sql" with { type: "text" };
 import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
 import m13 from "./0013_users_sessions.sql" with { type: "text" };
+import m14 from "./0014_perf.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -31,4 +32,5 @@ export const migrationSql: Record<string, string> = {
   "0011_reconcile": m11,
   "0012_webhooks_followup": m12,
   "0013_users_sessions": m13,
+  "0014_perf": m14,
 };

@@ -3,6 +3,8 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { buildDashboard } from "../src/web/bundle.ts";
+import { dirname, join } from "node:path";
+import { makeSeed, seedName } from "../src/db/seed.ts";
 
 const outfile = process.env.CRIER_BUILD_OUTFILE ?? "dist/crier";
 const started = performance.now();
@@ -22,9 +24,14 @@ embedDashboard({ js, css });
 await import("../src/main.ts");
 `,
 );
+// A migrated PGlite data directory rides inside the executable: a new embedded database unpacks it
+// instead of running initdb and the migrations at first start (src/db/seed.ts finds it by name).
+const seedFile = join(dirname(outfile), seedName());
+mkdirSync(dirname(seedFile), { recursive: true });
+writeFileSync(seedFile, Buffer.from(await (await makeSeed()).arrayBuffer()));
 const result = spawnSync(
   process.execPath,
-  ["build", "dist/entry.ts", "--compile", "--minify-syntax", "--outfile", outfile],
+  ["build", "dist/entry.ts", seedFile, "--compile", "--minify-syntax", "--outfile", outfile],
   { stdio: "inherit" },
 );
 if (result.status !== 0) {

@@ -642,7 +642,12 @@ export default definePlugin({
   optionsSchema: t.Object({}, { additionalProperties: true }),
   textLimit: { max: MAX_GRAPHEMES, unit: "graphemes", maxBytes: MAX_TEXT_BYTES },
   defaultApiUrl: DEFAULT_API_URL,
-  concurrency: 4,
+  // Bluesky's write limits are per account (per DID: 5,000 points an hour, 3 per created record), which the
+  // engine keeps by publishing to one account at a time; what a copy shares across accounts is the PDS's
+  // 3,000 requests per 5 minutes per IP (docs.bsky.app, "Rate Limits"). That is a window: 16 at once spends
+  // it only in a burst of minutes, after which a 429 with Retry-After requeues (nothing was created).
+  // A copy with its own PDS, or behind several addresses, may raise it with CRIER_BLUESKY_CONCURRENCY.
+  concurrency: 16,
   connect: {
     mode: "credential_form_url",
     title: "Connect a Bluesky account",

@@ -364,8 +364,11 @@ export default definePlugin({
   optionsSchema,
   textLimit: { max: TEXT_MAX, unit: "utf16", withMediaMax: CAPTION_MAX },
   defaultApiUrl: DEFAULT_API_URL,
-  // Telegram allows about 20 posts a minute per channel: one at a time is plenty.
-  concurrency: 2,
+  // Per channel (= per account: the engine publishes to one at a time) about 1 message a second and 20 a
+  // minute; per bot, so across every account of this server, "no more than 30 messages per second or so"
+  // (core.telegram.org/bots/faq, "Broadcasting to users"). 8 calls at once of ≥ 250 ms each stay near
+  // that; a 429 carries retry_after and requeues the target.
+  concurrency: 8,
   connect: {
     mode: "credential_form_url",
     requiredSettings: ["CRIER_TELEGRAM_BOT_TOKEN"],

@@ -92,6 +92,8 @@ beforeAll(async () => {
     PUBLISH_LEASE_SECONDS: "5",
     CRIER_BLUESKY_API_URL: served.url,
     CRIER_BLUESKY_TIMEOUT_MS: "120000",
+    // Exactly HELD publishes in flight, all of them held: the kill then interrupts only those.
+    CRIER_BLUESKY_CONCURRENCY: "4",
   };
   const config = loadConfig({ ...childEnv, DATABASE_URL: childEnv.DATABASE_URL });
   const clock = { now: () => new Date() };
@@ -124,7 +126,7 @@ afterAll(async () => {
 describe("kill -9 of a serving copy mid-batch", () => {
   test("after a restart every target is terminal, the interrupted ones outcome_unknown, no duplicates", async () => {
     // Every createRecord creates the post and then holds its answer far longer than the test runs.
-    const HELD = 4; // the Bluesky plugin's cap of publishes at once per copy
+    const HELD = 4; // the copies' cap of Bluesky publishes at once (CRIER_BLUESKY_CONCURRENCY above)
     emulator.failNext({ kind: "timeout", on: "createRecord", delayMs: 300_000, times: HELD });
 
     const first = await startServe();

@@ -1,10 +1,10 @@
-import { mkdirSync, existsSync, readFileSync, writeFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { openPglite, openPostgres, type Db } from "../../src/db/client.ts";
-import { migrate, embeddedMigrations } from "../../src/db/migrate.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { migratedSeed } from "../../src/db/seed.ts";
 
 /**
  * A fresh, migrated database for one test file. With TEST_DATABASE_URL set it is a new PostgreSQL
@@ -38,25 +38,6 @@ async function freshPostgres(base: string): Promise<Db & { url: string }> {
 }
 
 async function freshPglite(): Promise<Db> {
-  const version = createHash("sha256")
-    .update(
-      embeddedMigrations()
-        .map((m) => m.hash)
-        .join(),
-    )
-    .digest("hex")
-    .slice(0, 16);
-  const dir = join(tmpdir(), "crier-test-pglite");
-  const dump = join(dir, `${version}.tar.gz`);
-  if (!existsSync(dump)) {
-    const seed = await openPglite(undefined);
-    await migrate(seed);
-    const blob = await (seed as Db & { pglite: { dumpDataDir(c: string): Promise<Blob> } }).pglite.dumpDataDir("gzip");
-    await seed.close();
-    mkdirSync(dir, { recursive: true });
-    const partial = `${dump}.${process.pid}.tmp`;
-    writeFileSync(partial, Buffer.from(await blob.arrayBuffer()));
-    renameSync(partial, dump);
-  }
-  return openPglite(undefined, new Blob([readFileSync(dump)]));
+  // The same migrated tarball a new embedded data directory starts from, cached apart from the server's.
+  return openPglite(undefined, await migratedSeed(join(tmpdir(), "crier-test-pglite")));
 }

@@ -4,6 +4,7 @@ import { apiKeys, profiles } from "../../db/schema.ts";
 import { prepared } from "../../db/prepared.ts";
 import { isScope, SCOPES, type Scope } from "../../http/scopes.ts";
 import { hashToken, looksLikeToken, newToken, publicPrefix } from "./tokens.ts";
+import { principalCache } from "./principal-cache.ts";
 
 export interface Principal {
   keyId: string;
@@ -90,7 +91,11 @@ export async function revokeKey(db: Db, id: string, now = new Date()) {
     .set({ revokedAt: now })
     .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
     .returning();
-  if (row) return publicKey(row);
+  if (row) {
+    // This copy refuses the key on its next request; other copies hear of it from the table's trigger.
+    principalCache(db).forget(row.hash);
+    return publicKey(row);
+  }
   const [existing] = await db.db.select().from(apiKeys).where(eq(apiKeys.id, id));
   if (!existing) throw new KeyInputError(`no key with id ${id}`);
   return publicKey(existing);
@@ -105,16 +110,32 @@ const keyByHash = prepared((d) =>
     .prepare("crier_key_by_hash"),
 );
 
-/** Resolves a bearer token to its principal, or null when it is unknown, revoked or expired. */
+/**
+ * Resolves a bearer token to its principal, or null when it is unknown, revoked or expired. A valid key
+ * is remembered for a few seconds (principal-cache.ts): the lookup was one of a GET's two round trips.
+ */
 export async function authenticate(db: Db, token: string, now: Date): Promise<Principal | null> {
   if (!looksLikeToken(token)) return null;
-  // Read from the database on every request (no cache): a key revoked anywhere is refused at once.
-  const [row] = await keyByHash(db).execute({ hash: hashToken(token) });
+  const hash = hashToken(token);
+  const cache = principalCache<Principal>(db);
+  const wall = Date.now();
+  const hit = cache.get(hash, wall);
+  if (hit) return hit.expiresAt && hit.expiresAt <= now ? null : hit.principal;
+  const readAt = cache.version();
+  const [row] = await keyByHash(db).execute({ hash });
   if (!row || row.key.revokedAt || (row.key.expiresAt && row.key.expiresAt <= now)) return null;
-  // Last use is shown to the minute: one write per key per minute keeps the hot path a read.
+  // Last use is shown to the minute: one write per key per minute keeps the hot path a read (and a cached
+  // key, which skips this lookup altogether, costs nothing).
   if (!row.key.lastUsedAt || now.getTime() - row.key.lastUsedAt.getTime() > 60_000)
     await db.db.update(apiKeys).set({ lastUsedAt: now }).where(eq(apiKeys.id, row.key.id));
-  return { keyId: row.key.id, profileId: row.key.profileId, sandbox: row.sandbox, scopes: row.key.scopes as Scope[] };
+  const principal = {
+    keyId: row.key.id,
+    profileId: row.key.profileId,
+    sandbox: row.sandbox,
+    scopes: row.key.scopes as Scope[],
+  };
+  cache.set(hash, { principal, expiresAt: row.key.expiresAt }, wall, readAt);
+  return principal;
 }
 
 function publicKey(row: typeof apiKeys.$inferSelect) {

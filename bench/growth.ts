@@ -1,0 +1,203 @@
+// bench/growth: does the cost stay flat with a million posts?
+//   BENCH_DATABASE_URL=postgres://... npx bun bench/growth.ts
+// On an empty database, then after generating BENCH_POSTS=1,000,000 posts of 3 targets each with SQL (90 %
+// published in the past, 10 % scheduled in the future): p99 of GET /v1/accounts (wrk -c10) and of
+// GET /v1/posts?limit=100 walking the pages with the cursor (BENCH_PAGES=10,000 pages, the whole table;
+// empty: the one page, BENCH_EMPTY_SAMPLES times); the claim query's plan (EXPLAIN ANALYZE); dispatch lag
+// with targets falling due at a steady 100/s for BENCH_LAG_SECONDS=15, one copy as `crier serve` runs it.
+// Goals: both p99 within 2 × the empty figure; lag p99 < 1 s; the plan reads only due rows.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sql } from "drizzle-orm";
+import { createApp } from "../src/app.ts";
+import { SCOPES } from "../src/http/scopes.ts";
+import { upsertConnectedAccount } from "../src/modules/accounts/service.ts";
+import { createKey, createProfile } from "../src/modules/keys/service.ts";
+import { serveEmulator } from "../src/platform/emulator-kit.ts";
+import { connectContext } from "../src/platform/host/provider.ts";
+import { createBlueskyEmulator } from "../plugins/bluesky/emulator.ts";
+import { benchContext, pct, scratchDatabase, seedTargets } from "./engine-support.ts";
+import { figure } from "./figures.ts";
+
+const POSTS = Number(process.env.BENCH_POSTS ?? 1_000_000);
+const PAGES = Number(process.env.BENCH_PAGES ?? 10_000);
+const EMPTY_SAMPLES = Number(process.env.BENCH_EMPTY_SAMPLES ?? 2_000);
+const LAG_SECONDS = Number(process.env.BENCH_LAG_SECONDS ?? 15);
+const ACCOUNTS = 3;
+
+const emulator = createBlueskyEmulator();
+const served = serveEmulator(emulator);
+const scratch = await scratchDatabase();
+const ctx = benchContext(scratch.url, { CRIER_BLUESKY_API_URL: served.url }, 20);
+const profile = await createProfile(ctx.db, "bench");
+const { token } = await createKey(ctx.db, { name: "bench", profileId: profile.id, scopes: [...SCOPES] });
+const plugin = ctx.platforms.get("bluesky")!;
+if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Bluesky connect flow");
+const accountIds: string[] = [];
+for (let i = 0; i < ACCOUNTS; i++) {
+  const identity = await plugin.connect.verify(connectContext(ctx, "bluesky", { sandbox: false }), {
+    handle: `growth${i}.test`,
+    app_password: "abcd-efgh-ijkl-mnop",
+  });
+  accountIds.push((await upsertConnectedAccount(ctx, { profileId: profile.id, platform: "bluesky", ...identity })).id);
+}
+const api = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: createApp(ctx).handle });
+const auth = { authorization: `Bearer ${token}` };
+
+async function accountsP99(): Promise<number> {
+  const script = join(tmpdir(), `crier-bench-growth-${process.pid}.lua`);
+  writeFileSync(script, `wrk.headers["Authorization"] = "Bearer ${token}"\n`);
+  const child = Bun.spawn(["wrk", "-t1", "-c10", "-d5s", "--latency", "-s", script, `${api.url}v1/accounts`], {
+    stdout: "pipe",
+  });
+  const out = await new Response(child.stdout).text();
+  const m = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
+  if (!m) throw new Error(`wrk gave no p99:\n${out}`);
+  return Number(m[1]) * (m[2] === "us" ? 0.001 : m[2] === "s" ? 1000 : 1);
+}
+
+/** Milliseconds per page in walking order, following meta.next_after / next_after_id from the first page on. */
+async function walkPagesInOrder(pages: number, repeatFirst = false): Promise<number[]> {
+  const times: number[] = [];
+  let cursor = "";
+  for (let i = 0; i < pages; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${api.url}v1/posts?limit=100${cursor}`, { headers: auth });
+    const body = (await res.json()) as { data: unknown[]; meta: { next_after?: string; next_after_id?: string } };
+    times.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`GET /v1/posts: ${res.status} ${JSON.stringify(body)}`);
+    if (repeatFirst) continue;
+    if (!body.meta.next_after) break;
+    cursor = `&after=${encodeURIComponent(body.meta.next_after)}&after_id=${body.meta.next_after_id}`;
+  }
+  return times;
+}
+const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+const walkPages = async (pages: number, repeatFirst = false) => sorted(await walkPagesInOrder(pages, repeatFirst));
+
+console.log(`bench/growth: ${POSTS} posts × 3 targets, PostgreSQL`);
+// A few posts so the empty figure reads a real page.
+await seedTargets(ctx.db, profile.id, accountIds, 100, new Date(Date.now() + 86_400_000), 0);
+await walkPages(50, true); // warm
+const emptyPage = pct(await walkPages(EMPTY_SAMPLES, true), 99);
+const emptyAccounts = await accountsP99();
+console.log(
+  `  empty: GET /v1/posts page p99 ${emptyPage.toFixed(2)} ms; GET /v1/accounts p99 ${emptyAccounts.toFixed(2)} ms`,
+);
+
+const t0 = performance.now();
+await ctx.db.rows(sql`
+  with p as (
+    insert into posts (id, profile_id, content, created_at, updated_at, publish_at)
+    select gen_random_uuid(), ${profile.id}::uuid, 'growth post ' || i,
+      now() - (i * interval '1 second'), now() - (i * interval '1 second'),
+      case when i % 10 = 0 then now() + interval '30 days' + (i * interval '1 second') else now() - (i * interval '1 second') end
+    from generate_series(1, ${POSTS}) as i
+    returning id, publish_at
+  )
+  insert into post_targets (post_id, profile_id, account_id, platform, position, status, scheduled_time, due_at,
+    attempts, published_at, platform_post_id, created_at, updated_at)
+  select p.id, ${profile.id}::uuid, a.id, 'bluesky', 0,
+    case when p.publish_at > now() then 'scheduled' else 'published' end, p.publish_at, p.publish_at,
+    case when p.publish_at > now() then 0 else 1 end,
+    case when p.publish_at > now() then null else p.publish_at end,
+    case when p.publish_at > now() then null else 'at://' || p.id end, p.publish_at, p.publish_at
+  from p cross join unnest(${`{${accountIds.join(",")}}`}::uuid[]) as a(id)`);
+await ctx.db.rows(sql`analyze`);
+const [{ posts: nPosts, targets: nTargets }] = await ctx.db.rows<{ posts: number; targets: number }>(
+  sql`select (select count(*) from posts)::int as posts, (select count(*) from post_targets)::int as targets`,
+);
+console.log(
+  `  generated ${nPosts} posts, ${nTargets} targets in ${((performance.now() - t0) / 1000).toFixed(1)} s (SQL)`,
+);
+
+// The claim's first step as crier_claim runs it: the due rows of the waiting index, nothing else.
+const plan = await ctx.db.rows<{ "QUERY PLAN": string }>(sql`
+  explain (analyze, buffers, costs off)
+  select t.account_id from post_targets t
+  where t.status in ('pending', 'scheduled') and t.due_at <= now() and t.account_id is not null
+    and coalesce(('{"bluesky": 16}'::jsonb ->> t.platform)::int, 0) > 0
+    and not (t.account_id = any ('{}'::uuid[]))
+  order by t.due_at limit 64`);
+const planText = plan.map((r) => r["QUERY PLAN"]).join("\n");
+console.log(`  the claim's candidate scan with ${nTargets} targets:\n${planText.replace(/^/gm, "    ")}`);
+const scanned = /Index (?:Only )?Scan using (\S+)/.exec(planText)?.[1];
+const onlyDue = scanned === "post_targets_waiting_idx" && !/Seq Scan/.test(planText);
+
+await walkPages(20); // warm
+const walk = await walkPagesInOrder(PAGES);
+const fullPages = sorted(walk);
+const fullPage = pct(fullPages, 99);
+const tenth = Math.max(1, Math.floor(walk.length / 10));
+const fullAccounts = await accountsP99();
+console.log(
+  `  ${POSTS} posts: GET /v1/posts ${walk.length} pages, p99 ${fullPage.toFixed(2)} ms (first tenth of the pages p99 ${pct(sorted(walk.slice(0, tenth)), 99).toFixed(2)} ms, last tenth ${pct(sorted(walk.slice(-tenth)), 99).toFixed(2)} ms); GET /v1/accounts p99 ${fullAccounts.toFixed(2)} ms`,
+);
+
+// Lag: targets due at a steady 100/s among the million, one copy ticking as `crier serve` does.
+const lagTargets = LAG_SECONDS * 100;
+await ctx.db.rows(sql`delete from posts where content like 'bench post %'`);
+// The copy counts targets due by BENCH_UNTIL; they are seeded once it has started (see below).
+let firstDue = new Date(Date.now() + 60_000);
+const until = new Date(firstDue.getTime() + 60_000 + lagTargets * 10).toISOString();
+const copy = spawn(process.execPath, ["bench/dispatch-copy.ts"], {
+  env: {
+    ...process.env,
+    BENCH_DB_URL: scratch.url,
+    CRIER_BLUESKY_API_URL: served.url,
+    COPY_ID: "growth",
+    MODE: "ticks",
+    BENCH_UNTIL: until,
+  },
+  stdio: ["pipe", "pipe", "inherit"],
+});
+let out = "";
+await new Promise<void>((resolve, reject) => {
+  copy.stdout!.on("data", (d: Buffer) => {
+    out += d.toString();
+    if (out.includes("ready\n") && !out.includes("go-sent")) {
+      out += "go-sent";
+      firstDue = new Date(Date.now() + 1000);
+      seedTargets(ctx.db, profile.id, accountIds, lagTargets, firstDue, 10).then(
+        () => copy.stdin!.write("go\n"),
+        reject,
+      );
+    }
+    if (out.includes("done\n")) resolve();
+  });
+  copy.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`copy exited with ${code}`))));
+});
+const lags = (
+  await ctx.db.rows<{ ms: number }>(sql`
+    select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets
+    where status = 'published' and scheduled_time >= ${firstDue.toISOString()}::timestamptz`)
+)
+  .map((r) => Number(r.ms))
+  .sort((a, b) => a - b);
+const lagP99 = pct(lags, 99);
+console.log(
+  `  dispatch lag at 100 targets/s among ${nTargets} targets: ${lags.length}/${lagTargets} published, p50 ${pct(lags, 50).toFixed(0)} ms, p99 ${lagP99.toFixed(0)} ms`,
+);
+
+figure(
+  "Growth: GET /v1/posts?limit=100 page p99, 1M posts ÷ empty",
+  `${(fullPage / emptyPage).toFixed(2)} × (${fullPage.toFixed(1)} ms)`,
+  "≤ 2 ×",
+  fullPage <= 2 * emptyPage,
+);
+figure(
+  "Growth: GET /v1/accounts p99, 1M posts ÷ empty",
+  `${(fullAccounts / emptyAccounts).toFixed(2)} × (${fullAccounts.toFixed(1)} ms)`,
+  "≤ 2 ×",
+  fullAccounts <= 2 * emptyAccounts,
+);
+figure("Growth: dispatch lag p99 at 100 targets/s, 1M posts", `${lagP99.toFixed(0)} ms`, "< 1000 ms", lagP99 < 1000);
+figure("Growth: claim plan reads only due rows", scanned ?? "no index scan", "post_targets_waiting_idx", onlyDue);
+
+api.stop(true);
+await ctx.db.close();
+await served.stop();
+await scratch.drop();
+process.exit(0);

@@ -1,0 +1,125 @@
+// bench/start: how long until a copy answers its first 200 (GET /healthz), and its idle memory.
+//   BENCH_DATABASE_URL=postgres://... npx bun bench/start.ts     (builds dist/crier first when missing)
+// Cases: the compiled binary on a new embedded data directory, on the same directory again, on PostgreSQL;
+// `npm start` (bun from source) on a new directory (its seed cached) and on PostgreSQL. Each case runs
+// BENCH_START_RUNS=3 times and reports the median. Idle RSS is read 3 s after the first 200.
+// Goals: new embedded directory < 1.5 s, existing < 1 s, PostgreSQL < 0.5 s; idle RSS < 150 MB embedded,
+// < 100 MB PostgreSQL.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { BENCH_SECRET, scratchDatabase } from "./engine-support.ts";
+import { figure } from "./figures.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const BINARY = join(ROOT, "dist", "crier");
+const RUNS = Number(process.env.BENCH_START_RUNS ?? 3);
+
+if (!existsSync(BINARY) || process.env.BENCH_BUILD) {
+  const built = spawnSync(process.execPath, ["scripts/build.ts"], { cwd: ROOT, stdio: "inherit" });
+  if (built.status !== 0) throw new Error("build failed");
+}
+
+const freePort = () => {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port;
+  s.stop(true);
+  return port;
+};
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+}
+
+/** Seconds from spawn to the first 200 of /healthz, and the idle RSS of the serving process. */
+async function start(cmd: string[], env: Record<string, string>, measureRss: boolean) {
+  const port = freePort();
+  const t0 = performance.now();
+  const proc = Bun.spawn(cmd, {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "/tmp",
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SECRET_KEY: BENCH_SECRET,
+      ...env,
+    },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  let seconds = NaN;
+  while (performance.now() - t0 < 60_000) {
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) {
+      seconds = (performance.now() - t0) / 1000;
+      break;
+    }
+    if (proc.exitCode !== null) throw new Error(`${cmd.join(" ")} exited: ${await new Response(proc.stderr).text()}`);
+    await Bun.sleep(5);
+  }
+  let rss = NaN;
+  if (measureRss) {
+    await Bun.sleep(3000);
+    rss = rssMb(proc.pid);
+  }
+  proc.kill("SIGTERM");
+  await proc.exited;
+  return { seconds, rss };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function cases(label: string, cmd: string[], pg: { url: string }) {
+  const fresh: number[] = [];
+  const again: number[] = [];
+  const pgRuns: number[] = [];
+  let rssEmbedded = NaN;
+  let rssPg = NaN;
+  for (let i = 0; i < RUNS; i++) {
+    const dataDir = mkdtempSync(join(tmpdir(), "crier-bench-start-"));
+    const first = await start(cmd, { DATA_DIR: dataDir }, i === 0);
+    fresh.push(first.seconds);
+    if (i === 0) rssEmbedded = first.rss;
+    again.push((await start(cmd, { DATA_DIR: dataDir }, false)).seconds);
+    rmSync(dataDir, { recursive: true, force: true });
+    const onPg = await start(
+      cmd,
+      { DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-start-")), DATABASE_URL: pg.url },
+      i === 0,
+    );
+    pgRuns.push(onPg.seconds);
+    if (i === 0) rssPg = onPg.rss;
+  }
+  const show = (xs: number[]) => `${median(xs).toFixed(2)} s (runs ${xs.map((x) => x.toFixed(2)).join(", ")})`;
+  console.log(`${label}: new embedded directory ${show(fresh)}; existing ${show(again)}; PostgreSQL ${show(pgRuns)}`);
+  console.log(`${label}: idle RSS embedded ${rssEmbedded.toFixed(0)} MB, PostgreSQL ${rssPg.toFixed(0)} MB`);
+  figure(
+    `Start (${label}): new embedded directory → first 200`,
+    `${median(fresh).toFixed(2)} s`,
+    "< 1.5 s",
+    median(fresh) < 1.5,
+  );
+  figure(
+    `Start (${label}): existing embedded directory → first 200`,
+    `${median(again).toFixed(2)} s`,
+    "< 1 s",
+    median(again) < 1,
+  );
+  figure(`Start (${label}): PostgreSQL → first 200`, `${median(pgRuns).toFixed(2)} s`, "< 0.5 s", median(pgRuns) < 0.5);
+  figure(`Idle RSS (${label}), embedded`, `${rssEmbedded.toFixed(0)} MB`, "< 150 MB", rssEmbedded < 150);
+  figure(`Idle RSS (${label}), PostgreSQL`, `${rssPg.toFixed(0)} MB`, "< 100 MB", rssPg < 100);
+}
+
+const pg = await scratchDatabase();
+console.log(`bench/start: ${RUNS} runs per case, medians`);
+if (!process.env.BENCH_SKIP_BINARY) await cases("binary", [BINARY, "serve"], pg);
+await cases("npm start", [process.execPath, "src/main.ts", "serve"], pg);
+await pg.drop();
+process.exit(0);

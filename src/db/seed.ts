@@ -1,0 +1,58 @@
+/**
+ * A migrated, empty PGlite data directory as a tarball, so a new embedded database starts by unpacking it
+ * (about a second) instead of running initdb and every migration (several seconds). The compiled binary
+ * carries one made at build time (scripts/build.ts); from source it is made on first need and cached
+ * under the system's temp directory. Either is named for the migration set it holds, so a tarball from
+ * older migrations is never used: a new migration simply makes a new one.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openPglite, type Db } from "./client.ts";
+import { embeddedMigrations, migrate } from "./migrate.ts";
+
+/** Names the migration set: a seed holds exactly these migrations. */
+export function seedVersion(): string {
+  const hashes = embeddedMigrations()
+    .map((m) => m.hash)
+    .join();
+  return createHash("sha256").update(hashes).digest("hex").slice(0, 16);
+}
+
+/** The file name a seed of this migration set has (in the binary, Bun adds a content hash before `.gz`). */
+export const seedName = (version = seedVersion()) => `pglite-seed-${version}.tar.gz`;
+
+/** The data directory, freshly initialised and migrated, as a gzipped tarball. */
+export async function makeSeed(): Promise<Blob> {
+  const db = (await openPglite(undefined)) as Db & { pglite: { dumpDataDir(c: "gzip"): Promise<Blob> } };
+  try {
+    await migrate(db);
+    return await db.pglite.dumpDataDir("gzip");
+  } finally {
+    await db.close();
+  }
+}
+
+/** The seed built into the executable, when this is the compiled binary of the same migrations. */
+function embeddedSeed(version: string): Blob | undefined {
+  const prefix = seedName(version).replace(/\.gz$/, "");
+  return Bun.embeddedFiles.find((f) => (f as Blob & { name: string }).name.startsWith(prefix));
+}
+
+/** The seed of the current migrations: built in, or cached (made now when missing). */
+export async function migratedSeed(cacheDir = join(tmpdir(), "crier-pglite-seed")): Promise<Blob> {
+  const version = seedVersion();
+  const built = embeddedSeed(version);
+  if (built) return built;
+  const file = join(cacheDir, seedName(version));
+  if (!existsSync(file)) {
+    const seed = await makeSeed();
+    mkdirSync(cacheDir, { recursive: true });
+    // Written aside and renamed, so a copy starting at the same moment never reads half a tarball.
+    const partial = `${file}.${process.pid}.tmp`;
+    writeFileSync(partial, Buffer.from(await seed.arrayBuffer()));
+    renameSync(partial, file);
+  }
+  return new Blob([readFileSync(file)]);
+}
