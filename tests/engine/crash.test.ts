@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +18,7 @@ import { SCOPES } from "../../src/http/scopes.ts";
 import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
 import { connectBluesky } from "../support/engine-kit.ts";
 import { testDatabase } from "../support/db.ts";
+import { exited, startKillableServe, until } from "../support/killable-serve.ts";
 
 // `crier serve` as a child process is killed with SIGKILL while its publishes are in flight (the
 // emulator created the posts but holds its answers), then started again. Every target must end
@@ -36,36 +37,7 @@ let token: string;
 let cleanup: () => Promise<void> = async () => {};
 const children: ChildProcess[] = [];
 
-function startServe(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn("node_modules/.bin/bun", ["src/main.ts", "serve"], {
-    env: { ...process.env, ...childEnv },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let err = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on("exit", (code) => reject(new Error(`crier serve exited with ${code}: ${err}`)));
-  });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((r) =>
-    child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
-  );
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, seconds = 40): Promise<T> {
-  for (let i = 0; i < seconds * 20; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await Bun.sleep(50);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const startServe = () => startKillableServe(childEnv, children);
 
 beforeAll(async () => {
   emulator = createBlueskyEmulator();

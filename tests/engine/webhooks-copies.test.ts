@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,7 @@ import { createStorage } from "../../src/storage/index.ts";
 import { createBlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
 import { testDatabase } from "../support/db.ts";
 import { connectBluesky } from "../support/engine-kit.ts";
+import { exited, startKillableServe, until } from "../support/killable-serve.ts";
 
 // Copies of `crier serve` as child processes deliver the outbox: one killed with SIGKILL while its
 // delivery is on the wire (the event is delivered after the restart, from the one event row), and on
@@ -52,36 +53,7 @@ const receiver = Bun.serve({
   },
 });
 
-function startServe(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn("node_modules/.bin/bun", ["src/main.ts", "serve"], {
-    env: { ...process.env, ...childEnv },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let err = "";
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) resolve({ child, url: m[1] });
-    });
-    child.on("exit", (code) => reject(new Error(`crier serve exited with ${code}: ${err}`)));
-  });
-}
-
-const exited = (child: ChildProcess) =>
-  new Promise<void>((r) =>
-    child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
-  );
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, seconds = 40): Promise<T> {
-  for (let i = 0; i < seconds * 20; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await Bun.sleep(50);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const startServe = () => startKillableServe(childEnv, children);
 
 async function deliveries(url: string, event: string) {
   const out: { event_id: string; status: string }[] = [];
