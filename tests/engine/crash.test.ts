@@ -1,24 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadConfig } from "../../src/config.ts";
-import type { AppContext } from "../../src/context.ts";
-import { openDatabase, type Db } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrate.ts";
-import { createLogger } from "../../src/log.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
 import { createPost } from "../../src/modules/posts/service.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { accountCredentials } from "../../src/modules/accounts/service.ts";
-import { createRegistry } from "../../src/platform/host/registry.ts";
-import { createStorage } from "../../src/storage/index.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
 import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
 import { connectBluesky } from "../support/engine-kit.ts";
-import { testDatabase } from "../support/db.ts";
-import { exited, startKillableServe, until } from "../support/killable-serve.ts";
+import { childDatabase, exited, startKillableServe, until } from "../support/killable-serve.ts";
 
 // `crier serve` as a child process is killed with SIGKILL while its publishes are in flight (the
 // emulator created the posts but holds its answers), then started again. Every target must end
@@ -42,42 +30,18 @@ const startServe = () => startKillableServe(childEnv, children);
 beforeAll(async () => {
   emulator = createBlueskyEmulator();
   served = serveEmulator(emulator);
-  const dataDir = mkdtempSync(join(tmpdir(), "crier-crash-"));
-  let db: Db;
-  if (process.env.TEST_DATABASE_URL) {
-    const pg = await testDatabase();
-    db = pg;
-    childEnv = { DATABASE_URL: pg.url! };
-    cleanup = () => pg.close();
-  } else {
-    db = await openDatabase({ dataDir });
-    await migrate(db);
-    childEnv = {};
-  }
-  childEnv = {
-    ...childEnv,
-    DATA_DIR: dataDir,
-    PORT: "0",
-    HOST: "127.0.0.1",
+  const shared = await childDatabase("crash", {
     SECRET_KEY: SECRET,
-    LOG_LEVEL: "silent",
     PUBLISH_LEASE_SECONDS: "5",
     CRIER_BLUESKY_API_URL: served.url,
     CRIER_BLUESKY_TIMEOUT_MS: "120000",
     // Exactly HELD publishes in flight, all of them held: the kill then interrupts only those.
     CRIER_BLUESKY_CONCURRENCY: "4",
-  };
-  const config = loadConfig({ ...childEnv, DATABASE_URL: childEnv.DATABASE_URL });
-  const clock = { now: () => new Date() };
-  const ctx: AppContext = {
-    config,
-    db,
-    clock,
-    log: createLogger("silent"),
-    platforms: createRegistry(),
-    storage: createStorage(config),
-    credentials: accountCredentials({ db, config, clock }),
-  };
+  });
+  const { ctx } = shared;
+  const db = ctx.db;
+  childEnv = shared.childEnv;
+  cleanup = shared.close;
   const profile = await createProfile(db, "crash");
   token = (await createKey(db, { name: "crash", profileId: profile.id, scopes: [...SCOPES] })).token;
   const accounts = await Promise.all(
@@ -86,7 +50,7 @@ beforeAll(async () => {
   for (let i = 0; i < TARGETS; i++) {
     await createPost(ctx, profile.id, { content: `crash ${i}`, targets: [{ account_id: accounts[i % ACCOUNTS] }] });
   }
-  if (!process.env.TEST_DATABASE_URL) await db.close();
+  await shared.release();
 });
 
 afterAll(async () => {

@@ -1,25 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadConfig } from "../../src/config.ts";
-import type { AppContext } from "../../src/context.ts";
-import { openDatabase, type Db } from "../../src/db/client.ts";
-import { migrate } from "../../src/db/migrate.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
-import { createLogger } from "../../src/log.ts";
-import { accountCredentials } from "../../src/modules/accounts/service.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
 import { createPost } from "../../src/modules/posts/service.ts";
 import { createWebhook } from "../../src/modules/webhooks/service.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
-import { createRegistry } from "../../src/platform/host/registry.ts";
-import { createStorage } from "../../src/storage/index.ts";
 import { createBlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
-import { testDatabase } from "../support/db.ts";
 import { connectBluesky } from "../support/engine-kit.ts";
-import { exited, startKillableServe, until } from "../support/killable-serve.ts";
+import { childDatabase, exited, startKillableServe, until } from "../support/killable-serve.ts";
 
 // Copies of `crier serve` as child processes deliver the outbox: one killed with SIGKILL while its
 // delivery is on the wire (the event is delivered after the restart, from the one event row), and on
@@ -75,40 +63,16 @@ async function deliveries(url: string, event: string) {
 beforeAll(async () => {
   const emulator = createBlueskyEmulator();
   served = serveEmulator(emulator);
-  const dataDir = mkdtempSync(join(tmpdir(), "crier-webhooks-"));
-  let db: Db;
-  if (process.env.TEST_DATABASE_URL) {
-    const pg = await testDatabase();
-    db = pg;
-    childEnv = { DATABASE_URL: pg.url! };
-    cleanup = () => pg.close();
-  } else {
-    db = await openDatabase({ dataDir });
-    await migrate(db);
-    childEnv = {};
-  }
-  childEnv = {
-    ...childEnv,
-    DATA_DIR: dataDir,
-    PORT: "0",
-    HOST: "127.0.0.1",
+  const shared = await childDatabase("webhooks", {
     SECRET_KEY: SECRET,
-    LOG_LEVEL: "silent",
     PUBLISH_LEASE_SECONDS: "5",
     WEBHOOK_ALLOW_PRIVATE: "true",
     CRIER_BLUESKY_API_URL: served.url,
-  };
-  const config = loadConfig({ ...childEnv });
-  const clock = { now: () => new Date() };
-  const ctx: AppContext = {
-    config,
-    db,
-    clock,
-    log: createLogger("silent"),
-    platforms: createRegistry(),
-    storage: createStorage(config),
-    credentials: accountCredentials({ db, config, clock }),
-  };
+  });
+  const { ctx } = shared;
+  const db = ctx.db;
+  childEnv = shared.childEnv;
+  cleanup = shared.close;
   const profile = await createProfile(db, "webhooks");
   token = (await createKey(db, { name: "webhooks", profileId: profile.id, scopes: [...SCOPES] })).token;
   webhookId = (
@@ -119,7 +83,7 @@ beforeAll(async () => {
   const later = new Date(Date.now() + 30 * 86400_000).toISOString();
   for (let i = 0; i < EVENTS; i++)
     await createPost(ctx, profile.id, { content: `copy ${i}`, publish_at: later, targets: [{ account_id: account }] });
-  if (!process.env.TEST_DATABASE_URL) await db.close();
+  await shared.release();
 });
 
 afterAll(async () => {
