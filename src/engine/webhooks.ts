@@ -142,6 +142,9 @@ function retryDelayMs(attempt: number, random: () => number): number | null {
 
 async function readExcerpt(res: Response): Promise<string> {
   if (!res.body) return "";
+  // A short answer that says its length is read whole: a stream reader per delivery costs more than the send.
+  const length = Number(res.headers.get("content-length") ?? Number.NaN);
+  if (length <= RESPONSE_EXCERPT_CHARS) return (await res.text()).slice(0, RESPONSE_EXCERPT_CHARS);
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let text = "";
