@@ -21,6 +21,19 @@ export interface ClaimedTarget {
   accountId: string;
   platform: string;
   attempts: number;
+  /** What the publish needs, read by the claim's own statement (src/engine/dispatch.ts jobFromClaim reads it). */
+  job?: ClaimedJob;
+}
+
+/** The job columns of crier_claim (migrations/0015_claim_jobs.sql), as the driver returns them. */
+export interface ClaimedJob {
+  target: Record<string, unknown>;
+  content: string;
+  media: unknown;
+  account: Record<string, unknown>;
+  sandbox: boolean;
+  replyTo: string | null;
+  root: string | null;
 }
 
 export interface ClaimRequest {
@@ -42,8 +55,9 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     platforms.reduce((n, p) => n + req.caps[p], 0),
   );
   if (limit <= 0) return [];
-  // One call, one implicit transaction: crier_claim (migrations/0004_engine_rules.sql) does both steps.
-  return claimStatement(db, {
+  // One call, one implicit transaction: crier_claim (migrations/0015_claim_jobs.sql) does both steps and
+  // reads the jobs.
+  const rows = await claimStatement(db, {
     now: req.now.toISOString(),
     leaseUntil: req.leaseUntil.toISOString(),
     claimedBy: req.claimedBy,
@@ -52,14 +66,23 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     busy: pgArray(req.busyAccounts),
     postId: req.postId ?? null,
   });
+  return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
+    id,
+    postId,
+    accountId,
+    platform,
+    attempts,
+    job,
+  }));
 }
 
 const p = (name: string) => sql.placeholder(name);
 // Prepared: one round trip per claim instead of a describe and then the call.
-const claimStatement = preparedSql<ClaimedTarget>(
-  "crier_claim_call",
+const claimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
+  "crier_claim_jobs_call",
   sql`
-    select id, post_id as "postId", account_id as "accountId", platform, attempts
+    select id, post_id as "postId", account_id as "accountId", platform, attempts,
+      target, content, media, account, sandbox, reply_to as "replyTo", root
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
 );

@@ -18,7 +18,8 @@ import {
   type PublishJob,
 } from "../platform/sdk.ts";
 import { optionsForPlugin } from "../platform/host/options.ts";
-import type { ClaimedTarget } from "./claim.ts";
+import type { ClaimedJob, ClaimedTarget } from "./claim.ts";
+import { rowFromJson } from "../db/row-json.ts";
 import type { Recorder } from "./recorder.ts";
 import { finderFor } from "../platform/find-published.ts";
 
@@ -81,6 +82,19 @@ export async function loadJobs(ctx: AppContext, ids: string[]): Promise<Map<stri
   if (!ids.length) return new Map();
   // The ids come from the database (the claim), so the array literal is well formed.
   return new Map((await selectJobs(ctx.db).execute({ ids: `{${ids.join(",")}}` })).map((r) => [r.target.id, r]));
+}
+
+/** The job the claim read with the target (src/engine/claim.ts), in the shape loadJobs gives. */
+export function jobFromClaim(c: ClaimedJob): Job {
+  return {
+    target: rowFromJson(postTargets, c.target),
+    content: c.content,
+    media: c.media as Job["media"],
+    account: rowFromJson(accounts, c.account),
+    sandbox: c.sandbox,
+    replyTo: c.replyTo,
+    root: c.root,
+  };
 }
 
 async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined> {
@@ -197,7 +211,7 @@ export async function publishTarget(
   loaded?: Job,
 ): Promise<Outcome["kind"] | "failed"> {
   const log = ctx.log.child({ component: "engine", target_id: target.id, platform: target.platform });
-  const job = loaded ?? (await loadJobOne(ctx, target.id));
+  const job = loaded ?? (target.job ? jobFromClaim(target.job) : await loadJobOne(ctx, target.id));
   if (!job) return "failed"; // deleted meanwhile (cannot happen while processing: delete refuses)
   if (job.account.status !== "active" || !job.account.credentials) {
     await record(

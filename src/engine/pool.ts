@@ -6,7 +6,7 @@
 import type { AppContext } from "../context.ts";
 import type { Logger } from "../log.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
-import { loadJobs, publishTarget, type DispatchSettings, type Job } from "./dispatch.ts";
+import { publishTarget, type DispatchSettings } from "./dispatch.ts";
 
 export interface PoolOptions {
   /** Publishes at once in this copy, over all platforms. */
@@ -156,12 +156,8 @@ export class PublishPool {
       });
       if (!claimed.length) return 0;
       await beforeStart?.();
-      // One query loads every claimed job; they count as running from now on.
-      const jobs = loadJobs(
-        this.ctx,
-        claimed.map((t) => t.id),
-      );
-      for (const t of claimed) this.startPublish(t, jobs);
+      // The claim read every job with its target; they count as running from now on.
+      for (const t of claimed) this.startPublish(t);
       return claimed.length;
     } finally {
       for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) - n);
@@ -169,13 +165,8 @@ export class PublishPool {
     }
   }
 
-  private startPublish(target: ClaimedTarget, jobs: Promise<Map<string, Job>>) {
-    const promise = jobs
-      .then(
-        (m) => m.get(target.id),
-        () => undefined,
-      )
-      .then((loaded) => publishTarget(this.ctx, this.settings, target, loaded))
+  private startPublish(target: ClaimedTarget) {
+    const promise = publishTarget(this.ctx, this.settings, target)
       .then(
         () => undefined,
         (e) => {

@@ -1,0 +1,15 @@
+import { getTableColumns, type InferSelectModel, type Table } from "drizzle-orm";
+
+/**
+ * A row that SQL returned as `to_jsonb(row)` (snake_case keys, timestamps as ISO text), read back into
+ * what drizzle's select gives for the same table: each column's own driver mapping, so a schema change
+ * reaches both readings at once.
+ */
+export function rowFromJson<T extends Table>(table: T, json: Record<string, unknown>): InferSelectModel<T> {
+  const row: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = json[column.name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as InferSelectModel<T>;
+}
