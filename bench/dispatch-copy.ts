@@ -57,6 +57,8 @@ if (process.env.MODE === "ticks") {
   // runUntilIdle returns when this copy finds nothing to claim; the other copy may still hold the last accounts.
   do await engine.runUntilIdle();
   while ((await waiting()) > 0 && (await Bun.sleep(5), true));
+  const { claims, claimed, empty } = engine.claimStats();
+  console.log(`claims ${JSON.stringify({ claims, claimed, empty })}`);
   if (process.env.BENCH_VERBOSE)
     console.error(
       `${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg`,

@@ -69,6 +69,9 @@ const profileArgs = process.env.BENCH_PROFILE_DIR
   ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
   : [];
 
+/** What each copy of the last run said of its claims (bench/dispatch-copy.ts prints it before "done"). */
+let lastClaims: { claims: number; claimed: number; empty: number }[] = [];
+
 async function runCopies(
   copies: number,
   mode: "drain" | "ticks",
@@ -89,12 +92,14 @@ async function runCopies(
       stdio: ["pipe", "pipe", "inherit"],
     }),
   );
+  lastClaims = [];
   const lines = (c: (typeof children)[number], want: string) =>
     new Promise<void>((resolve, reject) => {
       let buf = "";
       const onData = (d: Buffer) => {
         buf += d.toString();
         if (buf.split("\n").some((l) => l.trim() === want)) {
+          for (const l of buf.split("\n")) if (l.startsWith("claims ")) lastClaims.push(JSON.parse(l.slice(7)));
           c.stdout!.off("data", onData);
           resolve();
         }
@@ -156,7 +161,11 @@ async function drain(label: string, copies: number, targets: number): Promise<nu
   const before = emulator.posts().length;
   const seconds = await runCopies(copies, "drain");
   const name = `${label}, ${copies} cop${copies === 1 ? "y" : "ies"}`;
-  console.log(`  ${name}: ${seconds.toFixed(2)} s → ${(targets / seconds).toFixed(0)} targets/s`);
+  const claims = lastClaims.reduce((n, c) => n + c.claims, 0);
+  const empty = lastClaims.reduce((n, c) => n + c.empty, 0);
+  console.log(
+    `  ${name}: ${seconds.toFixed(2)} s → ${(targets / seconds).toFixed(0)} targets/s; ${claims} claims, ${(targets / claims).toFixed(1)} targets per claim, ${empty} empty`,
+  );
   await checkAllPublished(name, targets, before);
   return targets / seconds;
 }

@@ -47,6 +47,9 @@ export class PublishPool {
     private readonly log: Logger,
   ) {}
 
+  /** Claims made and targets they took since start (bench/dispatch prints targets per claim). */
+  readonly claimStats = { claims: 0, claimed: 0, empty: 0 };
+
   inFlight(): number {
     return this.running.size;
   }
@@ -154,7 +157,12 @@ export class PublishPool {
         busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
         postId,
       });
-      if (!claimed.length) return 0;
+      this.claimStats.claims++;
+      this.claimStats.claimed += claimed.length;
+      if (!claimed.length) {
+        this.claimStats.empty++;
+        return 0;
+      }
       await beforeStart?.();
       // The claim read every job with its target; they count as running from now on.
       for (const t of claimed) this.startPublish(t);

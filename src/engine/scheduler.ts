@@ -62,6 +62,8 @@ export interface Engine extends LocalDispatch {
   runUntilIdle(): Promise<void>;
   /** Publishes in flight. */
   inFlight(): number;
+  /** Claims this copy made and the targets they took (bench/dispatch reports targets per claim). */
+  claimStats(): { claims: number; claimed: number; empty: number };
   /** Ticks every second from now on (startEngine does this). */
   startTimer(): void;
   /** Stops ticking and claiming and waits (bounded by shutdownTimeoutMs) for what is in flight. */
@@ -144,6 +146,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     wake: () => pool.claimSoon(),
     claimPost: (postId, beforeStart, makeDue) => pool.claimPost(postId, beforeStart, makeDue),
     inFlight: () => pool.inFlight(),
+    claimStats: () => ({ ...pool.claimStats }),
     health: () => life.health(),
     startTimer: () => life.startTimer(),
     stop: () => life.stop(),
