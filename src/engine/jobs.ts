@@ -13,6 +13,7 @@ import type { AppContext } from "../context.ts";
 import type { Db } from "../db/client.ts";
 import type { Logger } from "../log.ts";
 import { analyticsJob } from "./analytics.ts";
+import { maintenanceJob } from "./maintenance.ts";
 import { reconcileJob } from "./reconcile.ts";
 
 export interface PeriodicJob {
@@ -24,7 +25,7 @@ export interface PeriodicJob {
 }
 
 /** The jobs every engine runs unless EngineOptions.jobs says otherwise: register new periodic work here. */
-export const PERIODIC_JOBS: readonly PeriodicJob[] = [analyticsJob, reconcileJob];
+export const PERIODIC_JOBS: readonly PeriodicJob[] = [analyticsJob, reconcileJob, maintenanceJob];
 
 export class JobRunner {
   private readonly runs = new Map<string, Promise<void>>();
