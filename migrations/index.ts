@@ -15,6 +15,7 @@ import m11 from "./0011_reconcile.sql" with { type: "text" };
 import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
 import m13 from "./0013_users_sessions.sql" with { type: "text" };
 import m14 from "./0014_perf.sql" with { type: "text" };
+import m15 from "./0015_account_cache.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -33,4 +34,5 @@ export const migrationSql: Record<string, string> = {
   "0012_webhooks_followup": m12,
   "0013_users_sessions": m13,
   "0014_perf": m14,
+  "0015_account_cache": m15,
 };

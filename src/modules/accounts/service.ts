@@ -10,6 +10,7 @@ import { NotFound } from "../../http/errors.ts";
 import { runDisconnectHook, type DisconnectFacts } from "../../platform/host/disconnect.ts";
 import type { CredentialStore } from "../../platform/host/provider.ts";
 import type { Account, DeleteResult } from "./model.ts";
+import { forgetTargetAccount } from "./target-accounts.ts";
 
 type Row = typeof accounts.$inferSelect;
 
@@ -94,6 +95,7 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
       },
     })
     .returning();
+  forgetTargetAccount(ctx.db, row.id);
   return row;
 }
 
@@ -150,6 +152,8 @@ export async function disconnectAccount(ctx: AppContext, profileId: string, id: 
       ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
     })
     .where(eq(accounts.id, row.id));
+  // This copy's next create plans from the database (other copies hear of it from the table's trigger).
+  forgetTargetAccount(ctx.db, row.id);
   return {
     deleted: false,
     disconnected: true,
