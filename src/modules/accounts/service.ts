@@ -14,7 +14,19 @@ import { forgetTargetAccount } from "./target-accounts.ts";
 
 type Row = typeof accounts.$inferSelect;
 
-export function toAccount(ctx: AppContext, row: Row): Account {
+/** The columns an Account answer shows: a list never reads the credentials' ciphertext or the metadata. */
+const shown = {
+  id: accounts.id,
+  platform: accounts.platform,
+  username: accounts.username,
+  avatarUrl: accounts.avatarUrl,
+  status: accounts.status,
+  createdAt: accounts.createdAt,
+  updatedAt: accounts.updatedAt,
+};
+type Shown = Pick<Row, keyof typeof shown>;
+
+export function toAccount(ctx: AppContext, row: Shown): Account {
   const description = ctx.platforms.describe(row.platform);
   return {
     id: row.id,
@@ -31,7 +43,7 @@ export function toAccount(ctx: AppContext, row: Row): Account {
 
 const accountsOfProfile = prepared((d) =>
   d
-    .select()
+    .select(shown)
     .from(accounts)
     .where(eq(accounts.profileId, sql.placeholder("profileId")))
     .orderBy(asc(accounts.createdAt), asc(accounts.id))
