@@ -16,6 +16,7 @@ import m12 from "./0012_webhooks_followup.sql" with { type: "text" };
 import m13 from "./0013_users_sessions.sql" with { type: "text" };
 import m14 from "./0014_perf.sql" with { type: "text" };
 import m15 from "./0015_claim_jobs.sql" with { type: "text" };
+import m16 from "./0016_account_cache.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -35,4 +36,5 @@ export const migrationSql: Record<string, string> = {
   "0013_users_sessions": m13,
   "0014_perf": m14,
   "0015_claim_jobs": m15,
+  "0016_account_cache": m16,
 };

@@ -10,20 +10,35 @@ export const MAX_YEAR = 9999;
 
 function daysIn(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** The instant a strict RFC 3339 date-time names, or null when the text is not one. */
 export function parseDateTime(text: string): Date | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
+  // Every response's date-times pass through here too (the format check): no arrays made per call.
+  const year = +m[1];
+  const month = +m[2];
+  const day = +m[3];
   if (year < MIN_YEAR || year > MAX_YEAR) return null;
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
-  if (hour > 23 || minute > 59 || second > 59) return null;
-  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
+  if (+m[4] > 23 || +m[5] > 59 || +m[6] > 59) return null;
+  if (m[9] !== undefined && (+m[9] > 23 || +m[10] > 59)) return null;
   const date = new Date(text);
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-export const isDateTime = (text: string): boolean => parseDateTime(text) !== null;
+/**
+ * Texts already found valid. The format check runs on every date-time of every answer too (a list of
+ * accounts has two per account), and the regex and Date parse were a few per cent of a request's CPU.
+ */
+const valid = new Set<string>();
+
+export function isDateTime(text: string): boolean {
+  if (valid.has(text)) return true;
+  if (parseDateTime(text) === null) return false;
+  if (valid.size >= 10_000) valid.clear();
+  valid.add(text);
+  return true;
+}

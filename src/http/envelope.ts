@@ -75,62 +75,74 @@ function searchOf(request: Request): URLSearchParams {
 
 const started = new WeakMap<Request, number>();
 
+/** What the request log reads of a finished request (principal only on authenticated routes). */
+interface Finished {
+  request: Request;
+  set: { status?: number | string; headers: Record<string, unknown> };
+  requestId?: string;
+  principal?: { profileId: string };
+  responseValue?: unknown;
+}
+
 /** Request ids, JSON body parsing, the error envelope and request logs for the whole app. */
 export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) {
   const log = ctx.log.child({ component: "http" });
-  return new Elysia({ name: "envelope" })
-    .onRequest(({ request }) => {
-      started.set(request, performance.now());
-      // PostgreSQL cannot store or compare text holding NUL; refuse it in any query parameter up front.
-      for (const [name, value] of searchOf(request))
-        if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);
-      // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
-      if (ctx.db?.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
-    })
-    .derive({ as: "global" }, ({ request, set }) => {
-      const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
-      set.headers["x-request-id"] = requestId;
-      return { requestId };
-    })
-    .onParse({ as: "global" }, async ({ request, contentType }) => {
-      // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
-      if (request.method === "PUT") return;
-      const declared = Number(request.headers.get("content-length") ?? "NaN");
-      if (declared > ctx.config.maxBodyBytes)
-        throw new PayloadTooLarge(`The request body is larger than ${ctx.config.maxBodyBytes} bytes.`);
-      if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
-      // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
-      if (contentType && pathOf(request).startsWith("/v1/") && hasBody(request)) {
-        throw new UnsupportedMediaType(contentType.split(";")[0]);
-      }
-      if (contentType === "" && hasBody(request)) return readJson(request, ctx.config.maxBodyBytes);
-    })
-    .onError({ as: "global" }, ({ error, code, set, request, ...rest }) => {
-      // The database could not be reached: a 503 the client may retry, and the circuit opens (db/availability.ts).
-      if (isConnectionError(error)) {
-        ctx.db?.availability?.report(error);
-        error = new DatabaseUnavailable();
-      }
-      try {
-        return errorResponse(log, error, code, set, request, rest, routes);
-      } catch {
-        // Last resort: the envelope without anything from the request, which is what just failed.
-        return Response.json(new InternalError(randomUUID()).toBody(), { status: 500 });
-      }
-    })
-    .onAfterResponse({ as: "global" }, ({ request, set, ...rest }) => {
-      const t0 = started.get(request);
-      const r = rest as { requestId?: string; principal?: { profileId: string }; responseValue?: unknown };
-      const status = r.responseValue instanceof Response ? r.responseValue.status : Number(set.status ?? 200);
-      log.info("request", {
-        method: request.method,
-        path: pathOf(request),
-        status,
-        duration_ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
-        profile_id: r.principal?.profileId ?? null,
-        request_id: r.requestId ?? set.headers["x-request-id"],
-      });
-    });
+  return (
+    new Elysia({ name: "envelope" })
+      .onRequest(({ request }) => {
+        started.set(request, performance.now());
+        // PostgreSQL cannot store or compare text holding NUL; refuse it in any query parameter up front.
+        for (const [name, value] of searchOf(request))
+          if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);
+        // While the database is known to be down, /v1 fails at once instead of waiting on reconnects.
+        if (ctx.db?.availability?.down && pathOf(request).startsWith("/v1/")) throw new DatabaseUnavailable();
+      })
+      .derive({ as: "global" }, ({ request, set }) => {
+        const requestId = request.headers.get("x-request-id")?.slice(0, 100) || randomUUID();
+        set.headers["x-request-id"] = requestId;
+        return { requestId };
+      })
+      .onParse({ as: "global" }, async ({ request, contentType }) => {
+        // No route takes JSON by PUT: a PUT body is raw bytes (the media upload) that its route streams itself.
+        if (request.method === "PUT") return;
+        const declared = Number(request.headers.get("content-length") ?? "NaN");
+        if (declared > ctx.config.maxBodyBytes)
+          throw new PayloadTooLarge(`The request body is larger than ${ctx.config.maxBodyBytes} bytes.`);
+        if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
+        // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
+        if (contentType && pathOf(request).startsWith("/v1/") && hasBody(request)) {
+          throw new UnsupportedMediaType(contentType.split(";")[0]);
+        }
+        if (contentType === "" && hasBody(request)) return readJson(request, ctx.config.maxBodyBytes);
+      })
+      // Hooks name the context fields they read: a spread (...rest) makes elysia assume every field is used
+      // and parse the cookies (and more) of every request.
+      .onError({ as: "global" }, ({ error, code, set, request, requestId }) => {
+        // The database could not be reached: a 503 the client may retry, and the circuit opens (db/availability.ts).
+        if (isConnectionError(error)) {
+          ctx.db?.availability?.report(error);
+          error = new DatabaseUnavailable();
+        }
+        try {
+          return errorResponse(log, error, code, set, request, requestId, routes);
+        } catch {
+          // Last resort: the envelope without anything from the request, which is what just failed.
+          return Response.json(new InternalError(randomUUID()).toBody(), { status: 500 });
+        }
+      })
+      .onAfterResponse({ as: "global" }, ({ request, set, requestId, principal, responseValue }: Finished) => {
+        const t0 = started.get(request);
+        const status = responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200);
+        log.info("request", {
+          method: request.method,
+          path: pathOf(request),
+          status,
+          duration_ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
+          profile_id: principal?.profileId ?? null,
+          request_id: requestId ?? set.headers["x-request-id"],
+        });
+      })
+  );
 }
 
 type ErrorSet = { status?: number | string; headers: Record<string, string | number | undefined> };
@@ -141,10 +153,10 @@ function errorResponse(
   code: unknown,
   set: ErrorSet,
   request: Request,
-  rest: unknown,
+  derivedId: string | undefined,
   routes: () => RouteLike[],
 ): Response {
-  const requestId = (rest as { requestId?: string }).requestId ?? set.headers["x-request-id"] ?? randomUUID();
+  const requestId = derivedId ?? set.headers["x-request-id"] ?? randomUUID();
   let apiError: ApiError;
   if (error instanceof ApiError) apiError = error;
   else if (error instanceof ValidationError) {

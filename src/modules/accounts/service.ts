@@ -10,10 +10,23 @@ import { NotFound } from "../../http/errors.ts";
 import { runDisconnectHook, type DisconnectFacts } from "../../platform/host/disconnect.ts";
 import type { CredentialStore } from "../../platform/host/provider.ts";
 import type { Account, DeleteResult } from "./model.ts";
+import { forgetTargetAccount } from "./target-accounts.ts";
 
 type Row = typeof accounts.$inferSelect;
 
-export function toAccount(ctx: AppContext, row: Row): Account {
+/** The columns an Account answer shows: a list never reads the credentials' ciphertext or the metadata. */
+const shown = {
+  id: accounts.id,
+  platform: accounts.platform,
+  username: accounts.username,
+  avatarUrl: accounts.avatarUrl,
+  status: accounts.status,
+  createdAt: accounts.createdAt,
+  updatedAt: accounts.updatedAt,
+};
+type Shown = Pick<Row, keyof typeof shown>;
+
+export function toAccount(ctx: AppContext, row: Shown): Account {
   const description = ctx.platforms.describe(row.platform);
   return {
     id: row.id,
@@ -30,7 +43,7 @@ export function toAccount(ctx: AppContext, row: Row): Account {
 
 const accountsOfProfile = prepared((d) =>
   d
-    .select()
+    .select(shown)
     .from(accounts)
     .where(eq(accounts.profileId, sql.placeholder("profileId")))
     .orderBy(asc(accounts.createdAt), asc(accounts.id))
@@ -94,6 +107,7 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
       },
     })
     .returning();
+  forgetTargetAccount(ctx.db, row.id);
   return row;
 }
 
@@ -150,6 +164,8 @@ export async function disconnectAccount(ctx: AppContext, profileId: string, id: 
       ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
     })
     .where(eq(accounts.id, row.id));
+  // This copy's next create plans from the database (other copies hear of it from the table's trigger).
+  forgetTargetAccount(ctx.db, row.id);
   return {
     deleted: false,
     disconnected: true,

@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
-import { prepared } from "../../db/prepared.ts";
-import { insertPostStatement } from "../../db/post-insert.ts";
+import { insertCheckedPostStatement } from "../../db/post-insert.ts";
 import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
@@ -12,6 +11,7 @@ import { postStatus, type TargetStatus } from "../../domain/status.ts";
 import type { MediaItem, Plugin } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
+import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-accounts.ts";
 import { optionsForPlugin } from "../../platform/host/options.ts";
 import { normalizeMedia, problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
 
@@ -106,19 +106,6 @@ interface NewTarget {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const accountsByIds = prepared((d) =>
-  d
-    .select()
-    .from(accounts)
-    .where(
-      and(
-        sql`${accounts.id} = any(${sql.placeholder("ids")}::text::uuid[])`,
-        eq(accounts.profileId, sql.placeholder("profileId")),
-      ),
-    )
-    .prepare("crier_target_accounts"),
-);
-
 /** What the checks found for one input target: the rows it becomes, or the problems that stop it. */
 export interface TargetPlan {
   accountId: string;
@@ -133,7 +120,9 @@ export interface TargetPlan {
 /**
  * Checks every input target and collects every problem (POST /v1/posts/validate lists them all; create
  * and update throw the first, through buildTargets): one validator for both, so a post that validates
- * is accepted unless its accounts changed in between.
+ * is accepted unless its accounts changed in between. With `cached`, accounts this copy remembers stand in
+ * for a read when all of them are known, connected and of this profile: only for a create, whose insert
+ * checks them again (insertCheckedPostStatement).
  */
 export async function planTargets(
   ctx: AppContext,
@@ -142,10 +131,13 @@ export async function planTargets(
   inputs: PostTargetInput[],
   content: string,
   media: MediaItem[],
+  cached = false,
 ): Promise<TargetPlan[]> {
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
-  // The ids passed the UUID check above, so the array literal is well formed.
-  const rows = ids.length ? await accountsByIds(db).execute({ ids: `{${ids.join(",")}}`, profileId }) : [];
+  // The ids passed the UUID check above, so the array literal the read builds is well formed.
+  const rows =
+    (cached ? cachedTargetAccounts(ctx.db, profileId, ids) : undefined) ??
+    (await readTargetAccounts(ctx.db, db, profileId, ids));
   const byId = new Map(rows.map((r) => [r.id, r]));
   const seen = new Map<string, number>();
   let position = 0;
@@ -247,8 +239,9 @@ async function buildTargets(
   inputs: PostTargetInput[],
   content: string,
   media: MediaItem[],
+  cached = false,
 ): Promise<NewTarget[]> {
-  const plans = await planTargets(ctx, db, profileId, inputs, content, media);
+  const plans = await planTargets(ctx, db, profileId, inputs, content, media, cached);
   const failed = plans.find((p) => p.problems.length);
   if (failed) throw problemError(failed.problems[0], failed.label);
   return plans.flatMap((p) => p.rows);
@@ -300,15 +293,16 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
 
 /**
  * The post and its targets in one statement: they commit together, and a create without an
- * Idempotency-Key or draft needs no transaction of its own (three round trips in all, with auth).
- * The answer is built from what was written, not read back.
+ * Idempotency-Key or draft needs no transaction of its own (one round trip in all, with a cached key and
+ * cached accounts). The statement checks the targets' accounts again: undefined when one changed since it
+ * was read or remembered, and nothing was stored. The answer is built from what was written, not read back.
  */
-async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]): Promise<Post> {
+async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]): Promise<Post | undefined> {
   const ts = (d: Date | null) => d?.toISOString() ?? null;
   // What all targets of a new post share travels once; the rest as one JSON array, so the statement is
   // the same whatever the number of targets and stays prepared.
   const first = targets[0];
-  await insertPostStatement(q, {
+  const [{ created }] = await insertCheckedPostStatement(q, {
     id: post.id,
     profileId: post.profileId,
     content: post.content,
@@ -337,7 +331,7 @@ async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]
       })),
     ),
   });
-  return toPost(post, targets);
+  return created ? toPost(post, targets) : undefined;
 }
 
 function newRows(
@@ -383,12 +377,15 @@ function newRows(
   return { post, targets };
 }
 
+/** Tries of a create whose insert found an account changed since it was read (a race that repeats is a 409). */
+const CREATE_TRIES = 3;
+
 export async function createPost(ctx: AppContext, profileId: string, body: PostCreate, key?: string) {
   const media = normalizeMedia(body.media);
   const content = body.content ?? "";
   const create = async (q: Queryable, id: string) => {
     const when = timing(ctx, body.publish_at);
-    const list = await buildTargets(ctx, q, profileId, body.targets, content, media);
+    let list = await buildTargets(ctx, q, profileId, body.targets, content, media, true);
     if (body.draft_id) {
       const [draft] = await q
         .update(drafts)
@@ -397,8 +394,20 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
         .returning({ id: drafts.id });
       if (!draft) throw problemError(draftNotFound(body.draft_id));
     }
-    const { post, targets } = newRows(id, profileId, body, content, media, list, when);
-    return insertPost(q, post, targets);
+    for (let attempt = 1; ; attempt++) {
+      const { post, targets } = newRows(id, profileId, body, content, media, list, when);
+      const stored = await insertPost(q, post, targets);
+      if (stored) return stored;
+      if (attempt === CREATE_TRIES)
+        throw new Conflict(
+          "target_accounts_changed",
+          "The target accounts kept changing while the post was being created.",
+          "Send the request again.",
+        );
+      // An account changed since it was remembered or read: plan again from a fresh read, which answers
+      // the same 400 as always for an account now foreign, deleted or disconnected.
+      list = await buildTargets(ctx, q, profileId, body.targets, content, media);
+    }
   };
   const result =
     !key && !body.draft_id
