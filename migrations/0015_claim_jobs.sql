@@ -4,8 +4,6 @@
 -- cost every claim a second round trip; a read in the caller's statement around the call would see a
 -- snapshot older than the claim's (an edit committed in between would be published stale). Here the
 -- update and the read share one snapshot, the one under which the targets were found eligible and locked.
--- Step 1 also changed: claims running at the same moment used to try the same first accounts, and the one
--- that lost the locks came back empty; it now goes on to the next free accounts.
 DROP FUNCTION IF EXISTS crier_claim(timestamptz, timestamptz, text, jsonb, integer, uuid[], uuid);--> statement-breakpoint
 CREATE FUNCTION crier_claim(
   p_now timestamptz, p_lease_until timestamptz, p_claimed_by text, p_caps jsonb, p_limit integer,
@@ -23,26 +21,20 @@ DECLARE
   v_accounts uuid[];
 BEGIN
   -- 1. Accounts with a due target, oldest due first, each locked with try: an account another claimer
-  --    holds is skipped and the next one tried, up to twice as many as the claim may take (so two claims
-  --    at once, in one copy or two, take different accounts instead of both trying the same first few).
-  --    The window is wide even for a claim of one target: the other claim may hold the first dozens.
-  --    The lock is volatile: it runs row by row above the sort, only until enough are locked.
+  --    holds is skipped. The lock is volatile, so it runs only on the distinct accounts.
   SELECT array_agg(c.account_id) INTO v_accounts FROM (
     SELECT d.account_id FROM (
-      SELECT w.account_id, min(w.due_at) AS due_at FROM (
-        SELECT t.account_id, t.due_at FROM post_targets t
+      SELECT DISTINCT w.account_id FROM (
+        SELECT t.account_id FROM post_targets t
         WHERE t.status IN ('pending', 'scheduled') AND t.due_at <= p_now AND t.account_id IS NOT NULL
           AND coalesce((p_caps ->> t.platform)::int, 0) > 0
           AND NOT (t.account_id = ANY (p_busy))
           AND (p_post IS NULL OR t.post_id = p_post)
         ORDER BY t.due_at
-        LIMIT p_limit * 4 + 256
+        LIMIT p_limit * 4
       ) w
-      GROUP BY w.account_id
-      ORDER BY min(w.due_at)
     ) d
     WHERE pg_try_advisory_xact_lock(7242032, hashtext(d.account_id::text))
-    LIMIT p_limit * 2
   ) c;
   IF v_accounts IS NULL THEN
     RETURN;
