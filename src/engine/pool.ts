@@ -30,6 +30,12 @@ const MAX_PARALLEL_CLAIMS = 2;
 
 export class PublishPool {
   private readonly running = new Map<string, Running>();
+  /**
+   * Platforms whose last claim found fewer due targets than it had room for: claims after a publish ends
+   * leave them out (each would be an empty query) until the next tick or wake-up, or until a publish of
+   * theirs ends (its account may have a next target).
+   */
+  private readonly dry = new Set<string>();
   private readonly reserved = new Map<string, number>();
   private reservedTotal = 0;
   private claims = 0;
@@ -59,8 +65,14 @@ export class PublishPool {
     return [...this.running.keys()];
   }
 
-  /** Due work may exist: start a claim loop, or ask a running one to look again when it ends. */
+  /** Due work may exist on any platform (a tick, a new post): start a claim loop, or ask a running one to look again. */
   claimSoon(): void {
+    this.dry.clear();
+    this.claimMore();
+  }
+
+  /** Claims for the platforms not known to have nothing due (after a publish ends: its platform's next target). */
+  private claimMore(): void {
     // While a post is being made due and claimed (claimPost), the loops wait; claimPost starts one after.
     if (this.closed || this.held > 0) return;
     if (this.claims < MAX_PARALLEL_CLAIMS) void this.claimUntilNothingFits();
@@ -128,12 +140,13 @@ export class PublishPool {
     if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Free slots per platform: the cap minus what runs and what other claims in flight reserved. */
-  private freeSlots(): Record<string, number> {
+  /** Room to claim per platform: the cap minus what runs and what claims in flight reserved. */
+  private freeSlots(skipDry: boolean): Record<string, number> {
     const free: Record<string, number> = {};
     const used = new Map<string, number>();
     for (const r of this.running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
     for (const [platform, cap] of this.o.platformCaps) {
+      if (skipDry && this.dry.has(platform)) continue;
       const n = cap - (used.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
       if (n > 0) free[platform] = n;
     }
@@ -141,7 +154,8 @@ export class PublishPool {
   }
 
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
-    const free = this.freeSlots();
+    // A claim for one post looks at every platform; it says nothing of the others' due work either.
+    const free = this.freeSlots(!postId);
     const limit = this.o.concurrency - this.running.size - this.reservedTotal;
     if (limit <= 0 || Object.keys(free).length === 0) return 0;
     for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) + n);
@@ -159,6 +173,11 @@ export class PublishPool {
       });
       this.claimStats.claims++;
       this.claimStats.claimed += claimed.length;
+      if (!postId && claimed.length < limit) {
+        const taken = new Map<string, number>();
+        for (const t of claimed) taken.set(t.platform, (taken.get(t.platform) ?? 0) + 1);
+        for (const [p, n] of Object.entries(free)) if ((taken.get(p) ?? 0) < n) this.dry.add(p);
+      }
       if (!claimed.length) {
         this.claimStats.empty++;
         return 0;
@@ -189,7 +208,8 @@ export class PublishPool {
       )
       .finally(() => {
         this.running.delete(target.id);
-        this.claimSoon();
+        this.dry.delete(target.platform);
+        this.claimMore();
         this.notifyIdle();
       });
     this.running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
