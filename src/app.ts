@@ -44,14 +44,21 @@ export function createApp(ctx: AppContext) {
   const self: AppSelf & { routes: { method: string; path: string }[]; description?: unknown } = {
     routes: [],
     handle: () => Promise.reject(new Error("app not built")),
+    buildRoutes: () => {},
   };
-  // precompile: Elysia builds a route's validators on its first request and, doing so, writes defaults
-  // (additionalProperties: false) into the TypeBox schemas the description is generated from; building
-  // them all at start makes the description the same whatever was called before it.
+  // Elysia builds a route's handler and validators on its first request and, doing so, writes defaults
+  // (additionalProperties: false) into the TypeBox schemas the description and the MCP tools are made
+  // from. Building every route at start (precompile) kept ≈ 15 MB of idle memory for routes a copy may
+  // never serve; instead all are built just before the first description or tool list is read, which
+  // makes both the same whatever was called before them.
   // encodeSchema off: a response schema holding elysia's t.Integer (a transform, for numeric strings in
   // queries) was run through TypeBox's interpreted Value.Encode on every answer, about 6 % of a POST's CPU;
   // without it the compiled Check still validates every answer, and no response type encodes anything.
-  const app = new Elysia({ normalize: false, precompile: true, encodeSchema: false })
+  let built = false;
+  const app = new Elysia({ normalize: false, encodeSchema: false })
+    .onRequest(({ request }) => {
+      if (!built && request.url.endsWith("/openapi.json")) self.buildRoutes();
+    })
     .use(envelope(ctx, () => self.routes))
     // Registered before the OpenAPI plugin so it applies to the /openapi.json route.
     .onAfterHandle({ as: "global" }, ({ path, response }) => {
@@ -109,6 +116,10 @@ export function createApp(ctx: AppContext) {
     .use(dashboardRoutes(ctx));
   self.routes = app.routes;
   self.handle = (request) => app.handle(request);
+  self.buildRoutes = () => {
+    built = true;
+    for (const route of app.routes as { compile?: () => unknown }[]) route.compile?.();
+  };
   return app;
 }
 

@@ -3,23 +3,28 @@
  * the same bearer keys as /v1. Every tool call is a request to the app's own route with the caller's key.
  */
 import { Elysia } from "elysia";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { AppContext } from "../context.ts";
 import { ApiError, Unauthorized } from "../http/errors.ts";
 import { authenticate } from "../modules/keys/service.ts";
 import { buildTools, type RouteInfo, type Tool } from "./catalog.ts";
-import { oncePerKey } from "./idempotency.ts";
-import { invokeTool } from "./invoke.ts";
-import { createMcpServer, describeTool, unknownTool } from "./server.ts";
+import type { Send } from "./invoke.ts";
 
 export interface AppSelf {
   routes: unknown[];
   handle(request: Request): Promise<Response>;
+  /** Builds every route's validators, which settles the schemas the tools are made from (src/app.ts). */
+  buildRoutes(): void;
 }
 
 export function mcpRoutes(ctx: AppContext, app: AppSelf) {
   let tools: Tool[] | undefined;
-  const allTools = () => (tools ??= buildTools(app.routes as RouteInfo[]));
+  const allTools = () => {
+    if (!tools) {
+      app.buildRoutes();
+      tools = buildTools(app.routes as RouteInfo[]);
+    }
+    return tools;
+  };
   return new Elysia({ name: "mcp" }).all(
     "/mcp",
     async ({ request, body }) => {
@@ -37,7 +42,7 @@ export function mcpRoutes(ctx: AppContext, app: AppSelf) {
       const principal = match ? await authenticate(ctx.db, match[1], ctx.clock.now()) : null;
       if (!principal) throw new Unauthorized();
       const bearer = match![1];
-      const send = (r: { method: string; path: string; body?: unknown; headers: Record<string, string> }) =>
+      const send: Send = (r) =>
         app.handle(
           new Request(`http://localhost${r.path}`, {
             method: r.method,
@@ -45,33 +50,8 @@ export function mcpRoutes(ctx: AppContext, app: AppSelf) {
             body: r.body === undefined ? undefined : JSON.stringify(r.body),
           }),
         );
-      const server = createMcpServer({
-        list: async () =>
-          allTools()
-            .filter((t) => principal.scopes.includes(t.scope as never))
-            .map((t) => describeTool(t)),
-        invoke: async (name, args) => {
-          const tool = allTools().find((t) => t.decl.name === name);
-          if (!tool) throw unknownTool(name);
-          const key = args.idempotency_key;
-          // Routes with Idempotency-Key of their own get it as the header (invokeTool); others are kept here.
-          if (typeof key === "string" && tool.decl.kind !== "read" && !tool.routeIdempotent)
-            return oncePerKey(ctx.db, { profileId: principal.profileId, tool: tool.decl.name, key }, args, () =>
-              invokeTool(tool, args, send),
-            );
-          return invokeTool(tool, args, send);
-        },
-      });
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      await server.connect(transport);
-      try {
-        return await transport.handleRequest(request, { parsedBody: body });
-      } finally {
-        await server.close();
-      }
+      const { answerMcp } = await import("./hosted.ts");
+      return answerMcp(ctx, { request, body, principal, tools: allTools, send });
     },
     { detail: { hide: true } },
   );

@@ -6,6 +6,7 @@ import { startS3 } from "../../support/s3.ts";
 import { makeJpeg, makePng } from "../../support/media-fixtures.ts";
 import { createS3Storage, type S3Storage } from "../../../src/storage/s3.ts";
 import { cleanupExpiredUploads } from "../../../src/modules/media/cleanup.ts";
+import type { StoreIntake } from "../../../src/storage/storage.ts";
 
 let s3: Awaited<ReturnType<typeof startS3>>;
 let h: Harness;
@@ -55,7 +56,8 @@ async function ticket(filename: string, content_type: string, token = owner.toke
 const put = (url: string, body: Uint8Array<ArrayBuffer>, contentType: string) =>
   fetch(url, { method: "PUT", body, headers: { "content-type": contentType } });
 
-const storage = () => h.ctx.storage as S3Storage;
+// The upload area of the storage the app uses (createStorage loads the s3 driver on its first call).
+const incoming = () => h.ctx.storage.intake as StoreIntake;
 
 const resolve = (id: string, token = owner.token) => api("GET", `/v1/media/${id}`, token);
 
@@ -115,7 +117,7 @@ describe("the upload flow against an S3-compatible store", () => {
     const got = await resolve(t.media_id);
     expect(got.status).toBe(422);
     expect(got.body.error.code).toBe("media_type_mismatch");
-    expect(await storage().incoming.stat(t.path)).toBeNull();
+    expect(await incoming().stat(t.path)).toBeNull();
     expect(await h.ctx.storage.stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).status).toBe(422);
   });
@@ -128,7 +130,7 @@ describe("the upload flow against an S3-compatible store", () => {
     const got = await resolve(t.media_id);
     expect(got.status).toBe(413);
     expect(got.body.error.code).toBe("payload_too_large");
-    expect(await storage().incoming.stat(t.path)).toBeNull();
+    expect(await incoming().stat(t.path)).toBeNull();
     expect(await h.ctx.storage.stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).body.error.code).toBe("media_not_uploaded");
     expect((await put(t.upload.signedUrl, makePng(2, 2), "image/png")).status).toBe(200);
@@ -141,17 +143,17 @@ describe("the upload flow against an S3-compatible store", () => {
     expect((await put(t.upload.signedUrl, first, "image/png")).status).toBe(200);
     const got = await resolve(t.media_id);
     expect(got.status).toBe(200);
-    expect(await storage().incoming.stat(t.path)).toBeNull();
+    expect(await incoming().stat(t.path)).toBeNull();
     // The store cannot refuse it (a presigned URL is not one-shot) ...
     expect((await put(t.upload.signedUrl, makeJpeg(9, 9), "image/png")).status).toBe(200);
     // ... but it lands in the upload area only.
     const again = await resolve(t.media_id);
     expect(again.body.data).toMatchObject({ width: 3, height: 3, size: first.length });
     expect(new Uint8Array(await (await fetch(again.body.data.public_url)).arrayBuffer())).toEqual(first);
-    expect(await storage().incoming.stat(t.path)).not.toBeNull();
+    expect(await incoming().stat(t.path)).not.toBeNull();
     const result = await cleanupExpiredUploads(h.ctx);
     expect(result.removedPartials).toBeGreaterThanOrEqual(1);
-    expect(await storage().incoming.stat(t.path)).toBeNull();
+    expect(await incoming().stat(t.path)).toBeNull();
     expect((await resolve(t.media_id)).status).toBe(200);
   });
 
