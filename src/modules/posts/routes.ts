@@ -30,7 +30,8 @@ export function postsRoutes(ctx: AppContext) {
             "Every target is checked against its account's media_requirements, platform_options and text limit first: a violation is a 400 whose message names the target. " +
             "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
             "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
-            "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true.",
+            "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true. " +
+            "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again).",
         },
       },
     )
