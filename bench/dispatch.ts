@@ -126,8 +126,13 @@ async function checkAllPublished(label: string, expected: number, postsBefore: n
            coalesce(max(attempts), 0)::int as max_attempts from post_targets`);
   const onPlatform = emulator.posts().length - postsBefore;
   console.log(
-    `  ${label}: ${row.published}/${expected} published, ${row.other} not, ${onPlatform} posts on the emulator (${onPlatform - row.published} duplicates), max attempts ${row.max_attempts}`,
+    `  ${label}: ${row.published}/${expected} published, ${row.other} not, ${onPlatform} posts on the emulator (${onPlatform - row.published} more than published), max attempts ${row.max_attempts}`,
   );
+  // What the others ended as, so a drain that loses targets says why.
+  const others = await ctx.db.rows<{ status: string; error_code: string | null; n: number; error: string | null }>(sql`
+    select status, error_code, count(*)::int as n, min(error) as error from post_targets
+    where status <> 'published' group by 1, 2 order by 3 desc`);
+  for (const o of others) console.log(`    ${o.n} ${o.status} ${o.error_code ?? ""}: ${o.error ?? ""}`);
 }
 
 console.log(

@@ -12,6 +12,7 @@ import type { AppContext } from "../src/context.ts";
 import { openPostgres, type Db } from "../src/db/client.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { createLogger } from "../src/log.ts";
+import type { LogLevel } from "../src/config.ts";
 import { accountCredentials } from "../src/modules/accounts/service.ts";
 import { createRegistry } from "../src/platform/host/registry.ts";
 import { createStorage } from "../src/storage/index.ts";
@@ -66,7 +67,8 @@ export function benchContext(url: string, env: Record<string, string>, poolSize 
     config,
     db,
     clock: systemClock,
-    log: createLogger("silent"),
+    // Errors reach stderr: a run that loses results says why (BENCH_LOG_LEVEL=debug for more).
+    log: createLogger((process.env.BENCH_LOG_LEVEL as LogLevel | undefined) ?? "error"),
     platforms,
     storage: createStorage(config),
     credentials: accountCredentials({ db, config, clock: systemClock }),

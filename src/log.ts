@@ -48,3 +48,14 @@ export function createLogger(
     child: (fields) => createLogger(level, { ...base, ...fields }, write),
   };
 }
+
+/**
+ * Log fields for a caught error: its message, and what the database said when it is a failed query
+ * (drizzle's own message is only "Failed query: …"; the driver's error, a deadlock or a lost
+ * connection, is its cause).
+ */
+export function errorFields(e: unknown): { error: string; cause?: string } {
+  const message = (e as Error)?.message ?? String(e);
+  const cause = (e as { cause?: unknown })?.cause;
+  return cause instanceof Error ? { error: message, cause: cause.message } : { error: message };
+}

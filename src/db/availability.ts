@@ -23,16 +23,31 @@ const CONNECTION_CODES = new Set([
   "57P03",
 ]);
 
-/** True when `error` (or what it wraps: drizzle wraps driver errors in `cause`) says the database is unreachable. */
-export function isConnectionError(error: unknown): boolean {
+/** The error codes of `error` and of what it wraps (drizzle wraps driver errors in `cause`). */
+function* errorCodes(error: unknown): Generator<string> {
   for (
     let e = error, depth = 0;
     e && typeof e === "object" && depth < 5;
     e = (e as { cause?: unknown }).cause, depth++
   ) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("08"))) return true;
+    if (typeof code === "string") yield code;
   }
+}
+
+/** True when `error` says the database is unreachable. */
+export function isConnectionError(error: unknown): boolean {
+  for (const code of errorCodes(error)) if (CONNECTION_CODES.has(code) || code.startsWith("08")) return true;
+  return false;
+}
+
+/**
+ * True when the same statement may well succeed if sent again: the database was unreachable, or it chose
+ * this transaction as the victim of a deadlock or a serialization conflict (SQLSTATE class 40).
+ */
+export function isTransientError(error: unknown): boolean {
+  if (isConnectionError(error)) return true;
+  for (const code of errorCodes(error)) if (code.startsWith("40")) return true;
   return false;
 }
 

@@ -4,7 +4,7 @@
  * an empty answer, a dropped link) returns null and the caller publishes the original caption.
  */
 import type { AiConfig } from "../config.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 
 /** Built-in guidance per destination platform; adapt_caption_instructions replaces it. */
 const GUIDANCE: Record<string, string> = {
@@ -58,7 +58,7 @@ export async function adaptCaption(
     }
     return out.trim();
   } catch (e) {
-    log.warn("caption adaptation failed; the original caption is used", { error: (e as Error)?.message });
+    log.warn("caption adaptation failed; the original caption is used", errorFields(e));
     return null;
   }
 }

@@ -11,6 +11,8 @@ import type { Db } from "../db/client.ts";
  * again by itself. The claimer stays recorded so that copy can still report a real outcome if it lives.
  */
 export async function expireLeases(db: Db, now: Date, reconcileSettleMs: number): Promise<number> {
+  // A row locked right now is having its result written by the copy that holds it: it is not expired,
+  // and waiting for it (rows locked in no set order) could deadlock with that write.
   // A publish cut short is reconciled later (reconcile.ts): it began after the target fell due. A status
   // check cut short is not: when its post was made is not known closely enough to look for it.
   const publishing = sql`status = 'processing'`;
@@ -21,7 +23,9 @@ export async function expireLeases(db: Db, now: Date, reconcileSettleMs: number)
       reconcile_since = case when ${publishing} then due_at end,
       reconcile_until = case when ${publishing} then ${now.toISOString()}::timestamptz end,
       lease_until = null, due_at = null, updated_at = ${now.toISOString()}::timestamptz
-    where status in ('processing', 'submitted') and lease_until < ${now.toISOString()}::timestamptz
+    where id in (select id from post_targets
+                 where status in ('processing', 'submitted') and lease_until < ${now.toISOString()}::timestamptz
+                 for update skip locked)
     returning id`);
   return rows.length;
 }
@@ -64,11 +68,19 @@ export async function skipOrphanedThreadItems(db: Db, now: Date): Promise<number
   return rows.length;
 }
 
-/** Keeps the leases of what this copy is still publishing from running out. */
+/**
+ * Keeps the leases of what this copy is still publishing from running out. A row locked right now is
+ * having its result written by the recorder (src/engine/recorder.ts), which ends the lease anyway: it is
+ * skipped, since waiting on it while holding others, locked in no set order, deadlocked with that write
+ * (two copies draining 10,000 targets lost results to it; bench/dispatch).
+ */
 export async function renewLeases(db: Db, claimedBy: string, ids: string[], until: Date): Promise<void> {
   if (!ids.length) return;
   await db.rows(sql`
     update post_targets set lease_until = ${until.toISOString()}::timestamptz
-    where claimed_by = ${claimedBy} and status in ('processing', 'submitted') and id = any(${`{${ids.join(",")}}`}::uuid[])
+    where id in (select id from post_targets
+                 where claimed_by = ${claimedBy} and status in ('processing', 'submitted')
+                   and id = any(${`{${ids.join(",")}}`}::uuid[])
+                 for update skip locked)
     returning id`);
 }

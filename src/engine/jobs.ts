@@ -11,7 +11,7 @@
 import { sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import type { Db } from "../db/client.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { analyticsJob } from "./analytics.ts";
 import { maintenanceJob } from "./maintenance.ts";
 import { reconcileJob } from "./reconcile.ts";
@@ -72,11 +72,11 @@ export class JobRunner {
       await job.run(this.ctx);
     } catch (e) {
       // The next run comes a period later as after a success: a failing job must not spin.
-      this.log.error("periodic job failed", { job: job.name, error: (e as Error)?.message });
+      this.log.error("periodic job failed", { job: job.name, ...errorFields(e) });
     }
     const next = new Date(this.ctx.clock.now().getTime() + job.everyMs);
     await releaseJobLease(this.ctx.db, job.name, this.heldBy, next).catch((e) =>
-      this.log.error("periodic job lease not released", { job: job.name, error: (e as Error)?.message }),
+      this.log.error("periodic job lease not released", { job: job.name, ...errorFields(e) }),
     );
   }
 }

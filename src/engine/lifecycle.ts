@@ -5,7 +5,7 @@
  */
 import { Cron } from "croner";
 import type { AppContext, EngineHealth } from "../context.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { nextDueWithin } from "./claim.ts";
 import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems } from "./housekeeping.ts";
 import type { JobRunner } from "./jobs.ts";
@@ -58,7 +58,7 @@ export class EngineLifecycle {
     try {
       await this.chores();
     } catch (e) {
-      this.log.error("engine chores failed", { error: (e as Error)?.message });
+      this.log.error("engine chores failed", errorFields(e));
     }
     await this.parts.pool.fillSlots();
     await this.guard("periodic jobs failed", () => this.parts.jobs.startDue());
@@ -114,7 +114,7 @@ export class EngineLifecycle {
    * at the next tick: keeps dispatch lag well under a second.
    */
   armWake(): void {
-    this.armWakeNow().catch((e) => this.log.error("wake-up check failed", { error: (e as Error)?.message }));
+    this.armWakeNow().catch((e) => this.log.error("wake-up check failed", errorFields(e)));
   }
 
   /**
@@ -190,7 +190,7 @@ export class EngineLifecycle {
     try {
       await work();
     } catch (e) {
-      this.log.error(what, { error: (e as Error)?.message });
+      this.log.error(what, errorFields(e));
     }
   }
 }

@@ -4,7 +4,7 @@
  * their slot and account at once, so claiming goes on without waiting for the next tick.
  */
 import type { AppContext } from "../context.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
 import { publishTarget, type DispatchSettings } from "./dispatch.ts";
 
@@ -201,7 +201,7 @@ export class PublishPool {
           // outcome_unknown unless the result was recorded; never silently requeued.
           this.log.error("publish crashed", {
             target_id: target.id,
-            error: (e as Error)?.message,
+            ...errorFields(e),
             stack: (e as Error)?.stack,
           });
         },
@@ -233,7 +233,7 @@ export class PublishPool {
     try {
       await work();
     } catch (e) {
-      this.log.error("claim failed", { error: (e as Error)?.message });
+      this.log.error("claim failed", errorFields(e));
     } finally {
       this.claims--;
       if (this.claims === 0) {

@@ -14,6 +14,7 @@ import { optionsForPlugin } from "../platform/host/options.ts";
 import type { FindResult, MediaItem } from "../platform/sdk.ts";
 import { loadJobs, type Job } from "./dispatch.ts";
 import type { PeriodicJob } from "./jobs.ts";
+import { errorFields } from "../log.ts";
 
 /** Targets settled per run; the rest wait for the next run. */
 const BATCH = 20;
@@ -52,7 +53,7 @@ export async function reconcileDue(ctx: AppContext): Promise<number> {
     } catch (e) {
       ctx.log.error("reconciling an unknown outcome failed", {
         target_id: job.target.id,
-        error: (e as Error)?.message,
+        ...errorFields(e),
       });
     }
   }

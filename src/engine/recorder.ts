@@ -6,12 +6,17 @@
  * that comes in while it runs goes into the next one, so a lone result is written at once and a busy copy
  * still writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot
  * and account free again) only once its result is committed, so a crash can never lose a recorded outcome.
+ * A write the database refused for a passing reason (a deadlock victim, a lost connection) is sent again
+ * with backoff for as long as a lease lasts: the outcome is known, and a result that is given up on ends
+ * outcome_unknown when the lease runs out, a worse answer than the one we had.
  */
 import { eq, sql } from "drizzle-orm";
 import { preparedSql } from "../db/prepared.ts";
 import type { Db } from "../db/client.ts";
 import { accounts } from "../db/schema.ts";
 import type { TargetStatus } from "../domain/status.ts";
+import { isTransientError } from "../db/availability.ts";
+import { errorFields, type Logger } from "../log.ts";
 
 export interface TargetResult {
   status: Extract<TargetStatus, "published" | "submitted" | "scheduled" | "failed">;
@@ -39,6 +44,8 @@ interface Pending {
   heldAs: HeldAs;
   done: () => void;
   fail: (e: unknown) => void;
+  /** When the result came in (performance.now()): a write failing since then longer than a lease is given up. */
+  since: number;
 }
 
 const p = (name: string) => sql.placeholder(name);
@@ -70,15 +77,23 @@ const recordStatement = preparedSql(
 );
 
 const MAX_BATCH = 64;
+/** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
+const RETRY_FIRST_MS = 50;
+const RETRY_MAX_MS = 2_000;
 
 export class Recorder {
   private pending: Pending[] = [];
   private writing = false;
   private scheduled = false;
+  /** The wait before the next write after a refused one; 0 while writes succeed. */
+  private retryMs = 0;
 
   constructor(
     private db: Db,
     private claimedBy: string,
+    private log: Logger,
+    /** How long a result keeps being written again while the database refuses it for a passing reason. */
+    private retryForMs: number,
   ) {}
 
   /** What came of publishing a target we claimed (it is processing under our lease). */
@@ -118,19 +133,24 @@ export class Recorder {
 
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
     return new Promise((done, fail) => {
-      this.pending.push({ id, r, heldAs, done, fail });
+      this.pending.push({ id, r, heldAs, done, fail, since: performance.now() });
       this.schedule();
     });
   }
 
-  /** After this turn of the event loop, so results finishing together share a statement. */
+  /**
+   * After this turn of the event loop, so results finishing together share a statement (after the backoff
+   * when the last write was refused).
+   */
   private schedule() {
     if (this.writing || this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const run = () => {
       this.scheduled = false;
       void this.flush();
-    });
+    };
+    if (this.retryMs) setTimeout(run, this.retryMs);
+    else setImmediate(run);
   }
 
   private async flush(): Promise<void> {
@@ -158,12 +178,28 @@ export class Recorder {
         reconcile_until: ts(r.reconcileUntil),
       }));
       await recordStatement(this.db, { rows: JSON.stringify(rows), claimedBy: this.claimedBy });
+      this.retryMs = 0;
       for (const p of batch) p.done();
     } catch (e) {
-      for (const p of batch) p.fail(e);
+      this.refused(batch, e);
     } finally {
       this.writing = false;
       if (this.pending.length) this.schedule();
     }
+  }
+
+  /** A batch whose write failed: sent again first, after a backoff, while the failure may pass. */
+  private refused(batch: Pending[], e: unknown) {
+    const now = performance.now();
+    const again = isTransientError(e) ? batch.filter((p) => now - p.since < this.retryForMs) : [];
+    for (const p of batch) if (!again.includes(p)) p.fail(e);
+    if (!again.length) return;
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs ? this.retryMs * 2 : RETRY_FIRST_MS);
+    this.log.warn("writing publish results failed; trying again", {
+      ...errorFields(e),
+      results: again.length,
+      retry_in_ms: this.retryMs,
+    });
+    this.pending.unshift(...again);
   }
 }

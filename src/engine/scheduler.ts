@@ -106,7 +106,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     // The server's own media URLs are opened from storage, not fetched back over the network.
     ownStorage: o.ownStorage ?? ctx.storage,
     allowMediaAddress: o.allowMediaAddress,
-    recorder: new Recorder(ctx.db, id),
+    recorder: new Recorder(ctx.db, id, log, o.leaseMs),
   };
   const pool = new PublishPool(
     ctx,

@@ -3,7 +3,7 @@
  * (claimPolls) and run beside the ticks, not inside them, so a slow platform never holds up claiming.
  */
 import type { AppContext } from "../context.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { claimPolls, pollTarget, type DispatchSettings } from "./dispatch.ts";
 
 /** How many submitted targets one tick leases for checking at most. */
@@ -32,7 +32,7 @@ export class StatusChecks {
       this.checking.set(
         id,
         pollTarget(this.ctx, this.settings, id)
-          .catch((e) => this.log.error("status check failed", { target_id: id, error: (e as Error)?.message }))
+          .catch((e) => this.log.error("status check failed", { target_id: id, ...errorFields(e) }))
           .finally(() => this.checking.delete(id)),
       );
     }

@@ -11,7 +11,7 @@ import type { AppContext } from "../context.ts";
 import type { Db } from "../db/client.ts";
 import { decryptJson } from "../db/crypto.ts";
 import { DISABLE_AFTER_FAILING_MS, RETRY_SCHEDULE_SECONDS } from "../domain/webhook-events.ts";
-import type { Logger } from "../log.ts";
+import { errorFields, type Logger } from "../log.ts";
 import { webhookUrlProblem } from "../platform/host/webhook-guard.ts";
 import { parseRetryAfter } from "../platform/retry-after.ts";
 
@@ -449,7 +449,7 @@ export class WebhookSender {
       await writing;
     } catch (e) {
       await writing.catch(() => {});
-      this.log.error("webhook delivery failed", { error: (e as Error)?.message });
+      this.log.error("webhook delivery failed", errorFields(e));
     }
   }
 }

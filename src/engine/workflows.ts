@@ -10,6 +10,7 @@ import { workflows } from "../db/schema.ts";
 import { Conflict, NotFound } from "../http/errors.ts";
 import { postDueItems } from "./workflow-posts.ts";
 import { pollWorkflow, type PollResult } from "./workflow-poll.ts";
+import { errorFields } from "../log.ts";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 
@@ -134,7 +135,7 @@ export function workflowRunner(ctx: AppContext, o: WorkflowRunnerOptions): Workf
         running.set(
           wf.id,
           pollClaimed(ctx, o, wf)
-            .catch((e) => ctx.log.error("workflow poll crashed", { workflow_id: wf.id, error: (e as Error)?.message }))
+            .catch((e) => ctx.log.error("workflow poll crashed", { workflow_id: wf.id, ...errorFields(e) }))
             .finally(() => running.delete(wf.id)),
         );
       }

@@ -9,6 +9,7 @@ import type { ConnectResult } from "./model.ts";
 import { formPage, resultPage, type Requester } from "./pages.ts";
 import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
 import { spendState, stateSpent } from "./used-states.ts";
+import { errorFields } from "../../log.ts";
 
 const base = (ctx: AppContext) => ctx.config.publicUrl.replace(/\/+$/, "");
 export const callbackUrl = (ctx: AppContext, platform: string) => `${base(ctx)}/v1/accounts/callback/${platform}`;
@@ -146,7 +147,7 @@ async function store(
 function failure(ctx: AppContext, platform: string, e: unknown): Response {
   if (e instanceof ConnectError)
     return resultPage({ ok: false, platform, title: "Connection failed", message: e.message }, 400);
-  ctx.log.error("connect failed", { platform, error: (e as Error)?.message });
+  ctx.log.error("connect failed", { platform, ...errorFields(e) });
   return resultPage(
     {
       ok: false,

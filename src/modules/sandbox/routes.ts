@@ -13,6 +13,7 @@ import { authenticate } from "../keys/service.ts";
 import { inboxPage, refusalPage } from "./inbox-page.ts";
 import { Delivery, DeliveryListQuery } from "./model.ts";
 import { inbox, listDeliveries } from "./service.ts";
+import { errorFields } from "../../log.ts";
 
 const PREFIX = "/sandbox/";
 
@@ -48,7 +49,7 @@ export async function handleSandbox(ctx: AppContext, request: Request): Promise<
   try {
     return await emulator.handle(request, path);
   } catch (e) {
-    ctx.log.error("sandbox emulator failed", { platform, path, error: (e as Error)?.message });
+    ctx.log.error("sandbox emulator failed", { platform, path, ...errorFields(e) });
     return json(500, "emulator_error", "The sandbox emulator failed on this request.");
   }
 }
