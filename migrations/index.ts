@@ -17,6 +17,8 @@ import m13 from "./0013_users_sessions.sql" with { type: "text" };
 import m14 from "./0014_perf.sql" with { type: "text" };
 import m15 from "./0015_claim_jobs.sql" with { type: "text" };
 import m16 from "./0016_account_cache.sql" with { type: "text" };
+import m17 from "./0017_webhook_trigger_conditions.sql" with { type: "text" };
+import m18 from "./0018_claim_plan.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -37,4 +39,6 @@ export const migrationSql: Record<string, string> = {
   "0014_perf": m14,
   "0015_claim_jobs": m15,
   "0016_account_cache": m16,
+  "0017_webhook_trigger_conditions": m17,
+  "0018_claim_plan": m18,
 };
