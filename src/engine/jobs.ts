@@ -21,6 +21,8 @@ export interface PeriodicJob {
   name: string;
   /** At least this long between the end of one run (on any copy) and the start of the next. */
   everyMs: number;
+  /** How long after the job first appears in a database its first run falls due (default: at once). */
+  firstRunAfterMs?: number;
   run(ctx: AppContext): Promise<void>;
 }
 
@@ -49,7 +51,7 @@ export class JobRunner {
     const until = new Date(now.getTime() + this.leaseMs);
     await renewJobLeases(this.ctx.db, this.heldBy, [...this.runs.keys()], until);
     for (const job of this.jobs) {
-      if (this.runs.has(job.name) || !(await takeJobLease(this.ctx.db, job.name, this.heldBy, now, until))) continue;
+      if (this.runs.has(job.name) || !(await takeJobLease(this.ctx.db, job, this.heldBy, now, until))) continue;
       this.runs.set(
         job.name,
         this.runOne(job).finally(() => this.runs.delete(job.name)),
@@ -83,16 +85,21 @@ export class JobRunner {
 
 const iso = (d: Date) => d.toISOString();
 
-/** Takes the job's lease if its next run is due and nobody holds it (the first run of a new job is due at once). */
-async function takeJobLease(db: Db, name: string, heldBy: string, now: Date, until: Date): Promise<boolean> {
-  const rows = await db.rows(sql`
+/**
+ * Takes the job's lease if its next run is due and nobody holds it. A job new to the database is
+ * recorded with its first run due after `firstRunAfterMs`, taken at once when that is 0.
+ */
+async function takeJobLease(db: Db, job: PeriodicJob, heldBy: string, now: Date, until: Date): Promise<boolean> {
+  const first = job.firstRunAfterMs ?? 0;
+  const rows = await db.rows<{ held_by: string | null }>(sql`
     insert into engine_jobs (name, next_run_at, lease_until, held_by)
-    values (${name}, ${iso(now)}::timestamptz, ${iso(until)}::timestamptz, ${heldBy})
-    on conflict (name) do update set lease_until = excluded.lease_until, held_by = excluded.held_by
+    values (${job.name}, ${iso(new Date(now.getTime() + first))}::timestamptz,
+      ${first ? null : iso(until)}::timestamptz, ${first ? null : heldBy})
+    on conflict (name) do update set lease_until = ${iso(until)}::timestamptz, held_by = ${heldBy}
       where engine_jobs.next_run_at <= ${iso(now)}::timestamptz
         and (engine_jobs.lease_until is null or engine_jobs.lease_until < ${iso(now)}::timestamptz)
-    returning name`);
-  return rows.length > 0;
+    returning held_by`);
+  return rows[0]?.held_by === heldBy;
 }
 
 async function renewJobLeases(db: Db, heldBy: string, names: string[], until: Date): Promise<void> {

@@ -106,3 +106,35 @@ test("a copy that died mid-run holds the job until its lease expires, then anoth
   );
   expect(row.held_by).toBeNull();
 });
+
+test("a job with a first delay runs first that long after it appears in the database, then once per period", async () => {
+  const later: string[] = [];
+  const delayed: PeriodicJob = {
+    name: "test-delayed",
+    everyMs: 60_000,
+    firstRunAfterMs: 3_600_000,
+    async run() {
+      later.push(h.clock.now().toISOString());
+    },
+  };
+  const c = createEngine(h.ctx, { id: "copy-c", jobs: [delayed], leaseMs: 30_000 });
+  const d = createEngine(h.ctx, { id: "copy-d", jobs: [delayed], leaseMs: 30_000 });
+  try {
+    await c.runUntilIdle();
+    await d.runUntilIdle();
+    expect(later).toHaveLength(0);
+    h.clock.advance(3_599_000);
+    await d.runUntilIdle();
+    expect(later).toHaveLength(0);
+    h.clock.advance(1_000);
+    await d.runUntilIdle();
+    await c.runUntilIdle();
+    expect(later).toHaveLength(1);
+    h.clock.advance(60_000);
+    await c.runUntilIdle();
+    expect(later).toHaveLength(2);
+  } finally {
+    await c.stop();
+    await d.stop();
+  }
+});
