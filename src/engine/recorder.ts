@@ -193,7 +193,11 @@ export class Recorder {
     const now = performance.now();
     const again = isTransientError(e) ? batch.filter((p) => now - p.since < this.retryForMs) : [];
     for (const p of batch) if (!again.includes(p)) p.fail(e);
-    if (!again.length) return;
+    if (!again.length) {
+      // Nothing to send again: what comes in next is written at once, not after the backoff.
+      this.retryMs = 0;
+      return;
+    }
     this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs ? this.retryMs * 2 : RETRY_FIRST_MS);
     this.log.warn("writing publish results failed; trying again", {
       ...errorFields(e),
