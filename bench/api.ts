@@ -5,7 +5,6 @@
 // Yardsticks: GET against one prepared select of the profile's accounts; POST against one prepared
 // statement inserting the same post and target rows from the same JSON body.
 // Goals: each route ≥ 0.6 × its yardstick's requests/s; POST p99 < 20 ms.
-import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,14 +17,11 @@ import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { upsertConnectedAccount } from "../src/modules/accounts/service.ts";
 import { SCOPES } from "../src/http/scopes.ts";
 import { insertPostStatement } from "../src/db/post-insert.ts";
-import { benchContext, scratchDatabase } from "./engine-support.ts";
+import { benchContext, requireWrk, scratchDatabase } from "./engine-support.ts";
 import { figure } from "./figures.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-if (spawnSync("wrk", ["--version"]).error) {
-  console.error("bench/api needs wrk on the PATH (apt-get install wrk).");
-  process.exit(2);
-}
+requireWrk("bench/api");
 
 const scratch = await scratchDatabase();
 const ctx = benchContext(scratch.url, {}, 20);

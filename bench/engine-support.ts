@@ -1,5 +1,6 @@
 // Shared by bench/dispatch.ts, bench/dispatch-copy.ts and bench/api.ts: a fresh PostgreSQL database, a
 // context like `crier serve` builds, and bulk seeding of due targets.
+import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,3 +104,11 @@ export async function seedTargets(
 
 export const pct = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** Exits at once with the install command when wrk is missing, before any seeding (bench/api, bench/growth). */
+export function requireWrk(bench: string): void {
+  if (spawnSync("wrk", ["--version"]).error) {
+    console.error(`${bench} needs wrk on the PATH (apt-get install wrk).`);
+    process.exit(2);
+  }
+}

@@ -21,9 +21,10 @@ import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { serveEmulator } from "../src/platform/emulator-kit.ts";
 import { connectContext } from "../src/platform/host/provider.ts";
 import { createBlueskyEmulator } from "../plugins/bluesky/emulator.ts";
-import { benchContext, pct, scratchDatabase, seedTargets } from "./engine-support.ts";
+import { benchContext, pct, requireWrk, scratchDatabase, seedTargets } from "./engine-support.ts";
 import { figure } from "./figures.ts";
 
+requireWrk("bench/growth");
 const POSTS = Number(process.env.BENCH_POSTS ?? 1_000_000);
 const PAGES = Number(process.env.BENCH_PAGES ?? 10_000);
 const EMPTY_SAMPLES = Number(process.env.BENCH_EMPTY_SAMPLES ?? 2_000);
