@@ -9,11 +9,14 @@
  *  2. a fresh statement (so it sees what earlier lock holders committed) that picks, per locked and idle
  *     account, its first due target in thread order, caps per platform, locks the rows with
  *     FOR UPDATE SKIP LOCKED and marks them processing with a lease, in one UPDATE.
- * The transaction commits before any plugin is called.
+ * The transaction commits before any plugin is called. A claim may carry the copy's waiting publish results
+ * (crier_record_and_claim, migrations/0019_claim_carries_results.sql): they are written first in the same
+ * transaction, so the accounts they free can be claimed again at once.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedSql } from "../db/prepared.ts";
+import type { CarriedResults } from "./recorder.ts";
 
 export interface ClaimedTarget {
   id: string;
@@ -46,6 +49,8 @@ export interface ClaimRequest {
   /** Accounts this copy is publishing to right now (they cannot take another target). */
   busyAccounts: string[];
   postId?: string;
+  /** Results to write in the claim's transaction, before it claims (never with postId). */
+  results?: CarriedResults;
 }
 
 export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget[]> {
@@ -54,18 +59,20 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     req.limit,
     platforms.reduce((n, p) => n + req.caps[p], 0),
   );
-  if (limit <= 0) return [];
+  if (limit <= 0 && !req.results) return [];
   // One call, one implicit transaction: crier_claim (migrations/0015_claim_jobs.sql) does both steps and
   // reads the jobs.
-  const rows = await claimStatement(db, {
+  const args = {
     now: req.now.toISOString(),
     leaseUntil: req.leaseUntil.toISOString(),
     claimedBy: req.claimedBy,
     caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
-    limit,
+    limit: Math.max(0, limit),
     busy: pgArray(req.busyAccounts),
-    postId: req.postId ?? null,
-  });
+  };
+  const rows = req.results
+    ? await recordAndClaimStatement(db, { ...args, rows: req.results.rows, ids: pgArray(req.results.ids) })
+    : await claimStatement(db, { ...args, postId: req.postId ?? null });
   return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
     id,
     postId,
@@ -77,14 +84,24 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
 }
 
 const p = (name: string) => sql.placeholder(name);
+const jobColumns = sql.raw(`id, post_id as "postId", account_id as "accountId", platform, attempts,
+  target, content, media, account, sandbox, reply_to as "replyTo", root`);
 // Prepared: one round trip per claim instead of a describe and then the call.
 const claimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
   "crier_claim_jobs_call",
   sql`
-    select id, post_id as "postId", account_id as "accountId", platform, attempts,
-      target, content, media, account, sandbox, reply_to as "replyTo", root
+    select ${jobColumns}
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
+);
+
+const recordAndClaimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
+  "crier_record_and_claim_call",
+  sql`
+    select ${jobColumns}
+    from crier_record_and_claim(${p("rows")}::text::jsonb, ${p("ids")}::text::uuid[],
+      ${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
+      ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[])`,
 );
 
 /** A uuid[] literal; the ids come from the database. */

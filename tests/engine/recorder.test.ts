@@ -112,7 +112,7 @@ describe.skipIf(!pg)("the recorder against a second connection (PostgreSQL only)
       await tx`set local deadlock_timeout = '10s'`;
       await tx`select id from post_targets where id = ${id} for update`;
       recorded = published(id);
-      await waitingOnLock("update post_targets t set status");
+      await waitingOnLock("crier_record_results(");
       // The recorder holds its table lock and waits for our row; we now wait for its table lock.
       await tx`lock table post_targets in access exclusive mode`;
     });
