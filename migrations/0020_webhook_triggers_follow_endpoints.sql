@@ -1,0 +1,42 @@
+-- The webhook triggers on posts and post_targets ask, for every row written, whether the row's profile has
+-- an active endpoint (0017). Asked twice for every target a claim takes and every result written, that
+-- question was a quarter of a claim's time and a third of a result write's on a server with no endpoint
+-- at all, which is most of them (bench/dispatch, pgbench). The triggers are now enabled only while at least
+-- one active endpoint exists anywhere: a change to webhook_endpoints enables or disables them in its own
+-- transaction, so from the commit that creates the first endpoint every later change fires them, and one
+-- that removes the last stops them. Their per-profile conditions stay as they were.
+CREATE OR REPLACE FUNCTION crier_webhook_triggers_follow_endpoints() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_wanted boolean;
+  v_enabled boolean;
+BEGIN
+  -- Endpoint changes decide one at a time: the one waiting here then looks (a new snapshot) at what the
+  -- one before it committed, so two changes at once cannot leave the triggers in the wrong state.
+  PERFORM pg_advisory_xact_lock(7242033);
+  SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE is_active) INTO v_wanted;
+  SELECT tgenabled <> 'D' INTO v_enabled FROM pg_trigger
+    WHERE tgrelid = 'post_targets'::regclass AND tgname = 'crier_webhook_targets';
+  IF v_wanted AND NOT v_enabled THEN
+    ALTER TABLE posts ENABLE TRIGGER crier_webhook_posts;
+    ALTER TABLE post_targets ENABLE TRIGGER crier_webhook_targets;
+    ALTER TABLE post_targets ENABLE TRIGGER crier_webhook_targets_before;
+  ELSIF v_enabled AND NOT v_wanted THEN
+    ALTER TABLE posts DISABLE TRIGGER crier_webhook_posts;
+    ALTER TABLE post_targets DISABLE TRIGGER crier_webhook_targets;
+    ALTER TABLE post_targets DISABLE TRIGGER crier_webhook_targets_before;
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER "crier_webhook_endpoints_follow" AFTER INSERT OR UPDATE OF "is_active" OR DELETE ON "webhook_endpoints"
+  FOR EACH STATEMENT EXECUTE FUNCTION crier_webhook_triggers_follow_endpoints();--> statement-breakpoint
+-- The state the endpoints ask for now.
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM webhook_endpoints WHERE is_active) THEN
+    ALTER TABLE posts DISABLE TRIGGER crier_webhook_posts;
+    ALTER TABLE post_targets DISABLE TRIGGER crier_webhook_targets;
+    ALTER TABLE post_targets DISABLE TRIGGER crier_webhook_targets_before;
+  END IF;
+END $$;
