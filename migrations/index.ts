@@ -19,7 +19,7 @@ import m15 from "./0015_claim_jobs.sql" with { type: "text" };
 import m16 from "./0016_account_cache.sql" with { type: "text" };
 import m17 from "./0017_webhook_trigger_conditions.sql" with { type: "text" };
 import m18 from "./0018_claim_plan.sql" with { type: "text" };
-import m19 from "./0019_claim_carries_results.sql" with { type: "text" };
+import m19 from "./0019_record_results.sql" with { type: "text" };
 import m20 from "./0020_webhook_triggers_follow_endpoints.sql" with { type: "text" };
 
 export { journal };
@@ -43,6 +43,6 @@ export const migrationSql: Record<string, string> = {
   "0016_account_cache": m16,
   "0017_webhook_trigger_conditions": m17,
   "0018_claim_plan": m18,
-  "0019_claim_carries_results": m19,
+  "0019_record_results": m19,
   "0020_webhook_triggers_follow_endpoints": m20,
 };

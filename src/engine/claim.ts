@@ -9,14 +9,11 @@
  *  2. a fresh statement (so it sees what earlier lock holders committed) that picks, per locked and idle
  *     account, its first due target in thread order, caps per platform, locks the rows with
  *     FOR UPDATE SKIP LOCKED and marks them processing with a lease, in one UPDATE.
- * The transaction commits before any plugin is called. A claim may carry the copy's waiting publish results
- * (crier_record_and_claim, migrations/0019_claim_carries_results.sql): they are written first in the same
- * transaction, so the accounts they free can be claimed again at once.
+ * The transaction commits before any plugin is called.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedSql } from "../db/prepared.ts";
-import type { CarriedResults } from "./recorder.ts";
 
 export interface ClaimedTarget {
   id: string;
@@ -49,8 +46,6 @@ export interface ClaimRequest {
   /** Accounts this copy is publishing to right now (they cannot take another target). */
   busyAccounts: string[];
   postId?: string;
-  /** Results to write in the claim's transaction, before it claims (never with postId). */
-  results?: CarriedResults;
 }
 
 export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget[]> {
@@ -59,20 +54,18 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     req.limit,
     platforms.reduce((n, p) => n + req.caps[p], 0),
   );
-  if (limit <= 0 && !req.results) return [];
+  if (limit <= 0) return [];
   // One call, one implicit transaction: crier_claim (migrations/0015_claim_jobs.sql) does both steps and
   // reads the jobs.
-  const args = {
+  const rows = await claimStatement(db, {
     now: req.now.toISOString(),
     leaseUntil: req.leaseUntil.toISOString(),
     claimedBy: req.claimedBy,
     caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
-    limit: Math.max(0, limit),
+    limit,
     busy: pgArray(req.busyAccounts),
-  };
-  const rows = req.results
-    ? await recordAndClaimStatement(db, { ...args, rows: req.results.rows, ids: pgArray(req.results.ids) })
-    : await claimStatement(db, { ...args, postId: req.postId ?? null });
+    postId: req.postId ?? null,
+  });
   return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
     id,
     postId,
@@ -84,24 +77,14 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
 }
 
 const p = (name: string) => sql.placeholder(name);
-const jobColumns = sql.raw(`id, post_id as "postId", account_id as "accountId", platform, attempts,
-  target, content, media, account, sandbox, reply_to as "replyTo", root`);
 // Prepared: one round trip per claim instead of a describe and then the call.
 const claimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
   "crier_claim_jobs_call",
   sql`
-    select ${jobColumns}
+    select id, post_id as "postId", account_id as "accountId", platform, attempts,
+      target, content, media, account, sandbox, reply_to as "replyTo", root
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
-);
-
-const recordAndClaimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
-  "crier_record_and_claim_call",
-  sql`
-    select ${jobColumns}
-    from crier_record_and_claim(${p("rows")}::text::jsonb, ${p("ids")}::text::uuid[],
-      ${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
-      ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[])`,
 );
 
 /** A uuid[] literal; the ids come from the database. */

@@ -7,7 +7,6 @@ import type { AppContext } from "../context.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
 import { publishTarget, type DispatchSettings } from "./dispatch.ts";
-import type { ResultCarrier } from "./recorder.ts";
 
 export interface PoolOptions {
   /** Publishes at once in this copy, over all platforms. */
@@ -31,7 +30,7 @@ interface Running {
 // against 115–125), from 5 empty claims in place of 800 (bench/dispatch).
 const MAX_PARALLEL_CLAIMS = 1;
 
-export class PublishPool implements ResultCarrier {
+export class PublishPool {
   private readonly running = new Map<string, Running>();
   /**
    * Platforms whose last claim found fewer due targets than it had room for: claims after a publish ends
@@ -48,36 +47,13 @@ export class PublishPool implements ResultCarrier {
   private held = 0;
   private claimsSettledWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
-  /** A claim is due to carry results that came in during this turn of the event loop. */
-  private carrySoon = false;
 
   constructor(
     private readonly ctx: AppContext,
     private readonly settings: DispatchSettings,
     private readonly o: PoolOptions,
     private readonly log: Logger,
-  ) {
-    settings.recorder.setCarrier(this);
-  }
-
-  private get recorder() {
-    return this.settings.recorder;
-  }
-
-  /** ResultCarrier: while the loops may claim, waiting results go with the next claim. */
-  carries(): boolean {
-    return !this.closed && this.held === 0;
-  }
-
-  /** ResultCarrier: after this turn of the event loop, so results finishing together share the claim. */
-  resultsWaiting(): void {
-    if (this.carrySoon) return;
-    this.carrySoon = true;
-    setImmediate(() => {
-      this.carrySoon = false;
-      this.claimMore();
-    });
-  }
+  ) {}
 
   /** Claims made and targets they took since start (bench/dispatch prints targets per claim). */
   readonly claimStats = { claims: 0, claimed: 0, empty: 0 };
@@ -150,8 +126,6 @@ export class PublishPool implements ResultCarrier {
   /** Stops claiming; resolves once the claims in flight finished (what they claim is published, not left to expire). */
   async stopClaiming(): Promise<void> {
     this.closed = true;
-    // Results from now on, and any no claim took, are written by the recorder itself.
-    this.recorder.setCarrier(undefined);
     await this.claimsSettled();
   }
 
@@ -168,14 +142,11 @@ export class PublishPool implements ResultCarrier {
     if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /**
-   * Room to claim per platform: the cap minus what runs and what claims in flight reserved. Publishes
-   * whose results the claim carries (`finished`) count as ended.
-   */
-  private freeSlots(skipDry: boolean, finished: Set<string>): Record<string, number> {
+  /** Room to claim per platform: the cap minus what runs and what claims in flight reserved. */
+  private freeSlots(skipDry: boolean): Record<string, number> {
     const free: Record<string, number> = {};
     const used = new Map<string, number>();
-    for (const [id, r] of this.running) if (!finished.has(id)) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
+    for (const r of this.running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
     for (const [platform, cap] of this.o.platformCaps) {
       if (skipDry && this.dry.has(platform)) continue;
       const n = cap - (used.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
@@ -185,48 +156,23 @@ export class PublishPool implements ResultCarrier {
   }
 
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
-    // The results waiting in the recorder are written by this claim, in its transaction: the slots and
-    // accounts of those publishes are free for it to claim (not with a post's own claim, which runs while
-    // the loops are held).
-    const results = postId ? undefined : this.recorder.takeForClaim();
-    const finished = new Set<string>();
-    for (const id of results?.ids ?? []) {
-      const r = this.running.get(id);
-      if (!r) continue; // a status check's result: it held no slot
-      finished.add(id);
-      this.dry.delete(r.platform); // its account may have a next target
-    }
     // A claim for one post looks at every platform; it says nothing of the others' due work either.
-    const free = this.freeSlots(!postId, finished);
-    const limit = Math.max(0, this.o.concurrency - (this.running.size - finished.size) - this.reservedTotal);
-    if (limit <= 0 || Object.keys(free).length === 0) {
-      if (results) this.recorder.returnUncarried(results);
-      return 0;
-    }
+    const free = this.freeSlots(!postId);
+    const limit = this.o.concurrency - this.running.size - this.reservedTotal;
+    if (limit <= 0 || Object.keys(free).length === 0) return 0;
     for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) + n);
     this.reservedTotal += limit;
     try {
       const now = this.ctx.clock.now();
-      const busy = new Set<string>();
-      for (const [id, r] of this.running) if (!finished.has(id)) busy.add(r.accountId);
-      let claimed: ClaimedTarget[];
-      try {
-        claimed = await claimDue(this.ctx.db, {
-          now,
-          leaseUntil: new Date(now.getTime() + this.o.leaseMs),
-          claimedBy: this.settings.claimedBy,
-          caps: free,
-          limit,
-          busyAccounts: [...busy],
-          postId,
-          results,
-        });
-      } catch (e) {
-        if (results) this.recorder.carried(results, e);
-        throw e;
-      }
-      // Committed: the publishes whose results it carried are done (their slots free once they settle).
-      if (results) this.recorder.carried(results);
+      const claimed = await claimDue(this.ctx.db, {
+        now,
+        leaseUntil: new Date(now.getTime() + this.o.leaseMs),
+        claimedBy: this.settings.claimedBy,
+        caps: free,
+        limit,
+        busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
+        postId,
+      });
       this.claimStats.claims++;
       this.claimStats.claimed += claimed.length;
       if (!postId && claimed.length < limit) {

@@ -4,9 +4,7 @@
  *
  * Target results are written in batches, group-commit style: one statement at a time, and every result
  * that comes in while it runs goes into the next one, so a lone result is written at once and a busy copy
- * still writes one UPDATE (one commit) per batch instead of one each. While the publish pool claims, it
- * carries the waiting results instead (takeForClaim): its claim writes them first in the same transaction
- * and claims the slots and accounts they free, one round trip for both. A publish counts as done (its slot
+ * still writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot
  * and account free again) only once its result is committed, so a crash can never lose a recorded outcome.
  * A write the database refused for a passing reason (a deadlock victim, a lost connection) is sent again
  * with backoff for as long as a lease lasts: the outcome is known, and a result that is given up on ends
@@ -52,35 +50,18 @@ interface Pending {
 
 const p = (name: string) => sql.placeholder(name);
 /**
- * One statement, prepared, whatever the batch size: crier_record_results (migrations/0019_claim_carries_results.sql),
- * which the claim also runs when it carries results (src/engine/claim.ts).
+ * One statement, prepared, whatever the batch size: crier_record_results (migrations/0019_record_results.sql).
  * Not waiting for the disk is safe here: a result lost in a database crash leaves the target processing,
  * and its lease then ends it outcome_unknown. Nothing is ever published twice by it; the claim, which
  * decides that, is committed durably. set_config(..., true) inside the statement applies to its own
  * implicit transaction, whose commit is what it relaxes (no BEGIN / SET LOCAL / COMMIT round trips).
  */
-export const recordResultsSql = sql`
+const recordStatement = preparedSql(
+  "crier_record_results_call",
+  sql`
   select crier_record_results(${p("rows")}::text::jsonb, ${p("ids")}::text::uuid[], ${p("claimedBy")}::text) as written
-  from (select set_config('synchronous_commit', 'off', true)) as relaxed`;
-const recordStatement = preparedSql("crier_record_results_call", recordResultsSql);
-
-/** Results taken by a claim to write in its own transaction (src/engine/pool.ts), in crier_record_results' shape. */
-export interface CarriedResults {
-  /** The targets whose results these are. */
-  ids: string[];
-  /** The rows of crier_record_results' recordset, as JSON. */
-  rows: string;
-  batch: Pending[];
-}
-
-/**
- * Who may write waiting results with its next claim (the publish pool): when it says it carries them, the
- * recorder tells it results are waiting instead of writing them itself.
- */
-export interface ResultCarrier {
-  carries(): boolean;
-  resultsWaiting(): void;
-}
+  from (select set_config('synchronous_commit', 'off', true)) as relaxed`,
+);
 
 const MAX_BATCH = 64;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
@@ -93,7 +74,6 @@ export class Recorder {
   private scheduled = false;
   /** The wait before the next write after a refused one; 0 while writes succeed. */
   private retryMs = 0;
-  private carrier?: ResultCarrier;
 
   constructor(
     private db: Db,
@@ -138,39 +118,6 @@ export class Recorder {
       returning a.id`);
   }
 
-  /** The pool that writes waiting results with its claims (none: the recorder writes every batch). */
-  setCarrier(carrier: ResultCarrier | undefined): void {
-    this.carrier = carrier;
-    if (!carrier && this.pending.length) this.schedule();
-  }
-
-  /**
-   * Up to a batch of the waiting results, for a claim to write in its transaction; nothing while writes are
-   * being refused (the recorder sends those again itself, after its backoff).
-   */
-  takeForClaim(): CarriedResults | undefined {
-    if (this.retryMs || !this.pending.length) return undefined;
-    const batch = this.pending.splice(0, MAX_BATCH);
-    const ids = batch.map((p) => p.id);
-    return { ids, rows: JSON.stringify(batch.map(resultRow)), batch };
-  }
-
-  /** The claim that carried these results committed (no error) or failed: then they are written again as ours would be. */
-  carried(c: CarriedResults, error?: unknown): void {
-    if (error === undefined) {
-      for (const p of c.batch) p.done();
-    } else {
-      this.refused(c.batch, error);
-      this.schedule();
-    }
-  }
-
-  /** Results taken for a claim that could not run after all: the recorder writes them itself. */
-  returnUncarried(c: CarriedResults): void {
-    this.pending.unshift(...c.batch);
-    this.schedule(true);
-  }
-
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
     return new Promise((done, fail) => {
       this.pending.push({ id, r, heldAs, done, fail, since: performance.now() });
@@ -180,14 +127,9 @@ export class Recorder {
 
   /**
    * After this turn of the event loop, so results finishing together share a statement (after the backoff
-   * when the last write was refused); or, while a claim can carry them, with the pool's next claim, which
-   * then claims the slots and accounts they free in the same transaction.
+   * when the last write was refused).
    */
-  private schedule(own = false) {
-    if (!own && !this.retryMs && this.carrier?.carries()) {
-      this.carrier.resultsWaiting();
-      return;
-    }
+  private schedule() {
     if (this.writing || this.scheduled) return;
     this.scheduled = true;
     const run = () => {

@@ -1,9 +1,5 @@
--- A copy wrote each batch of publish results as a statement of its own and then claimed the slots they
--- freed with another: two statements, two commits and two round trips for every turn of a slot, and the
--- slot stayed empty while both ran (bench/dispatch: 2,331 result writes beside 1,655 claims for 10,000
--- targets). The claim can now carry the results waiting in the copy: one transaction writes them and then
--- claims, and the accounts and slots they free are claimed in that same call. The result write itself
--- moves here from src/engine/recorder.ts, so both paths run one statement.
+-- The recorder's batch of publish results (src/engine/recorder.ts), as a function: its plan is cached
+-- per connection like the claim's, and tests/engine/plans.test.ts can count what it scans.
 --
 -- The results are fenced on our claim and on what the target was when we took it (a publish whose target
 -- another copy declared expired may still record the real outcome; a status check records only while the
@@ -28,25 +24,5 @@ BEGIN
       OR (v.held_as = 'processing' AND t.status = 'failed' AND t.error_code = 'outcome_unknown'));
   GET DIAGNOSTICS v_written = ROW_COUNT;
   RETURN v_written;
-END
-$$;
---> statement-breakpoint
--- Writes the results first, so the claim after it (a new snapshot) sees their accounts idle again.
-CREATE OR REPLACE FUNCTION crier_record_and_claim(
-  p_rows jsonb, p_ids uuid[],
-  p_now timestamptz, p_lease_until timestamptz, p_claimed_by text, p_caps jsonb, p_limit integer, p_busy uuid[]
-) RETURNS TABLE (
-  id uuid, post_id uuid, account_id uuid, platform text, attempts integer,
-  target jsonb, content text, media jsonb, account jsonb, sandbox boolean, reply_to text, root text
-)
-LANGUAGE plpgsql VOLATILE
-AS $$
-BEGIN
-  IF cardinality(p_ids) > 0 THEN
-    PERFORM crier_record_results(p_rows, p_ids, p_claimed_by);
-  END IF;
-  IF p_limit > 0 THEN
-    RETURN QUERY SELECT * FROM crier_claim(p_now, p_lease_until, p_claimed_by, p_caps, p_limit, p_busy, NULL);
-  END IF;
 END
 $$;
