@@ -54,6 +54,7 @@ if (process.env.MODE === "ticks") {
 } else {
   const engine = createEngine(ctx, { id: process.env.COPY_ID });
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   // runUntilIdle returns when this copy finds nothing to claim; the other copy may still hold the last accounts.
   do await engine.runUntilIdle();
   while ((await waiting()) > 0 && (await Bun.sleep(5), true));
@@ -61,7 +62,7 @@ if (process.env.MODE === "ticks") {
   console.log(`claims ${JSON.stringify({ claims, claimed, empty })}`);
   if (process.env.BENCH_VERBOSE)
     console.error(
-      `${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg`,
+      `${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg, CPU ${((process.cpuUsage(cpu0).user + process.cpuUsage(cpu0).system) / 1000 / claimed).toFixed(3)} ms per target`,
     );
   await engine.stop();
 }
