@@ -72,14 +72,16 @@ export async function skipOrphanedThreadItems(db: Db, now: Date): Promise<number
  * Keeps the leases of what this copy is still publishing from running out. A row locked right now is
  * having its result written by the recorder (src/engine/recorder.ts), which ends the lease anyway: it is
  * skipped, since waiting on it while holding others, locked in no set order, deadlocked with that write
- * (two copies draining 10,000 targets lost results to it; bench/dispatch).
+ * (two copies draining 10,000 targets lost results to it; bench/dispatch). A row whose lease that write
+ * already ended is left alone too: the ids were read before it, and a lease given back to a target now
+ * submitted kept its status checks away until the lease ran out and failed it outcome_unknown.
  */
 export async function renewLeases(db: Db, claimedBy: string, ids: string[], until: Date): Promise<void> {
   if (!ids.length) return;
   await db.rows(sql`
     update post_targets set lease_until = ${until.toISOString()}::timestamptz
     where id in (select id from post_targets
-                 where claimed_by = ${claimedBy} and status in ('processing', 'submitted')
+                 where claimed_by = ${claimedBy} and status in ('processing', 'submitted') and lease_until is not null
                    and id = any(${`{${ids.join(",")}}`}::uuid[])
                  for update skip locked)
     returning id`);
