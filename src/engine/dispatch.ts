@@ -208,10 +208,11 @@ export async function publishTarget(
   ctx: AppContext,
   s: DispatchSettings,
   target: ClaimedTarget,
-  loaded?: Job,
+  /** Called once the platform has answered (or the call failed), before the result is written. */
+  onCallEnded?: () => void,
 ): Promise<Outcome["kind"] | "failed"> {
   const log = ctx.log.child({ component: "engine", target_id: target.id, platform: target.platform });
-  const job = loaded ?? (target.job ? jobFromClaim(target.job) : await loadJobOne(ctx, target.id));
+  const job = target.job ? jobFromClaim(target.job) : await loadJobOne(ctx, target.id);
   if (!job) return "failed"; // deleted meanwhile (cannot happen while processing: delete refuses)
   if (job.account.status !== "active" || !job.account.credentials) {
     await record(
@@ -267,6 +268,7 @@ export async function publishTarget(
   const outcome = await withRefresh(ctx, s, plugin, context, job.account.id, () =>
     plugin.publish!(context, publishJob),
   );
+  onCallEnded?.();
   const now = ctx.clock.now();
   if (outcome === "reconnect") {
     await record(ctx, s, target.id, RECONNECT);

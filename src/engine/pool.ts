@@ -1,7 +1,8 @@
 /**
  * The publish slots of one copy: how many publishes run at once (in all and per platform), the claims
- * that fill free slots with due targets, and the publishes those claims started. Finished publishes free
- * their slot and account at once, so claiming goes on without waiting for the next tick.
+ * that fill free slots with due targets, and the publishes those claims started. A publish frees its slot
+ * as soon as the platform answered, and its account once the result is written, so claiming goes on
+ * without waiting for the next tick, and other accounts' targets without waiting for the write.
  */
 import type { AppContext } from "../context.ts";
 import { errorFields, type Logger } from "../log.ts";
@@ -19,9 +20,11 @@ export interface PoolOptions {
 }
 
 interface Running {
-  promise: Promise<void>;
+  promise?: Promise<void>;
   platform: string;
   accountId: string;
+  /** The plugin call is under way: it holds one of the platform's slots. Once it ended, only the result write is left. */
+  calling: boolean;
 }
 
 // One claim at a time. Two at once took the same oldest-due accounts and the second often came back empty
@@ -110,7 +113,7 @@ export class PublishPool {
     try {
       await this.claimsSettled();
       await makeDue?.();
-      if (this.closed || this.running.size >= this.o.concurrency) return;
+      if (this.closed || this.calling() >= this.o.concurrency) return;
       await this.countedClaim(() => this.claimRound(postId, beforeStart));
     } finally {
       this.held--;
@@ -142,11 +145,11 @@ export class PublishPool {
     if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Room to claim per platform: the cap minus what runs and what claims in flight reserved. */
+  /** Room to claim per platform: the cap minus the plugin calls under way and what claims in flight reserved. */
   private freeSlots(skipDry: boolean): Record<string, number> {
     const free: Record<string, number> = {};
     const used = new Map<string, number>();
-    for (const r of this.running.values()) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
+    for (const r of this.running.values()) if (r.calling) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
     for (const [platform, cap] of this.o.platformCaps) {
       if (skipDry && this.dry.has(platform)) continue;
       const n = cap - (used.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
@@ -158,7 +161,7 @@ export class PublishPool {
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
     // A claim for one post looks at every platform; it says nothing of the others' due work either.
     const free = this.freeSlots(!postId);
-    const limit = this.o.concurrency - this.running.size - this.reservedTotal;
+    const limit = this.o.concurrency - this.calling() - this.reservedTotal;
     if (limit <= 0 || Object.keys(free).length === 0) return 0;
     for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) + n);
     this.reservedTotal += limit;
@@ -194,8 +197,22 @@ export class PublishPool {
     }
   }
 
+  private calling(): number {
+    let n = 0;
+    for (const r of this.running.values()) if (r.calling) n++;
+    return n;
+  }
+
   private startPublish(target: ClaimedTarget) {
-    const promise = publishTarget(this.ctx, this.settings, target)
+    const running: Running = { platform: target.platform, accountId: target.accountId, calling: true };
+    // The platform answered: the slot is free for another account's target while the result is written
+    // (the account itself stays busy until then, here and in the claim's own check).
+    const callEnded = () => {
+      if (!running.calling) return;
+      running.calling = false;
+      if (!this.dry.has(target.platform)) this.claimMore();
+    };
+    running.promise = publishTarget(this.ctx, this.settings, target, callEnded)
       .then(
         () => undefined,
         (e) => {
@@ -214,7 +231,7 @@ export class PublishPool {
         this.claimMore();
         this.notifyIdle();
       });
-    this.running.set(target.id, { promise, platform: target.platform, accountId: target.accountId });
+    this.running.set(target.id, running);
   }
 
   /** A claim loop: claims until nothing more is due or no slot is free, and again if asked meanwhile. */
