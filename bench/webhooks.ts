@@ -20,7 +20,7 @@ import { createProfile } from "../src/modules/keys/service.ts";
 import { createWebhook } from "../src/modules/webhooks/service.ts";
 import { createRegistry } from "../src/platform/host/registry.ts";
 import { createStorage } from "../src/storage/index.ts";
-import { figure } from "./figures.ts";
+import { figure, times } from "./figures.ts";
 import { BENCH_SECRET, benchContext, scratchDatabase } from "./engine-support.ts";
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000);
@@ -126,7 +126,7 @@ console.log(`  crier sender   ${ours.toFixed(0)} deliveries/s = ${(ours / bare).
 console.log(
   `  latency at 100 events/s over ${LAG_SECONDS} s: ${lags.length} delivered, p50 ${pct(50)} ms, p99 ${pct(99)} ms (goal p99 < 1000)`,
 );
-figure(`webhooks ${where}: deliveries/s vs bare`, `${(ours / bare).toFixed(2)} ×`, "≥ 0.5 ×", ours / bare >= 0.5);
+figure(`webhooks ${where}: deliveries/s vs bare`, times(ours / bare, 0.5), "≥ 0.5 ×", ours / bare >= 0.5);
 figure(
   `webhooks ${where}: event-to-delivery p99`,
   `${pct(99)} ms`,
