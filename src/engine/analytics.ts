@@ -20,6 +20,7 @@ import {
 } from "../domain/analytics-schedule.ts";
 import type { PeriodicJob } from "./jobs.ts";
 import { trackAccounts, trackNativePosts, trackPublishedTargets } from "./analytics-track.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 export interface AnalyticsOptions {
   /** Recorded as claimed_by on what this copy reads. */
@@ -104,7 +105,7 @@ async function loadAccounts(
     .select({ account: accounts, sandbox: profiles.sandbox })
     .from(accounts)
     .innerJoin(profiles, eq(profiles.id, accounts.profileId))
-    .where(sql`${accounts.id} = any(${`{${ids.join(",")}}`}::uuid[])`);
+    .where(sql`${accounts.id} = any(${uuidArray(ids)}::uuid[])`);
   return new Map(rows.map((r) => [r.account.id, r]));
 }
 

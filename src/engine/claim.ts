@@ -14,6 +14,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedSql } from "../db/prepared.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 export interface ClaimedTarget {
   id: string;
@@ -63,7 +64,7 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     claimedBy: req.claimedBy,
     caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
     limit,
-    busy: pgArray(req.busyAccounts),
+    busy: uuidArray(req.busyAccounts),
     postId: req.postId ?? null,
   });
   return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
@@ -86,11 +87,6 @@ const claimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
 );
-
-/** A uuid[] literal; the ids come from the database. */
-function pgArray(ids: string[]): string {
-  return `{${ids.join(",")}}`;
-}
 
 /** The due time of the next waiting target if it falls within `ms` from now (for an early wake-up). */
 export async function nextDueWithin(db: Db, now: Date, ms: number): Promise<Date | null> {

@@ -22,6 +22,7 @@ import type { ClaimedJob, ClaimedTarget } from "./claim.ts";
 import { rowFromJson } from "../db/row-json.ts";
 import type { Recorder } from "./recorder.ts";
 import { finderFor } from "../platform/find-published.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 export interface DispatchSettings {
   claimedBy: string;
@@ -81,7 +82,7 @@ export type Job = Awaited<ReturnType<ReturnType<typeof selectJobs>["execute"]>>[
 export async function loadJobs(ctx: AppContext, ids: string[]): Promise<Map<string, Job>> {
   if (!ids.length) return new Map();
   // The ids come from the database (the claim), so the array literal is well formed.
-  return new Map((await selectJobs(ctx.db).execute({ ids: `{${ids.join(",")}}` })).map((r) => [r.target.id, r]));
+  return new Map((await selectJobs(ctx.db).execute({ ids: uuidArray(ids) })).map((r) => [r.target.id, r]));
 }
 
 /** The job the claim read with the target (src/engine/claim.ts), in the shape loadJobs gives. */

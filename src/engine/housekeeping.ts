@@ -4,6 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 /**
  * A target still processing (or being polled) after its lease ran out belongs to a copy that died or hung mid-call:
@@ -82,7 +83,7 @@ export async function renewLeases(db: Db, claimedBy: string, ids: string[], unti
     update post_targets set lease_until = ${until.toISOString()}::timestamptz
     where id in (select id from post_targets
                  where claimed_by = ${claimedBy} and status in ('processing', 'submitted') and lease_until is not null
-                   and id = any(${`{${ids.join(",")}}`}::uuid[])
+                   and id = any(${uuidArray(ids)}::uuid[])
                  for update skip locked)
     returning id`);
 }

@@ -17,6 +17,7 @@ import { accounts } from "../db/schema.ts";
 import type { TargetStatus } from "../domain/status.ts";
 import { isTransientError } from "../db/availability.ts";
 import { errorFields, type Logger } from "../log.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 export interface TargetResult {
   status: Extract<TargetStatus, "published" | "submitted" | "scheduled" | "failed">;
@@ -146,10 +147,9 @@ export class Recorder {
     if (!batch.length) return;
     this.writing = true;
     try {
-      const ids = batch.map((p) => p.id);
       await recordStatement(this.db, {
         rows: JSON.stringify(batch.map(resultRow)),
-        ids: `{${ids.join(",")}}`,
+        ids: uuidArray(batch.map((p) => p.id)),
         claimedBy: this.claimedBy,
       });
       this.retryMs = 0;

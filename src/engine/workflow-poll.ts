@@ -22,6 +22,7 @@ import {
 import type { DestinationSettings, WorkflowSettings } from "../domain/workflow-settings.ts";
 import { buildCaption } from "./captions.ts";
 import { filterSkip } from "./workflow-filters.ts";
+import { uuidArray } from "../db/uuid-array.ts";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 type AccountRow = typeof accounts.$inferSelect;
@@ -314,7 +315,7 @@ export async function pollWorkflow(ctx: AppContext, wf: WorkflowRow): Promise<Po
   const dests = await ctx.db.db
     .select()
     .from(accounts)
-    .where(sql`${accounts.id} = any(${`{${wf.targetAccountIds.join(",")}}`}::uuid[])`);
+    .where(sql`${accounts.id} = any(${uuidArray(wf.targetAccountIds)}::uuid[])`);
   const destinations: Destination[] = wf.targetAccountIds.flatMap((id) => {
     const account = dests.find((a) => a.id === id);
     return account

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { claimDue } from "../../src/engine/claim.ts";
 import { jobFromClaim, loadJobs } from "../../src/engine/dispatch.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { storedBlueskyAccount } from "../support/stored-account.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 let h: Harness;
@@ -18,14 +18,7 @@ beforeAll(async () => {
   h = await createHarness();
   const p = await h.profile({ sandbox: true });
   token = p.token;
-  const row = await upsertConnectedAccount(h.ctx, {
-    profileId: p.profileId,
-    platform: "bluesky",
-    remoteId: "did:plc:claimjob",
-    username: "claimjob.test",
-    credentials: { accessJwt: "a", refreshJwt: "r" },
-  });
-  accountId = row.id;
+  accountId = await storedBlueskyAccount(h.ctx, p.profileId, "claimjob");
 });
 afterAll(() => h.close());
 

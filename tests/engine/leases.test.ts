@@ -11,7 +11,7 @@ import { claimPolls } from "../../src/engine/dispatch.ts";
 import { expireLeases, renewLeases } from "../../src/engine/housekeeping.ts";
 import { Recorder } from "../../src/engine/recorder.ts";
 import { createLogger } from "../../src/log.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { storedBlueskyAccount } from "../support/stored-account.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 const COPY = "leases-test";
@@ -23,15 +23,7 @@ beforeAll(async () => {
   h = await createHarness();
   const p = await h.profile({ sandbox: true });
   token = p.token;
-  accountId = (
-    await upsertConnectedAccount(h.ctx, {
-      profileId: p.profileId,
-      platform: "bluesky",
-      remoteId: "did:plc:leases",
-      username: "leases.test",
-      credentials: { accessJwt: "a", refreshJwt: "r" },
-    })
-  ).id;
+  accountId = await storedBlueskyAccount(h.ctx, p.profileId, "leases");
 });
 afterAll(() => h.close());
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf } from "../../src/db/client.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { storedBlueskyAccount } from "../support/stored-account.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 let h: Harness;
@@ -16,13 +16,7 @@ let h: Harness;
 beforeAll(async () => {
   h = await createHarness();
   const p = await h.profile();
-  const account = await upsertConnectedAccount(h.ctx, {
-    profileId: p.profileId,
-    platform: "bluesky",
-    remoteId: "did:plc:plans",
-    username: "plans.test",
-    credentials: { accessJwt: "a", refreshJwt: "r" },
-  });
+  const accountId = await storedBlueskyAccount(h.ctx, p.profileId, "plans");
   // What a server that has been publishing for a while holds: targets published long ago, none claimed now.
   await h.db.rows(sql`
     with p as (
@@ -30,7 +24,7 @@ beforeAll(async () => {
       from generate_series(1, 5000) as i returning id
     )
     insert into post_targets (post_id, profile_id, account_id, platform, status, published_at)
-    select id, ${p.profileId}::uuid, ${account.id}::uuid, 'bluesky', 'published', now() from p`);
+    select id, ${p.profileId}::uuid, ${accountId}::uuid, 'bluesky', 'published', now() from p`);
   await h.db.rows(sql`analyze post_targets`);
 });
 afterAll(() => h?.close());

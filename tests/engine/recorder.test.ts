@@ -11,7 +11,7 @@ import { claimDue } from "../../src/engine/claim.ts";
 import { Recorder } from "../../src/engine/recorder.ts";
 import { renewLeases } from "../../src/engine/housekeeping.ts";
 import { createLogger } from "../../src/log.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
+import { storedBlueskyAccount } from "../support/stored-account.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
 
 const pg = !!process.env.TEST_DATABASE_URL;
@@ -31,18 +31,7 @@ describe.skipIf(!pg)("the recorder against a second connection (PostgreSQL only)
     const p = await h.profile({ sandbox: true });
     token = p.token;
     accountIds = [];
-    for (const n of [1, 2, 3])
-      accountIds.push(
-        (
-          await upsertConnectedAccount(h.ctx, {
-            profileId: p.profileId,
-            platform: "bluesky",
-            remoteId: `did:plc:recorder${n}`,
-            username: `recorder${n}.test`,
-            credentials: { accessJwt: "a", refreshJwt: "r" },
-          })
-        ).id,
-      );
+    for (const n of [1, 2, 3]) accountIds.push(await storedBlueskyAccount(h.ctx, p.profileId, `recorder${n}`));
     const log = createLogger("warn", {}, (line) => warnings.push(line));
     recorder = new Recorder(h.db, COPY, log, 60_000);
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { storedBlueskyAccount } from "../support/stored-account.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
-import { upsertConnectedAccount } from "../../src/modules/accounts/service.ts";
 
 // The hot routes' statements per request, counted where drizzle sends them. A new query on these paths
 // costs every client a round trip: raise a figure here only on purpose.
@@ -13,14 +13,7 @@ beforeAll(async () => {
   const p = await h.profile();
   token = p.token;
   for (let i = 0; i < 3; i++) {
-    const row = await upsertConnectedAccount(h.ctx, {
-      profileId: p.profileId,
-      platform: "bluesky",
-      remoteId: `did:plc:rt${i}`,
-      username: `rt${i}.test`,
-      credentials: { accessJwt: "a", refreshJwt: "r" },
-    });
-    accountIds.push(row.id);
+    accountIds.push(await storedBlueskyAccount(h.ctx, p.profileId, `rt${i}`));
   }
   // The first request of a key reads it; later ones find it in this copy's cache once LISTEN is up.
   for (let i = 0; i < 50 && (await counted(() => h.request("GET", "/v1/accounts", { token }))).length > 1; i++)
@@ -52,14 +45,8 @@ const postBody = (n: number) => ({
 
 test("POST /v1/posts is one statement once its accounts are known to this copy, two before", async () => {
   const other = await h.profile();
-  const fresh = await upsertConnectedAccount(h.ctx, {
-    profileId: other.profileId,
-    platform: "bluesky",
-    remoteId: "did:plc:rt-fresh",
-    username: "rt-fresh.test",
-    credentials: { accessJwt: "a", refreshJwt: "r" },
-  });
-  const body = { content: "hello", targets: [{ account_id: fresh.id }] };
+  const fresh = await storedBlueskyAccount(h.ctx, other.profileId, "rt-fresh");
+  const body = { content: "hello", targets: [{ account_id: fresh }] };
   // Warm the key of the new profile (GET) so only the post's statements are counted below.
   await counted(() => h.request("GET", "/v1/accounts", { token: other.token }));
   // The target accounts, then post and targets together; the accounts are remembered once LISTEN is up.

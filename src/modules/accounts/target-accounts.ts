@@ -9,6 +9,7 @@ import type { Db, Queryable } from "../../db/client.ts";
 import { notifiedCache } from "../../db/notified-cache.ts";
 import { prepared } from "../../db/prepared.ts";
 import { accounts } from "../../db/schema.ts";
+import { uuidArray } from "../../db/uuid-array.ts";
 
 /** What planning a target needs of its account. */
 export interface TargetAccount {
@@ -60,7 +61,7 @@ export async function readTargetAccounts(db: Db, q: Queryable, profileId: string
   const cache = cacheOf(db);
   const readAt = cache.version();
   const wall = Date.now();
-  const rows: TargetAccount[] = await accountsByIds(q).execute({ ids: `{${ids.join(",")}}`, profileId });
+  const rows: TargetAccount[] = await accountsByIds(q).execute({ ids: uuidArray(ids), profileId });
   for (const row of rows) cache.set(row.id, row, wall, readAt);
   // An id not found is forgotten, so a deleted or foreign account is not offered from memory again.
   if (rows.length < ids.length) for (const id of ids) if (!rows.some((r) => r.id === id)) cache.forget(id);

@@ -17,6 +17,7 @@ import { isoOrNull } from "../../http/model.ts";
 import { pageOrder, pageWhere, toPage, type PageRequest } from "../../http/paging.ts";
 import { CAPTION_PLATFORMS, withDefaults, type WorkflowSettings } from "../../domain/workflow-settings.ts";
 import type { Workflow, WorkflowCreate, WorkflowItem, WorkflowListQuery, WorkflowPatch } from "./model.ts";
+import { uuidArray } from "../../db/uuid-array.ts";
 
 type WorkflowRow = typeof workflows.$inferSelect;
 type AccountRow = typeof accounts.$inferSelect;
@@ -238,7 +239,7 @@ export async function listWorkflows(ctx: AppContext, profileId: string, q: Workf
 /** Queued (not yet posted) items of a workflow, optionally only those of destinations no longer targeted. */
 async function dropQueued(q: Queryable, workflowId: string, keepAccounts?: string[]) {
   await q.execute(sql`delete from workflow_items where workflow_id = ${workflowId}::uuid and status = 'queued'
-    ${keepAccounts ? sql`and not (account_id = any(${`{${keepAccounts.join(",")}}`}::uuid[]))` : sql``}`);
+    ${keepAccounts ? sql`and not (account_id = any(${uuidArray(keepAccounts)}::uuid[]))` : sql``}`);
 }
 
 export async function updateWorkflow(
