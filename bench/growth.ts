@@ -217,28 +217,34 @@ const copy = spawn(process.execPath, ["bench/dispatch-copy.ts"], {
   stdio: ["pipe", "pipe", "inherit"],
 });
 let out = "";
+let goAt = 0;
 await new Promise<void>((resolve, reject) => {
   copy.stdout!.on("data", (d: Buffer) => {
     out += d.toString();
     if (out.includes("ready\n") && !out.includes("go-sent")) {
       out += "go-sent";
       firstDue = new Date(Date.now() + 1000);
-      seedTargets(ctx.db, profileId, accountIds, lagTargets, firstDue, 10).then(
-        () => copy.stdin!.write("go\n"),
-        reject,
-      );
+      seedTargets(ctx.db, profileId, accountIds, lagTargets, firstDue, 10).then(() => {
+        goAt = Date.now();
+        copy.stdin!.write("go\n");
+      }, reject);
     }
     if (out.includes("done\n")) resolve();
   });
   copy.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`copy exited with ${code}`))));
 });
-const lags = (
+const inOrder = (
   await ctx.db.rows<{ ms: number }>(sql`
     select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets
-    where status = 'published' and scheduled_time >= ${firstDue.toISOString()}::timestamptz`)
-)
-  .map((r) => Number(r.ms))
-  .sort((a, b) => a - b);
+    where status = 'published' and scheduled_time >= ${firstDue.toISOString()}::timestamptz
+    order by scheduled_time`)
+).map((r) => Number(r.ms));
+const lags = sorted(inOrder);
+// Where the worst lags fell: the copy's first second (its engine starting, the first due target 1 s after
+// seeding began) or the steady state after it.
+console.log(
+  `  the copy started ${goAt - firstDue.getTime() + 1000} ms after seeding began (first target due at 1000 ms); lag p99 of the first second's targets ${pct(sorted(inOrder.slice(0, 100)), 99).toFixed(0)} ms, of the rest ${pct(sorted(inOrder.slice(100)), 99).toFixed(0)} ms`,
+);
 const lagP99 = pct(lags, 99);
 console.log(
   `  dispatch lag at 100 targets/s among ${nTargets} targets: ${lags.length}/${lagTargets} published, p50 ${pct(lags, 50).toFixed(0)} ms, p99 ${lagP99.toFixed(0)} ms`,
