@@ -2,7 +2,9 @@
  * The publish slots of one copy: how many publishes run at once (in all and per platform), the claims
  * that fill free slots with due targets, and the publishes those claims started. A publish frees its slot
  * as soon as the platform answered, and its account once the result is written, so claiming goes on
- * without waiting for the next tick, and other accounts' targets without waiting for the write.
+ * without waiting for the next tick, and other accounts' targets without waiting for the write. Where a
+ * platform answers about as fast as a claim comes back, claims take a few targets ahead of free slots
+ * (claimAhead), which start the moment a slot frees: the platform's cap still bounds its calls.
  */
 import type { AppContext } from "../context.ts";
 import { errorFields, type Logger } from "../log.ts";
@@ -14,18 +16,31 @@ export interface PoolOptions {
   concurrency: number;
   /** Slots per platform (never above concurrency); platforms absent here are never claimed. */
   platformCaps: Map<string, number>;
+  /** Fixed targets per platform to claim ahead of free slots, instead of the estimate (EngineOptions.claimAhead). */
+  claimAhead?: number;
   leaseMs: number;
   /** Called whenever the last claim in flight finishes (the lifecycle arms its wake-up here). */
   onClaimsSettled?: () => void;
 }
 
+/**
+ * waiting: claimed ahead, to start as soon as a slot of its platform frees; calling: the plugin call is
+ * under way and holds one of the platform's slots; writing: the platform answered, only the result write
+ * is left (the account stays busy, the slot is free).
+ */
+type Phase = "waiting" | "calling" | "writing";
+
 interface Running {
   promise?: Promise<void>;
   platform: string;
   accountId: string;
-  /** The plugin call is under way: it holds one of the platform's slots. Once it ended, only the result write is left. */
-  calling: boolean;
+  phase: Phase;
+  /** Starts a waiting publish. */
+  open?: () => void;
 }
+
+/** Weight of the newest sample in the running averages of claim and call times. */
+const EWMA_WEIGHT = 0.2;
 
 // One claim at a time. Two at once took the same oldest-due accounts and the second often came back empty
 // or short: with the claim as cheap as it is now (migrations 0017, 0018), one loop drained as fast with
@@ -50,6 +65,9 @@ export class PublishPool {
   private held = 0;
   private claimsSettledWaiters: (() => void)[] = [];
   private idleWaiters: (() => void)[] = [];
+  /** Running averages, in ms: a claim's round trip, and a plugin call per platform (see ahead()). */
+  private claimMs = 0;
+  private readonly callMs = new Map<string, number>();
 
   constructor(
     private readonly ctx: AppContext,
@@ -113,7 +131,7 @@ export class PublishPool {
     try {
       await this.claimsSettled();
       await makeDue?.();
-      if (this.closed || this.calling() >= this.o.concurrency) return;
+      if (this.closed || this.count("calling") >= this.o.concurrency) return;
       await this.countedClaim(() => this.claimRound(postId, beforeStart));
     } finally {
       this.held--;
@@ -145,28 +163,39 @@ export class PublishPool {
     if (this.isIdle()) for (const w of this.idleWaiters.splice(0)) w();
   }
 
-  /** Room to claim per platform: the cap minus the plugin calls under way and what claims in flight reserved. */
+  /**
+   * Room to claim per platform: the cap and what may be claimed ahead, minus the plugin calls under way,
+   * the publishes waiting for a slot and what claims in flight reserved.
+   */
   private freeSlots(skipDry: boolean): Record<string, number> {
     const free: Record<string, number> = {};
-    const used = new Map<string, number>();
-    for (const r of this.running.values()) if (r.calling) used.set(r.platform, (used.get(r.platform) ?? 0) + 1);
+    const held = new Map<string, number>();
+    for (const r of this.running.values())
+      if (r.phase !== "writing") held.set(r.platform, (held.get(r.platform) ?? 0) + 1);
     for (const [platform, cap] of this.o.platformCaps) {
       if (skipDry && this.dry.has(platform)) continue;
-      const n = cap - (used.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
+      const n = cap + this.ahead(platform, cap) - (held.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
       if (n > 0) free[platform] = n;
     }
     return free;
   }
 
+  private ahead(platform: string, cap: number): number {
+    if (this.o.claimAhead !== undefined) return Math.min(cap, this.o.claimAhead);
+    return claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0);
+  }
+
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
     // A claim for one post looks at every platform; it says nothing of the others' due work either.
     const free = this.freeSlots(!postId);
-    const limit = this.o.concurrency - this.calling() - this.reservedTotal;
+    const limit =
+      this.o.concurrency + this.aheadTotal() - this.count("calling") - this.count("waiting") - this.reservedTotal;
     if (limit <= 0 || Object.keys(free).length === 0) return 0;
     for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) + n);
     this.reservedTotal += limit;
     try {
       const now = this.ctx.clock.now();
+      const sent = performance.now();
       const claimed = await claimDue(this.ctx.db, {
         now,
         leaseUntil: new Date(now.getTime() + this.o.leaseMs),
@@ -176,6 +205,7 @@ export class PublishPool {
         busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
         postId,
       });
+      this.claimMs = ewma(this.claimMs, performance.now() - sent);
       this.claimStats.claims++;
       this.claimStats.claimed += claimed.length;
       if (!postId && claimed.length < limit) {
@@ -188,8 +218,9 @@ export class PublishPool {
         return 0;
       }
       await beforeStart?.();
-      // The claim read every job with its target; they count as running from now on.
+      // The claim read every job with its target; they count as running from now on, and start as slots allow.
       for (const t of claimed) this.startPublish(t);
+      this.openWaiting();
       return claimed.length;
     } finally {
       for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) - n);
@@ -197,22 +228,50 @@ export class PublishPool {
     }
   }
 
-  private calling(): number {
+  private count(phase: Phase, platform?: string): number {
     let n = 0;
-    for (const r of this.running.values()) if (r.calling) n++;
+    for (const r of this.running.values()) if (r.phase === phase && (!platform || r.platform === platform)) n++;
     return n;
   }
 
+  /** What may be claimed ahead over all platforms, never more than the copy's concurrency. */
+  private aheadTotal(): number {
+    let n = 0;
+    for (const [platform, cap] of this.o.platformCaps) n += this.ahead(platform, cap);
+    return Math.min(n, this.o.concurrency);
+  }
+
+  /** Starts waiting publishes, in the order they were claimed, while their platform and the copy have slots. */
+  private openWaiting() {
+    let calling = this.count("calling");
+    for (const r of this.running.values()) {
+      if (calling >= this.o.concurrency) return;
+      if (r.phase !== "waiting" || this.count("calling", r.platform) >= (this.o.platformCaps.get(r.platform) ?? 0))
+        continue;
+      r.phase = "calling";
+      calling++;
+      r.open!();
+    }
+  }
+
   private startPublish(target: ClaimedTarget) {
-    const running: Running = { platform: target.platform, accountId: target.accountId, calling: true };
+    const running: Running = { platform: target.platform, accountId: target.accountId, phase: "waiting" };
+    let startedAt = 0;
     // The platform answered: the slot is free for another account's target while the result is written
     // (the account itself stays busy until then, here and in the claim's own check).
     const callEnded = () => {
-      if (!running.calling) return;
-      running.calling = false;
+      if (running.phase !== "calling") return;
+      running.phase = "writing";
+      this.callMs.set(target.platform, ewma(this.callMs.get(target.platform) ?? 0, performance.now() - startedAt));
+      this.openWaiting();
       if (!this.dry.has(target.platform)) this.claimMore();
     };
-    running.promise = publishTarget(this.ctx, this.settings, target, callEnded)
+    const opened = new Promise<void>((resolve) => (running.open = resolve));
+    running.promise = opened
+      .then(() => {
+        startedAt = performance.now();
+        return publishTarget(this.ctx, this.settings, target, callEnded);
+      })
       .then(
         () => undefined,
         (e) => {
@@ -228,6 +287,8 @@ export class PublishPool {
       .finally(() => {
         this.running.delete(target.id);
         this.dry.delete(target.platform);
+        // A publish that ended without calling the platform (a disconnected account) held its slot until now.
+        this.openWaiting();
         this.claimMore();
         this.notifyIdle();
       });
@@ -262,4 +323,23 @@ export class PublishPool {
       this.notifyIdle();
     }
   }
+}
+
+/**
+ * How many targets of a platform to claim beyond its free slots: about as many as its calls end while a
+ * claim is on its way (averages in ms, 0 when not measured yet), so a slot that frees starts its next
+ * publish at once instead of waiting for the claim after. When calls take far longer than a claim (real
+ * platforms: 100 ms and more) this is 0 and a target is only claimed for a free slot; with calls as quick
+ * as a claim it is up to the cap. A target claimed ahead waits about one claim's round trip, under the
+ * same lease as one being published (so a crash in that moment ends it outcome_unknown, like a target
+ * between its claim and its call; the reconciler then finds it absent and tries once more where the
+ * platform can be asked).
+ */
+export function claimAhead(cap: number, claimMs: number, callMs: number): number {
+  if (!claimMs || !callMs) return 0;
+  return Math.min(cap, Math.floor((cap * claimMs) / callMs));
+}
+
+function ewma(avg: number, sample: number): number {
+  return avg ? avg + EWMA_WEIGHT * (sample - avg) : sample;
 }

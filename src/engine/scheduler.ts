@@ -34,6 +34,11 @@ export interface EngineOptions {
   /** How long stop() waits for publishes, status checks and periodic jobs in flight. */
   shutdownTimeoutMs?: number;
   random?: () => number;
+  /**
+   * Targets per platform claimed beyond its free slots. Left out, the copy estimates it from how long its
+   * claims and the platform's calls take (claimAhead in pool.ts); tests fix it to make it deterministic.
+   */
+  claimAhead?: number;
   ownStorage?: OwnStorageOpener;
   /**
    * Overrides the media guard's address rule for this engine's publishes. Tests only, whose emulators
@@ -114,6 +119,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     {
       concurrency: o.concurrency,
       platformCaps: platformCaps(ctx, o.concurrency),
+      claimAhead: o.claimAhead,
       leaseMs: o.leaseMs,
       onClaimsSettled: o.wakeForNextDue ? () => life.armWake() : undefined,
     },
