@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
-import { insertCheckedPostStatement } from "../../db/post-insert.ts";
+import { insertCheckedPostSoon, insertCheckedPosts, type NewPostRow } from "../../db/post-insert.ts";
 import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
@@ -122,7 +122,7 @@ export interface TargetPlan {
  * and update throw the first, through buildTargets): one validator for both, so a post that validates
  * is accepted unless its accounts changed in between. With `cached`, accounts this copy remembers stand in
  * for a read when all of them are known, connected and of this profile: only for a create, whose insert
- * checks them again (insertCheckedPostStatement).
+ * checks them again (insertCheckedPostsStatement).
  */
 export async function planTargets(
   ctx: AppContext,
@@ -294,43 +294,48 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
 /**
  * The post and its targets in one statement: they commit together, and a create without an
  * Idempotency-Key or draft needs no transaction of its own (one round trip in all, with a cached key and
- * cached accounts). The statement checks the targets' accounts again: undefined when one changed since it
- * was read or remembered, and nothing was stored. The answer is built from what was written, not read back.
+ * cached accounts), and shares its statement with posts other requests create at the same moment. The
+ * statement checks the targets' accounts again: undefined when one changed since it was read or
+ * remembered, and nothing was stored. The answer is built from what was written, not read back.
  */
-async function insertPost(q: Queryable, post: PostRow, targets: TargetWithName[]): Promise<Post | undefined> {
+async function insertPost(
+  ctx: AppContext,
+  q: Queryable,
+  post: PostRow,
+  targets: TargetWithName[],
+): Promise<Post | undefined> {
   const ts = (d: Date | null) => d?.toISOString() ?? null;
-  // What all targets of a new post share travels once; the rest as one JSON array, so the statement is
-  // the same whatever the number of targets and stays prepared.
   const first = targets[0];
-  const [{ created }] = await insertCheckedPostStatement(q, {
+  const row: NewPostRow = {
     id: post.id,
-    profileId: post.profileId,
+    profile_id: post.profileId,
     content: post.content,
-    externalId: post.externalId,
-    media: JSON.stringify(post.media),
+    external_id: post.externalId,
+    media: post.media,
     origin: post.origin,
-    publishAt: ts(post.publishAt),
-    draftId: post.draftId,
-    workflowId: post.workflowId,
-    createdAt: ts(post.createdAt),
-    updatedAt: ts(post.updatedAt),
+    publish_at: ts(post.publishAt),
+    draft_id: post.draftId,
+    workflow_id: post.workflowId,
+    created_at: ts(post.createdAt)!,
+    updated_at: ts(post.updatedAt)!,
     status: first.status,
-    scheduledTime: ts(first.scheduledTime),
-    dueAt: ts(first.dueAt),
-    targetsCreatedAt: ts(first.createdAt),
-    targetsUpdatedAt: ts(first.updatedAt),
-    targets: JSON.stringify(
-      targets.map((t) => ({
-        id: t.id,
-        account_id: t.accountId,
-        platform: t.platform,
-        target_variant: t.targetVariant,
-        position: t.position,
-        content_override: t.contentOverride,
-        platform_options: t.platformOptions,
-      })),
-    ),
-  });
+    scheduled_time: ts(first.scheduledTime),
+    due_at: ts(first.dueAt),
+    targets_created_at: ts(first.createdAt)!,
+    targets_updated_at: ts(first.updatedAt)!,
+    targets: targets.map((t) => ({
+      id: t.id,
+      account_id: t.accountId!,
+      platform: t.platform,
+      target_variant: t.targetVariant,
+      position: t.position,
+      content_override: t.contentOverride,
+      platform_options: t.platformOptions,
+    })),
+  };
+  // Outside a transaction (q is the database itself) the insert may share a statement; inside one, it
+  // runs in that transaction.
+  const created = q === ctx.db.db ? await insertCheckedPostSoon(ctx.db, row) : (await insertCheckedPosts(q, [row]))[0];
   return created ? toPost(post, targets) : undefined;
 }
 
@@ -396,7 +401,7 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
     }
     for (let attempt = 1; ; attempt++) {
       const { post, targets } = newRows(id, profileId, body, content, media, list, when);
-      const stored = await insertPost(q, post, targets);
+      const stored = await insertPost(ctx, q, post, targets);
       if (stored) return stored;
       if (attempt === CREATE_TRIES)
         throw new Conflict(

@@ -121,3 +121,19 @@ test("with an Idempotency-Key the refusal stores no key either: the same key the
   expect(ok.status).toBe(201);
   expect(ok.headers.get("idempotent-replayed")).toBeNull();
 });
+
+test("posts created at the same moment share one statement, and one refused among them fails alone", async () => {
+  const id = await connect(profileId);
+  await remembered(id);
+  await elsewhere(`update accounts set status = 'disconnected', credentials = null where id = '${id}'`);
+  const posts = await count("posts");
+  let results: Awaited<ReturnType<typeof create>>[] = [];
+  const statements = await statementsOf(async () => {
+    results = await Promise.all([create([bsky]), create([bsky, id]), create([bsky]), create([bsky]), create([bsky])]);
+  });
+  expect(results.map((r) => r.status)).toEqual([201, 400, 201, 201, 201]);
+  expect(results[1].body.error.code).toBe("target_account_disconnected");
+  expect(await count("posts")).toBe(posts + 4);
+  // All five inserts went in one statement; the refused post then read its accounts afresh.
+  expect(statements.filter((s) => s.includes("insert into posts")).length).toBe(1);
+});
