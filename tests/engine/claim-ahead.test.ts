@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { claimAhead } from "../../src/engine/pool.ts";
 import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
+import { until } from "../support/until.ts";
 
 describe("claimAhead", () => {
   test("nothing ahead until both a claim and a call were timed", () => {
@@ -76,14 +77,6 @@ const statuses = async (prefix: string) =>
     )
   ).map((r) => r.status);
 
-async function until(what: string, ok: () => Promise<boolean> | boolean) {
-  for (let i = 0; i < 1000; i++) {
-    if (await ok()) return;
-    await Bun.sleep(5);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 test("quick answers: the cap bounds the calls, claims run ahead of it, and stop() publishes what they took", async () => {
   // Quick answers first.
   for (let round = 0; round < 3; round++) {
@@ -97,7 +90,7 @@ test("quick answers: the cap bounds the calls, claims run ahead of it, and stop(
   calls.gate = new Promise((r) => (release = r));
   await postAll("held ");
   const ticked = h.engine.tick();
-  await until("both slots calling", () => calls.now === CAP);
+  await until("both slots calling", () => (calls.now === CAP ? true : undefined), 5, 5);
   await ticked;
   const claimed = (await statuses("held ")).filter((s) => s === "processing").length;
   console.log(`claim ahead: ${claimed} of 8 targets claimed with ${CAP} slots`);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
 import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
+import { until } from "../support/until.ts";
 
 const pg = !!process.env.TEST_DATABASE_URL;
 let h: EngineHarness;
@@ -30,14 +31,6 @@ const statusOf = async (content: string) =>
     )
   )[0].status;
 
-async function until(what: string, ok: () => Promise<boolean>) {
-  for (let i = 0; i < 500; i++) {
-    if (await ok()) return;
-    await Bun.sleep(10);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 test.skipIf(!pg)("the slot is free once the platform answered, while the result is still being written", async () => {
   const { profileId, token } = await h.profile();
   const first = await h.bluesky(profileId, "slot-first.test");
@@ -60,14 +53,22 @@ test.skipIf(!pg)("the slot is free once the platform answered, while the result 
   // The first publish reaches the platform, which holds its answer a moment: meanwhile its row is locked.
   h.emulator.failNext({ kind: "timeout", on: "createRecord", delayMs: 300 });
   const ticked = h.engine.tick();
-  await until("the first post on the platform", async () => h.emulator.posts().some((p) => p.text === "slot first"));
+  await until(
+    "the first post on the platform",
+    () => (h.emulator.posts().some((p) => p.text === "slot first") ? true : undefined),
+    5,
+    10,
+  );
   expect(await statusOf("slot second")).toBe("scheduled"); // the one slot is taken
   await other.begin(async (tx) => {
     await tx`select t.id from post_targets t join posts p on p.id = t.post_id where p.content = 'slot first' for update of t`;
     // The first result cannot be written while we hold its row; the second account's target goes out anyway
     // (its own result is written after the first's: the recorder writes one batch at a time).
-    await until("the second post on the platform", async () =>
-      h.emulator.posts().some((p) => p.text === "slot second"),
+    await until(
+      "the second post on the platform",
+      () => (h.emulator.posts().some((p) => p.text === "slot second") ? true : undefined),
+      5,
+      10,
     );
     expect(await statusOf("slot first")).toBe("processing");
   });

@@ -14,6 +14,8 @@ import { createRegistry } from "../../src/platform/host/registry.ts";
 import { createStorage } from "../../src/storage/index.ts";
 import { testDatabase } from "./db.ts";
 
+export { until } from "./until.ts";
+
 export function startKillableServe(
   env: Record<string, string>,
   children: ChildProcess[],
@@ -39,20 +41,6 @@ export const exited = (child: ChildProcess) =>
   new Promise<void>((r) =>
     child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
   );
-
-/** Polls `probe` every 50 ms until it gives a value, for at most `seconds`. */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  seconds = 40,
-): Promise<T> {
-  for (let i = 0; i < seconds * 20; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await Bun.sleep(50);
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 /**
  * The database the child copies will serve from, seeded by the test through `ctx` first: a fresh
