@@ -5,10 +5,9 @@
  * are the "API": CRIER_NOSTR_API_URL (default a public relay) plus CRIER_NOSTR_RELAYS.
  */
 import { t } from "elysia";
-import { AbstractSimplePool } from "nostr-tools/abstract-pool";
-import { BunkerSigner, type BunkerPointer } from "nostr-tools/nip46";
-import { neventEncode, npubEncode } from "nostr-tools/nip19";
-import { generateSecretKey, getPublicKey, verifyEvent, type Event, type EventTemplate } from "nostr-tools/pure";
+import type { AbstractSimplePool } from "nostr-tools/abstract-pool";
+import type { BunkerPointer, BunkerSigner } from "nostr-tools/nip46";
+import type { Event, EventTemplate } from "nostr-tools/pure";
 import {
   ConnectError,
   definePlugin,
@@ -41,7 +40,14 @@ function relaysOf(http: ProviderHttp, settings: Record<string, string | undefine
   return [...new Set([wsUrl(http.baseUrl), ...extra])];
 }
 
-function pool(http: ProviderHttp): AbstractSimplePool {
+// nostr-tools is imported on first use, like viem in the Farcaster plugin: loading it builds its curve
+// tables, ≈ 5 MB of every server's idle memory whether or not it has a Nostr account.
+const pure = () => import("nostr-tools/pure");
+const nip19 = () => import("nostr-tools/nip19");
+const nip46 = () => import("nostr-tools/nip46");
+
+async function pool(http: ProviderHttp): Promise<AbstractSimplePool> {
+  const [{ AbstractSimplePool }, { verifyEvent }] = await Promise.all([import("nostr-tools/abstract-pool"), pure()]);
   return new AbstractSimplePool({
     verifyEvent: (e) => verifyEvent(e),
     websocketImplementation: http.webSocket ?? WebSocket,
@@ -77,7 +83,8 @@ interface StoredCredentials {
   bunker: BunkerPointer;
 }
 
-function signerFor(creds: StoredCredentials, p: AbstractSimplePool): BunkerSigner {
+async function signerFor(creds: StoredCredentials, p: AbstractSimplePool): Promise<BunkerSigner> {
+  const { BunkerSigner } = await nip46();
   return BunkerSigner.fromBunker(Uint8Array.from(Buffer.from(creds.client_secret_key, "hex")), creds.bunker, {
     pool: p,
   });
@@ -100,8 +107,13 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
     throw new ConnectError(
       "Enter a bunker URI: bunker://<64 hex characters>?relay=wss://…&secret=…, as your signer app shows it.",
     );
+  const [{ generateSecretKey, getPublicKey }, { npubEncode }, { BunkerSigner }] = await Promise.all([
+    pure(),
+    nip19(),
+    nip46(),
+  ]);
   const clientSk = generateSecretKey();
-  const p = pool(c.http);
+  const p = await pool(c.http);
   const signer = BunkerSigner.fromBunker(clientSk, bunker, { pool: p });
   const wait = c.http.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
@@ -162,15 +174,17 @@ function guessImageType(url: string): string {
   );
 }
 
-const noteUrl = (event: Event, relay: string) =>
-  `https://njump.me/${neventEncode({ id: event.id, relays: [relay], author: event.pubkey })}`;
+async function noteUrl(event: Event, relay: string): Promise<string> {
+  const { neventEncode } = await nip19();
+  return `https://njump.me/${neventEncode({ id: event.id, relays: [relay], author: event.pubkey })}`;
+}
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const relays = relaysOf(ctx.http, ctx.settings);
   const template = noteTemplate(ctx, job, relays[0]);
   const wait = ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const p = pool(ctx.http);
-  const signer = signerFor(ctx.credentials as unknown as StoredCredentials, p);
+  const p = await pool(ctx.http);
+  const signer = await signerFor(ctx.credentials as unknown as StoredCredentials, p);
   try {
     let event: Event;
     try {
@@ -185,7 +199,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     }
     const results = await Promise.allSettled(p.publish(relays, event).map((r) => within(r, wait, "the relay")));
     if (results.some((r) => r.status === "fulfilled"))
-      return { kind: "published", platformPostId: event.id, url: noteUrl(event, relays[0]) };
+      return { kind: "published", platformPostId: event.id, url: await noteUrl(event, relays[0]) };
     const reasons = results.map((r) => (r as PromiseRejectedResult).reason);
     const messages = reasons.map((r) => String((r as Error)?.message ?? r));
     const text = messages.join("; ");
@@ -222,7 +236,7 @@ function mediaOf(event: Event): RecentMedia[] {
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const relays = relaysOf(ctx.http, ctx.settings);
-  const p = pool(ctx.http);
+  const p = await pool(ctx.http);
   try {
     const events = await p.querySync(
       relays,
@@ -234,14 +248,13 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
       },
       { maxWait: ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS },
     );
-    return events
-      .filter((e) => !e.tags.some((t) => t[0] === "e"))
-      .sort((a, b) => b.created_at - a.created_at)
-      .map((e) => {
+    const notes = events.filter((e) => !e.tags.some((t) => t[0] === "e")).sort((a, b) => b.created_at - a.created_at);
+    return await Promise.all(
+      notes.map(async (e) => {
         const media = mediaOf(e);
         return {
           platformPostId: e.id,
-          url: noteUrl(e, relays[0]),
+          url: await noteUrl(e, relays[0]),
           content: e.content,
           media,
           createdAt: new Date(e.created_at * 1000),
@@ -252,8 +265,9 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
               : e.tags.some((t) => t[0] === "q")
                 ? "quote"
                 : "text",
-        };
-      });
+        } satisfies RecentPost;
+      }),
+    );
   } finally {
     p.destroy();
   }
@@ -264,7 +278,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
     ids.map((id) => [id, { views: null, likes: 0, comments: 0, shares: 0, saves: null }]),
   );
   if (ids.length === 0) return out;
-  const p = pool(ctx.http);
+  const p = await pool(ctx.http);
   try {
     // Engagement on Nostr is counted from events that point at the note: reactions, reposts, replies.
     const events = await p.querySync(
@@ -348,8 +362,8 @@ export default definePlugin({
   metricNames: ["likes", "comments", "shares"],
   async onDisconnect(ctx) {
     // Best effort: ask the signer to forget Crier's client key.
-    const p = pool(ctx.http);
-    const signer = signerFor(ctx.credentials as unknown as StoredCredentials, p);
+    const p = await pool(ctx.http);
+    const signer = await signerFor(ctx.credentials as unknown as StoredCredentials, p);
     try {
       await within(signer.logout(), ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS, "the remote signer");
     } catch (e) {
