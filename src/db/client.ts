@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -13,6 +13,8 @@ import pgliteDataPath from "@electric-sql/pglite/pglite.data" with { type: "file
 import * as schema from "./schema.ts";
 import { DatabaseAvailability } from "./availability.ts";
 import { untarGz } from "./untar.ts";
+import { pgliteFsBundle } from "./pglite-bundle.ts";
+import { dropZeroPages } from "../os/zero-pages.ts";
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -89,11 +91,12 @@ function compileWasm(path: string): Promise<WebAssembly.Module> {
  * stays in memory for the life of the process (≈ 2 MB for initdb), and a data directory that exists or a
  * dump to load never runs initdb.
  */
-async function pgliteAssets(initdb: boolean) {
+async function pgliteAssets(initdb: boolean, dataDir: string | undefined) {
   return {
     pgliteWasmModule: await compileWasm(pgliteWasmPath),
     ...(initdb && { initdbWasmModule: await compileWasm(initdbWasmPath) }),
-    fsBundle: Bun.file(pgliteDataPath),
+    // The binary keeps its copy of the bundle beside the data directory (see pglite-bundle.ts).
+    fsBundle: await pgliteFsBundle(pgliteDataPath, dataDir && join(dirname(dataDir), "pglite-runtime")),
   };
 }
 
@@ -109,8 +112,10 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
     // PGlite serves one connection; shared memory sized for PostgreSQL's default 100 is ≈ 4 MB of the
     // wasm heap, written at start, for nothing.
     postgresqlconf: ["shared_buffers=8MB", "max_connections=5"],
-    ...(await pgliteAssets(!loadDataDir && !(dataDir && existsSync(join(dataDir, "PG_VERSION"))))),
+    ...(await pgliteAssets(!loadDataDir && !(dataDir && existsSync(join(dataDir, "PG_VERSION"))), dataDir)),
   });
+  // PostgreSQL's shared memory was just zero-filled in full; most of it stays unused for a long time.
+  dropZeroPages(client.Module.HEAPU8);
   const watch = observer();
   const db = drizzlePglite(client, { schema, logger: watch.logger }) as unknown as Database;
   return Object.assign(
@@ -187,7 +192,7 @@ export async function openDatabase(opts: {
   const partial = `${dir}.${process.pid}.partial`;
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
-  untarGz(new Uint8Array(await (await migratedSeed()).arrayBuffer()), partial);
+  await untarGz((await migratedSeed()).stream(), partial);
   renameSync(partial, dir);
   return openPglite(dir);
 }

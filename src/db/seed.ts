@@ -6,7 +6,7 @@
  * older migrations is never used: a new migration simply makes a new one.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPglite, type Db } from "./client.ts";
@@ -54,5 +54,5 @@ export async function migratedSeed(cacheDir = join(tmpdir(), "crier-pglite-seed"
     writeFileSync(partial, Buffer.from(await seed.arrayBuffer()));
     renameSync(partial, file);
   }
-  return new Blob([readFileSync(file)]);
+  return Bun.file(file);
 }
