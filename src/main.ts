@@ -19,6 +19,7 @@ import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
+import { releaseStartupMemory } from "./os/startup-memory.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -100,6 +101,7 @@ async function serve(args: string[]) {
   const { values } = parse(args, { "no-scheduler": { type: "boolean" } }, HELP.serve);
   const config = loadConfig();
   const server = await startServer(config, { scheduler: !values["no-scheduler"] });
+  releaseStartupMemory();
   console.error(
     `Crier is listening on ${server.url} (database: ${server.ctx.db.kind}${config.databaseUrl ? "" : `, data in ${config.dataDir}`}). Docs: ${config.publicUrl}/docs`,
   );

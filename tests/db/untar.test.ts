@@ -10,7 +10,8 @@ function archive(): { file: string; big: Uint8Array } {
   mkdirSync(join(root, "base", "1"), { recursive: true });
   writeFileSync(join(root, "PG_VERSION"), "17\n");
   // Larger than a piece (1 MB) and not a multiple of 512: written across several reads, then padded.
-  const big = new Uint8Array(2.5 * 1024 * 1024 + 77).map((_, i) => (i * 7 + (i >> 12)) & 0xff);
+  const big = new Uint8Array(2.5 * 1024 * 1024 + 77);
+  for (let i = 0; i < big.length; i++) big[i] = (i * 7 + (i >> 12)) & 0xff;
   writeFileSync(join(root, "base", "1", "1259"), big);
   writeFileSync(join(root, "base", "1", "empty"), "");
   const file = join(root, "..", `${root.split("/").pop()}.tar.gz`);
@@ -25,7 +26,7 @@ test("a gzipped tar unpacks streamed: directories, empty and multi-megabyte file
   await untarGz(Bun.file(file).stream(), out);
   expect(readFileSync(join(out, "PG_VERSION"), "utf8")).toBe("17\n");
   expect(readFileSync(join(out, "base", "1", "empty")).length).toBe(0);
-  expect(new Uint8Array(readFileSync(join(out, "base", "1", "1259")))).toEqual(big);
+  expect(readFileSync(join(out, "base", "1", "1259")).equals(big)).toBe(true);
 });
 
 test("an archive cut short is an error, not a data directory with a short file", async () => {
