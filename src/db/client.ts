@@ -95,7 +95,7 @@ async function pgliteAssets(initdb: boolean, dataDir: string | undefined) {
   return {
     pgliteWasmModule: await compileWasm(pgliteWasmPath),
     ...(initdb && { initdbWasmModule: await compileWasm(initdbWasmPath) }),
-    // The binary keeps its copy of the bundle beside the data directory (see pglite-bundle.ts).
+    // The binary keeps its copy of the bundle in DATA_DIR/pglite-runtime, beside the database (pglite-bundle.ts).
     fsBundle: await pgliteFsBundle(pgliteDataPath, dataDir && join(dirname(dataDir), "pglite-runtime")),
   };
 }

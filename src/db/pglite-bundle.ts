@@ -5,10 +5,10 @@
  * of it). Mapped privately, so nothing can write through to the file.
  *
  * From source the package's file is mapped. The compiled binary carries the bundle inside the executable,
- * which has no path to map, so it is copied once beside the data directory (named by its content hash,
- * so a new build brings its own) and that copy is mapped. Whatever cannot be mapped is read as before.
+ * which has no path to map, so it is copied once into DATA_DIR/pglite-runtime (named by its content hash,
+ * so a new build brings its own and removes the old) and that copy is mapped. Whatever cannot be mapped is read as before.
  */
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 
 const EMBEDDED = "/$bunfs/";
@@ -39,6 +39,9 @@ export async function pgliteFsBundle(
       const partial = `${copy}.${process.pid}.partial`;
       writeFileSync(partial, new Uint8Array(await Bun.file(path).arrayBuffer()));
       renameSync(partial, copy);
+      // Earlier builds' copies (and copies cut short): a process still mapping one keeps it until it exits.
+      for (const name of readdirSync(cacheDir))
+        if (name !== basename(copy)) rmSync(join(cacheDir, name), { force: true });
     }
     return mapped(copy);
   } catch {

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pgliteFsBundle } from "../../src/db/pglite-bundle.ts";
@@ -27,6 +27,9 @@ test("a bundle on disk is mapped: the same bytes, in a buffer of the file's size
 test("an embedded bundle is copied once into the cache directory and mapped from there", async () => {
   const path = sampleBundle();
   const cache = join(mkdtempSync(join(tmpdir(), "crier-bundle-cache-")), "pglite-runtime");
+  // An earlier build's copy is removed when this build makes its own.
+  mkdirSync(cache, { recursive: true });
+  writeFileSync(join(cache, "pglite-older.data"), "old");
   const first = await pgliteFsBundle(path, cache, true);
   expect(readdirSync(cache)).toEqual(["pglite-abc123.data"]);
   expect(await sha(first)).toBe(await sha(Bun.file(path)));
@@ -34,7 +37,7 @@ test("an embedded bundle is copied once into the cache directory and mapped from
   await Bun.sleep(20);
   await pgliteFsBundle(path, cache, true);
   expect(statSync(join(cache, "pglite-abc123.data")).mtimeMs).toBe(copied);
-  // A copy cut short (a full disk, a crash before the rename was not the cause, but a copy is a copy) is replaced.
+  // A copy of the wrong size (cut short by a full disk, say) is replaced.
   truncateSync(join(cache, "pglite-abc123.data"), 1000);
   expect(await sha(await pgliteFsBundle(path, cache, true))).toBe(await sha(Bun.file(path)));
   expect(readdirSync(cache)).toEqual(["pglite-abc123.data"]);
