@@ -1,6 +1,6 @@
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { dlopen, FFIType } from "bun:ffi";
+import { libc } from "../os/libc.ts";
 
 /** PGlite is one process per data dir: whoever holds this file's lock owns the database. */
 export class DataDirLocked extends Error {
@@ -26,23 +26,11 @@ type Flock = (fd: number, op: number) => number;
 /**
  * flock(2) from libc. The kernel drops the lock when its holder dies however it dies (kill -9, OOM), so a
  * restarted container that is PID 1 again never mistakes its predecessor's lock for a live one, which a
- * PID written in the file cannot tell. Bun has no flock API; bun:ffi also works in the compiled binary.
+ * PID written in the file cannot tell. Bun has no flock API.
  */
-let flock: Flock | null | undefined;
 function libcFlock(): Flock | null {
-  if (flock !== undefined) return flock;
-  const names = process.platform === "darwin" ? ["libc.dylib", "/usr/lib/libSystem.B.dylib"] : ["libc.so.6", "libc.so"];
-  for (const name of names) {
-    try {
-      const lib = dlopen(name, { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
-      flock = (fd, op) => lib.symbols.flock(fd, op);
-      return flock;
-    } catch {
-      /* try the next name */
-    }
-  }
-  flock = null;
-  return flock;
+  const c = libc();
+  return c ? (fd, op) => c.flock(fd, op) : null;
 }
 
 function pidIn(file: string): number {

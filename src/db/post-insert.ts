@@ -9,8 +9,10 @@ import { GroupCommit } from "./group-commit.ts";
 
 const p = (name: string) => sql.placeholder(name);
 
-const targetsJson = sql`jsonb_to_recordset(${p("targets")}::text::jsonb) as x(id uuid, account_id uuid, platform text,
-  target_variant text, position int, content_override text, platform_options jsonb)`;
+/** A target as the statements read it from JSON (NewPostRow.targets). */
+const targetRecord = sql.raw(`id uuid, account_id uuid, platform text, target_variant text, position int,
+  content_override text, platform_options jsonb`);
+const targetsJson = sql`jsonb_to_recordset(${p("targets")}::text::jsonb) as x(${targetRecord})`;
 const postColumns = sql`posts (id, profile_id, content, external_id, media, origin, publish_at, draft_id, workflow_id, created_at, updated_at)`;
 const postValues = sql`${p("id")}::text::uuid, ${p("profileId")}::text::uuid, ${p("content")}::text, ${p("externalId")}::text,
   ${p("media")}::text::jsonb, ${p("origin")}::text, ${p("publishAt")}::text::timestamptz, ${p("draftId")}::text::uuid,
@@ -47,8 +49,7 @@ export const insertCheckedPostsStatement = preparedSql<{ id: string }>(
       targets_created_at timestamptz, targets_updated_at timestamptz, targets jsonb)
   ),
   x as (
-    select d.id as post_id, t.* from d cross join lateral jsonb_to_recordset(d.targets) as t(id uuid, account_id uuid,
-      platform text, target_variant text, position int, content_override text, platform_options jsonb)
+    select d.id as post_id, t.* from d cross join lateral jsonb_to_recordset(d.targets) as t(${targetRecord})
   ),
   refused as (
     select distinct x.post_id from x join d on d.id = x.post_id

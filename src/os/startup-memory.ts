@@ -14,7 +14,7 @@
  * bench/start measures the idle memory this leaves.
  */
 import { readFileSync, realpathSync } from "node:fs";
-import { libc, MADV_PAGEOUT } from "./libc.ts";
+import { linuxLibc, MADV_PAGEOUT } from "./libc.ts";
 
 export function releaseStartupMemory(): void {
   // Deprecated in Bun's types, without a replacement; absent, nothing is dropped.
@@ -46,7 +46,7 @@ export function executableDataMappings(maps = readFileSync("/proc/self/maps", "u
 }
 
 function pageOutExecutableData(): void {
-  const c = libc();
+  const c = linuxLibc();
   if (!c) return;
   try {
     // EINVAL before Linux 5.4, which has no MADV_PAGEOUT: the pages then simply stay.

@@ -12,7 +12,7 @@
  * drops it. (Never use it on the JS engine's own heaps: its collector and compilers write from other threads.)
  */
 import { ptr } from "bun:ffi";
-import { libc, MADV_DONTNEED } from "./libc.ts";
+import { linuxLibc, MADV_DONTNEED } from "./libc.ts";
 
 function isZero(words: Uint32Array, from: number, to: number): boolean {
   for (let i = from; i < to; i++) if (words[i] !== 0) return false;
@@ -21,7 +21,7 @@ function isZero(words: Uint32Array, from: number, to: number): boolean {
 
 /** Drops the resident all-zero pages of `heap`; returns how many bytes were given back (0 off Linux). */
 export function dropZeroPages(heap: Uint8Array): number {
-  const c = libc();
+  const c = linuxLibc();
   if (!c) return 0;
   const page = c.pageSize;
   const address = ptr(heap);

@@ -1,13 +1,13 @@
 import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { openPglite } from "../../src/db/client.ts";
-import { libc } from "../../src/os/libc.ts";
+import { linuxLibc } from "../../src/os/libc.ts";
 import { dropZeroPages } from "../../src/os/zero-pages.ts";
 
-const linux = process.platform === "linux" && libc() !== null;
+const linux = linuxLibc() !== null;
 
 test.skipIf(!linux)("zero pages are given back and read as zeros; other pages keep their bytes", () => {
-  const page = libc()!.pageSize;
+  const page = linuxLibc()!.pageSize;
   const heap = new Uint8Array(64 * page);
   // Every page touched: odd pages hold bytes, even pages are written with zeros (resident, but empty).
   for (let p = 0; p < 64; p++) heap.fill(p % 2 ? p : 0, p * page, (p + 1) * page);
