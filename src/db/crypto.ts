@@ -1,7 +1,16 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
 // AES-256-GCM; the stored text is "v1.<iv>.<tag>.<ciphertext>" in base64url, so the format can evolve.
-const key = (secret: Buffer) => createHash("sha256").update("crier/credentials/v1").update(secret).digest();
+// The key is derived once per secret: the engine decrypts an account's credentials for every publish.
+const keys = new WeakMap<Buffer, Buffer>();
+function key(secret: Buffer): Buffer {
+  let derived = keys.get(secret);
+  if (!derived) {
+    derived = createHash("sha256").update("crier/credentials/v1").update(secret).digest();
+    keys.set(secret, derived);
+  }
+  return derived;
+}
 
 export function encryptJson(secret: Buffer, value: unknown): string {
   const iv = randomBytes(12);

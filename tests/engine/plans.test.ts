@@ -65,4 +65,13 @@ describe("generic plans of the engine's hot statements", () => {
         'copy-1', '{"bluesky": 16}'::jsonb, 16, '{}'::uuid[], null)`),
     ).toBe(0);
   });
+
+  test("a claim for one post (publish now) reads that post's targets only", async () => {
+    // crier_claim always runs on its generic plan (0021): the branch for one post must not scan either.
+    const now = new Date().toISOString();
+    expect(
+      await tableScans(sql`select * from crier_claim(${now}::timestamptz, ${now}::timestamptz + interval '1 minute',
+        'copy-1', '{"bluesky": 16}'::jsonb, 16, '{}'::uuid[], ${crypto.randomUUID()}::uuid)`),
+    ).toBe(0);
+  });
 });

@@ -46,15 +46,25 @@ export const envPrefix = (platform: string) => `CRIER_${platform.toUpperCase()}_
  * (CRIER_TWITTER_CLIENT_ID is also settings.CLIENT_ID).
  */
 export function platformSettings(ctx: HostContext, platform: string): Record<string, string | undefined> {
-  const prefix = envPrefix(platform);
-  const out: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(ctx.config.env)) {
-    if (!k.startsWith(prefix) || v === undefined || v.trim() === "") continue;
-    out[k] = v;
-    out[k.slice(prefix.length)] = v;
+  // The environment is read once per platform (config.env is never changed after loading): the engine
+  // asks for every publish, and the whole environment is scanned for the prefix.
+  let byPlatform = settingsCache.get(ctx.config.env);
+  if (!byPlatform) settingsCache.set(ctx.config.env, (byPlatform = new Map()));
+  let settings = byPlatform.get(platform);
+  if (!settings) {
+    const prefix = envPrefix(platform);
+    settings = {};
+    for (const [k, v] of Object.entries(ctx.config.env)) {
+      if (!k.startsWith(prefix) || v === undefined || v.trim() === "") continue;
+      settings[k] = v;
+      settings[k.slice(prefix.length)] = v;
+    }
+    byPlatform.set(platform, settings);
   }
-  return out;
+  // A copy: the plugin that receives it may write to it.
+  return { ...settings };
 }
+const settingsCache = new WeakMap<Config["env"], Map<string, Record<string, string | undefined>>>();
 
 /**
  * Settings for a sandbox profile: placeholders for every required setting, what the emulator asks for,
@@ -146,7 +156,22 @@ export function requirePlugin(ctx: HostContext, platform: string): Plugin {
   return plugin;
 }
 
+/**
+ * The client for a platform, made once per context, platform and sandbox or not: it holds no state of its
+ * own, and the engine asks for one on every publish. Shared, so never written to: a caller that needs
+ * another request() wraps it (src/engine/workflow-poll.ts).
+ */
 export function providerHttp(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
+  let clients = httpClients.get(ctx);
+  if (!clients) httpClients.set(ctx, (clients = new Map()));
+  const key = `${opts.sandbox ? "sandbox" : "live"}:${platform}`;
+  let client = clients.get(key);
+  if (!client) clients.set(key, (client = newProviderHttp(ctx, platform, opts)));
+  return client;
+}
+const httpClients = new WeakMap<HostContext, Map<string, ProviderHttp>>();
+
+function newProviderHttp(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
   const plugin = requirePlugin(ctx, platform);
   // The timeout is an operator's choice, so it comes from the environment for sandbox profiles too.
   const timeout = Number(platformSettings(ctx, platform).TIMEOUT_MS);
@@ -203,7 +228,7 @@ export function providerFor(
       username: account.username,
       metadata: account.metadata ?? {},
     },
-    credentials: decryptJson<Credentials>(ctx.config.secretKey, account.credentials),
+    credentials: storedCredentials(ctx, account.credentials),
     async saveCredentials(c: Credentials) {
       await ctx.credentials.save(account.id, c);
       context.credentials = c;
@@ -221,6 +246,36 @@ export function providerFor(
     now: () => ctx.clock.now(),
   };
   return { plugin, context };
+}
+
+/**
+ * An account's credentials, decrypted once per stored text: the engine needs them for every publish. A
+ * refresh stores a new text (a new IV), so an entry is never stale; the oldest go past LIMIT. Frozen, as
+ * they are shared: a plugin that refreshes hands saveCredentials a new object.
+ */
+function storedCredentials(ctx: HostContext, stored: string): Credentials {
+  let bySecret = decrypted.get(ctx.config.secretKey);
+  if (!bySecret) decrypted.set(ctx.config.secretKey, (bySecret = new Map()));
+  let credentials = bySecret.get(stored);
+  if (credentials) {
+    // Most recently used last, so the first entry is the one to drop.
+    bySecret.delete(stored);
+  } else {
+    credentials = deepFreeze(decryptJson<Credentials>(ctx.config.secretKey, stored));
+    if (bySecret.size >= DECRYPTED_LIMIT) bySecret.delete(bySecret.keys().next().value!);
+  }
+  bySecret.set(stored, credentials);
+  return credentials;
+}
+const DECRYPTED_LIMIT = 1_000;
+const decrypted = new WeakMap<Buffer, Map<string, Credentials>>();
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
 
 function maxMediaBytes(ctx: HostContext): number {
