@@ -59,7 +59,8 @@ if (process.env.MODE === "ticks") {
   do await engine.runUntilIdle();
   while ((await waiting()) > 0 && (await Bun.sleep(5), true));
   const { claims, claimed, empty } = engine.claimStats();
-  console.log(`claims ${JSON.stringify({ claims, claimed, empty })}`);
+  const cpu = process.cpuUsage(cpu0);
+  console.log(`claims ${JSON.stringify({ claims, claimed, empty, cpuMs: (cpu.user + cpu.system) / 1000 })}`);
   if (process.env.BENCH_VERBOSE)
     console.error(
       `${process.env.COPY_ID}: drained in ${(performance.now() - t0).toFixed(0)} ms, plugin publish ${(pubMs / pubN).toFixed(1)} ms avg, CPU ${((process.cpuUsage(cpu0).user + process.cpuUsage(cpu0).system) / 1000 / claimed).toFixed(3)} ms per target`,
