@@ -5,7 +5,7 @@
 // BENCH_START_RUNS=3 times and reports the median. Idle RSS is the median of 30 readings taken every 100 ms
 // from 3 s after the first 200: single readings now and then caught a transient of 5–20 MB, JavaScriptCore
 // compiling a hot PostgreSQL (wasm) function in its optimizing tier in the background; the lowest and
-// highest readings are printed beside it.
+// highest readings are printed beside it. BENCH_SKIP_BINARY=1 or BENCH_SKIP_NPM=1 leaves one mode out.
 // Goals: new embedded directory < 1.5 s, existing < 1 s, PostgreSQL < 0.5 s; idle RSS < 150 MB embedded,
 // < 100 MB PostgreSQL.
 import { spawnSync } from "node:child_process";
@@ -145,7 +145,7 @@ async function cases(label: string, cmd: string[], pg: { url: string }) {
 const pg = await scratchDatabase();
 console.log(`bench/start: ${RUNS} runs per case, medians`);
 if (!process.env.BENCH_SKIP_BINARY) await cases("binary", [BINARY, "serve"], pg);
-await cases("npm start", [process.execPath, "src/main.ts", "serve"], pg);
+if (!process.env.BENCH_SKIP_NPM) await cases("npm start", [process.execPath, "src/main.ts", "serve"], pg);
 await pg.drop();
 for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 process.exit(0);
