@@ -250,8 +250,9 @@ export function providerFor(
 
 /**
  * An account's credentials, decrypted once per stored text: the engine needs them for every publish. A
- * refresh stores a new text (a new IV), so an entry is never stale; the oldest go past LIMIT. Frozen, as
- * they are shared: a plugin that refreshes hands saveCredentials a new object.
+ * refresh stores a new text (a new IV), so an entry is never stale; beyond DECRYPTED_LIMIT texts the least
+ * recently used is dropped. Frozen, as they are shared: a plugin that refreshes hands saveCredentials a
+ * new object.
  */
 function storedCredentials(ctx: HostContext, stored: string): Credentials {
   let bySecret = decrypted.get(ctx.config.secretKey);
