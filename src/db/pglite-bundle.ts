@@ -8,8 +8,9 @@
  * which has no path to map, so it is copied once into DATA_DIR/pglite-runtime (named by its content hash,
  * so a new build brings its own and removes the old) and that copy is mapped. Whatever cannot be mapped is read as before.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
+import { writeFileAside } from "./write-aside.ts";
 
 const EMBEDDED = "/$bunfs/";
 
@@ -34,11 +35,7 @@ export async function pgliteFsBundle(
     const copy = join(cacheDir, basename(path));
     const size = Bun.file(path).size;
     if (!existsSync(copy) || statSync(copy).size !== size) {
-      mkdirSync(cacheDir, { recursive: true });
-      // Written aside and renamed, so a copy starting at the same moment never maps half a file.
-      const partial = `${copy}.${process.pid}.partial`;
-      writeFileSync(partial, new Uint8Array(await Bun.file(path).arrayBuffer()));
-      renameSync(partial, copy);
+      writeFileAside(copy, new Uint8Array(await Bun.file(path).arrayBuffer()));
       // Earlier builds' copies (and copies cut short): a process still mapping one keeps it until it exits.
       for (const name of readdirSync(cacheDir))
         if (name !== basename(copy)) rmSync(join(cacheDir, name), { force: true });

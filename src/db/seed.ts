@@ -6,10 +6,11 @@
  * older migrations is never used: a new migration simply makes a new one.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPglite, type Db } from "./client.ts";
+import { writeFileAside } from "./write-aside.ts";
 import { embeddedMigrations, migrate } from "./migrate.ts";
 
 /** Names the migration set: a seed holds exactly these migrations. */
@@ -48,11 +49,7 @@ export async function migratedSeed(cacheDir = join(tmpdir(), "crier-pglite-seed"
   const file = join(cacheDir, seedName(version));
   if (!existsSync(file)) {
     const seed = await makeSeed();
-    mkdirSync(cacheDir, { recursive: true });
-    // Written aside and renamed, so a copy starting at the same moment never reads half a tarball.
-    const partial = `${file}.${process.pid}.tmp`;
-    writeFileSync(partial, Buffer.from(await seed.arrayBuffer()));
-    renameSync(partial, file);
+    writeFileAside(file, new Uint8Array(await seed.arrayBuffer()));
   }
   return Bun.file(file);
 }
