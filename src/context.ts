@@ -50,6 +50,12 @@ export interface AppContext {
    * from 127.0.0.1; production always refuses loopback and private addresses.
    */
   mediaFetchAllow?: (ip: string) => boolean;
+  /**
+   * Tests only, like mediaFetchAllow: the webhook guard resolves with these DNS servers (a stub on
+   * 127.0.0.1 that rebinds), lets `allowAddress` stand for the public internet, and trusts `ca` over
+   * HTTPS. No configuration reaches it; a server resolves with the system and refuses private addresses.
+   */
+  webhookGuard?: { dnsServers?: string[]; allowAddress?: (ip: string) => boolean; ca?: string };
   /** The engine of this copy, when one runs (not under serve --no-scheduler); set once it started. */
   dispatch?: LocalDispatch;
 }

@@ -12,7 +12,12 @@ import type { Db } from "../db/client.ts";
 import { decryptJson } from "../db/crypto.ts";
 import { DISABLE_AFTER_FAILING_MS, RETRY_SCHEDULE_SECONDS } from "../domain/webhook-events.ts";
 import { errorFields, type Logger } from "../log.ts";
-import { webhookUrlProblem } from "../platform/host/webhook-guard.ts";
+import {
+  checkWebhookUrl,
+  webhookGuardOptions,
+  webhookRequest,
+  type WebhookCheck,
+} from "../platform/host/webhook-guard.ts";
 import { parseRetryAfter } from "../platform/retry-after.ts";
 
 /** The signing secrets of an endpoint, as stored (encrypted) in webhook_endpoints.secrets. */
@@ -164,13 +169,14 @@ async function readExcerpt(res: Response): Promise<string> {
 /** What an endpoint's share of a batch needs once: its signers and the address check of its URL. */
 interface Prepared {
   signers: Webhook[];
-  problem: string | null;
+  /** The checked URL and the address its requests connect to, or why it may not be sent to. */
+  check: WebhookCheck;
 }
 
 async function prepare(ctx: AppContext, c: Claimed): Promise<Prepared> {
   return {
     signers: signingSecrets(ctx, c.secrets, ctx.clock.now()).map((s) => new Webhook(s)),
-    problem: await webhookUrlProblem(c.url, { allowPrivate: ctx.config.webhookAllowPrivate }),
+    check: await checkWebhookUrl(c.url, webhookGuardOptions(ctx)),
   };
 }
 
@@ -199,16 +205,19 @@ async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<Sen
       disable,
     };
   };
-  if (p.problem) return retry(`the URL ${p.problem}`, null, null);
+  if (!p.check.ok) return retry(`the URL ${p.check.problem}`, null, null);
+  // To the address the guard checked, not to the name again: a rebinding name cannot steer it inside.
+  const pinned = webhookRequest(p.check.target, ctx.webhookGuard?.ca);
   const body = bodyOf(ctx, c);
   // Signed with the wall clock, not ctx.clock: receivers check webhook-timestamp against theirs.
   const sentAt = new Date();
   const signature = p.signers.map((w) => w.sign(c.event_id, sentAt, body)).join(" ");
   let res: Response;
   try {
-    res = await fetch(c.url, {
+    res = await fetch(pinned.input, {
       method: "POST",
       headers: {
+        ...pinned.headers,
         "content-type": "application/json",
         "user-agent": "Crier-Webhooks",
         "webhook-id": c.event_id,
@@ -219,6 +228,7 @@ async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<Sen
       // A redirect could lead past the address guard: it counts as a failed delivery.
       redirect: "manual",
       signal: AbortSignal.timeout(o.timeoutMs),
+      tls: pinned.tls,
     });
   } catch (e) {
     const err = e as Error;

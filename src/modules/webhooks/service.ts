@@ -9,7 +9,7 @@ import { completePayload, deliverNow, type WebhookSecrets } from "../../engine/w
 import { BadRequest, NotFound } from "../../http/errors.ts";
 import { isoOrNull } from "../../http/model.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
-import { webhookUrlProblem } from "../../platform/host/webhook-guard.ts";
+import { webhookGuardOptions, webhookUrlProblem } from "../../platform/host/webhook-guard.ts";
 import type { DeliveryListQuery, Webhook, WebhookCreate, WebhookDelivery, WebhookPatch } from "./model.ts";
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
@@ -46,7 +46,7 @@ function toWebhook(ctx: AppContext, row: EndpointRow): Webhook {
 }
 
 async function checkUrl(ctx: AppContext, url: string) {
-  const problem = await webhookUrlProblem(url, { allowPrivate: ctx.config.webhookAllowPrivate });
+  const problem = await webhookUrlProblem(url, webhookGuardOptions(ctx));
   if (problem)
     throw new BadRequest(
       "webhook_url_not_allowed",

@@ -4,8 +4,8 @@
  * or cloud-metadata addresses (every address the name resolves to is checked, and every redirect hop),
  * with a byte cap and a deadline enforced while streaming.
  */
-import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
+import { checkHost as checkAddresses, type Resolve } from "../address-rule.ts";
 import type { Logger } from "../../log.ts";
 import { MediaError, type MediaAccess, type MediaBody, type MediaItem } from "../sdk.ts";
 
@@ -24,74 +24,14 @@ export interface MediaAccessOptions {
   log?: Logger;
   fetch?: typeof fetch;
   /** Resolves a host name to every address it has; defaults to the system resolver. */
-  resolve?: (host: string) => Promise<string[]>;
+  resolve?: Resolve;
   /** Overrides the address rule. Only tests of the caps use it, to serve media from loopback. */
   allowAddress?: (ip: string) => boolean;
 }
 
 const MAX_REDIRECTS = 5;
 
-// Addresses a fetch on behalf of a user must never reach: this host, the private network, link-local
-// (where cloud metadata services live) and ranges that are not unicast internet at all.
-const blocked = new BlockList();
-for (const [net, bits] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4],
-] as const)
-  blocked.addSubnet(net, bits, "ipv4");
-for (const [net, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["2001:db8::", 32],
-  ["100::", 64],
-] as const)
-  blocked.addSubnet(net, bits, "ipv6");
-
-export const METADATA_HOSTS = new Set([
-  "metadata.google.internal",
-  "metadata",
-  "instance-data",
-  "metadata.azure.internal",
-]);
-
-/** True when the address is one a media fetch must refuse. */
-export function isForbiddenAddress(ip: string): boolean {
-  const family = isIP(ip);
-  if (family === 4) return blocked.check(ip, "ipv4");
-  if (family === 6) {
-    const lower = ip.toLowerCase();
-    // IPv4-mapped and NAT64 forms carry an IPv4 address that decides.
-    const mapped = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-    if (mapped) return blocked.check(mapped[1], "ipv4");
-    const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(lower);
-    if (hex) {
-      const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
-      return blocked.check(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, "ipv4");
-    }
-    return blocked.check(lower, "ipv6");
-  }
-  return true;
-}
-
-export async function systemResolve(host: string): Promise<string[]> {
-  const found = await lookup(host, { all: true, verbatim: true });
-  return found.map((a) => a.address);
-}
+export { isForbiddenAddress, METADATA_HOSTS, systemResolve } from "../address-rule.ts";
 
 function bodyOf(stream: () => ReadableStream<Uint8Array>, contentType: string, size: number | null): MediaBody {
   return {
@@ -152,31 +92,12 @@ function capped(
 
 export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
   const doFetch = opts.fetch ?? fetch;
-  const resolve = opts.resolve ?? systemResolve;
-  const allowed = opts.allowAddress ?? ((ip: string) => !isForbiddenAddress(ip));
   const timeoutMs = opts.timeoutMs ?? 5 * 60_000;
 
   async function checkHost(url: URL) {
-    const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    if (METADATA_HOSTS.has(host))
-      throw new MediaError(`media URL ${url.origin} points at a cloud metadata service`, false);
-    let addresses: string[];
-    if (isIP(host)) addresses = [host];
-    else {
-      try {
-        addresses = await resolve(host);
-      } catch (e) {
-        throw new MediaError(`cannot resolve the media host ${host}: ${(e as Error).message}`, true);
-      }
-    }
-    if (addresses.length === 0) throw new MediaError(`the media host ${host} has no address`, true);
-    const bad = addresses.find((a) => !allowed(a));
-    if (bad)
-      throw new MediaError(
-        `media URL ${url.origin} resolves to ${bad}, a loopback, private, link-local or metadata address`,
-        false,
-      );
-    return addresses[0];
+    const checked = await checkAddresses(url.hostname, { resolve: opts.resolve, allowAddress: opts.allowAddress });
+    if (!checked.ok) throw new MediaError(`media URL ${url.origin} ${checked.problem}`, checked.transient);
+    return checked.address;
   }
 
   /**
