@@ -8,7 +8,7 @@ import { createLogger } from "./log.ts";
 import { createStorage } from "./storage/index.ts";
 import { serveApp } from "./http/serve.ts";
 import { createRegistry } from "./platform/host/registry.ts";
-import { startEngine } from "./engine/index.ts";
+import { startEngine, type Engine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
 import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
@@ -53,7 +53,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   const app = createApp(ctx);
   const server = serveApp(app, { hostname: config.host, port: config.port, config, log });
   const admin = config.databaseUrl ? null : startAdminSocket(config.dataDir, ctx);
-  const engine = opts.scheduler ? startEngine(ctx, { onTick: everyMinute(() => mediaCleanup(ctx)) }) : null;
+  const engine = opts.scheduler ? serveEngine(ctx) : null;
   // The API wakes this copy's engine when it creates due work, and claims a post published now at once.
   if (engine) ctx.dispatch = engine;
   const url = `http://${server.hostname}:${server.port}`;
@@ -72,6 +72,11 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
       log.info("stopped");
     })());
   return { ctx, url, stop };
+}
+
+/** The engine of a `crier serve` copy, started, with the options serve gives it (tests build it here too). */
+export function serveEngine(ctx: AppContext): Engine {
+  return startEngine(ctx, { onTick: everyMinute(() => mediaCleanup(ctx)) });
 }
 
 /** Runs `job` on the first call and then at most once a minute, never two at once. */

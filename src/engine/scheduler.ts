@@ -129,8 +129,9 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     pool,
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
-    workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }),
-    webhooks: new WebhookSender(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: o.random }, log),
+    // settings.random, never o.random: that one is undefined unless a test fixed it.
+    workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: settings.random }),
+    webhooks: new WebhookSender(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: settings.random }, log),
   };
   const life = new EngineLifecycle(
     ctx,

@@ -173,6 +173,12 @@ interface Prepared {
   check: WebhookCheck;
 }
 
+/** An endpoint whose signers or check failed in Crier (a secret that no longer decrypts): each delivery fails. */
+const unprepared = (e: unknown): Prepared => ({
+  signers: [],
+  check: { ok: false, problem: `could not be prepared for sending: ${(e as Error)?.message ?? String(e)}` },
+});
+
 async function prepare(ctx: AppContext, c: Claimed): Promise<Prepared> {
   return {
     signers: signingSecrets(ctx, c.secrets, ctx.clock.now()).map((s) => new Webhook(s)),
@@ -180,31 +186,41 @@ async function prepare(ctx: AppContext, c: Claimed): Promise<Prepared> {
   };
 }
 
+/** A failed attempt: the next try by the schedule (or Retry-After), or the end; the 3-day rule disables. */
+function failedAttempt(
+  c: Claimed,
+  at: Date,
+  started: number,
+  o: Required<SenderOptions>,
+  failure: { error: string | null; statusCode: number | null; excerpt: string | null; afterMs?: number },
+): AttemptResult {
+  const wait = failure.afterMs ?? retryDelayMs(c.attempts + 1, o.random);
+  const failingSince = c.failing_since ? new Date(c.failing_since) : at;
+  const disable =
+    at.getTime() - failingSince.getTime() >= DISABLE_AFTER_FAILING_MS
+      ? "Every delivery failed for 3 days; the endpoint was disabled. Fix the receiver, then PATCH is_active to true."
+      : undefined;
+  return {
+    id: c.id,
+    endpointId: c.endpoint_id,
+    at,
+    durationMs: Math.round(performance.now() - started),
+    statusCode: failure.statusCode,
+    excerpt: failure.excerpt,
+    error: failure.error,
+    status: wait === null || disable ? "failed" : "pending",
+    nextAttemptAt: wait === null || disable ? null : new Date(at.getTime() + wait),
+    disable,
+  };
+}
+
 /** Sends one delivery and says what came of it (nothing is written here). */
 async function attempt(ctx: AppContext, c: Claimed, p: Prepared, o: Required<SenderOptions>): Promise<AttemptResult> {
   const at = ctx.clock.now();
   const started = performance.now();
-  const n = c.attempts + 1;
   const base = { id: c.id, endpointId: c.endpoint_id, at, statusCode: null, excerpt: null };
-  const retry = (error: string | null, statusCode: number | null, excerpt: string | null, afterMs?: number) => {
-    const durationMs = Math.round(performance.now() - started);
-    const wait = afterMs ?? retryDelayMs(n, o.random);
-    const failingSince = c.failing_since ? new Date(c.failing_since) : at;
-    const disable =
-      at.getTime() - failingSince.getTime() >= DISABLE_AFTER_FAILING_MS
-        ? "Every delivery failed for 3 days; the endpoint was disabled. Fix the receiver, then PATCH is_active to true."
-        : undefined;
-    return {
-      ...base,
-      statusCode,
-      excerpt,
-      durationMs,
-      error,
-      status: wait === null || disable ? ("failed" as const) : ("pending" as const),
-      nextAttemptAt: wait === null || disable ? null : new Date(at.getTime() + wait),
-      disable,
-    };
-  };
+  const retry = (error: string | null, statusCode: number | null, excerpt: string | null, afterMs?: number) =>
+    failedAttempt(c, at, started, o, { error, statusCode, excerpt, afterMs });
   if (!p.check.ok) return retry(`the URL ${p.check.problem}`, null, null);
   // To the address the guard checked, not to the name again: a rebinding name cannot steer it inside.
   const pinned = webhookRequest(p.check.target, ctx.webhookGuard?.ca);
@@ -341,13 +357,20 @@ async function send(
   const worker = async () => {
     for (let q = queues.shift(); q; q = queues.shift()) {
       // The URL is resolved and checked once per batch of the endpoint: each batch is a fresh check.
-      const prepared = disabled.has(q[0].endpoint_id) ? undefined : await prepare(ctx, q[0]);
+      const prepared = disabled.has(q[0].endpoint_id) ? undefined : await prepare(ctx, q[0]).catch(unprepared);
       // One request at a time per endpoint: receivers see an endpoint's events in order of creation.
       for (const c of q) {
         // After a 410 (or the 3-day rule) the rest waits, unsent, until the endpoint is active again.
         if (!prepared || disabled.has(c.endpoint_id)) unsent.push(c.id);
         else {
-          const r = await attempt(ctx, c, prepared, o);
+          // A fault of one delivery is that delivery's failed attempt: it never costs the batch its record.
+          const r = await attempt(ctx, c, prepared, o).catch((e: unknown) =>
+            failedAttempt(c, ctx.clock.now(), performance.now(), o, {
+              error: `sending failed in Crier: ${(e as Error)?.message ?? String(e)}`,
+              statusCode: null,
+              excerpt: null,
+            }),
+          );
           results.push(r);
           if (r.disable) disabled.add(c.endpoint_id);
         }
@@ -371,8 +394,19 @@ async function settle(db: Db, claimedBy: string, { results, unsent }: Sent): Pro
       returning id`);
 }
 
-const withDefaults = (opts: SenderOptions) =>
-  ({ ...DEFAULTS, random: Math.random, ...opts }) as Required<SenderOptions>;
+/**
+ * The options with their defaults, also for keys present but undefined: the scheduler passes its own
+ * `random` through, undefined under `crier serve`, and a spread would have put undefined over Math.random
+ * (the first failed delivery then threw, and its whole batch went unrecorded).
+ */
+const withDefaults = (opts: SenderOptions): Required<SenderOptions> => ({
+  claimedBy: opts.claimedBy,
+  leaseMs: opts.leaseMs,
+  batch: opts.batch ?? DEFAULTS.batch,
+  concurrency: opts.concurrency ?? DEFAULTS.concurrency,
+  timeoutMs: opts.timeoutMs ?? DEFAULTS.timeoutMs,
+  random: opts.random ?? Math.random,
+});
 
 /** Sends what was claimed and records it before returning. */
 export async function sendClaimed(ctx: AppContext, claimed: Claimed[], opts: SenderOptions): Promise<AttemptResult[]> {
