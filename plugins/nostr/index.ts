@@ -21,6 +21,7 @@ import {
   type RecentMedia,
   type RecentPost,
 } from "../../src/platform/sdk.ts";
+import { urlHostProblem } from "../../src/platform/address-rule.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
 const MAX_BYTES = 64_000;
@@ -38,6 +39,34 @@ function relaysOf(http: ProviderHttp, settings: Record<string, string | undefine
     .map((r) => r.trim())
     .filter((r) => /^wss?:\/\//.test(r));
   return [...new Set([wsUrl(http.baseUrl), ...extra])];
+}
+
+const relayKey = (url: string) => {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+  } catch {
+    return url;
+  }
+};
+
+/**
+ * Why a bunker's relays may not be dialled, or null. They come from the user (the bunker URI), so each
+ * one the operator did not configure must pass the address rule of every request made on a user's
+ * behalf: no loopback, private, link-local or metadata address, checked before each dial.
+ */
+async function bunkerRelayProblem(
+  http: ProviderHttp,
+  settings: Record<string, string | undefined>,
+  relays: string[],
+): Promise<string | null> {
+  const configured = new Set(relaysOf(http, settings).map(relayKey));
+  for (const relay of relays) {
+    if (configured.has(relayKey(relay))) continue;
+    const problem = await urlHostProblem(relay);
+    if (problem) return `The signer's relay ${relay} ${problem}; Crier does not connect there.`;
+  }
+  return null;
 }
 
 // nostr-tools is imported on first use, like viem in the Farcaster plugin: loading it builds its curve
@@ -107,6 +136,8 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
     throw new ConnectError(
       "Enter a bunker URI: bunker://<64 hex characters>?relay=wss://…&secret=…, as your signer app shows it.",
     );
+  const refused = await bunkerRelayProblem(c.http, c.settings, bunker.relays);
+  if (refused) throw new ConnectError(`${refused} Use a bunker URI whose relays are public.`);
   const [{ generateSecretKey, getPublicKey }, { npubEncode }, { BunkerSigner }] = await Promise.all([
     pure(),
     nip19(),
@@ -180,11 +211,15 @@ async function noteUrl(event: Event, relay: string): Promise<string> {
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
+  const creds = ctx.credentials as unknown as StoredCredentials;
+  // Nothing is signed or sent when the signer's relays point inside now.
+  const refused = await bunkerRelayProblem(ctx.http, ctx.settings, creds.bunker.relays);
+  if (refused) return { kind: "permanent", reason: refused };
   const relays = relaysOf(ctx.http, ctx.settings);
   const template = noteTemplate(ctx, job, relays[0]);
   const wait = ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const p = await pool(ctx.http);
-  const signer = await signerFor(ctx.credentials as unknown as StoredCredentials, p);
+  const signer = await signerFor(creds, p);
   try {
     let event: Event;
     try {
@@ -361,9 +396,15 @@ export default definePlugin({
   metrics,
   metricNames: ["likes", "comments", "shares"],
   async onDisconnect(ctx) {
-    // Best effort: ask the signer to forget Crier's client key.
+    // Best effort: ask the signer to forget Crier's client key (never over a relay that points inside).
+    const creds = ctx.credentials as unknown as StoredCredentials;
+    const refused = await bunkerRelayProblem(ctx.http, ctx.settings, creds.bunker.relays);
+    if (refused) {
+      ctx.log.warn("nostr signer logout skipped", { error: refused });
+      return;
+    }
     const p = await pool(ctx.http);
-    const signer = await signerFor(ctx.credentials as unknown as StoredCredentials, p);
+    const signer = await signerFor(creds, p);
     try {
       await within(signer.logout(), ctx.http.timeoutMs ?? DEFAULT_TIMEOUT_MS, "the remote signer");
     } catch (e) {
