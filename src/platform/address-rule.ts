@@ -147,7 +147,8 @@ export async function checkHost(hostname: string, o: AddressCheckOptions = {}): 
       problem: `resolves to ${bad}, a loopback, private, link-local or metadata address`,
       transient: false,
     };
-  return { ok: true, host, address: addresses[0], addresses };
+  // IPv4 first where the name has both: a server without IPv6 routes would fail where the name works.
+  return { ok: true, host, address: addresses.find((a) => isIP(a) === 4) ?? addresses[0], addresses };
 }
 
 /** Why a user-given URL's host may not be reached, or null when it may (one resolution, every address). */
