@@ -145,3 +145,24 @@ test("a failing endpoint beside a healthy one: exactly once there, backoff and t
   expect(disabledAfter).toBeLessThan(DISABLE_AFTER_FAILING_MS + 25 * 3600_000);
   expect(h.clock.now().getTime() - started).toBeLessThan(5 * 86400_000);
 });
+
+test("an endpoint that cannot be prepared (its secret no longer decrypts) fails alone, recorded", async () => {
+  const from = healthy.ids.length;
+  const good = await profileWith(healthy.url, "healthy-2.test");
+  const broken = await profileWith(healthy.url, "broken.test");
+  // As after a SECRET_KEY change: the stored secrets are not readable any more.
+  await h.db.rows(sql`update webhook_endpoints set secrets = 'not-encrypted' where id = ${broken.hookId} returning id`);
+  await event(good);
+  await event(broken);
+  await engine.runUntilIdle();
+  h.clock.advance(121_000);
+  await engine.runUntilIdle();
+  const owed = (await eventIds(good.hookId)).map((r) => r.event_id).sort();
+  expect(healthy.ids.slice(from).sort()).toEqual(owed);
+  const list = await h.request("GET", `/v1/webhooks/${broken.hookId}/deliveries`, { token: broken.token });
+  expect(list.body.data.length).toBe(2);
+  for (const d of list.body.data) {
+    expect(d.status).toBe("pending");
+    expect(d.attempts[0].error).toContain("could not be prepared");
+  }
+});
