@@ -448,7 +448,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
         queue = offset >= 0 ? queue.filter((u) => u.update_id >= offset) : queue.slice(offset);
         state.updates.set(bot.id, queue);
       }
-      // Telegram takes values outside 1-100 as the nearest bound.
+      // The reference accepts 1-100 and does not say what happens outside: the nearest bound is taken.
       return queue.slice(0, Math.min(100, Math.max(1, limit)));
     },
     setWebhook(p, bot) {
