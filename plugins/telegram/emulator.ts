@@ -471,7 +471,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       if (!ch.messages.has(id)) throw bad("message to delete not found");
       const m = memberOf(ch, bot);
       // The emulator has one bot per channel that posts; a message no person posted is that bot's.
-      const own = !state.peoplePosts?.has(`${ch.id}:${id}`);
+      const own = !state.peoplePosts.has(`${ch.id}:${id}`);
       const may = m.status === "creator" || (m.status === "administrator" && (m.canDelete || (own && m.canPost)));
       if (!may) throw bad("message can't be deleted");
       ch.messages.delete(id);

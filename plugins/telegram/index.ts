@@ -1,9 +1,9 @@
 /**
  * Telegram channels through the Bot API. The server has one bot (CRIER_TELEGRAM_BOT_TOKEN); connecting a
  * channel checks that this bot is an administrator allowed to post there, and that the person connecting
- * can post there too: they post a one-time code in the channel, which the bot must see (proof.ts). Publishes text, a photo, a
- * video, an animation or an album (2 to 10 photos and videos), uploading the files itself so media need
- * not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
+ * can post there too: they post a one-time code in the channel, which the bot must see (proof.ts).
+ * Publishes text, a photo, a video, an animation or an album (2 to 10 photos and videos), uploading the
+ * files itself so media need not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
  */
 import { t } from "elysia";
 import type { Update } from "@grammyjs/types";
