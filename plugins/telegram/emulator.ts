@@ -4,11 +4,17 @@
  * `{ok:true,result}` or `{ok:false,error_code,description,parameters?}`. It checks the token, the bot's
  * rights in the channel (administrator with can_post_messages), text 4096 and caption 1024 (UTF-16
  * units), albums of 2 to 10 photos and videos, upload sizes (photo 10 MB, other files 50 MB),
- * attach:// references and replies to existing messages.
+ * attach:// references and replies to existing messages. Posts an administrator makes in a channel
+ * (channelPost(), a person's action) reach the bots of that channel as `channel_post` updates, read with
+ * getUpdates (offset confirms, limit 1-100, allowed_updates, refused while a webhook is set) and kept 24
+ * hours; deleteMessage removes one.
  *
  * Sandbox rule: any well-formed token is a bot, and a channel named for the first time exists with that
- * bot as its administrator. Tests shape other situations with channel() and revokeToken().
+ * bot as its administrator. Tests shape other situations with channel() and revokeToken(). A sandbox user
+ * has no Telegram app to post from: POST /crier-sandbox/channel-post {chat_id, text} posts as the
+ * channel's administrator (the sandbox setting SANDBOX_ADMIN_POST_PATH names it to the plugin).
  */
+import type { Chat, Message, Update } from "@grammyjs/types";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import { failingHandler, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 
@@ -16,6 +22,12 @@ const MB = 1024 * 1024;
 const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
 /** The token sandbox profiles use: any well-formed token works, this one is what the server is given. */
 export const SANDBOX_BOT_TOKEN = "7000000001:SANDBOX_crier_bot_token_for_the_emulator";
+/** Where a sandbox user's post as the channel's administrator is made (not a Bot API method). */
+export const SANDBOX_ADMIN_POST_PATH = "/crier-sandbox/channel-post";
+// core.telegram.org/bots/api#getupdates (checked 2026-11-26): updates wait for at most 24 hours, and
+// without allowed_updates a bot gets every kind but chat_member, message_reaction and message_reaction_count.
+const UPDATE_TTL_MS = 24 * 3600_000;
+const DEFAULT_EXCLUDED = ["chat_member", "message_reaction", "message_reaction_count"];
 
 type Status = "creator" | "administrator" | "member" | "left" | "kicked";
 
@@ -29,7 +41,7 @@ interface Channel {
   id: number;
   title: string;
   username?: string;
-  members: Map<number, { status: Status; canPost: boolean }>;
+  members: Map<number, { status: Status; canPost: boolean; canDelete?: boolean }>;
   nextMessageId: number;
   messages: Map<number, Record<string, unknown>>;
 }
@@ -42,6 +54,8 @@ export interface ChannelSetup {
   botStatus?: Status;
   /** An administrator's "Post messages" right (default true). */
   canPost?: boolean;
+  /** An administrator's "Delete messages" right (default false). */
+  canDelete?: boolean;
   /** Which bot the setup is about (default the sandbox bot). */
   token?: string;
 }
@@ -55,6 +69,11 @@ export interface TelegramEmulator extends Emulator {
   messages(chatId: number): Record<string, unknown>[];
   /** The bot's status in a channel, e.g. "left" after leaveChat. */
   botStatus(chatId: number, token?: string): Status;
+  /**
+   * A person who administers the channel posts `text` in it (as Telegram's apps do: signed by the channel).
+   * Every bot of the channel gets it as a channel_post update. Returns the message id.
+   */
+  channelPost(chatId: number, text: string): number;
 }
 
 class TgError extends Error {
@@ -125,6 +144,13 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     files: new Set<string>(),
     emulated: [] as EmulatedPost[],
     channelSeq: 1_000_000_001,
+    // Per bot id: its unconfirmed updates, its allowed_updates (absent: the default), its webhook URL.
+    updates: new Map<number, Update[]>(),
+    allowedUpdates: new Map<number, string[]>(),
+    webhooks: new Map<number, string>(),
+    updateSeq: 100_000_001,
+    // "<chat id>:<message id>" of the messages people (not bots) posted: deleteMessage tells them apart.
+    peoplePosts: new Set<string>(),
   }));
   // Channel ids are -100 followed by ten digits.
   const newChannelId = () => -(1_000_000_000_000 + state.channelSeq++);
@@ -283,6 +309,48 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     return msg;
   }
 
+  /** Queues an update for every bot of the channel that asked for its kind. */
+  function deliver(ch: Channel, kind: "channel_post", message: Message & Update.Channel) {
+    for (const bot of state.bots.values()) {
+      if (!isIn(ch, bot)) continue;
+      const allowed = state.allowedUpdates.get(bot.id);
+      if (allowed ? !allowed.includes(kind) : DEFAULT_EXCLUDED.includes(kind)) continue;
+      const queue = state.updates.get(bot.id) ?? [];
+      const update: Update = { update_id: state.updateSeq++, [kind]: message };
+      queue.push(update);
+      state.updates.set(bot.id, queue);
+    }
+  }
+
+  function postAsAdmin(ch: Channel, text: string): number {
+    const chat: Chat.ChannelChat = {
+      id: ch.id,
+      title: ch.title,
+      type: "channel",
+      ...(ch.username && { username: ch.username }),
+    };
+    const message: Message.TextMessage & Update.Channel = {
+      message_id: ch.nextMessageId++,
+      sender_chat: chat,
+      chat,
+      date: Math.floor(now() / 1000),
+      text,
+    };
+    ch.messages.set(message.message_id, { ...message });
+    state.peoplePosts.add(`${ch.id}:${message.message_id}`);
+    deliver(ch, "channel_post", message);
+    return message.message_id;
+  }
+
+  /** The bot's unconfirmed updates younger than 24 hours, oldest first. */
+  function pending(bot: Bot): Update[] {
+    const fresh = (state.updates.get(bot.id) ?? []).filter(
+      (u) => now() - 1000 * (u.channel_post?.date ?? Math.floor(now() / 1000)) < UPDATE_TTL_MS,
+    );
+    state.updates.set(bot.id, fresh);
+    return fresh;
+  }
+
   type Method = (p: Params, bot: Bot) => Promise<unknown> | unknown;
 
   async function sendSingle(p: Params, bot: Bot, kind: "photo" | "video" | "animation") {
@@ -339,7 +407,7 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
             can_manage_chat: true,
             can_post_messages: m.canPost,
             can_edit_messages: m.canPost,
-            can_delete_messages: false,
+            can_delete_messages: m.canDelete ?? false,
             can_invite_users: true,
             can_restrict_members: false,
             can_promote_members: false,
@@ -359,6 +427,55 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
           ),
           can_post_messages: m.canPost,
         }));
+    },
+    // core.telegram.org/bots/api#getupdates (checked 2026-11-26).
+    getUpdates(p, bot) {
+      if (state.webhooks.has(bot.id))
+        throw new TgError(
+          409,
+          "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+        );
+      const limit = str(p, "limit") === undefined ? 100 : Number(str(p, "limit"));
+      if (!Number.isInteger(limit)) throw bad("invalid limit specified");
+      const allowed = obj<string[]>(p, "allowed_updates");
+      // An empty list means the default kinds; absent keeps the previous setting.
+      if (Array.isArray(allowed))
+        allowed.length ? state.allowedUpdates.set(bot.id, allowed) : state.allowedUpdates.delete(bot.id);
+      let queue = pending(bot);
+      const offset = str(p, "offset") === undefined ? undefined : Number(str(p, "offset"));
+      if (offset !== undefined && Number.isInteger(offset)) {
+        // A positive offset confirms every earlier update; a negative one keeps only the last -offset.
+        queue = offset >= 0 ? queue.filter((u) => u.update_id >= offset) : queue.slice(offset);
+        state.updates.set(bot.id, queue);
+      }
+      // The reference accepts 1-100 and does not say what happens outside: the nearest bound is taken.
+      return queue.slice(0, Math.min(100, Math.max(1, limit)));
+    },
+    setWebhook(p, bot) {
+      const url = str(p, "url") ?? "";
+      if (url === "") state.webhooks.delete(bot.id);
+      else if (!url.startsWith("https://")) throw bad("bad webhook: An HTTPS URL must be provided for webhook");
+      else state.webhooks.set(bot.id, url);
+      return true;
+    },
+    deleteWebhook(p, bot) {
+      state.webhooks.delete(bot.id);
+      if (flag(p, "drop_pending_updates")) state.updates.set(bot.id, []);
+      return true;
+    },
+    // core.telegram.org/bots/api#deletemessage (checked 2026-11-26): a bot deletes any message of a
+    // channel with can_delete_messages, and its own outgoing ones with can_post_messages.
+    deleteMessage(p, bot) {
+      const ch = chatOf(p, bot);
+      const id = Number(str(p, "message_id"));
+      if (!ch.messages.has(id)) throw bad("message to delete not found");
+      const m = memberOf(ch, bot);
+      // The emulator has one bot per channel that posts; a message no person posted is that bot's.
+      const own = !state.peoplePosts.has(`${ch.id}:${id}`);
+      const may = m.status === "creator" || (m.status === "administrator" && (m.canDelete || (own && m.canPost)));
+      if (!may) throw bad("message can't be deleted");
+      ch.messages.delete(id);
+      return true;
     },
     leaveChat(p, bot) {
       const ch = chatOf(p, bot);
@@ -486,6 +603,18 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       ),
   });
 
+  /** The sandbox user's post (see the header): an existing channel, a non-empty text. */
+  async function sandboxAdminPost(req: Request): Promise<Response> {
+    const body = (await req.json().catch(() => null)) as { chat_id?: unknown; text?: unknown } | null;
+    const ch = state.channels.get(Number(body?.chat_id));
+    if (!ch || typeof body?.text !== "string" || !body.text.trim())
+      return reply(
+        { ok: false, error_code: 400, description: "Bad Request: chat_id of a channel and text needed" },
+        400,
+      );
+    return reply({ ok: true, result: { message_id: postAsAdmin(ch, body.text) } });
+  }
+
   // The member count every channel reports (accountStats); tests set it with setFollowers().
   let followers = 1000;
 
@@ -493,8 +622,13 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     platform: "telegram",
     state: emulatorState({ state }),
     // Both spellings: the sandbox fills required settings with placeholders under their full names.
-    sandboxSettings: { CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN, BOT_TOKEN: SANDBOX_BOT_TOKEN },
+    sandboxSettings: {
+      CRIER_TELEGRAM_BOT_TOKEN: SANDBOX_BOT_TOKEN,
+      BOT_TOKEN: SANDBOX_BOT_TOKEN,
+      SANDBOX_ADMIN_POST_PATH,
+    },
     async handle(req, path) {
+      if (path === SANDBOX_ADMIN_POST_PATH && req.method === "POST") return sandboxAdminPost(req);
       if (!botCall(path)) return reply({ ok: false, error_code: 404, description: "Not Found" }, 404);
       return botApi.handle(req, path);
     },
@@ -519,8 +653,14 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
         status: setup.botStatus ?? current.status,
         canPost:
           setup.canPost ?? (setup.botStatus === undefined ? current.canPost : setup.botStatus === "administrator"),
+        canDelete: setup.canDelete ?? current.canDelete,
       });
       return ch.id;
+    },
+    channelPost(chatId, text) {
+      const ch = state.channels.get(chatId);
+      if (!ch) throw new Error(`no channel ${chatId} in the Telegram emulator`);
+      return postAsAdmin(ch, text);
     },
     revokeToken: (token) => void state.revoked.add(token),
     messages: (chatId) => [...(state.channels.get(chatId)?.messages.values() ?? [])],

@@ -1,14 +1,17 @@
 /**
  * Telegram channels through the Bot API. The server has one bot (CRIER_TELEGRAM_BOT_TOKEN); connecting a
- * channel checks that this bot is an administrator allowed to post there. Publishes text, a photo, a
- * video, an animation or an album (2 to 10 photos and videos), uploading the files itself so media need
- * not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
+ * channel checks that this bot is an administrator allowed to post there, and that the person connecting
+ * can post there too: they post a one-time code in the channel, which the bot must see (proof.ts).
+ * Publishes text, a photo, a video, an animation or an album (2 to 10 photos and videos), uploading the
+ * files itself so media need not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
  */
 import { t } from "elysia";
+import type { Update } from "@grammyjs/types";
 import {
   ConnectError,
   definePlugin,
   unreadableMedia,
+  type ConnectAttempt,
   type ConnectContext,
   type FailureOutcome,
   type MediaItem,
@@ -20,6 +23,7 @@ import {
   type AccountStats,
 } from "../../src/platform/sdk.ts";
 import { MB } from "../../src/platform/limits.ts";
+import { ALLOWED_UPDATES, findCodePost, proofCode, UpdatesUnreadable } from "./proof.ts";
 
 const DEFAULT_API_URL = "https://api.telegram.org";
 const TEXT_MAX = 4096;
@@ -240,9 +244,69 @@ export function normaliseChannel(raw: string): string | null {
   return null;
 }
 
-async function verify(c: ConnectContext, values: Record<string, string>) {
+/** The one-time code of the attempt, shown on the form; in the sandbox the emulator posts it for the user. */
+async function prepare(c: ConnectContext, attempt: ConnectAttempt) {
+  const sandbox = Boolean(c.settings.SANDBOX_ADMIN_POST_PATH);
+  return {
+    carry: {},
+    code: {
+      label: sandbox
+        ? "Your one-time code (sandbox: the emulator posts it in the channel for you when you connect):"
+        : "Post this one-time code in the channel (a message of its own, from your account), then connect:",
+      value: proofCode(attempt),
+    },
+  };
+}
+
+const ownershipUnproven = (code: string, channel: string) =>
+  new ConnectError(
+    `Telegram shows no post of ${code} in ${channel}. Post ${code} in ${channel} as a message of the channel ` +
+      "(you must be allowed to post there), then press Connect again within the five minutes of this link. " +
+      "The bot removes the message once it has seen it, when it may delete messages.",
+    "channel_ownership_unproven",
+  );
+
+/**
+ * The proof that the user can post in the channel: the attempt's code in a post of that chat. In the
+ * sandbox the emulator makes the post first, as the user would in Telegram.
+ */
+async function proveControl(c: ConnectContext, token: string, chat: Chat, attempt: ConnectAttempt) {
+  const code = proofCode(attempt);
+  const sandboxPost = c.settings.SANDBOX_ADMIN_POST_PATH;
+  if (sandboxPost) await c.http.request("POST", sandboxPost, { json: { chat_id: chat.id, text: code } });
+  const key = `${c.http.baseUrl}\n${token}`;
+  const page = (offset: number | undefined) =>
+    call<Update[]>(c.http, token, "getUpdates", {
+      ...(offset !== undefined && { offset }),
+      limit: 100,
+      timeout: 0,
+      allowed_updates: ALLOWED_UPDATES,
+    });
+  let post;
+  try {
+    post = await findCodePost(key, page, { chatId: chat.id, code, now: c.now().getTime() });
+  } catch (e) {
+    if (!(e instanceof UpdatesUnreadable)) throw e;
+    if (e.status === 409)
+      throw new ConnectError(
+        /webhook/i.test(e.message)
+          ? "This server's bot has a webhook set, so Crier cannot read the code from the channel; the administrator must remove the webhook (deleteWebhook): the bot given to Crier must serve Crier alone."
+          : `Another program is reading this server's bot's updates (${e.message}); the bot given to Crier must serve Crier alone. Try again in a moment.`,
+        "telegram_updates_unavailable",
+      );
+    throw new ConnectError(`Telegram did not answer while looking for the code: ${e.message}. Try again in a moment.`);
+  }
+  if (!post) throw ownershipUnproven(code, chat.username ? `@${chat.username}` : (chat.title ?? String(chat.id)));
+  // Nice to have: the code has served. Only a bot allowed to delete messages may remove a person's post.
+  const removed = await call<boolean>(c.http, token, "deleteMessage", { chat_id: chat.id, message_id: post.messageId });
+  if (!removed.ok) c.log.info("telegram: the code message stays in the channel", { reason: removed.outcome.reason });
+}
+
+async function verify(c: ConnectContext, values: Record<string, string>, attempt?: ConnectAttempt) {
   const token = botToken(c.settings);
   if (!token) throw new ConnectError(notConfigured);
+  if (!attempt)
+    throw new ConnectError("Connect a Telegram channel from its connection page: it shows the code to post.");
   const chatId = normaliseChannel(values.channel ?? "");
   if (!chatId)
     throw new ConnectError(
@@ -279,6 +343,8 @@ async function verify(c: ConnectContext, values: Record<string, string>) {
         : addBot,
     );
   }
+  // Whoever connects must show they can post there too, every time: the bot is every profile's.
+  await proveControl(c, token, info, attempt);
   return {
     remoteId: String(info.id),
     username: info.username ? `@${info.username}` : (info.title ?? String(info.id)),
@@ -374,8 +440,9 @@ export default definePlugin({
     requiredSettings: ["CRIER_TELEGRAM_BOT_TOKEN"],
     title: "Connect a Telegram channel",
     instructions:
-      "In Telegram, open the channel → Administrators → Add administrator, pick this server's bot and allow it to post messages. " +
-      "Then enter the channel below: its @username for a public channel, or its numeric id (like -1001234567890) for a private one.",
+      "In Telegram, open the channel → Administrators → Add administrator, pick this server's bot and allow it to post messages " +
+      "(and to delete messages, if it should remove the code afterwards). Then post the code below in the channel, " +
+      "and enter the channel: its @username for a public channel, or its numeric id (like -1001234567890) for a private one.",
     fields: [
       {
         name: "channel",
@@ -385,6 +452,7 @@ export default definePlugin({
         help: "@username, t.me link, or numeric id",
       },
     ],
+    prepare,
     verify,
   },
   disconnect: {

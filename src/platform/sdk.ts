@@ -231,10 +231,23 @@ export type ConnectFlow =
        * the URL where the user approves it). Its `carry` values come back to verify() with the form,
        * signed together with the state so they cannot be swapped.
        */
-      prepare?(c: ConnectContext): Promise<PreparedConnect>;
-      /** Checks what the user entered (plus prepare's carry) against the platform; throws ConnectError with a message to show. */
-      verify(c: ConnectContext, values: Record<string, string>): Promise<ConnectedIdentity>;
+      prepare?(c: ConnectContext, attempt: ConnectAttempt): Promise<PreparedConnect>;
+      /**
+       * Checks what the user entered (plus prepare's carry) against the platform; throws ConnectError with a
+       * message to show. The host always passes the attempt; a flow that needs it refuses without one.
+       */
+      verify(c: ConnectContext, values: Record<string, string>, attempt?: ConnectAttempt): Promise<ConnectedIdentity>;
     };
+
+/**
+ * One connect attempt (one signed state), as prepare() and verify() of a hosted flow see it. `secret` is
+ * unguessable, the same on every showing of the attempt's page and on its submission, and different for
+ * every attempt: a flow derives a one-time code from it (Telegram's proof of control) without storing one.
+ */
+export interface ConnectAttempt {
+  secret: string;
+  expiresAt: Date;
+}
 
 export interface PreparedConnect {
   carry: Record<string, string>;
@@ -242,10 +255,22 @@ export interface PreparedConnect {
   values?: Record<string, string>;
   /** A link the user opens on the way (an approval page); shown as a button. */
   link?: { url: string; label: string };
+  /** A short value the user copies elsewhere (a one-time code to post), shown large above the form. */
+  code?: { label: string; value: string };
 }
 
-/** Raised by a connect flow with a message fit to show the user on the hosted page. */
-export class ConnectError extends Error {}
+/**
+ * Raised by a connect flow with a message fit to show the user on the hosted page. `code`, when given, is
+ * a stable machine-readable name of the refusal (channel_ownership_unproven), shown beside the message.
+ */
+export class ConnectError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * A media item of a source post. Some platforms hand out the file itself (a blob, a CDN file); others

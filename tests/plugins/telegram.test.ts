@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { Value } from "@sinclair/typebox/value";
 import plugin, { leaveChannel } from "../../plugins/telegram/index.ts";
 import { createTelegramEmulator, SANDBOX_BOT_TOKEN, type TelegramEmulator } from "../../plugins/telegram/emulator.ts";
-import { ConnectError } from "../../src/platform/sdk.ts";
+import { proofCode } from "../../plugins/telegram/proof.ts";
+import { ConnectError, type ConnectAttempt } from "../../src/platform/sdk.ts";
 import { job, rig, serveMedia, type Rig } from "./support.ts";
 import { fakeImage, fakeMp4 } from "../support/media-fixtures.ts";
 
@@ -26,8 +27,17 @@ afterAll(async () => {
 });
 beforeEach(() => r.emulator.reset());
 
+const attempt = (): ConnectAttempt => ({ secret: crypto.randomUUID(), expiresAt: new Date(Date.now() + 300_000) });
+
+/** Connects as a user does: the attempt's code is posted in the channel (the bot may delete it), then verify. */
+async function proved(ref: string, values: Record<string, string> = { channel: ref }) {
+  const a = attempt();
+  r.emulator.channelPost(r.emulator.channel(ref, { canDelete: true }), proofCode(a));
+  return flow.verify(r.connectContext(), values, a);
+}
+
 async function channel(ref = "@crierdemo") {
-  const id = await flow.verify(r.connectContext(), { channel: ref });
+  const id = await proved(ref);
   return r.context({
     credentials: id.credentials,
     remoteId: id.remoteId,
@@ -49,7 +59,7 @@ const refusal = (p: Promise<unknown>) =>
 
 describe("connect", () => {
   test("a channel where the bot is an administrator allowed to post connects; the token is not stored", async () => {
-    const id = await flow.verify(r.connectContext(), { channel: "https://t.me/crierdemo" });
+    const id = await proved("@crierdemo", { channel: "https://t.me/crierdemo" });
     expect(id.remoteId).toMatch(/^-100\d{10}$/);
     expect(id.username).toBe("@crierdemo");
     expect(id.credentials).toEqual({ chat_id: id.remoteId, bot_id: 7000000001 });
@@ -59,21 +69,126 @@ describe("connect", () => {
 
   test("the bot must be an administrator with the right to post", async () => {
     r.emulator.channel("@members", { botStatus: "member" });
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "@members" }))).toContain(`Add @${BOT}`);
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@members" }, attempt()))).toContain(`Add @${BOT}`);
     r.emulator.channel("@readonly", { botStatus: "administrator", canPost: false });
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "@readonly" }))).toContain("may not post");
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@readonly" }, attempt()))).toContain(
+      "may not post",
+    );
     r.emulator.channel("-1009876543210", { botStatus: "left" });
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "-1009876543210" }))).toContain("cannot see");
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "-1009876543210" }, attempt()))).toContain(
+      "cannot see",
+    );
   });
 
   test("bad input and a server without a bot token are explained", async () => {
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "a b" }))).toContain("@username");
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "a b" }, attempt()))).toContain("@username");
     const noToken = { ...r.connectContext(), settings: {} };
-    expect(await refusal(flow.verify(noToken, { channel: "@crierdemo" }))).toContain("CRIER_TELEGRAM_BOT_TOKEN");
+    expect(await refusal(flow.verify(noToken, { channel: "@crierdemo" }, attempt()))).toContain(
+      "CRIER_TELEGRAM_BOT_TOKEN",
+    );
     r.emulator.revokeToken(SANDBOX_BOT_TOKEN);
-    expect(await refusal(flow.verify(r.connectContext(), { channel: "@crierdemo" }))).toContain(
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@crierdemo" }, attempt()))).toContain(
       "refused this server's bot token",
     );
+  });
+});
+
+describe("proof of control of the channel", () => {
+  test("the form shows the attempt's code: the same for one attempt, another for the next", async () => {
+    const a = attempt();
+    const shown = await flow.prepare!(r.connectContext(), a);
+    expect(shown.code!.value).toMatch(/^CRIER-[A-Z2-9]{4}-[A-Z2-9]{4}$/);
+    expect((await flow.prepare!(r.connectContext(), a)).code!.value).toBe(shown.code!.value);
+    expect((await flow.prepare!(r.connectContext(), attempt())).code!.value).not.toBe(shown.code!.value);
+  });
+
+  test("without the code in the channel the connect is refused as channel_ownership_unproven, naming code and channel", async () => {
+    r.emulator.channel("@unproven");
+    const a = attempt();
+    const e = await flow.verify(r.connectContext(), { channel: "@unproven" }, a).catch((x) => x);
+    expect(e).toBeInstanceOf(ConnectError);
+    expect(e.code).toBe("channel_ownership_unproven");
+    expect(e.message).toContain(`Post ${proofCode(a)} in @unproven`);
+    // Without an attempt (no connection page) there is no code to look for.
+    expect(await refusal(flow.verify(r.connectContext(), { channel: "@unproven" }))).toContain("connection page");
+  });
+
+  test("the code in a photo's caption or an edited post counts; the bot deletes the post when it may", async () => {
+    const chatId = r.emulator.channel("@captioned", { canDelete: true });
+    const a = attempt();
+    r.emulator.channelPost(chatId, `Connecting Crier: ${proofCode(a)} (please ignore)`);
+    const id = await flow.verify(r.connectContext(), { channel: "@captioned" }, a);
+    expect(id.remoteId).toBe(String(chatId));
+    expect(r.emulator.messages(chatId)).toEqual([]);
+  });
+
+  test("in the sandbox the emulator posts the code as the channel's administrator", async () => {
+    const sandbox = r.connectContext({ SANDBOX_ADMIN_POST_PATH: "/crier-sandbox/channel-post" });
+    const a = attempt();
+    expect((await flow.prepare!(sandbox, a)).code!.label).toContain("sandbox");
+    const id = await flow.verify(sandbox, { channel: "@sandboxchan" }, a);
+    expect(id.username).toBe("@sandboxchan");
+    // The bot of the sandbox may not delete messages: the code the emulator posted stays, as it would.
+    expect(r.emulator.messages(Number(id.remoteId)).map((m) => m.text)).toEqual([proofCode(a)]);
+  });
+});
+
+describe("the emulator's updates, as the Bot API serves them", () => {
+  const api = async (method: string, params: Record<string, unknown> = {}) => {
+    const res = await fetch(`${r.served.url}/bot${SANDBOX_BOT_TOKEN}/${method}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(params),
+    });
+    return { status: res.status, body: (await res.json()) as { ok: boolean; result?: any; description?: string } };
+  };
+
+  test("a person's channel post is a channel_post Update; offset confirms; allowed_updates filters later ones", async () => {
+    const chatId = r.emulator.channel("@updates_chan", { title: "Updates" });
+    const messageId = r.emulator.channelPost(chatId, "hello bot");
+    const first = await api("getUpdates", { timeout: 0 });
+    expect(first.body.result).toEqual([
+      {
+        update_id: expect.any(Number),
+        channel_post: {
+          message_id: messageId,
+          sender_chat: { id: chatId, title: "Updates", type: "channel", username: "updates_chan" },
+          chat: { id: chatId, title: "Updates", type: "channel", username: "updates_chan" },
+          date: expect.any(Number),
+          text: "hello bot",
+        },
+      },
+    ]);
+    // Unconfirmed updates come again; an offset past them confirms and forgets them.
+    expect((await api("getUpdates")).body.result).toHaveLength(1);
+    const next = first.body.result[0].update_id + 1;
+    expect((await api("getUpdates", { offset: next })).body.result).toEqual([]);
+    // A bot that asked only for private messages gets no channel posts made after it asked.
+    await api("getUpdates", { offset: next, allowed_updates: ["message"] });
+    r.emulator.channelPost(chatId, "not for you");
+    expect((await api("getUpdates", { offset: next })).body.result).toEqual([]);
+    await api("getUpdates", { allowed_updates: ["channel_post"] });
+    r.emulator.channelPost(chatId, "for you");
+    expect((await api("getUpdates")).body.result.map((u: any) => u.channel_post.text)).toEqual(["for you"]);
+  });
+
+  test("getUpdates is refused while a webhook is set; deleteMessage needs the right to delete", async () => {
+    const chatId = r.emulator.channel("@hook_chan");
+    expect((await api("setWebhook", { url: "https://example.com/hook" })).body.ok).toBe(true);
+    const refused = await api("getUpdates");
+    expect(refused.status).toBe(409);
+    expect(refused.body.description).toContain("webhook is active");
+    await api("deleteWebhook");
+    expect((await api("getUpdates")).status).toBe(200);
+    const id = r.emulator.channelPost(chatId, "a person's post");
+    const denied = await api("deleteMessage", { chat_id: chatId, message_id: id });
+    expect(denied).toMatchObject({
+      status: 400,
+      body: { ok: false, description: "Bad Request: message can't be deleted" },
+    });
+    r.emulator.channel("@hook_chan", { canDelete: true });
+    expect((await api("deleteMessage", { chat_id: chatId, message_id: id })).body).toEqual({ ok: true, result: true });
+    expect(r.emulator.messages(chatId)).toEqual([]);
   });
 });
 
@@ -87,7 +202,8 @@ describe("publish", () => {
         options: { disable_notification: true, protect_content: true, disable_link_preview: true },
       }),
     );
-    expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
+    // Message 1 of the channel was the connect code (deleted since): Telegram never reuses an id.
+    expect(out).toEqual({ kind: "published", platformPostId: "2", url: "https://t.me/crierdemo/2" });
     const [post] = r.emulator.posts();
     expect(post.text).toBe("hello https://example.com");
     expect(post.options).toMatchObject({
@@ -146,13 +262,14 @@ describe("publish", () => {
         ],
       }),
     );
-    expect(out).toEqual({ kind: "published", platformPostId: "1", url: "https://t.me/crierdemo/1" });
+    // Message 1 of the channel was the connect code (deleted since): Telegram never reuses an id.
+    expect(out).toEqual({ kind: "published", platformPostId: "2", url: "https://t.me/crierdemo/2" });
     const [post] = r.emulator.posts();
     expect(post.text).toBe("album");
     expect(post.media.map((m) => m.type)).toEqual(["image", "video", "image"]);
     expect(post.options?.disable_notification).toBe(true);
     // The next post gets the next id after the album's three messages.
-    expect(await plugin.publish!(ctx, job({ content: "after" }))).toMatchObject({ platformPostId: "4" });
+    expect(await plugin.publish!(ctx, job({ content: "after" }))).toMatchObject({ platformPostId: "5" });
   });
 
   test("a thread replies to the previous message", async () => {

@@ -59,6 +59,11 @@ export function hiddenState(html: string): string {
   return m[1];
 }
 
+/** The one-time code a hosted form shows (Telegram's proof of control), if it shows one. */
+export function shownCode(html: string): string | undefined {
+  return /<p class="code">[\s\S]*?<code>([^<]*)<\/code>/.exec(html)?.[1];
+}
+
 /** Opens a hosted form and submits it; values default to each field's placeholder. */
 export async function submitHostedForm(
   hostedUrl: string,
@@ -67,6 +72,15 @@ export async function submitHostedForm(
   const page = await fetch(hostedUrl);
   const html = await page.text();
   if (page.status !== 200) return { status: page.status, html };
+  return submitShownForm(hostedUrl, html, values);
+}
+
+/** Submits a hosted form already opened (its page's html): what a user does after acting on the page. */
+export async function submitShownForm(
+  hostedUrl: string,
+  html: string,
+  values: Record<string, string> = {},
+): Promise<{ status: number; html: string }> {
   const form = new URLSearchParams();
   for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
     form.set(

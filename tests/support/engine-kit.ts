@@ -10,6 +10,7 @@ import type { AppContext } from "../../src/context.ts";
 import type { Emulator } from "../../src/platform/sdk.ts";
 import { createBlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
 import { createTelegramEmulator, SANDBOX_BOT_TOKEN, type TelegramEmulator } from "../../plugins/telegram/emulator.ts";
+import { proofCode } from "../../plugins/telegram/proof.ts";
 import type { Harness } from "./harness.ts";
 import { postsHarness } from "./posts-kit.ts";
 
@@ -50,10 +51,18 @@ export async function engineHarness(
     engine,
     bluesky: (profileId: string, handle: string) => connectBluesky(h.ctx, profileId, handle),
     async telegram(profileId: string, channel: string) {
-      const chatId = telegramEmulator.channel(channel, { title: channel });
+      // Allowed to delete messages: the bot removes the code post, so the channel holds only what Crier posts.
+      const chatId = telegramEmulator.channel(channel, { title: channel, canDelete: true });
       const plugin = h.ctx.platforms.get("telegram")!;
       if (plugin.connect?.mode !== "credential_form_url") throw new Error("unexpected Telegram connect flow");
-      const identity = await plugin.connect.verify(connectContext(h.ctx, "telegram", { sandbox: false }), { channel });
+      // The person connecting proves control of the channel: the attempt's code is posted in it.
+      const attempt = { secret: crypto.randomUUID(), expiresAt: new Date(h.ctx.clock.now().getTime() + 300_000) };
+      telegramEmulator.channelPost(chatId, proofCode(attempt));
+      const identity = await plugin.connect.verify(
+        connectContext(h.ctx, "telegram", { sandbox: false }),
+        { channel },
+        attempt,
+      );
       return {
         accountId: (await upsertConnectedAccount(h.ctx, { profileId, platform: "telegram", ...identity })).id,
         chatId,

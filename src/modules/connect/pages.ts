@@ -25,7 +25,7 @@ const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:3r
 h1{font-size:1.4rem}label{display:block;margin-top:1rem;font-weight:600}input{width:100%;padding:.5rem;font:inherit;box-sizing:border-box}
 small{color:#666;display:block}button{margin-top:1.5rem;padding:.6rem 1.2rem;font:inherit}.note{background:#fff7d6;padding:.6rem;border-radius:4px}
 .err{background:#fde2e2;padding:.6rem;border-radius:4px}.ok{background:#e2f7e2;padding:.6rem;border-radius:4px}
-.who{color:#444;border-left:3px solid #99a;padding-left:.6rem}.qr{margin:1rem 0}.qr svg{width:12rem;height:12rem;display:block}`;
+.code code{font-size:1.6rem;letter-spacing:.1em;user-select:all}.who{color:#444;border-left:3px solid #99a;padding-left:.6rem}.qr{margin:1rem 0}.qr svg{width:12rem;height:12rem;display:block}`;
 
 function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -88,10 +88,14 @@ export function formPage(input: {
   sandbox: boolean;
   requester: Requester;
   error?: string;
+  /** The refusal's machine-readable name (ConnectError.code), shown with the error. */
+  errorCode?: string;
   values?: Record<string, string>;
   /** Hidden values carried to the submission (already signed by the caller). */
   hidden?: Record<string, string>;
   link?: { url: string; label: string };
+  /** A value to copy elsewhere (a one-time code), shown large. */
+  code?: { label: string; value: string };
 }): Response {
   const fields = input.fields
     .map(
@@ -103,8 +107,15 @@ export function formPage(input: {
   const body = `<h1>${esc(input.title)}</h1>
 ${requesterNote(input.requester)}
 ${input.sandbox ? `<p class="note">Sandbox profile: this connects to Crier's emulator, not the real platform. Any values are accepted.</p>` : ""}
-${input.error ? `<p class="err">${esc(input.error)}</p>` : ""}
+${
+  input.error
+    ? `<p class="err"${input.errorCode ? ` data-code="${esc(input.errorCode)}"` : ""}>${esc(input.error)}${
+        input.errorCode ? ` <small>(${esc(input.errorCode)})</small>` : ""
+      }</p>`
+    : ""
+}
 <p>${esc(input.instructions)}</p>
+${input.code ? `<p class="code">${esc(input.code.label)}<br><code>${esc(input.code.value)}</code></p>` : ""}
 ${input.link ? `<p><a href="${esc(safeLink(input.link.url))}" target="_blank" rel="noopener noreferrer">${esc(input.link.label)}</a></p>${qrCode(input.link.url)}` : ""}
 <form method="post" action="${esc(input.action)}">
 <input type="hidden" name="state" value="${esc(input.state)}">

@@ -2,12 +2,18 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/host/provider.ts";
-import { ConnectError, type ConnectedIdentity, type ConnectFlow, type Plugin } from "../../platform/sdk.ts";
+import {
+  ConnectError,
+  type ConnectAttempt,
+  type ConnectedIdentity,
+  type ConnectFlow,
+  type Plugin,
+} from "../../platform/sdk.ts";
 import { findProfile, type Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";
 import type { ConnectResult } from "./model.ts";
 import { formPage, resultPage, type Requester } from "./pages.ts";
-import { codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
+import { attemptSecret, codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
 import { spendState, stateSpent } from "./used-states.ts";
 import { errorFields } from "../../log.ts";
 
@@ -231,6 +237,14 @@ const notHosted = (platform: string) =>
 const CARRY = "carry__";
 const LINK_URL = "__link_url";
 const LINK_LABEL = "__link_label";
+const CODE_VALUE = "__code_value";
+const CODE_LABEL = "__code_label";
+const SHOWN_ONLY = [LINK_URL, LINK_LABEL, CODE_VALUE, CODE_LABEL];
+
+const attemptOf = (ctx: AppContext, state: ConnectState): ConnectAttempt => ({
+  secret: attemptSecret(ctx.config.secretKey, state),
+  expiresAt: new Date(state.expiresAt),
+});
 
 function carrySignature(ctx: AppContext, state: string, carry: Record<string, string>): string {
   const canonical = JSON.stringify(
@@ -264,6 +278,10 @@ function linkOf(carry: Record<string, string>) {
   return carry[LINK_URL] ? { url: carry[LINK_URL], label: carry[LINK_LABEL] ?? "Open" } : undefined;
 }
 
+function codeOf(carry: Record<string, string>) {
+  return carry[CODE_VALUE] ? { value: carry[CODE_VALUE], label: carry[CODE_LABEL] ?? "Code" } : undefined;
+}
+
 export async function showHostedForm(ctx: AppContext, platform: string, state: string | undefined): Promise<Response> {
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
@@ -277,10 +295,14 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
     try {
-      const prepared = await flow.prepare(connectContext(ctx, platform, { sandbox: check.state.sandbox }));
+      const prepared = await flow.prepare(
+        connectContext(ctx, platform, { sandbox: check.state.sandbox }),
+        attemptOf(ctx, check.state),
+      );
       carry = {
         ...prepared.carry,
         ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }),
+        ...(prepared.code && { [CODE_VALUE]: prepared.code.value, [CODE_LABEL]: prepared.code.label }),
       };
       values = prepared.values;
     } catch (e) {
@@ -298,6 +320,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     requester,
     hidden: hiddenCarry(ctx, state!, carry),
     link: linkOf(carry),
+    code: codeOf(carry),
     values,
   });
 }
@@ -322,7 +345,7 @@ export async function submitHostedForm(
     );
   const values: Record<string, string> = {};
   for (const f of flow.fields) values[f.name] = typeof form[f.name] === "string" ? (form[f.name] as string).trim() : "";
-  const again = (error: string) =>
+  const again = (error: string, errorCode?: string) =>
     formPage({
       platform,
       title: flow.title,
@@ -333,24 +356,27 @@ export async function submitHostedForm(
       sandbox: check.state.sandbox,
       requester,
       error,
+      errorCode,
       values,
       hidden: hiddenCarry(ctx, state!, carry),
       link: linkOf(carry),
+      code: codeOf(carry),
     });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
   await sandboxReady(ctx, platform, check.state.sandbox);
   try {
-    const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => k !== LINK_URL && k !== LINK_LABEL));
-    const identity = await flow.verify(connectContext(ctx, platform, { sandbox: check.state.sandbox }), {
-      ...carried,
-      ...values,
-    });
+    const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => !SHOWN_ONLY.includes(k)));
+    const identity = await flow.verify(
+      connectContext(ctx, platform, { sandbox: check.state.sandbox }),
+      { ...carried, ...values },
+      attemptOf(ctx, check.state),
+    );
     // Spent only once the values are right, so a mistyped password can be corrected on the same page.
     if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
-    if (e instanceof ConnectError) return again(e.message);
+    if (e instanceof ConnectError) return again(e.message, e.code);
     return failure(ctx, platform, e);
   }
 }

@@ -63,3 +63,12 @@ export function verifyState(secret: Buffer, token: string | undefined, platform:
 export function codeVerifier(secret: Buffer, state: string): string {
   return createHmac("sha256", stateKey(secret)).update(`pkce:${state}`).digest("base64url");
 }
+
+/**
+ * The secret of one connect attempt that hosted flows derive one-time codes from: stable for the state
+ * (every showing of its page and its submission agree), unguessable without the server secret, and
+ * different for every state, so a code shown for one attempt proves nothing for another.
+ */
+export function attemptSecret(secret: Buffer, state: ConnectState): string {
+  return createHmac("sha256", stateKey(secret)).update(`attempt:${state.nonce}`).digest("base64url");
+}
