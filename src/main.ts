@@ -20,6 +20,7 @@ import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
 import { releaseStartupMemory } from "./os/startup-memory.ts";
+import { warnIfDataDirOpen } from "./db/data-dir.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -61,6 +62,7 @@ async function admin(config: Config, command: AdminCommand, args: object): Promi
 
 /** Opens the database (taking the embedded database's lock) for one command and closes it after. */
 async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise<T>): Promise<T> {
+  warnIfDataDirOpen(config.dataDir, createLogger(config.logLevel));
   const release = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
   const db = await openDatabase(config);
   try {
@@ -262,6 +264,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
 };
 
 async function main(argv: string[]) {
+  // Every file and directory Crier creates (DATA_DIR, the database, media, the secret) is its user's alone.
+  process.umask(0o077);
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     console.log(HELP.main);

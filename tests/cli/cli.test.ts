@@ -177,10 +177,10 @@ describe("dashboard users", () => {
       body: JSON.stringify({ email, password }),
     });
   const setPassword = (url: string, link: string, password: string) =>
-    fetch(`${url}/auth/links/${link.split("#")[1]}`, {
+    fetch(`${url}/auth/links/redeem`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ password }),
+      body: JSON.stringify({ token: link.split("#")[1], password }),
     });
 
   test("users create prints a one-time link last; reset-password a new one; list shows users, never secrets", async () => {

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { and, asc, eq, gt, isNull } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { and, asc, eq, gt, isNull, ne } from "drizzle-orm";
+import type { Db, Queryable } from "../../db/client.ts";
 import { profiles, sessions, signInLinks, userProfiles, users } from "../../db/schema.ts";
 import { hashToken } from "../keys/tokens.ts";
 import { defaultProfile, findProfile, createProfile } from "../keys/service.ts";
 import { BadRequest, NotFound } from "../../http/errors.ts";
 import { LinkInvalid, NotAMember, SignInFailed } from "./errors.ts";
+import { passwordWork } from "./password-work.ts";
 
 export const LINK_TTL_MS = 24 * 3600_000;
 export const SESSION_TTL_MS = 14 * 24 * 3600_000;
@@ -54,11 +55,28 @@ export async function resetPassword(db: Db, email: string, now: Date) {
   return { user, link: await newLink(db, user.id, now) };
 }
 
+/**
+ * A new link revokes the user's older unused ones: only the link an operator issued last may set the
+ * password, so a welcome link forwarded or left in a mailbox dies when a reset replaces it.
+ */
 async function newLink(db: Db, userId: string, now: Date) {
   const token = secret();
   const expiresAt = new Date(now.getTime() + LINK_TTL_MS);
-  await db.db.insert(signInLinks).values({ userId, tokenHash: hashToken(token), expiresAt });
+  await db.db.transaction(async (tx) => {
+    await revokeUnusedLinks(tx, userId, now);
+    await tx.insert(signInLinks).values({ userId, tokenHash: hashToken(token), expiresAt });
+  });
   return { token, expiresAt };
+}
+
+/** Marks every unused link of the user used (but `keep`), so none of them can set the password again. */
+async function revokeUnusedLinks(db: Queryable, userId: string, now: Date, keep?: string) {
+  await db
+    .update(signInLinks)
+    .set({ usedAt: now })
+    .where(
+      and(eq(signInLinks.userId, userId), isNull(signInLinks.usedAt), keep ? ne(signInLinks.id, keep) : undefined),
+    );
 }
 
 export async function listUsers(db: Db) {
@@ -87,16 +105,20 @@ export async function describeLink(db: Db, token: string, now: Date) {
 export async function redeemLink(db: Db, token: string, password: string, now: Date) {
   checkPassword(password);
   const row = await usableLink(db, token, now);
-  const hash = await Bun.password.hash(password, { algorithm: "argon2id" });
-  const used = await db.db
-    .update(signInLinks)
-    .set({ usedAt: now })
-    .where(and(eq(signInLinks.id, row.link.id), isNull(signInLinks.usedAt)))
-    .returning();
-  if (used.length === 0) throw new LinkInvalid();
-  await db.db.update(users).set({ passwordHash: hash }).where(eq(users.id, row.link.userId));
-  // A new password ends every session opened with the old one.
-  await db.db.delete(sessions).where(eq(sessions.userId, row.link.userId));
+  const hash = await passwordWork.run(() => Bun.password.hash(password, { algorithm: "argon2id" }));
+  await db.db.transaction(async (tx) => {
+    const used = await tx
+      .update(signInLinks)
+      .set({ usedAt: now })
+      .where(and(eq(signInLinks.id, row.link.id), isNull(signInLinks.usedAt)))
+      .returning();
+    if (used.length === 0) throw new LinkInvalid();
+    // Any other link still open (issued before this one, or in a race with it) dies with this use.
+    await revokeUnusedLinks(tx, row.link.userId, now, row.link.id);
+    await tx.update(users).set({ passwordHash: hash }).where(eq(users.id, row.link.userId));
+    // A new password ends every session opened with the old one.
+    await tx.delete(sessions).where(eq(sessions.userId, row.link.userId));
+  });
   return openSession(db, row.link.userId, now);
 }
 
@@ -112,8 +134,10 @@ function checkPassword(password: string) {
 /** Checks email and password; null for any mismatch (unknown address, no password yet, wrong password). */
 export async function verifyPassword(db: Db, email: string, password: string) {
   const user = await findUserByEmail(db, email);
+  // Made once per process, outside the line: a refusal cached here would fail every later sign-in.
   decoyHash ??= Bun.password.hash(secret(), { algorithm: "argon2id" });
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? (await decoyHash));
+  const hash = user?.passwordHash ?? (await decoyHash);
+  const ok = await passwordWork.run(() => Bun.password.verify(password, hash));
   return ok && user?.passwordHash ? user : null;
 }
 
