@@ -234,9 +234,23 @@ async function users(args: string[]) {
         : `a new sign-in link for ${r.email} (valid until ${r.expires_at}, usable once):`,
     );
     console.log(r.link);
+  } else if (sub === "set") {
+    const { values } = parse(
+      rest,
+      { email: { type: "string" }, "can-create-profiles": { type: "string" } },
+      HELP["users set"],
+    );
+    if (!values.email?.trim()) throw new UsageError("--email is required (see --help)");
+    const raw = values["can-create-profiles"]?.trim().toLowerCase();
+    if (raw !== "true" && raw !== "false")
+      throw new UsageError(`--can-create-profiles must be true or false, got "${raw ?? ""}" (see --help)`);
+    const r = await admin(loadConfig(), "users.set", { email: values.email.trim(), canCreateProfiles: raw === "true" });
+    console.log(`user ${r.email}: can create profiles ${r.can_create_profiles ? "yes" : "no"}`);
   } else if (sub === "list") {
     parse(rest, {}, HELP["users list"]);
-    console.log(table(await admin(loadConfig(), "users.list", {}), ["id", "email", "created_at"]));
+    console.log(
+      table(await admin(loadConfig(), "users.list", {}), ["id", "email", "can_create_profiles", "created_at"]),
+    );
   } else if (sub === undefined || sub === "--help" || sub === "-h") {
     console.log(HELP.users);
   } else throw new UsageError(`unknown command 'users ${sub}' (see crier users --help)`);

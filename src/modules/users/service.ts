@@ -5,7 +5,7 @@ import { profiles, sessions, signInLinks, userProfiles, users } from "../../db/s
 import { hashToken } from "../keys/tokens.ts";
 import { defaultProfile, findProfile, createProfile } from "../keys/service.ts";
 import { BadRequest, NotFound } from "../../http/errors.ts";
-import { LinkInvalid, NotAMember, SignInFailed } from "./errors.ts";
+import { LinkInvalid, NotAMember, ProfileCreationForbidden, SignInFailed } from "./errors.ts";
 import { passwordWork } from "./password-work.ts";
 
 export const LINK_TTL_MS = 24 * 3600_000;
@@ -81,9 +81,25 @@ async function revokeUnusedLinks(db: Queryable, userId: string, now: Date, keep?
 
 export async function listUsers(db: Db) {
   return db.db
-    .select({ id: users.id, email: users.email, createdAt: users.createdAt })
+    .select({
+      id: users.id,
+      email: users.email,
+      canCreateProfiles: users.canCreateProfiles,
+      createdAt: users.createdAt,
+    })
     .from(users)
     .orderBy(asc(users.email));
+}
+
+/** What an operator allows a user beyond their profiles (crier users set). */
+export async function setUserRights(db: Db, email: string, rights: { canCreateProfiles: boolean }) {
+  const [user] = await db.db
+    .update(users)
+    .set({ canCreateProfiles: rights.canCreateProfiles })
+    .where(eq(users.email, normalEmail(email)))
+    .returning();
+  if (!user) throw new UserInputError(`no user with email ${email}`);
+  return user;
 }
 
 async function usableLink(db: Db, token: string, now: Date) {
@@ -194,7 +210,7 @@ export async function describeSession(db: Db, session: Session) {
   const [user] = await db.db.select().from(users).where(eq(users.id, session.userId));
   const list = await memberProfiles(db, session.userId);
   return {
-    user: { id: user.id, email: user.email },
+    user: { id: user.id, email: user.email, can_create_profiles: user.canCreateProfiles },
     profile: list.find((p) => p.id === session.profileId) ?? list[0],
     profiles: list,
     csrf_token: session.csrfToken,
@@ -209,8 +225,16 @@ export async function switchProfile(db: Db, session: Session, profileId: string)
   return { ...session, profileId, sandbox: list.find((p) => p.id === profileId)!.sandbox };
 }
 
-/** A new profile the user belongs to; the session switches to it. */
+/**
+ * A new profile the user belongs to; the session switches to it. Only for users an operator granted the
+ * right: a new profile has no limits (profiles set-limits), so adding profiles would sidestep them.
+ */
 export async function addProfile(db: Db, session: Session, name: string, sandbox: boolean) {
+  const [user] = await db.db
+    .select({ canCreateProfiles: users.canCreateProfiles })
+    .from(users)
+    .where(eq(users.id, session.userId));
+  if (!user?.canCreateProfiles) throw new ProfileCreationForbidden();
   const profile = await createProfile(db, name, sandbox);
   await db.db.insert(userProfiles).values({ userId: session.userId, profileId: profile.id });
   return switchProfile(db, session, profile.id);
