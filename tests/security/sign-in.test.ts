@@ -84,7 +84,7 @@ describe("a burst of guesses", () => {
     expect(statuses(responses)[401]).toBeGreaterThan(PASSWORD_CHECKS_AT_ONCE);
     expect(passwordWork.peak).toBeGreaterThan(0);
     expect(passwordWork.peak).toBeLessThanOrEqual(PASSWORD_CHECKS_AT_ONCE);
-  });
+  }, 180_000);
 
   test("a correct password gives its reserved attempt back", async () => {
     await newUser("often@example.com");
@@ -149,7 +149,7 @@ describe("TRUSTED_PROXIES", () => {
 
   test("X-Forwarded-For names the client only when the peer is a listed proxy", async () => {
     // Here the peer (127.0.0.1) is trusted: each forwarded address has its own count.
-    for (let i = 0; i < MAX_FAILURES_PER_ADDRESS + 5; i++)
+    for (let i = 0; i < MAX_FAILURES_PER_ADDRESS + 1; i++)
       expect((await signIn(`spray${i}@example.com`, "guess", { from: freshAddress() })).status).toBe(401);
     // One forwarded address is still limited on its own.
     const from = freshAddress();
@@ -173,5 +173,5 @@ describe("TRUSTED_PROXIES", () => {
     } finally {
       await direct.stop(true);
     }
-  });
+  }, 180_000);
 });
