@@ -7,6 +7,7 @@ import { adminCommands } from "../../src/cli/commands.ts";
 import { createLogger } from "../../src/log.ts";
 import { createProfile } from "../../src/modules/keys/service.ts";
 import { createHarness, type Harness } from "../support/harness.ts";
+import { until } from "../support/until.ts";
 
 const PASSWORD = "correct horse battery staple";
 const ATTACKER = "the attacker's own password";
@@ -79,8 +80,13 @@ describe("the token stays out of request paths", () => {
     expect(seen.body.data.email).toBe("eve@example.com");
     const set = await redeem(token, PASSWORD);
     expect(set.status).toBe(200);
-    expect(logLines.some((l) => l.includes('"path":"/auth/links/lookup"'))).toBe(true);
-    expect(logLines.some((l) => l.includes('"path":"/auth/links/redeem"'))).toBe(true);
+    // The request line is written once the response is sent: wait for both.
+    for (const path of ["/auth/links/lookup", "/auth/links/redeem"])
+      await until(
+        `the request log line of ${path}`,
+        () => (logLines.some((l) => l.includes(`"path":"${path}"`)) ? true : undefined),
+        5,
+      );
     expect(logLines.join("\n")).not.toContain(token);
 
     const other = await create("fay@example.com");
