@@ -56,7 +56,7 @@ describe("invalid keys are limited per client address", () => {
     expect((await call("/mcp", { key: "crier_wrong", from, method: "POST", body: mcpList })).status).toBe(429);
     // Another address is not held back.
     expect((await call("/v1/posts", { key: "crier_wrong", from: freshAddress() })).status).toBe(401);
-    // Nor is a valid key on its own budget... once the limited address's bucket refills.
+    // A valid key from another address counts only against its own limit.
     const { token } = await h.profile();
     expect((await call("/v1/posts", { key: token, from: freshAddress() })).status).toBe(200);
   });
