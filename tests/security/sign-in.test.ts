@@ -4,6 +4,8 @@
  * so the throttle sees the address the listening server records.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { adminCommands } from "../../src/cli/commands.ts";
 import { loadConfig } from "../../src/config.ts";
 import { serveApp } from "../../src/http/serve.ts";
@@ -136,7 +138,7 @@ describe("per account, across addresses", () => {
 
 describe("TRUSTED_PROXIES", () => {
   test("parses addresses and ranges, and refuses what is neither", () => {
-    const env = { DATA_DIR: "/tmp/crier-unused", SECRET_KEY: "x".repeat(32) };
+    const env = { DATA_DIR: join(tmpdir(), "crier-unused"), SECRET_KEY: "x".repeat(32) };
     expect(loadConfig({ ...env, TRUSTED_PROXIES: "10.0.0.0/8, 127.0.0.1 ::1" }).trustedProxies).toEqual([
       "10.0.0.0/8",
       "127.0.0.1",
