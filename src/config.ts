@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { resolve, join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { isAddressOrRange } from "./http/client-address.ts";
 
 /** Raised when an environment variable holds a value Crier cannot use; main.ts prints it as one line. */
 export class ConfigError extends Error {}
@@ -58,6 +59,11 @@ export interface Config {
    * the SSRF guard of media fetch applies to every webhook URL, at creation and at each delivery.
    */
   webhookAllowPrivate: boolean;
+  /**
+   * Reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client; empty: the header
+   * is ignored and the peer is the client.
+   */
+  trustedProxies: string[];
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -94,6 +100,7 @@ export const CONFIG_VARIABLES = [
   "AI_MODEL",
   "AI_TIMEOUT",
   "WEBHOOK_ALLOW_PRIVATE",
+  "TRUSTED_PROXIES",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -115,6 +122,14 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${env[name]}"`);
 }
 
+/**
+ * A URL as an error message may show it: without the user and password part (DATABASE_URL carries one).
+ * Everything up to the last "@" goes, so a password holding "/" or "@" is hidden too, parsable or not.
+ */
+export function withoutUserinfo(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (_, scheme: string | undefined) => `${scheme ?? ""}***@`);
+}
+
 function url(env: Env, name: string, protocols: string[]): string | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
@@ -122,10 +137,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+    throw new ConfigError(`${name} must be an absolute URL, got "${withoutUserinfo(raw)}"`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${raw}"`);
+    throw new ConfigError(`${name} must use ${protocols.join(" or ")}, got "${withoutUserinfo(raw)}"`);
   }
   return raw.replace(/\/+$/, "");
 }
@@ -146,6 +161,16 @@ function duration(env: Env, name: string, fallback: number, min: number): number
   if (parsed === null || parsed < min)
     throw new ConfigError(`${name} must be a duration of at least ${min}s like 30s or 5m, got "${raw}"`);
   return parsed;
+}
+
+function trustedProxies(env: Env): string[] {
+  const entries = (env.TRUSTED_PROXIES ?? "").split(/[\s,]+/).filter(Boolean);
+  const bad = entries.find((e) => !isAddressOrRange(e));
+  if (bad)
+    throw new ConfigError(
+      `TRUSTED_PROXIES must list IP addresses or CIDR ranges (like 10.0.0.0/8), separated by commas, got "${bad}"`,
+    );
+  return entries;
 }
 
 function ai(env: Env): AiConfig | undefined {
@@ -181,7 +206,7 @@ function secretKey(env: Env, dataDir: string): Buffer {
   // Generated once and kept beside the data so encrypted credentials survive restarts.
   const file = join(dataDir, "secret.key");
   if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "utf8");
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32).toString("base64url");
   writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
   chmodSync(file, 0o600);
@@ -245,6 +270,7 @@ export function loadConfig(env: Env = process.env): Config {
     workflowPollIntervalSeconds: duration(env, "WORKFLOW_POLL_INTERVAL", 300, 1),
     ai: ai(env),
     webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
+    trustedProxies: trustedProxies(env),
     env: { ...env },
   };
 }

@@ -20,6 +20,7 @@ import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
 import { releaseStartupMemory } from "./os/startup-memory.ts";
+import { warnIfDataDirOpen } from "./db/data-dir.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -61,6 +62,7 @@ async function admin(config: Config, command: AdminCommand, args: object): Promi
 
 /** Opens the database (taking the embedded database's lock) for one command and closes it after. */
 async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise<T>): Promise<T> {
+  warnIfDataDirOpen(config.dataDir, createLogger(config.logLevel));
   const release = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
   const db = await openDatabase(config);
   try {
@@ -232,9 +234,23 @@ async function users(args: string[]) {
         : `a new sign-in link for ${r.email} (valid until ${r.expires_at}, usable once):`,
     );
     console.log(r.link);
+  } else if (sub === "set") {
+    const { values } = parse(
+      rest,
+      { email: { type: "string" }, "can-create-profiles": { type: "string" } },
+      HELP["users set"],
+    );
+    if (!values.email?.trim()) throw new UsageError("--email is required (see --help)");
+    const raw = values["can-create-profiles"]?.trim().toLowerCase();
+    if (raw !== "true" && raw !== "false")
+      throw new UsageError(`--can-create-profiles must be true or false, got "${raw ?? ""}" (see --help)`);
+    const r = await admin(loadConfig(), "users.set", { email: values.email.trim(), canCreateProfiles: raw === "true" });
+    console.log(`user ${r.email}: can create profiles ${r.can_create_profiles ? "yes" : "no"}`);
   } else if (sub === "list") {
     parse(rest, {}, HELP["users list"]);
-    console.log(table(await admin(loadConfig(), "users.list", {}), ["id", "email", "created_at"]));
+    console.log(
+      table(await admin(loadConfig(), "users.list", {}), ["id", "email", "can_create_profiles", "created_at"]),
+    );
   } else if (sub === undefined || sub === "--help" || sub === "-h") {
     console.log(HELP.users);
   } else throw new UsageError(`unknown command 'users ${sub}' (see crier users --help)`);
@@ -262,6 +278,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
 };
 
 async function main(argv: string[]) {
+  // Every file and directory Crier creates (DATA_DIR, the database, media, the secret) is its user's alone.
+  process.umask(0o077);
   const [command, ...rest] = argv;
   if (command === undefined || command === "--help" || command === "-h" || command === "help") {
     console.log(HELP.main);

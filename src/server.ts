@@ -14,6 +14,7 @@ import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
+import { warnIfDataDirOpen } from "./db/data-dir.ts";
 
 export interface ServeOptions {
   scheduler: boolean;
@@ -28,6 +29,7 @@ export interface RunningServer {
 /** Starts one copy: database (migrated), HTTP API, admin socket (embedded database only) and engine. */
 export async function startServer(config: Config, opts: ServeOptions): Promise<RunningServer> {
   const log = createLogger(config.logLevel, { service: "crier" });
+  warnIfDataDirOpen(config.dataDir, log);
   const releaseLock = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
   const db = await openDatabase(config).catch((e) => {
     releaseLock();

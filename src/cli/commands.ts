@@ -3,7 +3,7 @@ import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import type { Scope } from "../http/scopes.ts";
 import { createKey, createProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
-import { createUser, listUsers, resetPassword } from "../modules/users/service.ts";
+import { createUser, listUsers, resetPassword, setUserRights } from "../modules/users/service.ts";
 
 /** The page of the dashboard where a one-time token sets a password (in the fragment: never sent in logs). */
 const signInLink = (ctx: AppContext, token: string) => `${ctx.config.publicUrl}/welcome#${token}`;
@@ -58,8 +58,17 @@ export const adminCommands = {
       expires_at: r.link.expiresAt.toISOString(),
     };
   },
+  "users.set": async ({ db }: AppContext, a: { email: string; canCreateProfiles: boolean }) => {
+    const u = await setUserRights(db, a.email, { canCreateProfiles: a.canCreateProfiles });
+    return { id: u.id, email: u.email, can_create_profiles: u.canCreateProfiles };
+  },
   "users.list": async ({ db }: AppContext) =>
-    (await listUsers(db)).map((u) => ({ id: u.id, email: u.email, created_at: u.createdAt.toISOString() })),
+    (await listUsers(db)).map((u) => ({
+      id: u.id,
+      email: u.email,
+      can_create_profiles: u.canCreateProfiles,
+      created_at: u.createdAt.toISOString(),
+    })),
 } as const;
 
 export type AdminCommand = keyof typeof adminCommands;

@@ -15,6 +15,7 @@ Commands:
   media cleanup                   remove expired upload tickets that never got bytes, and partial uploads
   users create --email EMAIL [--profile ID]
   users reset-password --email EMAIL
+  users set --email EMAIL --can-create-profiles true|false
   users list
   mcp                             MCP server over stdio for AI agents (needs CRIER_URL and CRIER_API_KEY)
 
@@ -91,10 +92,12 @@ Revokes a key at once; requests with it get 401 invalid_api_key.`,
 
 Removes upload tickets that expired without receiving bytes, and the partial files of uploads that died.
 'crier serve' also does this once a minute; the command is for API-only deployments and cron.`,
-  users: `Usage: crier users <create|reset-password|list>
+  users: `Usage: crier users <create|reset-password|set|list>
 
   users create --email EMAIL [--profile ID]   a dashboard user; prints a one-time sign-in link
   users reset-password --email EMAIL          a new one-time link on which the user sets a new password
+  users set --email EMAIL --can-create-profiles true|false
+                                              what the user may do beyond their profiles
   users list                                  list users`,
   "users create": `Usage: crier users create --email EMAIL [--profile ID]
 
@@ -108,8 +111,17 @@ Options:
   "users reset-password": `Usage: crier users reset-password --email EMAIL
 
 Prints a new one-time link, valid 24 hours, on which the user sets a new password. Setting it signs the
-user out everywhere.`,
+user out everywhere. Any older link of the user stops working at once.`,
+  "users set": `Usage: crier users set --email EMAIL --can-create-profiles true|false
+
+Changes a dashboard user's rights.
+
+Options:
+  --email EMAIL                      the user's email address (required)
+  --can-create-profiles true|false   may add new profiles from the dashboard's Preferences page. Off for
+                                     every user until granted: a profile a user adds has no limits set
+                                     (profiles set-limits), so only users an operator trusts get it.`,
   "users list": `Usage: crier users list
 
-Lists dashboard users: id, email, creation time.`,
+Lists dashboard users: id, email, whether they may create profiles, creation time.`,
 } as const;

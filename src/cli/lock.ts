@@ -48,7 +48,7 @@ function pidIn(file: string): number {
  * lets a second taker lock a new inode while the first still runs).
  */
 export function acquireLock(dataDir: string): () => void {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = lockPath(dataDir);
   const lock = libcFlock();
   if (!lock) return acquireByPid(file, dataDir);

@@ -15,6 +15,7 @@ import { DatabaseAvailability } from "./availability.ts";
 import { untarGz } from "./untar.ts";
 import { pgliteFsBundle } from "./pglite-bundle.ts";
 import { dropZeroPages } from "../os/zero-pages.ts";
+import { makeTreePrivate } from "./data-dir.ts";
 
 export type Database = PgDatabase<PgQueryResultHKT, typeof schema>;
 export type Tx = Parameters<Parameters<Database["transaction"]>[0]>[0];
@@ -102,7 +103,7 @@ async function pgliteAssets(initdb: boolean, dataDir: string | undefined) {
 
 /** Opens PGlite on a directory (or in memory with `dataDir` undefined, optionally from a dump). */
 export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob): Promise<Db> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const client = await PGlite.create({
     dataDir,
     loadDataDir,
@@ -114,6 +115,7 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
     postgresqlconf: ["shared_buffers=8MB", "max_connections=5"],
     ...(await pgliteAssets(!loadDataDir && !(dataDir && existsSync(join(dataDir, "PG_VERSION"))), dataDir)),
   });
+  if (dataDir) makeTreePrivate(dataDir);
   // PostgreSQL's shared memory was just zero-filled in full; most of it stays unused for a long time.
   dropZeroPages(client.Module.HEAPU8);
   const watch = observer();
@@ -127,7 +129,10 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
         onListen?.();
       },
       watch.observe,
-      () => client.close(),
+      async () => {
+        await client.close();
+        if (dataDir) makeTreePrivate(dataDir);
+      },
     ),
     { pglite: client },
   );
@@ -191,7 +196,7 @@ export async function openDatabase(opts: {
   const { migratedSeed } = await import("./seed.ts");
   const partial = `${dir}.${process.pid}.partial`;
   rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
+  mkdirSync(partial, { recursive: true, mode: 0o700 });
   await untarGz((await migratedSeed()).stream(), partial);
   renameSync(partial, dir);
   return openPglite(dir);

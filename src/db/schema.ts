@@ -482,6 +482,8 @@ export const users = pgTable(
     email: text("email").notNull(),
     /** Bun.password (argon2id); null until the user has followed a sign-in link. */
     passwordHash: text("password_hash"),
+    /** May add profiles from the dashboard; an operator's grant (crier users set), off by default. */
+    canCreateProfiles: boolean("can_create_profiles").notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [uniqueIndex("users_email_idx").on(t.email)],

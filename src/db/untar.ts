@@ -54,7 +54,7 @@ export async function untarGz(archive: ReadableStream<Uint8Array>, dir: string):
     const type = field(156, 1);
     const path = normalize(`/${prefix ? `${prefix}/` : ""}${name}`);
     const target = join(dir, path);
-    if (type === "5") mkdirSync(target, { recursive: true });
+    if (type === "5") mkdirSync(target, { recursive: true, mode: 0o700 });
     else if (type === "0" || type === "") await writeEntry(bytes, target, size);
     else throw new Error(`unexpected entry type '${type}' for ${path} in the data directory archive`);
     await bytes.take(Math.ceil(size / 512) * 512 - size);
@@ -62,7 +62,8 @@ export async function untarGz(archive: ReadableStream<Uint8Array>, dir: string):
 }
 
 async function writeEntry(bytes: Bytes, target: string, size: number): Promise<void> {
-  const fd = openSync(target, "w");
+  // The database files are for this user alone, whatever the archive or the umask says.
+  const fd = openSync(target, "w", 0o600);
   try {
     for (let left = size; left > 0;) {
       const piece = await bytes.take(Math.min(left, PIECE));

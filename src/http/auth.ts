@@ -2,7 +2,8 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { authenticate, type Principal } from "../modules/keys/service.ts";
 import { MissingScope, Unauthorized } from "./errors.ts";
-import { limiterFor } from "./rate-limit.ts";
+import { clientAddress } from "./client-address.ts";
+import { authFailureLimiterFor, limiterFor } from "./rate-limit.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { readCookie, requireSession, SESSION_COOKIE } from "./session.ts";
 
@@ -40,13 +41,7 @@ export function auth(ctx: AppContext) {
           });
           return;
         }
-        const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-        if (!match)
-          throw new Unauthorized(
-            header ? "The Authorization header is not 'Bearer <API_KEY>'." : "No API key was sent.",
-          );
-        const principal = await authenticate(ctx.db, match[1], ctx.clock.now());
-        if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
+        const principal = await authenticateBearer(ctx, request);
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);
         limiter.take(principal.keyId, ctx.clock.now().getTime());
         principals.set(request, principal);
@@ -58,4 +53,34 @@ export function auth(ctx: AppContext) {
       },
     }),
   });
+}
+
+/**
+ * The principal of the request's bearer key, or 401. Each attempt is first taken from the client
+ * address's budget of failures (MAX_AUTH_FAILURES_PER_MINUTE; 429 once spent) and given back when the
+ * key is valid, so guessing keys or hammering with a revoked one is limited even in a burst, while
+ * valid keys count only against their own limit. Requests made in-process (no network address) are
+ * not counted.
+ */
+export async function authenticateBearer(ctx: AppContext, request: Request): Promise<Principal> {
+  const address = clientAddress(request);
+  const failures = address === "local" ? undefined : authFailureLimiterFor(ctx);
+  const bucket = `addr:${address}`;
+  failures?.take(bucket, ctx.clock.now().getTime());
+  let principal: Principal | null = null;
+  try {
+    const header = request.headers.get("authorization") ?? "";
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match)
+      throw new Unauthorized(header ? "The Authorization header is not 'Bearer <API_KEY>'." : "No API key was sent.");
+    principal = await authenticate(ctx.db, match[1], ctx.clock.now());
+    if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
+    return principal;
+  } catch (e) {
+    // Only a refused key counts; a database outage is not the client's failure.
+    if (!(e instanceof Unauthorized)) failures?.give(bucket);
+    throw e;
+  } finally {
+    if (principal) failures?.give(bucket);
+  }
 }

@@ -14,6 +14,25 @@ export class RateLimited extends ApiError {
   }
 }
 
+/**
+ * Requests with a missing or invalid API key allowed per client address per minute (a burst of that
+ * many, then refilled evenly). Only the failures count: a valid key gives its attempt back.
+ */
+export const MAX_AUTH_FAILURES_PER_MINUTE = 60;
+
+/** 429 for an address that sent too many invalid keys: it says so, unlike a key's own limit. */
+export class AuthFailuresLimited extends ApiError {
+  constructor(retryAfterSeconds: number, perMinute: number) {
+    super(
+      429,
+      "rate_limited",
+      `This address sent more than ${perMinute} requests with a missing or invalid API key in a minute.`,
+      `Wait ${retryAfterSeconds} s (Retry-After), then send a valid key (Authorization: Bearer <API_KEY>).`,
+      { "retry-after": String(retryAfterSeconds) },
+    );
+  }
+}
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -26,7 +45,11 @@ interface Bucket {
  */
 export class RateLimiter {
   private buckets = new Map<string, Bucket>();
-  constructor(private readonly perMinute: number) {}
+  constructor(
+    private readonly perMinute: number,
+    private readonly refuse: (retryAfterSeconds: number, perMinute: number) => ApiError = (s, n) =>
+      new RateLimited(s, n),
+  ) {}
 
   /** Takes one request from the key's bucket, or throws RateLimited. */
   take(keyId: string, now: number): void {
@@ -37,12 +60,18 @@ export class RateLimiter {
     b.at = now;
     if (b.tokens < 1) {
       this.buckets.set(keyId, b);
-      throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.perMinute);
+      throw this.refuse(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.perMinute);
     }
     b.tokens -= 1;
     this.buckets.set(keyId, b);
     // A full bucket carries no information: drop idle keys so the map stays as small as the active set.
     if (this.buckets.size > 10_000) this.prune(now);
+  }
+
+  /** Gives back a request taken with take() that turned out not to count. */
+  give(keyId: string): void {
+    const b = this.buckets.get(keyId);
+    if (b) b.tokens = Math.min(this.perMinute, b.tokens + 1);
   }
 
   private prune(now: number) {
@@ -57,5 +86,18 @@ const limiters = new WeakMap<AppContext, RateLimiter>();
 export function limiterFor(ctx: AppContext): RateLimiter {
   let l = limiters.get(ctx);
   if (!l) limiters.set(ctx, (l = new RateLimiter(ctx.config.rateLimitPerMinute)));
+  return l;
+}
+
+const failureLimiters = new WeakMap<AppContext, RateLimiter>();
+
+/** One limiter of invalid-key requests per client address, per app context (auth.ts and /mcp share it). */
+export function authFailureLimiterFor(ctx: AppContext): RateLimiter {
+  let l = failureLimiters.get(ctx);
+  if (!l)
+    failureLimiters.set(
+      ctx,
+      (l = new RateLimiter(MAX_AUTH_FAILURES_PER_MINUTE, (s, n) => new AuthFailuresLimited(s, n))),
+    );
   return l;
 }

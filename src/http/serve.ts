@@ -5,7 +5,7 @@
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { maxUploadBytes } from "../storage/index.ts";
-import { recordClientAddress } from "./client-address.ts";
+import { recordClientAddress, TrustedProxies } from "./client-address.ts";
 import { ApiError, BadRequest, InternalError, PayloadTooLarge } from "./errors.ts";
 
 interface Handler {
@@ -26,6 +26,7 @@ export interface ServeOptions {
 export function serveApp(app: Handler, opts: ServeOptions) {
   const uploadLimit = maxUploadBytes(opts.config);
   const bodyLimit = opts.config.maxBodyBytes;
+  const proxies = new TrustedProxies(opts.config.trustedProxies ?? []);
   const fallback = (error: unknown) => {
     const requestId = crypto.randomUUID();
     opts.log.error("unhandled error before routing", { request_id: requestId, error: (error as Error)?.message });
@@ -43,7 +44,8 @@ export function serveApp(app: Handler, opts: ServeOptions) {
       try {
         const ready = admit(request, request.method === "PUT" ? uploadLimit : bodyLimit);
         if (ready instanceof Response) return ready;
-        recordClientAddress(ready, server.requestIP(request)?.address);
+        const peer = server.requestIP(request)?.address;
+        recordClientAddress(ready, peer && proxies.client(peer, request.headers.get("x-forwarded-for")));
         return await app.handle(ready);
       } catch (e) {
         return fallback(e);

@@ -4,8 +4,9 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
-import { ApiError, Unauthorized } from "../http/errors.ts";
-import { authenticate } from "../modules/keys/service.ts";
+import { authenticateBearer } from "../http/auth.ts";
+import { ApiError } from "../http/errors.ts";
+import { limiterFor } from "../http/rate-limit.ts";
 import { buildTools, type RouteInfo, type Tool } from "./catalog.ts";
 import type { Send } from "./invoke.ts";
 
@@ -18,6 +19,7 @@ export interface AppSelf {
 
 export function mcpRoutes(ctx: AppContext, app: AppSelf) {
   let tools: Tool[] | undefined;
+  const limiter = limiterFor(ctx);
   const allTools = () => {
     if (!tools) {
       app.buildRoutes();
@@ -38,10 +40,10 @@ export function mcpRoutes(ctx: AppContext, app: AppSelf) {
             allow: "POST",
           },
         );
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
-      const principal = match ? await authenticate(ctx.db, match[1], ctx.clock.now()) : null;
-      if (!principal) throw new Unauthorized();
-      const bearer = match![1];
+      // The same budgets as /v1: invalid keys per client address, then the key's own rate limit.
+      const principal = await authenticateBearer(ctx, request);
+      limiter.take(principal.keyId, ctx.clock.now().getTime());
+      const bearer = /^Bearer\s+(\S+)/i.exec(request.headers.get("authorization")!)![1];
       const send: Send = (r) =>
         app.handle(
           new Request(`http://localhost${r.path}`, {

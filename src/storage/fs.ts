@@ -28,7 +28,7 @@ async function ignoreMissing(p: Promise<unknown>) {
 export function createFsStorage(config: Config): FsStorage {
   const root = join(config.dataDir, "media");
   const partialDir = join(root, ".partial");
-  mkdirSync(partialDir, { recursive: true });
+  mkdirSync(partialDir, { recursive: true, mode: 0o700 });
   // Read on every use: PUBLIC_URL is fixed in production, but a test learns its port after start.
   const base = () => `${config.publicUrl}/media/`;
 

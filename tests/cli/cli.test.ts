@@ -177,10 +177,10 @@ describe("dashboard users", () => {
       body: JSON.stringify({ email, password }),
     });
   const setPassword = (url: string, link: string, password: string) =>
-    fetch(`${url}/auth/links/${link.split("#")[1]}`, {
+    fetch(`${url}/auth/links/redeem`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ password }),
+      body: JSON.stringify({ token: link.split("#")[1], password }),
     });
 
   test("users create prints a one-time link last; reset-password a new one; list shows users, never secrets", async () => {
@@ -230,6 +230,27 @@ describe("dashboard users", () => {
       expect(list.stdout).not.toContain("Ada@Example.com");
       expect(list.stdout).not.toContain(bob.lastLine.split("#")[1]);
       expect(list.stdout).not.toContain("argon2");
+      expect(lines[0]).toContain("CAN_CREATE_PROFILES");
+      expect(lines.find((l) => l.includes("bob@example.com"))).toContain("false");
+
+      // Creating profiles from the dashboard is granted per user, through the running server too.
+      const granted = await runCli(
+        ["users", "set", "--email", "bob@example.com", "--can-create-profiles", "true"],
+        env,
+      );
+      expect(granted.code).toBe(0);
+      expect(granted.stdout).toContain("can create profiles yes");
+      const relisted = (await runCli(["users", "list"], env)).stdout.split("\n");
+      expect(relisted.find((l) => l.includes("bob@example.com"))).toContain("true");
+      for (const args of [
+        ["users", "set", "--email", "bob@example.com", "--can-create-profiles", "maybe"],
+        ["users", "set", "--email", "bob@example.com"],
+        ["users", "set", "--email", "nobody@example.com", "--can-create-profiles", "true"],
+      ]) {
+        const r = await runCli(args, env);
+        expect(r.code).toBe(2);
+        expect(r.stderr.trim().split("\n")).toHaveLength(1);
+      }
     } finally {
       expect(await server.stop()).toBe(0);
     }

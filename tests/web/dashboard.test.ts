@@ -88,7 +88,11 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await page.getByRole("heading", { name: "Accounts", level: 1 }).waitFor();
     expect(new URL(page.url()).pathname).toBe("/accounts");
     // The link is used up: opening it again says so.
-    const again = await fetch(`${h.url}/auth/links/${link.split("#")[1]}`);
+    const again = await fetch(`${h.url}/auth/links/lookup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token: link.split("#")[1] }),
+    });
     expect(again.status).toBe(400);
     expect((await again.json()).error.code).toBe("link_invalid");
   });

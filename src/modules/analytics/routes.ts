@@ -35,12 +35,14 @@ export function analyticsRoutes(ctx: AppContext) {
         return { data: await service.requestRefresh(ctx, principal.profileId) };
       },
       {
-        scope: "posts:read",
+        // It makes the engine call every platform of the profile: work a read-only key must not trigger.
+        scope: "posts:write",
         response: { 202: Data(RefreshResult), 429: ErrorBody },
         detail: {
           summary: "Read the numbers now",
           description:
-            "Makes every post of the profile and its accounts' platform posts due now; the engine reads them within seconds. Once per profile every 5 minutes, else 429 rate_limited with Retry-After.",
+            "Makes every post of the profile and its accounts' platform posts due now; the engine reads them within seconds. Once per profile every 5 minutes, else 429 rate_limited with Retry-After. " +
+            "Needs posts:write, not posts:read: it is not a read of stored numbers but starts calls to every connected platform, so a read-only key cannot trigger them.",
         },
       },
     )

@@ -39,3 +39,14 @@ export class SignInRateLimited extends ApiError {
     );
   }
 }
+
+export class ProfileCreationForbidden extends ApiError {
+  constructor() {
+    super(
+      403,
+      "profile_creation_forbidden",
+      "This user may not create profiles.",
+      "Ask your administrator to create the profile (crier profiles create) or to grant the right (crier users set --email <you> --can-create-profiles true).",
+    );
+  }
+}

@@ -7,7 +7,10 @@ export const SignInBody = t.Object({
   password: t.String({ minLength: 1, maxLength: 1000 }),
 });
 
-export const SetPasswordBody = t.Object({ password: t.String({ maxLength: 1000 }) });
+/** The one-time link's token travels in a body, never a path: paths end up in request and proxy logs. */
+const LinkToken = t.String({ minLength: 1, maxLength: 200 });
+export const LinkLookupBody = t.Object({ token: LinkToken });
+export const LinkRedeemBody = t.Object({ token: LinkToken, password: t.String({ maxLength: 1000 }) });
 
 export const SignOutBody = t.Optional(
   t.Object({ everywhere: t.Optional(t.Boolean({ description: "end every session of this user" })) }),
@@ -26,5 +29,4 @@ export const NewKeyBody = t.Object({
   expires_at: t.Optional(t.Union([t.String({ format: "date-time" }), t.Null()])),
 });
 
-export const LinkParams = t.Object({ token: t.String({ minLength: 1, maxLength: 200 }) });
 export const IdParams = t.Object({ id: Uuid });

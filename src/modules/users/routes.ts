@@ -5,12 +5,13 @@ import { BadRequest, NotFound } from "../../http/errors.ts";
 import { checkOrigin, requireSession, sessionCookie } from "../../http/session.ts";
 import { createKey, listKeys, revokeKey } from "../keys/service.ts";
 import { SignInFailed } from "./errors.ts";
+import { deviceCookie, knownDevice } from "./device.ts";
 import {
   IdParams,
-  LinkParams,
+  LinkLookupBody,
+  LinkRedeemBody,
   NewKeyBody,
   NewProfileBody,
-  SetPasswordBody,
   SignInBody,
   SignOutBody,
   SwitchProfileBody,
@@ -30,6 +31,11 @@ export function usersRoutes(ctx: AppContext) {
   const throttle = throttleFor(ctx);
   const now = () => ctx.clock.now();
   const describe = async (session: service.Session) => ({ data: await service.describeSession(ctx.db, session) });
+  /** The session cookie, and the device cookie that keeps this browser apart in the sign-in throttle. */
+  const signedIn = (request: Request, email: string, token: string) => [
+    sessionCookie(ctx, token, SESSION_SECONDS),
+    deviceCookie(ctx, email, knownDevice(ctx, request, email)),
+  ];
 
   return new Elysia({ name: "users", prefix: "/auth", detail: { tags: ["Dashboard"], hide: true } })
     .get("/session", async ({ request }) => describe(await requireSession(ctx, request, { csrf: false })))
@@ -37,14 +43,21 @@ export function usersRoutes(ctx: AppContext) {
       "/sign-in",
       async ({ request, body, set }) => {
         checkOrigin(ctx, request);
-        const address = clientAddress(request);
-        throttle.check(body.email, address, now().getTime());
+        // Taken before the slow password check and kept only when the password was wrong.
+        const attempt = throttle.reserve(
+          body.email,
+          clientAddress(request),
+          knownDevice(ctx, request, body.email),
+          now().getTime(),
+        );
         const opened = await service.signIn(ctx.db, body.email, body.password, now()).catch((e) => {
-          if (e instanceof SignInFailed) throttle.fail(body.email, address, now().getTime());
+          if (!(e instanceof SignInFailed)) attempt.refund();
           throw e;
         });
-        set.headers["set-cookie"] = sessionCookie(ctx, opened.token, SESSION_SECONDS);
-        return describe({ ...opened.session, sandbox: false });
+        attempt.refund();
+        const described = await describe({ ...opened.session, sandbox: false });
+        set.headers["set-cookie"] = signedIn(request, described.data.user.email, opened.token) as unknown as string;
+        return described;
       },
       { body: SignInBody },
     )
@@ -58,18 +71,19 @@ export function usersRoutes(ctx: AppContext) {
       },
       { body: SignOutBody },
     )
-    .get("/links/:token", async ({ params }) => ({ data: await service.describeLink(ctx.db, params.token, now()) }), {
-      params: LinkParams,
+    .post("/links/lookup", async ({ body }) => ({ data: await service.describeLink(ctx.db, body.token, now()) }), {
+      body: LinkLookupBody,
     })
     .post(
-      "/links/:token",
-      async ({ request, params, body, set }) => {
+      "/links/redeem",
+      async ({ request, body, set }) => {
         checkOrigin(ctx, request);
-        const opened = await service.redeemLink(ctx.db, params.token, body.password, now());
-        set.headers["set-cookie"] = sessionCookie(ctx, opened.token, SESSION_SECONDS);
-        return describe({ ...opened.session, sandbox: false });
+        const opened = await service.redeemLink(ctx.db, body.token, body.password, now());
+        const described = await describe({ ...opened.session, sandbox: false });
+        set.headers["set-cookie"] = signedIn(request, described.data.user.email, opened.token) as unknown as string;
+        return described;
       },
-      { params: LinkParams, body: SetPasswordBody },
+      { body: LinkRedeemBody },
     )
     .post(
       "/profile",

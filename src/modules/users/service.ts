@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { and, asc, eq, gt, isNull } from "drizzle-orm";
-import type { Db } from "../../db/client.ts";
+import { and, asc, eq, gt, isNull, ne } from "drizzle-orm";
+import type { Db, Queryable } from "../../db/client.ts";
 import { profiles, sessions, signInLinks, userProfiles, users } from "../../db/schema.ts";
 import { hashToken } from "../keys/tokens.ts";
 import { defaultProfile, findProfile, createProfile } from "../keys/service.ts";
 import { BadRequest, NotFound } from "../../http/errors.ts";
-import { LinkInvalid, NotAMember, SignInFailed } from "./errors.ts";
+import { LinkInvalid, NotAMember, ProfileCreationForbidden, SignInFailed } from "./errors.ts";
+import { passwordWork } from "./password-work.ts";
 
 export const LINK_TTL_MS = 24 * 3600_000;
 export const SESSION_TTL_MS = 14 * 24 * 3600_000;
@@ -54,18 +55,51 @@ export async function resetPassword(db: Db, email: string, now: Date) {
   return { user, link: await newLink(db, user.id, now) };
 }
 
+/**
+ * A new link revokes the user's older unused ones: only the link an operator issued last may set the
+ * password, so a welcome link forwarded or left in a mailbox dies when a reset replaces it.
+ */
 async function newLink(db: Db, userId: string, now: Date) {
   const token = secret();
   const expiresAt = new Date(now.getTime() + LINK_TTL_MS);
-  await db.db.insert(signInLinks).values({ userId, tokenHash: hashToken(token), expiresAt });
+  await db.db.transaction(async (tx) => {
+    await revokeUnusedLinks(tx, userId, now);
+    await tx.insert(signInLinks).values({ userId, tokenHash: hashToken(token), expiresAt });
+  });
   return { token, expiresAt };
+}
+
+/** Marks every unused link of the user used (but `keep`), so none of them can set the password again. */
+async function revokeUnusedLinks(db: Queryable, userId: string, now: Date, keep?: string) {
+  await db
+    .update(signInLinks)
+    .set({ usedAt: now })
+    .where(
+      and(eq(signInLinks.userId, userId), isNull(signInLinks.usedAt), keep ? ne(signInLinks.id, keep) : undefined),
+    );
 }
 
 export async function listUsers(db: Db) {
   return db.db
-    .select({ id: users.id, email: users.email, createdAt: users.createdAt })
+    .select({
+      id: users.id,
+      email: users.email,
+      canCreateProfiles: users.canCreateProfiles,
+      createdAt: users.createdAt,
+    })
     .from(users)
     .orderBy(asc(users.email));
+}
+
+/** What an operator allows a user beyond their profiles (crier users set). */
+export async function setUserRights(db: Db, email: string, rights: { canCreateProfiles: boolean }) {
+  const [user] = await db.db
+    .update(users)
+    .set({ canCreateProfiles: rights.canCreateProfiles })
+    .where(eq(users.email, normalEmail(email)))
+    .returning();
+  if (!user) throw new UserInputError(`no user with email ${email}`);
+  return user;
 }
 
 async function usableLink(db: Db, token: string, now: Date) {
@@ -87,16 +121,20 @@ export async function describeLink(db: Db, token: string, now: Date) {
 export async function redeemLink(db: Db, token: string, password: string, now: Date) {
   checkPassword(password);
   const row = await usableLink(db, token, now);
-  const hash = await Bun.password.hash(password, { algorithm: "argon2id" });
-  const used = await db.db
-    .update(signInLinks)
-    .set({ usedAt: now })
-    .where(and(eq(signInLinks.id, row.link.id), isNull(signInLinks.usedAt)))
-    .returning();
-  if (used.length === 0) throw new LinkInvalid();
-  await db.db.update(users).set({ passwordHash: hash }).where(eq(users.id, row.link.userId));
-  // A new password ends every session opened with the old one.
-  await db.db.delete(sessions).where(eq(sessions.userId, row.link.userId));
+  const hash = await passwordWork.run(() => Bun.password.hash(password, { algorithm: "argon2id" }));
+  await db.db.transaction(async (tx) => {
+    const used = await tx
+      .update(signInLinks)
+      .set({ usedAt: now })
+      .where(and(eq(signInLinks.id, row.link.id), isNull(signInLinks.usedAt)))
+      .returning();
+    if (used.length === 0) throw new LinkInvalid();
+    // Any other link still open (issued before this one, or in a race with it) dies with this use.
+    await revokeUnusedLinks(tx, row.link.userId, now, row.link.id);
+    await tx.update(users).set({ passwordHash: hash }).where(eq(users.id, row.link.userId));
+    // A new password ends every session opened with the old one.
+    await tx.delete(sessions).where(eq(sessions.userId, row.link.userId));
+  });
   return openSession(db, row.link.userId, now);
 }
 
@@ -112,8 +150,10 @@ function checkPassword(password: string) {
 /** Checks email and password; null for any mismatch (unknown address, no password yet, wrong password). */
 export async function verifyPassword(db: Db, email: string, password: string) {
   const user = await findUserByEmail(db, email);
+  // Made once per process, outside the line: a refusal cached here would fail every later sign-in.
   decoyHash ??= Bun.password.hash(secret(), { algorithm: "argon2id" });
-  const ok = await Bun.password.verify(password, user?.passwordHash ?? (await decoyHash));
+  const hash = user?.passwordHash ?? (await decoyHash);
+  const ok = await passwordWork.run(() => Bun.password.verify(password, hash));
   return ok && user?.passwordHash ? user : null;
 }
 
@@ -170,7 +210,7 @@ export async function describeSession(db: Db, session: Session) {
   const [user] = await db.db.select().from(users).where(eq(users.id, session.userId));
   const list = await memberProfiles(db, session.userId);
   return {
-    user: { id: user.id, email: user.email },
+    user: { id: user.id, email: user.email, can_create_profiles: user.canCreateProfiles },
     profile: list.find((p) => p.id === session.profileId) ?? list[0],
     profiles: list,
     csrf_token: session.csrfToken,
@@ -185,8 +225,16 @@ export async function switchProfile(db: Db, session: Session, profileId: string)
   return { ...session, profileId, sandbox: list.find((p) => p.id === profileId)!.sandbox };
 }
 
-/** A new profile the user belongs to; the session switches to it. */
+/**
+ * A new profile the user belongs to; the session switches to it. Only for users an operator granted the
+ * right: a new profile has no limits (profiles set-limits), so adding profiles would sidestep them.
+ */
 export async function addProfile(db: Db, session: Session, name: string, sandbox: boolean) {
+  const [user] = await db.db
+    .select({ canCreateProfiles: users.canCreateProfiles })
+    .from(users)
+    .where(eq(users.id, session.userId));
+  if (!user?.canCreateProfiles) throw new ProfileCreationForbidden();
   const profile = await createProfile(db, name, sandbox);
   await db.db.insert(userProfiles).values({ userId: session.userId, profileId: profile.id });
   return switchProfile(db, session, profile.id);

@@ -172,14 +172,19 @@ function Profiles() {
           </li>
         ))}
       </ul>
-      <form class="inline-form" onSubmit={add}>
-        <label for="profile-name">New profile</label>
-        <input id="profile-name" name="name" required maxLength={100} />
-        <label class="check">
-          <input type="checkbox" name="sandbox" /> Sandbox (emulated platforms)
-        </label>
-        <button type="submit">Add profile</button>
-      </form>
+      {/* An operator's grant (crier users set --can-create-profiles): without it the API refuses anyway. */}
+      {session.user.can_create_profiles ? (
+        <form class="inline-form" onSubmit={add}>
+          <label for="profile-name">New profile</label>
+          <input id="profile-name" name="name" required maxLength={100} />
+          <label class="check">
+            <input type="checkbox" name="sandbox" /> Sandbox (emulated platforms)
+          </label>
+          <button type="submit">Add profile</button>
+        </form>
+      ) : (
+        <p class="muted small">New profiles are created by your administrator.</p>
+      )}
       <ErrorNote error={error} />
     </section>
   );

@@ -45,14 +45,17 @@ export function SignInPage({ onSignedIn }: OnSignedIn) {
   );
 }
 
-/** The one-time link's page: the token is in the fragment, so it never reaches a server log. */
+/**
+ * The one-time link's page: the token is in the fragment, which the browser never sends, and the page
+ * sends it only in request bodies, so it never reaches a request path (nor a server's or proxy's log).
+ */
 export function WelcomePage({ onSignedIn }: OnSignedIn) {
   const token = location.hash.slice(1);
   const [info, setInfo] = useState<{ email: string; expires_at: string } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    api<{ data: { email: string; expires_at: string } }>("GET", `/auth/links/${encodeURIComponent(token)}`).then(
+    api<{ data: { email: string; expires_at: string } }>("POST", "/auth/links/lookup", { token }).then(
       (r) => setInfo(r.data),
       setError,
     );
@@ -67,7 +70,8 @@ export function WelcomePage({ onSignedIn }: OnSignedIn) {
     setBusy(true);
     setError(null);
     try {
-      const r = await api<{ data: SessionInfo }>("POST", `/auth/links/${encodeURIComponent(token)}`, {
+      const r = await api<{ data: SessionInfo }>("POST", "/auth/links/redeem", {
+        token,
         password: String(form.get("password")),
       });
       onSignedIn(r.data);

@@ -58,16 +58,16 @@ const draftsOfA = async () => (await h.request("GET", "/v1/drafts", { token: key
 describe("one-time sign-in link", () => {
   test("names the user, refuses a short password without using the link, then works once", async () => {
     const token = await newUser("ada@example.com");
-    const seen = await h.request("GET", `/auth/links/${token}`);
+    const seen = await h.request("POST", "/auth/links/lookup", { body: { token } });
     expect(seen.status).toBe(200);
     expect(seen.body.data.email).toBe("ada@example.com");
 
-    const weak = await h.request("POST", `/auth/links/${token}`, { body: { password: "short" } });
+    const weak = await h.request("POST", "/auth/links/redeem", { body: { token, password: "short" } });
     expect(weak.status).toBe(400);
     expect(weak.body.error.code).toBe("weak_password");
     expect(weak.body.error.hint).toBeString();
 
-    const set = await h.request("POST", `/auth/links/${token}`, { body: { password: PASSWORD } });
+    const set = await h.request("POST", "/auth/links/redeem", { body: { token, password: PASSWORD } });
     expect(set.status).toBe(200);
     expect(set.body.data.user.email).toBe("ada@example.com");
     const cookie = set.headers.get("set-cookie")!;
@@ -75,10 +75,11 @@ describe("one-time sign-in link", () => {
     expect(cookie).toContain("SameSite=Lax");
     expect(cookie).not.toContain("Secure");
 
-    for (const method of ["GET", "POST"]) {
-      const again = await h.request(method, `/auth/links/${token}`, {
-        body: method === "POST" ? { password: "another long password" } : undefined,
-      });
+    for (const [path, body] of [
+      ["/auth/links/lookup", { token }],
+      ["/auth/links/redeem", { token, password: "another long password" }],
+    ] as const) {
+      const again = await h.request("POST", path, { body });
       expect(again.status).toBe(400);
       expect(again.body.error.code).toBe("link_invalid");
     }
@@ -89,7 +90,7 @@ describe("one-time sign-in link", () => {
   test("expires after 24 hours; reset-password gives a new one and the new password replaces the old", async () => {
     const token = await newUser("bob@example.com");
     h.clock.advance(LINK_TTL_MS + 1000);
-    const late = await h.request("POST", `/auth/links/${token}`, { body: { password: PASSWORD } });
+    const late = await h.request("POST", "/auth/links/redeem", { body: { token, password: PASSWORD } });
     expect(late.status).toBe(400);
     expect(late.body.error.code).toBe("link_invalid");
     expect(
@@ -98,7 +99,9 @@ describe("one-time sign-in link", () => {
 
     const reset = await adminCommands["users.reset-password"](h.ctx, { email: "bob@example.com" });
     const fresh = reset.link.split("#")[1];
-    expect((await h.request("POST", `/auth/links/${fresh}`, { body: { password: PASSWORD } })).status).toBe(200);
+    expect((await h.request("POST", "/auth/links/redeem", { body: { token: fresh, password: PASSWORD } })).status).toBe(
+      200,
+    );
     const old = await signIn("bob@example.com");
 
     // A second reset: the new password works, the old one no longer does, and old sessions end.
@@ -106,7 +109,8 @@ describe("one-time sign-in link", () => {
       "#",
     )[1];
     expect(
-      (await h.request("POST", `/auth/links/${second}`, { body: { password: "a new long passphrase" } })).status,
+      (await h.request("POST", "/auth/links/redeem", { body: { token: second, password: "a new long passphrase" } }))
+        .status,
     ).toBe(200);
     expect((await h.request("GET", "/auth/session", { headers: { cookie: old.cookie } })).status).toBe(401);
     await signIn("bob@example.com", "a new long passphrase");
@@ -145,7 +149,9 @@ describe("sign-in", () => {
       const p = await createProfile(secure.db, "p", false);
       const link = (await adminCommands["users.create"](secure.ctx, { email: "s@example.com", profileId: p.id })).link;
       expect(link).toStartWith("https://crier.example/welcome#");
-      const res = await secure.request("POST", `/auth/links/${link.split("#")[1]}`, { body: { password: PASSWORD } });
+      const res = await secure.request("POST", "/auth/links/redeem", {
+        body: { token: link.split("#")[1], password: PASSWORD },
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get("set-cookie")).toContain("; Secure");
     } finally {
@@ -279,8 +285,12 @@ describe("profiles", () => {
 
 describe("sign-in rate limits", () => {
   test(`per user: after ${MAX_FAILURES_PER_USER} wrong passwords even the right one waits; others from the same address do not`, async () => {
-    await h.request("POST", `/auth/links/${await newUser("cat@example.com")}`, { body: { password: PASSWORD } });
-    await h.request("POST", `/auth/links/${await newUser("dan@example.com")}`, { body: { password: PASSWORD } });
+    await h.request("POST", "/auth/links/redeem", {
+      body: { token: await newUser("cat@example.com"), password: PASSWORD },
+    });
+    await h.request("POST", "/auth/links/redeem", {
+      body: { token: await newUser("dan@example.com"), password: PASSWORD },
+    });
     for (let i = 0; i < MAX_FAILURES_PER_USER; i++) {
       const res = await h.request("POST", "/auth/sign-in", {
         body: { email: "cat@example.com", password: `wrong ${i}` },
@@ -301,7 +311,9 @@ describe("sign-in rate limits", () => {
   });
 
   test(`per address, over real HTTP: after ${MAX_FAILURES_PER_ADDRESS} failures on any addresses, every sign-in from it waits`, async () => {
-    await h.request("POST", `/auth/links/${await newUser("eve@example.com")}`, { body: { password: PASSWORD } });
+    await h.request("POST", "/auth/links/redeem", {
+      body: { token: await newUser("eve@example.com"), password: PASSWORD },
+    });
     const server = serveApp(h.app, { hostname: "127.0.0.1", port: 0, config: h.ctx.config, log: h.ctx.log });
     const url = `http://127.0.0.1:${server.port}/auth/sign-in`;
     const post = (email: string, password: string) =>
