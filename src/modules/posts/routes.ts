@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
+import { IGNORED_FIELDS_NOTE, ignoreUnknownKeys } from "../../http/ignored-fields.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostValidation } from "./model.ts";
 import { validatePost } from "./validate.ts";
@@ -21,6 +22,7 @@ export function postsRoutes(ctx: AppContext) {
       {
         scope: "posts:write",
         body: PostCreate,
+        transform: ignoreUnknownKeys(PostCreate, ["targets"]),
         headers: IdempotencyHeader,
         response: { 201: Data(Post), ...errors(400, 409, 413) },
         detail: {
@@ -31,13 +33,15 @@ export function postsRoutes(ctx: AppContext) {
             "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
             "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
             "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true. " +
-            "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again).",
+            "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again). " +
+            IGNORED_FIELDS_NOTE,
         },
       },
     )
     .post("/validate", async ({ principal, body }) => ({ data: await validatePost(ctx, principal.profileId, body) }), {
       scope: "posts:write",
       body: PostCreate,
+      transform: ignoreUnknownKeys(PostCreate, ["targets"]),
       response: { 200: Data(PostValidation), ...errors(400, 413) },
       detail: {
         summary: "Check a post without creating it",
@@ -46,7 +50,8 @@ export function postsRoutes(ctx: AppContext) {
           "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
           "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is ever cut or dropped: what would not fit is a problem. " +
           "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
-          "A body that breaks the schema itself is a 400 validation_error, as on create.",
+          "A body that breaks the schema itself is a 400 validation_error, as on create. " +
+          IGNORED_FIELDS_NOTE,
       },
     })
     .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
@@ -83,11 +88,13 @@ export function postsRoutes(ctx: AppContext) {
         scope: "posts:write",
         params: IdParams,
         body: PostPatch,
+        transform: ignoreUnknownKeys(PostPatch, ["targets"]),
         response: { 200: Data(Post), ...errors(400, 404, 409) },
         detail: {
           summary: "Update a scheduled post",
           description:
-            "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones.",
+            "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones. " +
+            IGNORED_FIELDS_NOTE,
         },
       },
     )
