@@ -376,6 +376,7 @@ export const profileLimits = pgTable("profile_limits", {
     .primaryKey()
     .references(() => profiles.id, { onDelete: "cascade" }),
   workflows: integer("workflows"),
+  accounts: integer("accounts"),
   updatedAt: updatedAt(),
 });
 
