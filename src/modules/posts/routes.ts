@@ -122,7 +122,11 @@ export function postsRoutes(ctx: AppContext) {
         detail: {
           summary: "Cancel a post",
           description:
-            "Pending and scheduled targets become cancelled; the record stays. 409 post_not_cancellable when no target is waiting.",
+            "Pending and scheduled targets become cancelled; the record stays. A scheduled post becomes cancelled; a queued one too, " +
+            "unless the engine claimed a target first (that target goes on; the others are cancelled). On a partly published post the waiting " +
+            "targets are cancelled and the published ones stay published (the post's status then follows them). Targets being published " +
+            "(processing, submitted) are left alone. 409 post_not_cancellable when no target is waiting. The upstream's clients also cancel with " +
+            "DELETE /v1/posts/{id}, which removes the record instead.",
         },
       },
     )
@@ -150,7 +154,10 @@ export function postsRoutes(ctx: AppContext) {
         detail: {
           summary: "Delete a post",
           description:
-            "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms.",
+            "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms. " +
+            "On a scheduled or queued post nothing is published afterwards (a target claimed by the engine first makes it 409 post_processing). " +
+            "On a partly published post the record of what was published goes too, with the waiting targets; use POST /v1/posts/{id}/cancel to keep it. " +
+            "Deleting a post that is already gone is 404 not_found, which clients cancelling a batch may read as done.",
         },
       },
     )
