@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { authenticate, type Principal } from "../modules/keys/service.ts";
 import { MissingScope, Unauthorized } from "./errors.ts";
-import { limiterFor } from "./rate-limit.ts";
+import { limiterFor, rateLimitHeaders, type RateLimitState } from "./rate-limit.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { readCookie, requireSession, SESSION_COOKIE } from "./session.ts";
 
@@ -27,11 +27,12 @@ export function auth(ctx: AppContext) {
         security: [{ bearer: [] }],
         "x-scope": scope,
       } as Record<string, unknown>,
-      async transform({ request, headers }) {
+      async transform({ request, headers, set }) {
         const header = headers.authorization ?? "";
+        const report = (state: RateLimitState | null) => state && Object.assign(set.headers, rateLimitHeaders(state));
         if (!header && readCookie(request, SESSION_COOKIE)) {
           const session = await requireSession(ctx, request);
-          limiter.take(`session:${session.id}`, ctx.clock.now().getTime());
+          report(limiter.take(`session:${session.id}`, ctx.clock.now().getTime()));
           principals.set(request, {
             keyId: `session:${session.id}`,
             profileId: session.profileId,
@@ -48,7 +49,7 @@ export function auth(ctx: AppContext) {
         const principal = await authenticate(ctx.db, match[1], ctx.clock.now());
         if (!principal) throw new Unauthorized("The API key is invalid, revoked or expired.");
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);
-        limiter.take(principal.keyId, ctx.clock.now().getTime());
+        report(limiter.take(principal.keyId, ctx.clock.now().getTime()));
         principals.set(request, principal);
       },
       resolve({ request }) {

@@ -1,15 +1,38 @@
 import type { AppContext } from "../context.ts";
 import { ApiError } from "./errors.ts";
 
+/** Where a key stands in its bucket after a request: what the RateLimit header fields report. */
+export interface RateLimitState {
+  /** Requests a minute (the bucket's size). */
+  limit: number;
+  /** Requests that may be made at once now. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+/**
+ * The RateLimit-Policy and RateLimit header fields of draft-ietf-httpapi-ratelimit-headers-10 (IETF
+ * httpapi, checked 2026-11-26): one policy named "default", q requests per w seconds, and r requests
+ * remaining with t seconds until the quota is whole again. Sent on every authenticated answer, so
+ * clients can pace themselves before a 429.
+ */
+export function rateLimitHeaders(s: RateLimitState): Record<string, string> {
+  return {
+    "ratelimit-policy": `"default";q=${s.limit};w=60`,
+    ratelimit: `"default";r=${s.remaining};t=${s.resetSeconds}`,
+  };
+}
+
 /** 429 rate_limited with the seconds until the key may call again. */
 export class RateLimited extends ApiError {
-  constructor(retryAfterSeconds: number, perMinute: number) {
+  constructor(retryAfterSeconds: number, state: RateLimitState) {
     super(
       429,
       "rate_limited",
-      `This API key made more than ${perMinute} requests in a minute.`,
-      `Wait ${retryAfterSeconds} s (Retry-After) before the next request, or spread requests out.`,
-      { "retry-after": String(retryAfterSeconds) },
+      `This API key made more than ${state.limit} requests in a minute.`,
+      `Wait ${retryAfterSeconds} s (Retry-After) before the next request, or spread requests out (RateLimit says how many remain).`,
+      { "retry-after": String(retryAfterSeconds), ...rateLimitHeaders(state) },
     );
   }
 }
@@ -28,21 +51,30 @@ export class RateLimiter {
   private buckets = new Map<string, Bucket>();
   constructor(private readonly perMinute: number) {}
 
-  /** Takes one request from the key's bucket, or throws RateLimited. */
-  take(keyId: string, now: number): void {
-    if (this.perMinute <= 0) return;
+  /** Takes one request from the key's bucket and says where it stands, or throws RateLimited. Null when unlimited. */
+  take(keyId: string, now: number): RateLimitState | null {
+    if (this.perMinute <= 0) return null;
     const perMs = this.perMinute / 60_000;
     const b = this.buckets.get(keyId) ?? { tokens: this.perMinute, at: now };
     b.tokens = Math.min(this.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
     b.at = now;
     if (b.tokens < 1) {
       this.buckets.set(keyId, b);
-      throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.perMinute);
+      throw new RateLimited(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.state(b, perMs));
     }
     b.tokens -= 1;
     this.buckets.set(keyId, b);
     // A full bucket carries no information: drop idle keys so the map stays as small as the active set.
     if (this.buckets.size > 10_000) this.prune(now);
+    return this.state(b, perMs);
+  }
+
+  private state(b: Bucket, perMs: number): RateLimitState {
+    return {
+      limit: this.perMinute,
+      remaining: Math.max(0, Math.floor(b.tokens)),
+      resetSeconds: Math.ceil((this.perMinute - b.tokens) / perMs / 1000),
+    };
   }
 
   private prune(now: number) {
