@@ -4,6 +4,7 @@ import { auth } from "../../http/auth.ts";
 import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
 import { IGNORED_FIELDS_NOTE, ignoreUnknownKeys } from "../../http/ignored-fields.ts";
+import { handlingPreference, LENIENT_APPLIED, LENIENT_NOTE } from "../../http/prefer.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostValidation } from "./model.ts";
 import { validatePost } from "./validate.ts";
@@ -17,8 +18,14 @@ export function postsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) =>
-        created(set, await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"])),
+      async ({ principal, body, headers, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        if (lenient) Object.assign(set.headers, LENIENT_APPLIED);
+        return created(
+          set,
+          await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"], { lenient }),
+        );
+      },
       {
         scope: "posts:write",
         body: PostCreate,
@@ -34,26 +41,38 @@ export function postsRoutes(ctx: AppContext) {
             "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
             "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true. " +
             "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again). " +
-            IGNORED_FIELDS_NOTE,
+            IGNORED_FIELDS_NOTE +
+            " " +
+            LENIENT_NOTE,
         },
       },
     )
-    .post("/validate", async ({ principal, body }) => ({ data: await validatePost(ctx, principal.profileId, body) }), {
-      scope: "posts:write",
-      body: PostCreate,
-      transform: ignoreUnknownKeys(PostCreate, ["targets"]),
-      response: { 200: Data(PostValidation), ...errors(400, 413) },
-      detail: {
-        summary: "Check a post without creating it",
-        description:
-          "Takes the body of POST /v1/posts; nothing is saved and nothing is published. Answers 200 with every problem found, not only the first: " +
-          "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
-          "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is ever cut or dropped: what would not fit is a problem. " +
-          "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
-          "A body that breaks the schema itself is a 400 validation_error, as on create. " +
-          IGNORED_FIELDS_NOTE,
+    .post(
+      "/validate",
+      async ({ principal, body, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        if (lenient) Object.assign(set.headers, LENIENT_APPLIED);
+        return { data: await validatePost(ctx, principal.profileId, body, { lenient }) };
       },
-    })
+      {
+        scope: "posts:write",
+        body: PostCreate,
+        transform: ignoreUnknownKeys(PostCreate, ["targets"]),
+        response: { 200: Data(PostValidation), ...errors(400, 413) },
+        detail: {
+          summary: "Check a post without creating it",
+          description:
+            "Takes the body of POST /v1/posts; nothing is saved and nothing is published. Answers 200 with every problem found, not only the first: " +
+            "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
+            "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is cut or dropped unless lenient handling is asked for: what would not fit is a problem. " +
+            "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
+            "A body that breaks the schema itself is a 400 validation_error, as on create. " +
+            IGNORED_FIELDS_NOTE +
+            " " +
+            LENIENT_NOTE,
+        },
+      },
+    )
     .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: PostListQuery,
@@ -81,9 +100,14 @@ export function postsRoutes(ctx: AppContext) {
     )
     .patch(
       "/:id",
-      async ({ principal, params, body }) => ({
-        data: await service.updatePost(ctx, principal.profileId, params.id, body),
-      }),
+      async ({ principal, params, body, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        const { lenientApplied, ...post } = await service.updatePost(ctx, principal.profileId, params.id, body, {
+          lenient,
+        });
+        if (lenientApplied) Object.assign(set.headers, LENIENT_APPLIED);
+        return { data: post };
+      },
       {
         scope: "posts:write",
         params: IdParams,
@@ -94,6 +118,7 @@ export function postsRoutes(ctx: AppContext) {
           summary: "Update a scheduled post",
           description:
             "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones. " +
+            "A post created with Prefer: handling=lenient stays lenient: its targets are fitted again to what the edit sends (Preference-Applied says so); an edit may also ask for it. " +
             IGNORED_FIELDS_NOTE,
         },
       },
