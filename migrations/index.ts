@@ -23,6 +23,7 @@ import m19 from "./0019_record_results.sql" with { type: "text" };
 import m20 from "./0020_webhook_triggers_follow_endpoints.sql" with { type: "text" };
 import m21 from "./0021_claim_generic_plan.sql" with { type: "text" };
 import m22 from "./0022_user_can_create_profiles.sql" with { type: "text" };
+import m23 from "./0023_upstream_compat.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -49,4 +50,5 @@ export const migrationSql: Record<string, string> = {
   "0020_webhook_triggers_follow_endpoints": m20,
   "0021_claim_generic_plan": m21,
   "0022_user_can_create_profiles": m22,
+  "0023_upstream_compat": m23,
 };

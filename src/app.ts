@@ -34,6 +34,11 @@ Content-Type than application/json is 415 unsupported_media_type; a method the p
 method_not_allowed with an Allow header. Paged lists are most recently updated first, with limit (1..100),
 after and after_id; accounts are listed in the order they were first connected.
 
+Rate limits: each key (or dashboard session) may make RATE_LIMIT_PER_MINUTE requests a minute, as a bucket that
+refills evenly. Every authenticated answer carries the RateLimit-Policy and RateLimit header fields of the IETF
+httpapi draft (\`"default";q=<per minute>;w=60\` and \`"default";r=<remaining>;t=<seconds until whole>\`); over it, 429
+rate_limited with Retry-After.
+
 Scopes: ${SCOPES.join(", ")}.`;
 
 /** The version of the public API this server speaks, as the spec's description carries it. */

@@ -132,24 +132,46 @@ async function profiles(args: string[]) {
     console.error(`created ${p.sandbox ? "sandbox " : ""}profile "${p.name}"`);
     console.log(p.id);
   } else if (sub === "set-limits") {
-    const { values, positionals } = parse(rest, { workflows: { type: "string" } }, HELP["profiles set-limits"]);
+    const { values, positionals } = parse(
+      rest,
+      { workflows: { type: "string" }, accounts: { type: "string" } },
+      HELP["profiles set-limits"],
+    );
     if (positionals.length !== 1 || !/^[0-9a-f-]{36}$/i.test(positionals[0]))
       throw new UsageError("give exactly one PROFILE_ID, a profile's id from 'crier profiles list' (see --help)");
-    const raw = values.workflows?.trim();
-    if (raw === undefined) throw new UsageError("--workflows is required (see --help)");
-    if (raw !== "unlimited" && !/^\d+$/.test(raw))
-      throw new UsageError(`--workflows must be a whole number >= 0 or 'unlimited', got "${raw}"`);
+    if (values.workflows === undefined && values.accounts === undefined)
+      throw new UsageError("give --accounts, --workflows or both (see --help)");
     const r = await admin(loadConfig(), "profiles.set-limits", {
       profileId: positionals[0],
-      workflows: raw === "unlimited" ? null : Number(raw),
+      workflows: limitValue("workflows", values.workflows),
+      accounts: limitValue("accounts", values.accounts),
     });
-    console.log(`profile ${r.profile_id}: workflows ${r.workflows}`);
+    const said = (["accounts", "workflows"] as const).filter((k) => r[k] !== undefined).map((k) => `${k} ${r[k]}`);
+    console.log(`profile ${r.profile_id}: ${said.join(", ")}`);
   } else if (sub === "list") {
     parse(rest, {}, HELP["profiles list"]);
-    console.log(table(await admin(loadConfig(), "profiles.list", {}), ["id", "name", "sandbox", "created_at"]));
+    console.log(
+      table(await admin(loadConfig(), "profiles.list", {}), [
+        "id",
+        "name",
+        "sandbox",
+        "accounts_limit",
+        "workflows_limit",
+        "created_at",
+      ]),
+    );
   } else if (sub === undefined || sub === "--help" || sub === "-h") {
     console.log(HELP.profiles);
   } else throw new UsageError(`unknown command 'profiles ${sub}' (see crier profiles --help)`);
+}
+
+/** A --accounts or --workflows value: a whole number, 'unlimited' (null), or absent (undefined: unchanged). */
+function limitValue(option: string, raw: string | undefined): number | null | undefined {
+  if (raw === undefined) return undefined;
+  const v = raw.trim();
+  if (v === "unlimited") return null;
+  if (!/^\d+$/.test(v)) throw new UsageError(`--${option} must be a whole number >= 0 or 'unlimited', got "${v}"`);
+  return Number(v);
 }
 
 async function keys(args: string[]) {

@@ -1,7 +1,9 @@
 import type { AppContext } from "../context.ts";
 import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import type { Scope } from "../http/scopes.ts";
-import { createKey, createProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
+import { createKey, createProfile, findProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
+import { setAccountLimit } from "../modules/accounts/limits.ts";
+import { profileLimits } from "../db/schema.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
 import { createUser, listUsers, resetPassword, setUserRights } from "../modules/users/service.ts";
 
@@ -17,15 +19,32 @@ export const adminCommands = {
     const p = await createProfile(db, a.name, a.sandbox);
     return { id: p.id, name: p.name, sandbox: p.sandbox, created_at: p.createdAt.toISOString() };
   },
-  "profiles.list": async ({ db }: AppContext) =>
-    (await listProfiles(db)).map((p) => ({
+  "profiles.list": async ({ db }: AppContext) => {
+    const limits = new Map((await db.db.select().from(profileLimits)).map((l) => [l.profileId, l]));
+    const shown = (n: number | null | undefined) => (n == null ? "unlimited" : n);
+    return (await listProfiles(db)).map((p) => ({
       id: p.id,
       name: p.name,
       sandbox: p.sandbox,
+      accounts_limit: shown(limits.get(p.id)?.accounts),
+      workflows_limit: shown(limits.get(p.id)?.workflows),
       created_at: p.createdAt.toISOString(),
-    })),
-  "profiles.set-limits": ({ db }: AppContext, a: { profileId: string; workflows: number | null }) =>
-    setWorkflowLimit(db.db, a.profileId, a.workflows),
+    }));
+  },
+  "profiles.set-limits": async (
+    { db }: AppContext,
+    a: { profileId: string; workflows?: number | null; accounts?: number | null },
+  ) => {
+    const profile = await findProfile(db, a.profileId);
+    if (!profile) throw new Error(`no profile with id ${a.profileId}`);
+    const result: Record<string, unknown> = { profile_id: a.profileId };
+    if (a.workflows !== undefined) Object.assign(result, await setWorkflowLimit(db.db, a.profileId, a.workflows));
+    if (a.accounts !== undefined) {
+      await setAccountLimit(db.db, a.profileId, a.accounts);
+      result.accounts = a.accounts ?? "unlimited";
+    }
+    return result as { profile_id: string; workflows?: number | "unlimited"; accounts?: number | "unlimited" };
+  },
   "keys.create": async (
     { db }: AppContext,
     a: { name: string; profileId?: string; scopes: Scope[]; expiresAt?: string | null },

@@ -8,7 +8,7 @@ Commands:
   migrate                         apply database migrations and exit
   profiles create --name NAME [--sandbox]
   profiles list
-  profiles set-limits PROFILE_ID --workflows N|unlimited
+  profiles set-limits PROFILE_ID [--accounts N|unlimited] [--workflows N|unlimited]
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
   keys list [--profile ID]
   keys revoke ID
@@ -45,14 +45,19 @@ Applies pending database migrations and exits ('crier serve' also applies them a
 
   profiles create --name NAME [--sandbox]   create a profile; prints its id as the last line
   profiles list                             list profiles
-  profiles set-limits PROFILE_ID --workflows N|unlimited
-                                            cap the profile's workflows (default unlimited)`,
-  "profiles set-limits": `Usage: crier profiles set-limits PROFILE_ID --workflows N|unlimited
+  profiles set-limits PROFILE_ID [--accounts N|unlimited] [--workflows N|unlimited]
+                                            cap the profile's accounts and workflows (default unlimited)`,
+  "profiles set-limits": `Usage: crier profiles set-limits PROFILE_ID [--accounts N|unlimited] [--workflows N|unlimited]
 
-Sets the profile's limits. With N workflows (N >= 0), creating one more answers 403
-workflow_limit_reached; existing workflows are kept. 'unlimited' clears the limit (the default).
+Sets the profile's limits; give one or both. A limit not given is left as it is.
+With N accounts (N >= 0), starting a connect while the profile has N connected accounts answers 403
+account_limit_reached, and a connect completing after the limit was reached is refused on its page.
+Disconnected accounts do not count; reconnecting an account the profile has never counts twice.
+With N workflows, creating one more answers 403 workflow_limit_reached. Existing accounts and
+workflows are kept. 'unlimited' clears a limit (the default).
 
 Options:
+  --accounts N|unlimited    the most connected accounts the profile may have
   --workflows N|unlimited   the most workflows the profile may have`,
   "profiles create": `Usage: crier profiles create --name NAME [--sandbox]
 
@@ -63,7 +68,7 @@ Options:
   --sandbox     route every platform of this profile to Crier's built-in emulators (no real posts)`,
   "profiles list": `Usage: crier profiles list
 
-Lists every profile: id, name, whether it is a sandbox, creation time.`,
+Lists every profile: id, name, whether it is a sandbox, its account and workflow limits, creation time.`,
   keys: `Usage: crier keys <create|list|revoke>
 
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]

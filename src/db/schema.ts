@@ -198,6 +198,11 @@ export const postTargets = pgTable(
     position: integer("position").notNull().default(0),
     contentOverride: text("content_override"),
     platformOptions: jsonb("platform_options").$type<Record<string, unknown> | null>(),
+    /** Lenient handling: the text and media the platform gets when they differ from the post's; null otherwise. */
+    fittedContent: text("fitted_content"),
+    fittedMedia: jsonb("fitted_media").$type<unknown[] | null>(),
+    /** What lenient handling changed ({code, message}); null for a target checked strictly. */
+    adjustments: jsonb("adjustments").$type<{ code: string; message: string }[] | null>(),
     status: text("status", { enum: TARGET_STATUSES }).notNull(),
     error: text("error"),
     errorCode: text("error_code"),
@@ -376,6 +381,7 @@ export const profileLimits = pgTable("profile_limits", {
     .primaryKey()
     .references(() => profiles.id, { onDelete: "cascade" }),
   workflows: integer("workflows"),
+  accounts: integer("accounts"),
   updatedAt: updatedAt(),
 });
 

@@ -13,10 +13,12 @@ export async function trackPublishedTargets(db: Db, now: Date): Promise<void> {
     insert into analytics_items as i (profile_id, account_id, platform, platform_post_id, target_id, post_id, url, caption,
       media_type, thumbnail_url, media_url, published_at, next_read_at)
     select t.profile_id, t.account_id, t.platform, t.platform_post_id, t.id, t.post_id, t.platform_post_url,
-      coalesce(t.content_override, p.content),
-      case when exists (select 1 from jsonb_array_elements(p.media) m where m->>'type' = 'video') then 'video' else 'photo' end,
-      coalesce(p.media->0->>'thumbnail_url', case when p.media->0->>'type' = 'image' then p.media->0->>'url' end),
-      p.media->0->>'url',
+      coalesce(t.fitted_content, t.content_override, p.content),
+      case when exists (select 1 from jsonb_array_elements(coalesce(t.fitted_media, p.media)) m where m->>'type' = 'video')
+        then 'video' else 'photo' end,
+      coalesce(coalesce(t.fitted_media, p.media)->0->>'thumbnail_url',
+        case when coalesce(t.fitted_media, p.media)->0->>'type' = 'image' then coalesce(t.fitted_media, p.media)->0->>'url' end),
+      coalesce(t.fitted_media, p.media)->0->>'url',
       coalesce(t.published_at, t.updated_at), ${at}::timestamptz
     from post_targets t join posts p on p.id = t.post_id
     where t.status = 'published' and t.platform_post_id is not null and t.account_id is not null

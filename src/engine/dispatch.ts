@@ -258,8 +258,9 @@ export async function publishTarget(
   }
   const t = job.target;
   const publishJob: PublishJob = {
-    content: t.contentOverride ?? job.content,
-    media: job.media as MediaItem[],
+    // Lenient handling stored what this platform takes when it differs from the post (src/platform/host/fit.ts).
+    content: t.fittedContent ?? t.contentOverride ?? job.content,
+    media: (t.fittedMedia ?? job.media) as MediaItem[],
     options: optionsForPlugin(plugin, t.platformOptions),
     variant: t.targetVariant,
     idempotencyToken: t.id,

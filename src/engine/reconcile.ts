@@ -70,8 +70,9 @@ async function ask(ctx: AppContext, job: Job): Promise<FindResult> {
   const t = job.target;
   try {
     return await find(context, {
-      content: t.contentOverride ?? job.content,
-      media: job.media as MediaItem[],
+      // What was really sent: lenient handling may have fitted the text and media to this platform.
+      content: t.fittedContent ?? t.contentOverride ?? job.content,
+      media: (t.fittedMedia ?? job.media) as MediaItem[],
       options: optionsForPlugin(plugin, t.platformOptions),
       since: t.reconcileSince ?? t.updatedAt,
       until: t.reconcileUntil ?? t.updatedAt,

@@ -3,7 +3,7 @@ import type { AppContext } from "../context.ts";
 import { authenticate, type Principal } from "../modules/keys/service.ts";
 import { MissingScope, Unauthorized } from "./errors.ts";
 import { clientAddress } from "./client-address.ts";
-import { authFailureLimiterFor, limiterFor } from "./rate-limit.ts";
+import { authFailureLimiterFor, limiterFor, rateLimitHeaders, type RateLimitState } from "./rate-limit.ts";
 import { SCOPES, type Scope } from "./scopes.ts";
 import { readCookie, requireSession, SESSION_COOKIE } from "./session.ts";
 
@@ -28,11 +28,12 @@ export function auth(ctx: AppContext) {
         security: [{ bearer: [] }],
         "x-scope": scope,
       } as Record<string, unknown>,
-      async transform({ request, headers }) {
+      async transform({ request, headers, set }) {
         const header = headers.authorization ?? "";
+        const report = (state: RateLimitState | null) => state && Object.assign(set.headers, rateLimitHeaders(state));
         if (!header && readCookie(request, SESSION_COOKIE)) {
           const session = await requireSession(ctx, request);
-          limiter.take(`session:${session.id}`, ctx.clock.now().getTime());
+          report(limiter.take(`session:${session.id}`, ctx.clock.now().getTime()));
           principals.set(request, {
             keyId: `session:${session.id}`,
             profileId: session.profileId,
@@ -43,7 +44,7 @@ export function auth(ctx: AppContext) {
         }
         const principal = await authenticateBearer(ctx, request);
         if (!principal.scopes.includes(scope)) throw new MissingScope(scope);
-        limiter.take(principal.keyId, ctx.clock.now().getTime());
+        report(limiter.take(principal.keyId, ctx.clock.now().getTime()));
         principals.set(request, principal);
       },
       resolve({ request }) {

@@ -1,15 +1,38 @@
 import type { AppContext } from "../context.ts";
 import { ApiError } from "./errors.ts";
 
+/** Where a key stands in its bucket after a request: what the RateLimit header fields report. */
+export interface RateLimitState {
+  /** Requests a minute (the bucket's size). */
+  limit: number;
+  /** Requests that may be made at once now. */
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+/**
+ * The RateLimit-Policy and RateLimit header fields of draft-ietf-httpapi-ratelimit-headers-10 (IETF
+ * httpapi, checked 2026-11-26): one policy named "default", q requests per w seconds, and r requests
+ * remaining with t seconds until the quota is whole again. Sent on every authenticated answer, so
+ * clients can pace themselves before a 429.
+ */
+export function rateLimitHeaders(s: RateLimitState): Record<string, string> {
+  return {
+    "ratelimit-policy": `"default";q=${s.limit};w=60`,
+    ratelimit: `"default";r=${s.remaining};t=${s.resetSeconds}`,
+  };
+}
+
 /** 429 rate_limited with the seconds until the key may call again. */
 export class RateLimited extends ApiError {
-  constructor(retryAfterSeconds: number, perMinute: number) {
+  constructor(retryAfterSeconds: number, state: RateLimitState) {
     super(
       429,
       "rate_limited",
-      `This API key made more than ${perMinute} requests in a minute.`,
-      `Wait ${retryAfterSeconds} s (Retry-After) before the next request, or spread requests out.`,
-      { "retry-after": String(retryAfterSeconds) },
+      `This API key made more than ${state.limit} requests in a minute.`,
+      `Wait ${retryAfterSeconds} s (Retry-After) before the next request, or spread requests out (RateLimit says how many remain).`,
+      { "retry-after": String(retryAfterSeconds), ...rateLimitHeaders(state) },
     );
   }
 }
@@ -22,11 +45,11 @@ export const MAX_AUTH_FAILURES_PER_MINUTE = 60;
 
 /** 429 for an address that sent too many invalid keys: it says so, unlike a key's own limit. */
 export class AuthFailuresLimited extends ApiError {
-  constructor(retryAfterSeconds: number, perMinute: number) {
+  constructor(retryAfterSeconds: number, state: RateLimitState) {
     super(
       429,
       "rate_limited",
-      `This address sent more than ${perMinute} requests with a missing or invalid API key in a minute.`,
+      `This address sent more than ${state.limit} requests with a missing or invalid API key in a minute.`,
       `Wait ${retryAfterSeconds} s (Retry-After), then send a valid key (Authorization: Bearer <API_KEY>).`,
       { "retry-after": String(retryAfterSeconds) },
     );
@@ -47,25 +70,34 @@ export class RateLimiter {
   private buckets = new Map<string, Bucket>();
   constructor(
     private readonly perMinute: number,
-    private readonly refuse: (retryAfterSeconds: number, perMinute: number) => ApiError = (s, n) =>
-      new RateLimited(s, n),
+    private readonly refuse: (retryAfterSeconds: number, state: RateLimitState) => ApiError = (s, state) =>
+      new RateLimited(s, state),
   ) {}
 
-  /** Takes one request from the key's bucket, or throws RateLimited. */
-  take(keyId: string, now: number): void {
-    if (this.perMinute <= 0) return;
+  /** Takes one request from the key's bucket and says where it stands, or throws RateLimited. Null when unlimited. */
+  take(keyId: string, now: number): RateLimitState | null {
+    if (this.perMinute <= 0) return null;
     const perMs = this.perMinute / 60_000;
     const b = this.buckets.get(keyId) ?? { tokens: this.perMinute, at: now };
     b.tokens = Math.min(this.perMinute, b.tokens + Math.max(0, now - b.at) * perMs);
     b.at = now;
     if (b.tokens < 1) {
       this.buckets.set(keyId, b);
-      throw this.refuse(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.perMinute);
+      throw this.refuse(Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000)), this.state(b, perMs));
     }
     b.tokens -= 1;
     this.buckets.set(keyId, b);
     // A full bucket carries no information: drop idle keys so the map stays as small as the active set.
     if (this.buckets.size > 10_000) this.prune(now);
+    return this.state(b, perMs);
+  }
+
+  private state(b: Bucket, perMs: number): RateLimitState {
+    return {
+      limit: this.perMinute,
+      remaining: Math.max(0, Math.floor(b.tokens)),
+      resetSeconds: Math.ceil((this.perMinute - b.tokens) / perMs / 1000),
+    };
   }
 
   /** Gives back a request taken with take() that turned out not to count. */

@@ -48,6 +48,14 @@ export const IDEMPOTENCY_ARG = {
     "Optional. The same key with the same arguments returns the original result instead of acting twice; with other arguments it is an idempotency_conflict error. Keys are per profile and per tool.",
 };
 
+export const ON_LIMIT_ARG = {
+  type: "string",
+  enum: ["reject", "fit"],
+  default: "fit",
+  description:
+    "What to do when a platform cannot take the post as given: fit (default) cuts text at a word boundary, drops surplus or refused media and removes hashtags past the cap, reporting each change as adjustments; reject answers the problem instead.",
+};
+
 function toolFrom(decl: ToolDeclaration, route: RouteInfo): Tool {
   const hooks = route.hooks ?? {};
   const scope = hooks.detail?.["x-scope"];
@@ -80,6 +88,7 @@ function toolFrom(decl: ToolDeclaration, route: RouteInfo): Tool {
   }
   const mutating = decl.kind !== "read";
   if (mutating) properties.idempotency_key = IDEMPOTENCY_ARG;
+  if (decl.onLimit) properties.on_limit = ON_LIMIT_ARG;
   return {
     decl,
     scope,
@@ -114,7 +123,7 @@ export function requestFor(tool: Tool, args: Record<string, unknown>) {
   let body: unknown;
   if (tool.bodyArgs === "all") body = args.body;
   else if (tool.bodyArgs.length || tool.inputSchema.additionalProperties === false) {
-    const known = new Set([...tool.pathArgs.map(([, a]) => a), ...tool.queryArgs, "idempotency_key"]);
+    const known = new Set([...tool.pathArgs.map(([, a]) => a), ...tool.queryArgs, "idempotency_key", "on_limit"]);
     // Everything that is not a path, query or idempotency argument goes to the body, so the route
     // refuses unknown fields exactly as it does over REST.
     body = Object.fromEntries(Object.entries(args).filter(([k]) => !known.has(k)));

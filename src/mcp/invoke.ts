@@ -32,8 +32,15 @@ export async function invokeTool(tool: Tool, args: Record<string, unknown>, send
       message: `${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} required.`,
       hint: `See the input schema of ${tool.decl.name}.`,
     });
+  if (tool.decl.onLimit && args.on_limit !== undefined && args.on_limit !== "fit" && args.on_limit !== "reject")
+    return errorResult({
+      code: "validation_error",
+      message: `on_limit must be fit or reject, got ${JSON.stringify(args.on_limit)}.`,
+      hint: "Leave on_limit out to fit the post to each platform, or pass reject to be told what does not fit.",
+    });
   const req = requestFor(tool, args);
   const headers: Record<string, string> = {};
+  if (tool.decl.onLimit && (args.on_limit ?? "fit") === "fit") headers.prefer = "handling=lenient";
   if (req.body !== undefined) headers["content-type"] = "application/json";
   if (typeof args.idempotency_key === "string" && tool.routeIdempotent)
     headers["idempotency-key"] = args.idempotency_key;

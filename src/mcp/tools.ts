@@ -16,6 +16,20 @@ export interface ToolDeclaration {
   filter?: (data: unknown) => unknown;
   /** A one-line summary for the model, beside the JSON. */
   summary?: (data: any) => string;
+  /**
+   * Takes on_limit ("reject" | "fit", default fit): with fit the route is asked for lenient handling
+   * (Prefer: handling=lenient), as the upstream's tools adapt content instead of refusing it.
+   */
+  onLimit?: boolean;
+}
+
+/** The adjustments lenient handling made, as one sentence per adjusted target. */
+function adjustmentSummary(targets: { platform?: string | null; adjustments?: { message: string }[] }[]): string {
+  const adjusted = targets
+    .map((t, i) => ({ t, i }))
+    .filter(({ t }) => t.adjustments?.length)
+    .map(({ t, i }) => `targets[${i}] (${t.platform}): ${t.adjustments!.map((a) => a.message).join(" ")}`);
+  return adjusted.length ? ` Adjusted to fit: ${adjusted.join(" ")}` : "";
 }
 
 const activeOnly = (data: unknown) =>
@@ -129,6 +143,7 @@ export const TOOLS: ToolDeclaration[] = [
       d.ok
         ? "The post is valid: create_post will accept it."
         : `The post has ${d.problems.length + d.targets.reduce((n: number, t: { problems: unknown[] }) => n + t.problems.length, 0)} problem(s); nothing was saved.`,
+    onLimit: true,
   },
   {
     name: "create_post",
@@ -136,7 +151,10 @@ export const TOOLS: ToolDeclaration[] = [
     path: "/v1/posts",
     kind: "write",
     description:
-      "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice.",
+      "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
+      "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead.",
+    onLimit: true,
+    summary: (d) => `create_post succeeded: id ${d.id}, status ${d.status}.${adjustmentSummary(d.targets ?? [])}`,
   },
   {
     name: "list_posts",

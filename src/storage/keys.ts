@@ -16,6 +16,16 @@ export const MEDIA_TYPES = {
 export type MediaContentType = keyof typeof MEDIA_TYPES;
 export const MEDIA_CONTENT_TYPES = Object.keys(MEDIA_TYPES) as MediaContentType[];
 
+/** The kind words an upload ticket also takes instead of a MIME type; `image` covers GIFs too. */
+export const MEDIA_KIND_SHORTHANDS = ["image", "video"] as const;
+export type MediaKindShorthand = (typeof MEDIA_KIND_SHORTHANDS)[number];
+
+/** Whether a content type of MEDIA_TYPES is of the kind a shorthand names. */
+export function fitsShorthand(contentType: MediaContentType, shorthand: MediaKindShorthand): boolean {
+  const kind = MEDIA_TYPES[contentType].kind;
+  return shorthand === "video" ? kind === "video" : kind === "image" || kind === "gif";
+}
+
 const BY_EXTENSION = new Map<string, MediaContentType>(
   MEDIA_CONTENT_TYPES.flatMap((ct) => MEDIA_TYPES[ct].extensions.map((ext) => [ext, ct] as const)),
 );

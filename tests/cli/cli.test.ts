@@ -145,6 +145,18 @@ describe("keys and profiles", () => {
     }
   });
 
+  test("profiles set-limits --accounts sets the account cap, shown by profiles list; a bad value is a usage error", async () => {
+    const p = (await runCli(["profiles", "create", "--name", "capped"], env)).lastLine;
+    expect((await runCli(["profiles", "set-limits", p, "--accounts", "-1"], env)).code).toBe(2);
+    expect((await runCli(["profiles", "set-limits", p], env)).code).toBe(2);
+    const set = await runCli(["profiles", "set-limits", p, "--accounts", "3"], env);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain("accounts 3");
+    const row = (await runCli(["profiles", "list"], env)).stdout.split("\n").find((l) => l.includes(p)) ?? "";
+    expect(row).toContain(" 3 ");
+    expect(row).toContain("unlimited");
+  });
+
   test("commands work while the server runs, and revocation applies at once", async () => {
     const server = await startServe(env);
     try {

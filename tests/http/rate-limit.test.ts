@@ -48,3 +48,23 @@ test("0 turns the limit off", async () => {
     await open.close();
   }
 });
+
+test("every answer to a key carries RateLimit-Policy and RateLimit (IETF httpapi draft), so clients can pace", async () => {
+  const a = await h.profile();
+  const first = await h.request("GET", "/v1/accounts", { token: a.token });
+  expect(first.headers.get("ratelimit-policy")).toBe('"default";q=3;w=60');
+  expect(first.headers.get("ratelimit")).toBe('"default";r=2;t=20');
+  // An error answer after authentication carries them too.
+  const bad = await h.request("POST", "/v1/drafts", { token: a.token, body: { content: 5 } });
+  expect(bad.status).toBe(400);
+  expect(bad.headers.get("ratelimit")).toBe('"default";r=1;t=40');
+  await h.request("GET", "/v1/accounts", { token: a.token });
+  const limited = await h.request("GET", "/v1/accounts", { token: a.token });
+  expect(limited.status).toBe(429);
+  expect(limited.headers.get("ratelimit")).toMatch(/^"default";r=0;t=60$/);
+  expect(limited.headers.get("ratelimit-policy")).toBe('"default";q=3;w=60');
+  h.clock.advance(20_000);
+  expect((await h.request("GET", "/v1/accounts", { token: a.token })).headers.get("ratelimit")).toBe(
+    '"default";r=0;t=60',
+  );
+});

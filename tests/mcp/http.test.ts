@@ -152,11 +152,12 @@ describe("MCP over Streamable HTTP", () => {
     expect(bad.json.error.code).toBe("invalid_base64");
   });
 
-  test("validate_post lists every problem of a bad post and saves nothing", async () => {
+  test("validate_post with on_limit reject lists every problem of a bad post and saves nothing", async () => {
     const res = await call(client, "validate_post", {
       content: "x".repeat(310),
       media: [{ url: "nope" }, ...Array.from({ length: 5 }, (_, i) => ({ url: `https://cdn.example.com/${i}.jpg` }))],
       targets: [{ account_id: bsky }],
+      on_limit: "reject",
     });
     expect(res.isError).toBeFalsy();
     expect(res.json.data.ok).toBe(false);
@@ -168,6 +169,30 @@ describe("MCP over Streamable HTTP", () => {
     ]);
     expect(res.content[0].text).toContain("4 problem(s)");
     expect((await call(client, "list_posts")).json.data).toHaveLength(0);
+  });
+
+  test("on_limit fit is the default: create_post adapts what the platform cannot take and reports it", async () => {
+    const args = {
+      content: `fit-default ${"word ".repeat(80)}`,
+      media: Array.from({ length: 5 }, (_, i) => ({ url: `https://cdn.example.com/${i}.jpg` })),
+      targets: [{ account_id: bsky }],
+      publish_at: new Date(h.clock.now().getTime() + 3600_000).toISOString(),
+    };
+    const checked = await call(client, "validate_post", args);
+    expect(checked.json.data.ok).toBe(true);
+    expect(checked.json.data.targets[0].media).toHaveLength(4);
+    const created = await call(client, "create_post", args);
+    expect(created.isError).toBeFalsy();
+    expect(created.json.data.targets[0].adjustments.map((a: any) => a.code)).toEqual([
+      "media_dropped",
+      "content_truncated",
+    ]);
+    expect(created.content[0].text).toContain("Adjusted to fit: targets[0] (bluesky)");
+    const refused = await call(client, "create_post", { ...args, on_limit: "reject" });
+    expect(refused.json.error.code).toBe("content_too_long");
+    const bad = await call(client, "create_post", { ...args, on_limit: "sometimes" });
+    expect(bad.json.error.code).toBe("validation_error");
+    await call(client, "delete_post", { id: created.json.data.id });
   });
 
   test("create_post publishes on the emulator exactly once, even when the agent retries with its idempotency_key", async () => {
@@ -283,6 +308,7 @@ describe("MCP over Streamable HTTP", () => {
       const op = resolve(doc.paths[decl.path.replace(/:(\w+)/g, "{$1}")][decl.method.toLowerCase()]) as any;
       const props = { ...(tool.inputSchema.properties as Record<string, unknown>) };
       delete props.idempotency_key;
+      delete props.on_limit; // like idempotency_key, a tool argument sent as a header (Prefer), not a body field
       for (const p of op.parameters ?? []) {
         if (p.in === "header") continue;
         const arg = p.name.replace(/[A-Z]/g, (c: string) => `_${c.toLowerCase()}`);

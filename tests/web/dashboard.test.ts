@@ -315,6 +315,28 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     expect((await (await asKey("/v1/posts")).json()).data).toHaveLength(1);
   });
 
+  test("a post created with lenient handling shows on its page what was adjusted for each platform", async () => {
+    const accounts = (await (await asKey("/v1/accounts")).json()).data as { id: string; platform: string }[];
+    const bluesky = accounts.find((a) => a.platform === "bluesky")!;
+    const res = await asKey("/v1/posts", {
+      method: "POST",
+      headers: { "content-type": "application/json", prefer: "handling=lenient" },
+      body: JSON.stringify({
+        content: "A long announcement: " + "word ".repeat(80),
+        publish_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+        targets: [{ account_id: bluesky.id }],
+      }),
+    });
+    expect(res.status).toBe(201);
+    const id = (await res.json()).data.id;
+    await page.goto(`${h.url}/posts/${id}`);
+    const note = page.locator(".note.adjusted");
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/Adjusted to fit bluesky.*cut from \d+ to \d+ graphemes/);
+    await shot("post-adjusted");
+    expect((await asKey(`/v1/posts/${id}`, { method: "DELETE" })).status).toBe(200);
+  });
+
   test("sign-in is rate-limited after repeated wrong passwords", async () => {
     // Signed out, on a phone-sized window.
     await browser.clearCookies();

@@ -2,7 +2,7 @@ import { and, asc, eq, ne, sql } from "drizzle-orm";
 import type { Clock } from "../../clock.ts";
 import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
-import type { Db } from "../../db/client.ts";
+import type { Db, Queryable } from "../../db/client.ts";
 import { accounts, profiles } from "../../db/schema.ts";
 import { encryptJson } from "../../db/crypto.ts";
 import { prepared } from "../../db/prepared.ts";
@@ -78,10 +78,10 @@ export interface ConnectedAccount {
  * Stores a freshly connected account. Connecting the same remote account again (same profile,
  * platform and remote id) reactivates and updates the existing record instead of duplicating it.
  */
-export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAccount) {
+export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAccount, db: Queryable = ctx.db.db) {
   const now = ctx.clock.now();
   const credentials = encryptJson(ctx.config.secretKey, input.credentials);
-  const [row] = await ctx.db.db
+  const [row] = await db
     .insert(accounts)
     .values({
       profileId: input.profileId,

@@ -11,15 +11,15 @@ export function connectRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "/connect/:platform",
-      ({ principal, params, set }) => {
-        const result = service.startConnect(ctx, principal, params.platform);
+      async ({ principal, params, set }) => {
+        const result = await service.startConnect(ctx, principal, params.platform);
         set.status = 201;
         return { data: result };
       },
       {
         scope: "accounts:write",
         params: PlatformParams,
-        response: { 201: Data(ConnectResult), ...errors(404, 409) },
+        response: { 201: Data(ConnectResult), ...errors(403, 404, 409) },
         detail: {
           summary: "Start connecting an account",
           description:
@@ -27,7 +27,11 @@ export function connectRoutes(ctx: AppContext) {
             "OAuth platforms return authorization_url (the provider's page); Bluesky, Telegram, Farcaster and Nostr return hosted_url (a page on this server). " +
             "404 unsupported_platform for an unknown platform; 409 platform_not_configured when the server lacks the platform's app credentials " +
             "(the hint names the variables); 409 connect_not_available for a platform whose connect flow is not written yet; " +
-            "409 sandbox_unavailable when a sandbox profile asks for a platform without an emulator. Open the URL in a browser, then list accounts.",
+            "409 sandbox_unavailable when a sandbox profile asks for a platform without an emulator; " +
+            "403 account_limit_reached when the profile has as many connected accounts as its limit allows (crier profiles set-limits --accounts; disconnected accounts do not count). " +
+            "At the limit a connect still starts for a platform where the profile has an account, so an expired account can be reconnected: reconnecting an account the profile already has never counts twice, " +
+            "and a flow that completes with a new account over the limit (or after the limit was reached in the meantime) is refused on its page with the same words. " +
+            "Open the URL in a browser, then list accounts.",
         },
       },
     )

@@ -11,6 +11,8 @@ import {
 } from "../../platform/sdk.ts";
 import { findProfile, type Principal } from "../keys/service.ts";
 import { upsertConnectedAccount } from "../accounts/service.ts";
+import { AccountLimitReached, assertRoomFor, assertRoomToConnect } from "../accounts/limits.ts";
+import { forgetTargetAccount } from "../accounts/target-accounts.ts";
 import type { ConnectResult } from "./model.ts";
 import { formPage, resultPage, type Requester } from "./pages.ts";
 import { attemptSecret, codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
@@ -59,7 +61,7 @@ function flowOf(plugin: Plugin): ConnectFlow {
 }
 
 /** Computes the browser URL of a connect flow; connects and changes nothing. */
-export function startConnect(ctx: AppContext, principal: Principal, platform: string): ConnectResult {
+export async function startConnect(ctx: AppContext, principal: Principal, platform: string): Promise<ConnectResult> {
   const plugin = pluginOrNotFound(ctx, platform);
   const flow = flowOf(plugin);
   const sandbox = principal.sandbox;
@@ -82,6 +84,7 @@ export function startConnect(ctx: AppContext, principal: Principal, platform: st
       );
     }
   }
+  await assertRoomToConnect(ctx.db.db, principal.profileId, platform);
   const state = issueState(
     ctx.config.secretKey,
     { profileId: principal.profileId, platform, sandbox },
@@ -120,16 +123,42 @@ async function store(
 ): Promise<Response> {
   const identities = Array.isArray(found) ? found : [found];
   if (identities.length === 0) throw new ConnectError(`No ${plugin.displayName} account was granted to Crier.`);
-  for (const identity of identities) {
-    await upsertConnectedAccount(ctx, {
-      profileId: state.profileId,
-      platform: plugin.platform,
-      remoteId: identity.remoteId,
-      username: identity.username,
-      avatarUrl: identity.avatarUrl ?? null,
-      credentials: identity.credentials,
-      metadata: identity.metadata ?? {},
+  try {
+    const rows = await ctx.db.db.transaction(async (tx) => {
+      // The cap may have been reached while the user was on the platform's page.
+      await assertRoomFor(
+        tx,
+        state.profileId,
+        plugin.platform,
+        identities.map((i) => i.remoteId),
+      );
+      const stored = [];
+      for (const identity of identities)
+        stored.push(
+          await upsertConnectedAccount(
+            ctx,
+            {
+              profileId: state.profileId,
+              platform: plugin.platform,
+              remoteId: identity.remoteId,
+              username: identity.username,
+              avatarUrl: identity.avatarUrl ?? null,
+              credentials: identity.credentials,
+              metadata: identity.metadata ?? {},
+            },
+            tx,
+          ),
+        );
+      return stored;
     });
+    // Forgotten again once committed, so no read between the write and the commit keeps the old row.
+    for (const row of rows) forgetTargetAccount(ctx.db, row.id);
+  } catch (e) {
+    if (!(e instanceof AccountLimitReached)) throw e;
+    return resultPage(
+      { ok: false, platform: plugin.platform, title: "Connection refused", message: `${e.message} ${e.hint}` },
+      403,
+    );
   }
   ctx.log.info("account connected", {
     platform: plugin.platform,

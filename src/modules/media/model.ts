@@ -1,5 +1,5 @@
 import { t, type Static } from "elysia";
-import { MEDIA_CONTENT_TYPES } from "../../storage/keys.ts";
+import { MEDIA_CONTENT_TYPES, MEDIA_KIND_SHORTHANDS } from "../../storage/keys.ts";
 
 export const MediaContentTypeSchema = t.Union(
   MEDIA_CONTENT_TYPES.map((ct) => t.Literal(ct)),
@@ -11,6 +11,23 @@ export const MediaContentTypeSchema = t.Union(
   },
 );
 
+/**
+ * What a ticket may be asked for: a MIME type, or the shorthand `image` or `video` that clients of the
+ * upstream service send, resolved from the file name's extension.
+ */
+export const UploadContentTypeSchema = t.Union(
+  [...MEDIA_CONTENT_TYPES, ...MEDIA_KIND_SHORTHANDS].map((ct) => t.Literal(ct)),
+  {
+    description:
+      "The file's type: one of the spec's six MIME types, image/gif, or (extension, as the upstream service accepts) " +
+      "the shorthand `image` or `video`, in which case the type is taken from the file name's extension (.mp4 → video/mp4, " +
+      ".mov → video/quicktime, .png → image/png, …) and the ticket answers the full type.",
+    "x-error-code": "invalid_content_type",
+    "x-error-message": `content_type is required and must be one of ${[...MEDIA_CONTENT_TYPES, ...MEDIA_KIND_SHORTHANDS].join(", ")}`,
+    "x-error-hint": "Send the MIME type of the file you will upload (or image or video), matching its extension.",
+  },
+);
+
 export const UploadCreate = t.Object(
   {
     filename: t.String({
@@ -19,7 +36,7 @@ export const UploadCreate = t.Object(
       "x-error-message": "filename is required",
       "x-error-hint": "Send the original file name with its extension, like photo.jpg.",
     }),
-    content_type: MediaContentTypeSchema,
+    content_type: UploadContentTypeSchema,
   },
   { additionalProperties: false, title: "UploadCreate" },
 );

@@ -25,7 +25,8 @@ export function mediaRoutes(ctx: AppContext) {
           description:
             "Creates no bytes. Then: PUT the raw file to data.upload.signedUrl with the same Content-Type before expires_at; " +
             "GET /v1/media/{media_id}; pass its public_url as media[].url. 400 invalid_filename (missing, with folders, no extension, " +
-            "or an extension that does not fit content_type), 400 invalid_content_type. Limits: MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
+            "or an extension that does not fit content_type), 400 invalid_content_type. content_type may also be the shorthand image or video (as the upstream service accepts): " +
+            "the type then comes from the file name's extension and the ticket answers the full MIME type; an extension of another kind, or none, is 400 invalid_content_type naming both. Limits: MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES.",
         },
       },
     )

@@ -4,7 +4,14 @@ import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
-import { contentTypeForExtension, MEDIA_TYPES, type MediaContentType } from "../../storage/keys.ts";
+import {
+  contentTypeForExtension,
+  fitsShorthand,
+  MEDIA_KIND_SHORTHANDS,
+  MEDIA_TYPES,
+  type MediaContentType,
+  type MediaKindShorthand,
+} from "../../storage/keys.ts";
 import type { StoreIntake } from "../../storage/storage.ts";
 import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
@@ -47,8 +54,35 @@ export function checkFilename(filename: string, contentType: MediaContentType): 
   return ext;
 }
 
+/**
+ * The MIME type a ticket is for: the one sent, or for the shorthand `image`/`video` the type of the file
+ * name's extension, which must be of that kind.
+ */
+export function resolveContentType(filename: string, sent: string): MediaContentType {
+  if (!(MEDIA_KIND_SHORTHANDS as readonly string[]).includes(sent)) return sent as MediaContentType;
+  const shorthand = sent as MediaKindShorthand;
+  const name = filename.trim();
+  const dot = name.lastIndexOf(".");
+  const ext = dot > 0 && dot < name.length - 1 ? name.slice(dot + 1).toLowerCase() : "";
+  const type = ext ? contentTypeForExtension(ext) : null;
+  if (type && fitsShorthand(type, shorthand)) return type;
+  const accepted = extensionsOf(shorthand);
+  throw new BadRequest(
+    "invalid_content_type",
+    ext
+      ? `content_type ${shorthand} does not fit filename ${JSON.stringify(name)}: .${ext} is ${type ?? "not a supported type"}`
+      : `content_type ${shorthand} needs a filename with an extension to tell the type; ${JSON.stringify(name)} has none`,
+    `With content_type ${shorthand}, name the file with one of ${accepted.join(", ")}, or send its MIME type instead.`,
+  );
+}
+
+const extensionsOf = (shorthand: MediaKindShorthand) =>
+  (Object.keys(MEDIA_TYPES) as MediaContentType[])
+    .filter((ct) => fitsShorthand(ct, shorthand))
+    .flatMap((ct) => MEDIA_TYPES[ct].extensions.map((e) => `.${e}`));
+
 export async function createTicket(ctx: AppContext, profileId: string, body: UploadCreate): Promise<UploadTicket> {
-  const contentType = body.content_type as MediaContentType;
+  const contentType = resolveContentType(body.filename, body.content_type);
   const ext = checkFilename(body.filename, contentType);
   const uuid = randomUUID();
   const mediaId = encodeMediaId(uuid);

@@ -44,6 +44,20 @@ export const TargetStatus = Literals(TARGET_STATUSES);
 export const PostStatus = Literals(POST_STATUSES);
 const PostOrigin = Literals(POST_ORIGINS);
 
+export const Adjustment = t.Object(
+  {
+    code: t.String({ description: "content_truncated, hashtags_removed or media_dropped." }),
+    message: t.String({ description: "What was changed and the platform's limit that made it necessary." }),
+  },
+  { title: "Adjustment" },
+);
+
+const Adjustments = t.Array(Adjustment, {
+  description:
+    "Extension: what lenient handling (Prefer: handling=lenient on POST /v1/posts) changed so this target fits its platform: " +
+    "text cut at a word boundary, hashtags past the cap removed, media of a refused kind or past the counts dropped. Empty when nothing was changed.",
+});
+
 export const PostTarget = t.Object(
   {
     target_post_id: t.String(),
@@ -64,6 +78,7 @@ export const PostTarget = t.Object(
     attempts: t.Integer(),
     content_override: t.Union([t.String(), t.Null()]),
     platform_options: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+    adjustments: Adjustments,
   },
   { title: "PostTarget" },
 );
@@ -131,8 +146,10 @@ export const TargetValidation = t.Object(
       { description: "null when the account or its platform is unknown." },
     ),
     media: t.Array(MediaInput, {
-      description: "The media this target would receive: all of it, never a silent subset.",
+      description:
+        "The media this target would receive: all of it, never a silent subset (with Prefer: handling=lenient, what is kept; adjustments names what was dropped).",
     }),
+    adjustments: Adjustments,
   },
   { title: "TargetValidation" },
 );

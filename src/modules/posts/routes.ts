@@ -3,6 +3,8 @@ import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { created, IdempotencyHeader } from "../../http/idempotency.ts";
 import { Data, errors, Paged, Uuid } from "../../http/model.ts";
+import { IGNORED_FIELDS_NOTE, ignoreUnknownKeys } from "../../http/ignored-fields.ts";
+import { handlingPreference, LENIENT_APPLIED, LENIENT_NOTE } from "../../http/prefer.ts";
 import { DeleteResult } from "../accounts/model.ts";
 import { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostValidation } from "./model.ts";
 import { validatePost } from "./validate.ts";
@@ -16,11 +18,18 @@ export function postsRoutes(ctx: AppContext) {
     .use(auth(ctx))
     .post(
       "",
-      async ({ principal, body, headers, set }) =>
-        created(set, await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"])),
+      async ({ principal, body, headers, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        if (lenient) Object.assign(set.headers, LENIENT_APPLIED);
+        return created(
+          set,
+          await service.createPost(ctx, principal.profileId, body, headers["idempotency-key"], { lenient }),
+        );
+      },
       {
         scope: "posts:write",
         body: PostCreate,
+        transform: ignoreUnknownKeys(PostCreate, ["targets"]),
         headers: IdempotencyHeader,
         response: { 201: Data(Post), ...errors(400, 409, 413) },
         detail: {
@@ -31,24 +40,39 @@ export function postsRoutes(ctx: AppContext) {
             "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
             "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
             "A replay with the same Idempotency-Key and body answers 201 with the original post and Idempotent-Replayed: true. " +
-            "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again).",
+            "409 target_accounts_changed when the target accounts changed under three attempts in a row (nothing is stored; send it again). " +
+            IGNORED_FIELDS_NOTE +
+            " " +
+            LENIENT_NOTE,
         },
       },
     )
-    .post("/validate", async ({ principal, body }) => ({ data: await validatePost(ctx, principal.profileId, body) }), {
-      scope: "posts:write",
-      body: PostCreate,
-      response: { 200: Data(PostValidation), ...errors(400, 413) },
-      detail: {
-        summary: "Check a post without creating it",
-        description:
-          "Takes the body of POST /v1/posts; nothing is saved and nothing is published. Answers 200 with every problem found, not only the first: " +
-          "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
-          "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is ever cut or dropped: what would not fit is a problem. " +
-          "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
-          "A body that breaks the schema itself is a 400 validation_error, as on create.",
+    .post(
+      "/validate",
+      async ({ principal, body, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        if (lenient) Object.assign(set.headers, LENIENT_APPLIED);
+        return { data: await validatePost(ctx, principal.profileId, body, { lenient }) };
       },
-    })
+      {
+        scope: "posts:write",
+        body: PostCreate,
+        transform: ignoreUnknownKeys(PostCreate, ["targets"]),
+        response: { 200: Data(PostValidation), ...errors(400, 413) },
+        detail: {
+          summary: "Check a post without creating it",
+          description:
+            "Takes the body of POST /v1/posts; nothing is saved and nothing is published. Answers 200 with every problem found, not only the first: " +
+            "post-level ones (media URLs, publish_at, draft_id) in data.problems, and per target its problems (each with the code POST /v1/posts would answer), " +
+            "the text length as that platform counts it with its limit and unit, and the media it would receive. Nothing is cut or dropped unless lenient handling is asked for: what would not fit is a problem. " +
+            "A body that validates (data.ok) is accepted by POST /v1/posts unless the accounts or media change in between: both run the same checks. " +
+            "A body that breaks the schema itself is a 400 validation_error, as on create. " +
+            IGNORED_FIELDS_NOTE +
+            " " +
+            LENIENT_NOTE,
+        },
+      },
+    )
     .get("", ({ principal, query }) => service.listPosts(ctx, principal.profileId, query), {
       scope: "posts:read",
       query: PostListQuery,
@@ -76,18 +100,26 @@ export function postsRoutes(ctx: AppContext) {
     )
     .patch(
       "/:id",
-      async ({ principal, params, body }) => ({
-        data: await service.updatePost(ctx, principal.profileId, params.id, body),
-      }),
+      async ({ principal, params, body, set, request }) => {
+        const lenient = handlingPreference(request) === "lenient";
+        const { lenientApplied, ...post } = await service.updatePost(ctx, principal.profileId, params.id, body, {
+          lenient,
+        });
+        if (lenientApplied) Object.assign(set.headers, LENIENT_APPLIED);
+        return { data: post };
+      },
       {
         scope: "posts:write",
         params: IdParams,
         body: PostPatch,
+        transform: ignoreUnknownKeys(PostPatch, ["targets"]),
         response: { 200: Data(Post), ...errors(400, 404, 409) },
         detail: {
           summary: "Update a scheduled post",
           description:
-            "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones.",
+            "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones. " +
+            "A post created with Prefer: handling=lenient stays lenient: its targets are fitted again to what the edit sends (Preference-Applied says so); an edit may also ask for it. " +
+            IGNORED_FIELDS_NOTE,
         },
       },
     )
@@ -115,7 +147,11 @@ export function postsRoutes(ctx: AppContext) {
         detail: {
           summary: "Cancel a post",
           description:
-            "Pending and scheduled targets become cancelled; the record stays. 409 post_not_cancellable when no target is waiting.",
+            "Pending and scheduled targets become cancelled; the record stays. A scheduled post becomes cancelled; a queued one too, " +
+            "unless the engine claimed a target first (that target goes on; the others are cancelled). On a partly published post the waiting " +
+            "targets are cancelled and the published ones stay published (the post's status then follows them). Targets being published " +
+            "(processing, submitted) are left alone. 409 post_not_cancellable when no target is waiting. The upstream's clients also cancel with " +
+            "DELETE /v1/posts/{id}, which removes the record instead.",
         },
       },
     )
@@ -143,7 +179,10 @@ export function postsRoutes(ctx: AppContext) {
         detail: {
           summary: "Delete a post",
           description:
-            "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms.",
+            "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms. " +
+            "On a scheduled or queued post nothing is published afterwards (a target claimed by the engine first makes it 409 post_processing). " +
+            "On a partly published post the record of what was published goes too, with the waiting targets; use POST /v1/posts/{id}/cancel to keep it. " +
+            "Deleting a post that is already gone is 404 not_found, which clients cancelling a batch may read as done.",
         },
       },
     )

@@ -14,6 +14,7 @@ import { postStatusSql } from "./status-sql.ts";
 import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-accounts.ts";
 import { optionsForPlugin } from "../../platform/host/options.ts";
 import { normalizeMedia, problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
+import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -39,6 +40,7 @@ export function toTarget(row: TargetWithName): PostTarget {
     attempts: row.attempts,
     content_override: row.contentOverride,
     platform_options: row.platformOptions ?? null,
+    adjustments: row.adjustments ?? [],
   };
 }
 
@@ -102,6 +104,9 @@ interface NewTarget {
   position: number;
   contentOverride: string | null;
   platformOptions: Record<string, unknown> | null;
+  fittedContent: string | null;
+  fittedMedia: MediaItem[] | null;
+  adjustments: Adjustment[] | null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -115,6 +120,10 @@ export interface TargetPlan {
   rows: NewTarget[];
   plugin: Plugin | null;
   content: string;
+  /** The media this target gets: the post's, or what lenient handling kept. */
+  media: MediaItem[];
+  /** What lenient handling changed; null when the target was checked strictly. */
+  adjustments: Adjustment[] | null;
 }
 
 /**
@@ -132,6 +141,7 @@ export async function planTargets(
   content: string,
   media: MediaItem[],
   cached = false,
+  lenient = false,
 ): Promise<TargetPlan[]> {
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
   // The ids passed the UUID check above, so the array literal the read builds is well formed.
@@ -154,6 +164,8 @@ export async function planTargets(
       rows: [],
       plugin: null,
       content: text,
+      media,
+      adjustments: null,
     };
     const problem = (code: string, message: string, hint: string, field = `targets[${i}].account_id`) => {
       plan.problems.push({ code, message, hint, field });
@@ -194,7 +206,18 @@ export async function planTargets(
         "List each account once.",
       );
     const options = input.platform_options ?? {};
-    for (const p of targetProblems({ label: plan.label, accountId: account.id, plugin, content: text, media, options }))
+    if (lenient) {
+      const fitted = fitTarget({ plugin, content: text, media });
+      Object.assign(plan, { content: fitted.content, media: fitted.media, adjustments: fitted.adjustments });
+    }
+    for (const p of targetProblems({
+      label: plan.label,
+      accountId: account.id,
+      plugin,
+      content: plan.content,
+      media: plan.media,
+      options,
+    }))
       plan.problems.push({
         ...p,
         field:
@@ -225,6 +248,9 @@ export async function planTargets(
         position: position++,
         contentOverride: input.content_override ?? null,
         platformOptions: input.platform_options ?? null,
+        fittedContent: plan.content !== text ? plan.content : null,
+        fittedMedia: plan.media !== media ? plan.media : null,
+        adjustments: plan.adjustments,
       });
     }
     return plan;
@@ -240,8 +266,9 @@ async function buildTargets(
   content: string,
   media: MediaItem[],
   cached = false,
+  lenient = false,
 ): Promise<NewTarget[]> {
-  const plans = await planTargets(ctx, db, profileId, inputs, content, media, cached);
+  const plans = await planTargets(ctx, db, profileId, inputs, content, media, cached, lenient);
   const failed = plans.find((p) => p.problems.length);
   if (failed) throw problemError(failed.problems[0], failed.label);
   return plans.flatMap((p) => p.rows);
@@ -331,6 +358,9 @@ async function insertPost(
       position: t.position,
       content_override: t.contentOverride,
       platform_options: t.platformOptions,
+      fitted_content: t.fittedContent,
+      fitted_media: t.fittedMedia,
+      adjustments: t.adjustments,
     })),
   };
   // Outside a transaction (q is the database itself) the insert may share a statement; inside one, it
@@ -385,12 +415,19 @@ function newRows(
 /** Tries of a create whose insert found an account changed since it was read (a race that repeats is a 409). */
 const CREATE_TRIES = 3;
 
-export async function createPost(ctx: AppContext, profileId: string, body: PostCreate, key?: string) {
+export async function createPost(
+  ctx: AppContext,
+  profileId: string,
+  body: PostCreate,
+  key?: string,
+  opts: { lenient?: boolean } = {},
+) {
+  const lenient = opts.lenient ?? false;
   const media = normalizeMedia(body.media);
   const content = body.content ?? "";
   const create = async (q: Queryable, id: string) => {
     const when = timing(ctx, body.publish_at);
-    let list = await buildTargets(ctx, q, profileId, body.targets, content, media, true);
+    let list = await buildTargets(ctx, q, profileId, body.targets, content, media, true, lenient);
     if (body.draft_id) {
       const [draft] = await q
         .update(drafts)
@@ -411,7 +448,7 @@ export async function createPost(ctx: AppContext, profileId: string, body: PostC
         );
       // An account changed since it was remembered or read: plan again from a fresh read, which answers
       // the same 400 as always for an account now foreign, deleted or disconnected.
-      list = await buildTargets(ctx, q, profileId, body.targets, content, media);
+      list = await buildTargets(ctx, q, profileId, body.targets, content, media, false, lenient);
     }
   };
   const result =
@@ -468,8 +505,19 @@ async function lockTargets(tx: Tx, postId: string): Promise<TargetRow[]> {
 const bump = (ctx: AppContext, row: PostRow) =>
   new Date(Math.max(ctx.clock.now().getTime(), row.updatedAt.getTime() + 1));
 
-export async function updatePost(ctx: AppContext, profileId: string, id: string, patch: PostPatch): Promise<Post> {
+/**
+ * Changes a scheduled post. A post created with lenient handling stays lenient (its targets are fitted
+ * again to the new content), as does one whose edit asks for it; `applied` says whether it was.
+ */
+export async function updatePost(
+  ctx: AppContext,
+  profileId: string,
+  id: string,
+  patch: PostPatch,
+  opts: { lenient?: boolean } = {},
+): Promise<Post & { lenientApplied?: boolean }> {
   const media = patch.media !== undefined ? normalizeMedia(patch.media) : undefined;
+  let lenient = opts.lenient ?? false;
   const post = await ctx.db.db.transaction(async (tx) => {
     const row = await postRow(tx, profileId, id, true);
     const current = await lockTargets(tx, id);
@@ -495,7 +543,8 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
         content_override: t.contentOverride,
         platform_options: t.platformOptions,
       }));
-    const list = await buildTargets(ctx, tx, profileId, inputs, content, nextMedia);
+    lenient ||= current.some((t) => t.status !== "cancelled" && t.adjustments != null);
+    const list = await buildTargets(ctx, tx, profileId, inputs, content, nextMedia, false, lenient);
     const now = bump(ctx, row);
     const [updated] = await tx
       .update(posts)
@@ -517,11 +566,29 @@ export async function updatePost(ctx: AppContext, profileId: string, id: string,
         .update(postTargets)
         .set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+      if (lenient) await refit(tx, current, list);
     }
     return toPost(updated, (await targetsOf(tx, [id])).get(id)!);
   });
   if (post.status === "queued") ctx.dispatch?.wake();
-  return post;
+  return Object.assign(post, { lenientApplied: lenient });
+}
+
+/**
+ * Stores what fitting the new content gave each kept target: the planned rows come in the order of the
+ * targets they were rebuilt from, so each is matched to the first unmatched target of its account and variant.
+ */
+async function refit(tx: Tx, current: TargetRow[], list: NewTarget[]) {
+  const unmatched = current.filter((t) => t.status === "scheduled");
+  for (const row of list) {
+    const i = unmatched.findIndex((t) => t.accountId === row.accountId && t.targetVariant === row.targetVariant);
+    if (i === -1) continue;
+    const [target] = unmatched.splice(i, 1);
+    await tx
+      .update(postTargets)
+      .set({ fittedContent: row.fittedContent, fittedMedia: row.fittedMedia, adjustments: row.adjustments })
+      .where(eq(postTargets.id, target.id));
+  }
 }
 
 /** Snapchat-style variants are one input target expanded; rebuild the input once per account run. */

@@ -7,20 +7,36 @@ import { draftNotFound, planTargets, publishAtProblem } from "./service.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
- * collected instead of the first thrown. Nothing is written and nothing is changed: text that is too long
- * or media a platform cannot take is a problem, never silently cut or dropped.
+ * collected instead of the first thrown. Nothing is written. Text that is too long or media a platform cannot
+ * take is a problem, never silently cut or dropped; with lenient handling asked for, each target shows what
+ * it would get after fitting and the adjustments that made it fit.
  */
-export async function validatePost(ctx: AppContext, profileId: string, body: PostCreate): Promise<PostValidation> {
+export async function validatePost(
+  ctx: AppContext,
+  profileId: string,
+  body: PostCreate,
+  opts: { lenient?: boolean } = {},
+): Promise<PostValidation> {
   const { items: media, problems } = mediaProblems(body.media);
   problems.push(...(await postProblems(ctx, profileId, body)));
-  const plans = await planTargets(ctx, ctx.db.db, profileId, body.targets, body.content ?? "", media);
+  const plans = await planTargets(
+    ctx,
+    ctx.db.db,
+    profileId,
+    body.targets,
+    body.content ?? "",
+    media,
+    false,
+    opts.lenient,
+  );
   const targets = plans.map((p) => ({
     account_id: p.accountId,
     platform: p.platform,
     ok: p.problems.length === 0,
     problems: p.problems,
-    text: p.plugin ? textMeasure({ plugin: p.plugin, content: p.content, media }) : null,
-    media,
+    text: p.plugin ? textMeasure({ plugin: p.plugin, content: p.content, media: p.media }) : null,
+    media: p.media,
+    adjustments: p.adjustments ?? [],
   }));
   return { ok: problems.length === 0 && targets.every((t) => t.ok), problems, targets };
 }

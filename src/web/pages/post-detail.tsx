@@ -176,6 +176,16 @@ function TargetRow(props: { post: Post; target: PostTarget; act: (m: string, pat
           </a>
         ) : null}
         {t.published_at ? <div class="muted small">Published {when(t.published_at)}</div> : null}
+        {t.adjustments?.length ? (
+          <div class="note adjusted">
+            <strong>Adjusted to fit {t.platform}</strong>
+            <ul>
+              {t.adjustments.map((a) => (
+                <li key={a.code + a.message}>{a.message}</li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         {t.error ? (
           <div class="note error">
             <strong>{t.error}</strong>

@@ -175,6 +175,40 @@ describe("creating a ticket", () => {
     });
   }
 
+  test("the shorthands image and video take the type from the extension, as the upstream accepts", async () => {
+    for (const [filename, shorthand, type] of [
+      ["clip.mp4", "video", "video/mp4"],
+      ["clip.MOV", "video", "video/quicktime"],
+      ["clip.webm", "video", "video/webm"],
+      ["photo.png", "image", "image/png"],
+      ["photo.jpeg", "image", "image/jpeg"],
+      ["loop.gif", "image", "image/gif"],
+    ] as const) {
+      const res = await api("POST", "/v1/media/uploads", { filename, content_type: shorthand });
+      expect(res.status).toBe(201);
+      expect(res.body.data.content_type).toBe(type);
+      expect(res.body.data.path.endsWith(filename.slice(filename.lastIndexOf(".")).toLowerCase())).toBe(true);
+    }
+  });
+
+  test("a shorthand whose file name has another kind's extension, or none, is a 400 naming both", async () => {
+    for (const [filename, shorthand] of [
+      ["photo.png", "video"],
+      ["clip.mp4", "image"],
+      ["clip", "video"],
+      ["notes.txt", "image"],
+    ] as const) {
+      const n = await mediaRows();
+      const res = await api("POST", "/v1/media/uploads", { filename, content_type: shorthand });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe("invalid_content_type");
+      expect(res.body.error.message).toContain(shorthand);
+      expect(res.body.error.message).toContain(filename);
+      expect(res.body.error.hint).toBeTruthy();
+      expect(await mediaRows()).toBe(n);
+    }
+  });
+
   test("the extension mismatch names both sides", async () => {
     const res = await api("POST", "/v1/media/uploads", { filename: "photo.png", content_type: "image/jpeg" });
     expect(res.body.error.message).toContain(".png");
