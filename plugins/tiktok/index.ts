@@ -25,6 +25,7 @@ import {
   type TokenEndpoint,
 } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
+import { utf16Prefix } from "../../src/platform/text.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
 const TOKEN_ENDPOINT: TokenEndpoint = {
@@ -77,13 +78,6 @@ interface Options {
 interface Envelope<T> {
   data: T;
   error: { code: string; message: string; log_id?: string };
-}
-
-/** The first `max` UTF-16 code units of a text, never cutting a surrogate pair in two. */
-export function utf16Prefix(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const high = text.charCodeAt(max - 1);
-  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? max - 1 : max);
 }
 
 /** TikTok's chunk plan: one piece up to 64 MB, else 10 MB chunks with the remainder in the last one. */

@@ -3,7 +3,10 @@
  * token (client id and secret in the body; code and refresh grants; one-hour access tokens), the
  * channel, resumable uploads (session, declared length and type checked, bytes create the video),
  * processing over status checks, the uploads playlist and statistics. Errors use Google's
- * `{error:{code, message, errors:[{reason}]}}`.
+ * `{error:{code, message, errors:[{reason}]}}`. The video resource is checked against YouTube's own
+ * contract (./contract.ts, from @googleapis/youtube): a field it does not declare is refused, as YouTube
+ * refuses it, and the answers are typed by it. A project YouTube has not audited (setAudited(false))
+ * gets its uploads made private. Rules and sources: docs/platforms.md, YouTube.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the channel "@sandboxtube".
  */
@@ -18,6 +21,14 @@ import {
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import {
+  VIDEO_FIELDS,
+  VIDEO_PARTS,
+  type ChannelListResponse,
+  type PlaylistItemListResponse,
+  type Video as VideoResource,
+  type VideoListResponse,
+} from "./contract.ts";
 
 const ACCESS_TTL_MS = 3600_000;
 const PRIVACY = ["public", "unlisted", "private"];
@@ -50,6 +61,12 @@ interface Session {
 export interface YouTubeEmulator extends Emulator {
   engage(id: string, counts: { views?: number; likes?: number; comments?: number }): void;
   expireTokens(): void;
+  /**
+   * A Google API project that has not passed YouTube's audit: "videos uploaded via the videos.insert
+   * endpoint from unverified API projects created after 28 July 2020 will be restricted to private
+   * viewing mode" (videos.insert reference, checked 2026-11-26).
+   */
+  setAudited(audited: boolean): void;
 }
 
 class GoogleError extends Error {
@@ -66,10 +83,27 @@ const body = (status: number, reason: string, message: string) => ({
   error: {
     code: status,
     message,
-    errors: [{ message, domain: "youtube.video", reason }],
+    errors: [{ message, domain: reason === "invalid" ? "global" : "youtube.video", reason }],
     status: status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT",
   },
 });
+
+/**
+ * A field the resource does not declare: Google's front end answers 400 "Invalid JSON payload received.
+ * Unknown name ... Cannot find field." before YouTube looks at the request.
+ */
+function refuseUnknown(value: unknown, known: string[], at: string) {
+  if (value === undefined || value === null) return;
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new GoogleError(400, "invalid", `Invalid JSON payload received. '${at}' must be an object.`);
+  for (const name of Object.keys(value))
+    if (!known.includes(name))
+      throw new GoogleError(
+        400,
+        "invalid",
+        `Invalid JSON payload received. Unknown name "${name}" at '${at}': Cannot find field.`,
+      );
+}
 
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
@@ -97,6 +131,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     sessions: new Map<string, Session>(),
     videos: [] as Video[],
     emulated: [] as EmulatedPost[],
+    audited: true,
   }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
@@ -104,7 +139,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     if (!oauth.bearer(req)) throw new GoogleError(401, "authError", "Request had invalid authentication credentials.");
   }
 
-  const videoItem = (v: Video, parts: string[]) => ({
+  const videoItem = (v: Video, parts: string[]): VideoResource => ({
     kind: "youtube#video",
     id: v.id,
     ...(parts.includes("snippet") && {
@@ -159,7 +194,8 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         id: randomBytes(8).toString("base64url").slice(0, 11),
         title: s.snippet.title,
         description: s.snippet.description,
-        privacy: s.privacy,
+        // An unaudited project's upload is private, whatever was asked.
+        privacy: state.audited ? s.privacy : "private",
         synthetic: s.synthetic,
         size: bytes.length,
         status: mp4 ? "uploaded" : "failed",
@@ -191,21 +227,31 @@ export function createYouTubeEmulator(): YouTubeEmulator {
           "invalidArgument",
           "X-Upload-Content-Length and a video X-Upload-Content-Type are required.",
         );
-      const b = (await req.json().catch(() => null)) as {
-        snippet?: { title?: string; description?: string };
-        status?: { privacyStatus?: string; containsSyntheticMedia?: boolean };
-      } | null;
-      const title = b?.snippet?.title ?? "";
+      // part names what the write sets: parts of the body it does not name are not written.
+      const parts = (url.searchParams.get("part") ?? "").split(",").filter(Boolean);
+      if (!parts.length)
+        throw new GoogleError(400, "missingRequiredParameter", "No filter selected. Expected one of: part");
+      const unknownPart = parts.find((p) => !VIDEO_PARTS.includes(p));
+      if (unknownPart) throw new GoogleError(400, "unexpectedPart", `'${unknownPart}'`);
+      const sent = (await req.json().catch(() => null)) as VideoResource | null;
+      refuseUnknown(sent, VIDEO_FIELDS.video, "resource");
+      refuseUnknown(sent?.snippet, VIDEO_FIELDS.snippet, "resource.snippet");
+      refuseUnknown(sent?.status, VIDEO_FIELDS.status, "resource.status");
+      const b = {
+        snippet: parts.includes("snippet") ? sent?.snippet : undefined,
+        status: parts.includes("status") ? sent?.status : undefined,
+      };
+      const title = b.snippet?.title ?? "";
       if (!title || title.length > 100 || /[<>]/.test(title))
         throw new GoogleError(400, "invalidTitle", "The request metadata specifies an invalid video title.");
-      const description = b?.snippet?.description ?? "";
+      const description = b.snippet?.description ?? "";
       if (Buffer.byteLength(description, "utf8") > 5000 || /[<>]/.test(description))
         throw new GoogleError(
           400,
           "invalidDescription",
           "The request metadata specifies an invalid video description.",
         );
-      const privacy = b?.status?.privacyStatus ?? "public";
+      const privacy = b.status?.privacyStatus ?? "public";
       if (!PRIVACY.includes(privacy)) throw new GoogleError(400, "invalidVideoMetadata", "privacyStatus is invalid.");
       const s: Session = {
         id: randomBytes(12).toString("hex"),
@@ -213,7 +259,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         type,
         snippet: { title, description },
         privacy,
-        synthetic: b?.status?.containsSyntheticMedia ?? null,
+        synthetic: b.status?.containsSyntheticMedia ?? null,
         done: false,
       };
       state.sessions.set(s.id, s);
@@ -224,8 +270,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
       const parts = (url.searchParams.get("part") ?? "").split(",");
       return Response.json({
+        kind: "youtube#channelListResponse",
         items: [
           {
+            kind: "youtube#channel",
             id: channel.id,
             ...(parts.includes("snippet") && {
               snippet: {
@@ -247,7 +295,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
             }),
           },
         ],
-      });
+      } satisfies ChannelListResponse);
     }
     if (m === "GET" && path === "/youtube/v3/videos") {
       const ids = (url.searchParams.get("id") ?? "").split(",").filter(Boolean);
@@ -256,7 +304,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       // Processing moves on with the status checks that follow an upload.
       for (const v of items)
         if (parts.includes("status") && v.status === "uploaded" && ++v.checks >= 2) v.status = "processed";
-      return Response.json({ items: items.map((v) => videoItem(v, parts)) });
+      return Response.json({
+        kind: "youtube#videoListResponse",
+        items: items.map((v) => videoItem(v, parts)),
+      } satisfies VideoListResponse);
     }
     if (m === "GET" && path === "/youtube/v3/playlistItems") {
       if (url.searchParams.get("playlistId") !== `UU${channel.id.slice(2)}`)
@@ -274,7 +325,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
             },
             contentDetails: { videoId: v.id, videoPublishedAt: v.createdAt.toISOString() },
           })),
-      });
+      } satisfies PlaylistItemListResponse);
     }
     throw new GoogleError(404, "notFound", `No route ${m} ${path}`);
   }
@@ -323,6 +374,9 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       addCounts(v, counts);
     },
     expireTokens: () => oauth.expireAll(),
+    setAudited(audited) {
+      state.audited = audited;
+    },
   };
 }
 
