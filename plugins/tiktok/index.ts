@@ -26,6 +26,7 @@ import {
 } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { utf16Prefix } from "../../src/platform/text.ts";
+import { classify, isFail, PRIVATE_NOTICE, unauditedFallback, withNotice, type Notice } from "./outcomes.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
 const TOKEN_ENDPOINT: TokenEndpoint = {
@@ -43,8 +44,6 @@ const SINGLE_CHUNK_MAX = 64 * MB;
 const CHUNK = 10 * MB;
 
 type Fail = FailureOutcome;
-/** TikTok's error for a direct post of an app it has not audited that is not SELF_ONLY. */
-const UNAUDITED = "unaudited_client_can_only_post_to_private_accounts";
 /**
  * What connect asks for. user.info.profile carries `username` and user.info.stats `follower_count`
  * (Get User Info; User Info APIs Scope Migration, developers.tiktok.com, checked 2026-11-26).
@@ -94,33 +93,6 @@ async function call<T>(ctx: PluginContext, path: string, json: unknown, creates 
   if (code && code !== "ok") return classify(res.status, res.body) ?? { kind: "permanent", reason: code, code };
   return res.body.data;
 }
-
-/** TikTok's error codes as outcomes ("Error Handling", developers.tiktok.com/doc/tiktok-api-v2-error-handling). */
-function classify(status: number, body: unknown): Fail | undefined {
-  const err = (body as Envelope<unknown> | null)?.error;
-  const code = err?.code ?? "";
-  const reason = `${code}: ${err?.message ?? `HTTP ${status}`}`;
-  if (code === "access_token_invalid") return { kind: "auth_expired", reason };
-  // A scope the user did not grant: a new token will not have it either; reconnecting and granting it will.
-  if (code === "scope_not_authorized")
-    return {
-      kind: "permanent",
-      reason: `${reason} Reconnect the TikTok account and allow every permission Crier asks for.`,
-      code,
-    };
-  if (code === "rate_limit_exceeded" || status === 429) return { kind: "retryable", reason, retryAfterMs: 60_000 };
-  // The creator's daily cap: worth trying again tomorrow, not sooner.
-  if (code === "spam_risk_too_many_posts") return { kind: "retryable", reason, retryAfterMs: 6 * 3600_000 };
-  if (code === "internal_error" || status >= 500) return { kind: "retryable", reason };
-  if (code) return { kind: "permanent", reason, code };
-  return undefined;
-}
-const isFail = (v: unknown): v is Fail =>
-  typeof v === "object" &&
-  v !== null &&
-  "kind" in v &&
-  typeof (v as { kind: unknown }).kind === "string" &&
-  "reason" in v;
 
 async function privacyFor(ctx: PluginContext, options: Options): Promise<string | Fail> {
   const info = await call<{ privacy_level_options: string[] }>(ctx, "/v2/post/publish/creator_info/query/", {});
@@ -197,45 +169,6 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
   return withNotice(await checkStatus(ctx, init.publish_id), notice);
 }
 
-type Notice = { code: string; message: string };
-
-/**
- * An app TikTok has not audited may only post SELF_ONLY. When the client named no privacy, Crier's
- * default (public when offered) is refused for that reason only, so the post goes out SELF_ONLY instead
- * and the target says so; a privacy the client asked for is never changed behind its back.
- */
-async function unauditedFallback<T>(
-  options: Options,
-  privacy: string,
-  post: (privacy: string) => Promise<T | Fail>,
-): Promise<{ result: T | Fail; notice?: Notice }> {
-  const first = await post(privacy);
-  if (
-    !isFail(first) ||
-    !("code" in first) ||
-    first.code !== UNAUDITED ||
-    options.privacy_level ||
-    privacy === "SELF_ONLY"
-  )
-    return { result: first };
-  return {
-    result: await post("SELF_ONLY"),
-    notice: {
-      code: "tiktok_private_unaudited",
-      message:
-        "Posted visible to the creator only (SELF_ONLY): TikTok allows only private posts from apps it has not audited. Have the TikTok app audited to post publicly.",
-    },
-  };
-}
-
-/** A notice rides on the outcome that finally says published (a submitted one keeps it in its handle). */
-function withNotice(out: Outcome, notice: Notice | undefined): Outcome {
-  if (!notice) return out;
-  if (out.kind === "published") return { ...out, notice };
-  if (out.kind === "submitted") return { kind: "submitted", handle: `${out.handle}#${notice.code}` };
-  return out;
-}
-
 async function publishPhotos(ctx: PluginContext, job: PublishJob, options: Options): Promise<Outcome> {
   const draft = options.publish_mode === "draft";
   const privacy = draft ? "SELF_ONLY" : await privacyFor(ctx, options);
@@ -280,12 +213,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const [publishId, noticeCode] = handle.split("#");
-  if (noticeCode === "tiktok_private_unaudited")
-    return withNotice(await checkStatus(ctx, publishId), {
-      code: noticeCode,
-      message:
-        "Posted visible to the creator only (SELF_ONLY): TikTok allows only private posts from apps it has not audited. Have the TikTok app audited to post publicly.",
-    });
+  if (noticeCode === PRIVATE_NOTICE.code) return withNotice(await checkStatus(ctx, publishId), PRIVATE_NOTICE);
   const st = await call<{ status: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(
     ctx,
     "/v2/post/publish/status/fetch/",

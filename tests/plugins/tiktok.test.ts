@@ -7,7 +7,7 @@ import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import { eq } from "drizzle-orm";
 import tiktok, { chunkPlan } from "../../plugins/tiktok/index.ts";
 import { createTikTokEmulator, type TikTokEmulator } from "../../plugins/tiktok/emulator.ts";
-import { job, connectOne, type OAuthRig } from "./support.ts";
+import { job, connectOne, rig as plainRig, type OAuthRig } from "./support.ts";
 import { fakeMp4 } from "../support/media-fixtures.ts";
 import { followAuthorization } from "../support/connect-kit.ts";
 import { accounts } from "../../src/db/schema.ts";
@@ -219,4 +219,28 @@ test("TikTok refuses a video caption over 2,200 UTF-16 units; a photo title is c
   const title = emulator.posts().at(-1)!.text.split("\n")[0];
   // 90 units: 45 emoji, none cut in half.
   expect(title).toBe("😀".repeat(45));
+});
+
+test("an error code in an envelope answered with HTTP 200 is a failure, never taken for the data", async () => {
+  // Third-party reports say some refusals (spam_risk_*) come back with HTTP 200: only error.code "ok" is success.
+  const wrapped = Object.assign(Object.create(emulator) as TikTokEmulator, {
+    handle: (req: Request, path: string) =>
+      path === "/v2/post/publish/video/init/"
+        ? Response.json({
+            data: {},
+            error: { code: "spam_risk_too_many_posts", message: "Daily cap reached.", log_id: "LOG1" },
+          })
+        : emulator.handle(req, path),
+  });
+  const r = plainRig(tiktok, wrapped);
+  try {
+    const c = r.context({ credentials: ctx.credentials, username: "sandbox_tiktoker" });
+    const out = await tiktok.publish!(
+      Object.assign(c, { media: ctx.media }),
+      post("capped", [{ f: "v.mp4", type: "video" }]),
+    );
+    expect(out).toMatchObject({ kind: "retryable" });
+  } finally {
+    await r.stop();
+  }
 });
