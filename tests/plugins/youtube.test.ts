@@ -11,7 +11,7 @@ import { accounts } from "../../src/db/schema.ts";
 import { followAuthorization } from "../support/connect-kit.ts";
 import { makeMp4 } from "../support/media-fixtures.ts";
 import { createYouTubeEmulator, type YouTubeEmulator } from "../../plugins/youtube/emulator.ts";
-import { job, connectOne, type OAuthRig } from "./support.ts";
+import { job, connectOne, rig as plainRig, type OAuthRig } from "./support.ts";
 import { fakeMp4 } from "../support/media-fixtures.ts";
 import { optionsForPlugin } from "../../src/platform/host/options.ts";
 
@@ -189,4 +189,27 @@ test("the hosted service's option names reach YouTube: privacy unlisted stays un
   if (out.kind !== "published") throw new Error(out.kind);
   expect(emulator.posts().at(-1)!.options).toMatchObject({ privacy_status: "unlisted" });
   expect(JSON.stringify(emulator.posts().at(-1))).toContain("About this video");
+});
+
+test("a description option over 5,000 bytes is refused before the upload spends quota", async () => {
+  const before = emulator.posts().length;
+  const out = await youtube.publish!(ctx, upload("Title", { duration: 600 }, { description: "\u00e9".repeat(3000) }));
+  expect(out).toMatchObject({ kind: "permanent", code: "description_too_long" });
+  expect(emulator.posts()).toHaveLength(before);
+});
+
+test("an upload YouTube took without naming the video is an unknown outcome, never a video called undefined", async () => {
+  const wrapped = Object.assign(Object.create(emulator) as YouTubeEmulator, {
+    handle: async (req: Request, path: string) => {
+      const res = await emulator.handle(req, path);
+      return path.startsWith("/upload/session/") && res.ok ? Response.json({ kind: "youtube#video" }) : res;
+    },
+  });
+  const r = plainRig(youtube, wrapped);
+  try {
+    const c = Object.assign(r.context({ credentials: ctx.credentials }), { media: ctx.media });
+    expect(await youtube.publish!(c, upload("No id", { duration: 600 }))).toMatchObject({ kind: "unknown" });
+  } finally {
+    await r.stop();
+  }
 });
