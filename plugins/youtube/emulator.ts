@@ -17,10 +17,10 @@ import {
   failingHandler,
   FailurePlan,
   mountBase,
-  OAuthServer,
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import { GoogleOAuth } from "./emulator-oauth.ts";
 import {
   VIDEO_FIELDS,
   VIDEO_PARTS,
@@ -30,7 +30,13 @@ import {
   type VideoListResponse,
 } from "./contract.ts";
 
-const ACCESS_TTL_MS = 3600_000;
+/**
+ * The scopes each call accepts (any one of them): the Authorization section of videos.insert,
+ * videos.list, channels.list and playlistItems.list (developers.google.com/youtube/v3/docs, 2026-11-26).
+ */
+const YT = "https://www.googleapis.com/auth/";
+const UPLOAD_SCOPES = [`${YT}youtube.upload`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
+const READ_SCOPES = [`${YT}youtube.readonly`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
 const PRIVACY = ["public", "unlisted", "private"];
 
 interface Video {
@@ -67,6 +73,10 @@ export interface YouTubeEmulator extends Emulator {
    * viewing mode" (videos.insert reference, checked 2026-11-26).
    */
   setAudited(audited: boolean): void;
+  /** The user grants only these of the requested scopes at the next consents (null: all requested). */
+  grantOnly(scopes: string[] | null): void;
+  /** Whether the Google account has a YouTube channel (channels.list?mine=true answers none without). */
+  setChannel(exists: boolean): void;
 }
 
 class GoogleError extends Error {
@@ -83,8 +93,14 @@ const body = (status: number, reason: string, message: string) => ({
   error: {
     code: status,
     message,
-    errors: [{ message, domain: reason === "invalid" ? "global" : "youtube.video", reason }],
-    status: status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT",
+    errors: [
+      {
+        message,
+        domain: reason === "invalid" || reason === "insufficientPermissions" ? "global" : "youtube.video",
+        reason,
+      },
+    ],
+    status: status === 401 ? "UNAUTHENTICATED" : status === 403 ? "PERMISSION_DENIED" : "INVALID_ARGUMENT",
   },
 });
 
@@ -107,36 +123,24 @@ function refuseUnknown(value: unknown, known: string[], at: string) {
 
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
-  const oauth = new OAuthServer({
-    clientAuth: "body",
-    accessTtlS: ACCESS_TTL_MS / 1000,
-    refresh: "kept",
-    newToken: (kind) =>
-      kind === "access" ? `ya29.${randomBytes(16).toString("hex")}` : `1//${randomBytes(16).toString("hex")}`,
-    answer: { token_type: "Bearer", scope: "https://www.googleapis.com/auth/youtube.upload" },
-    refuse(why) {
-      if (why === "invalid_client")
-        return Response.json({ error: why, error_description: "The OAuth client was not found." }, { status: 401 });
-      if (why === "unsupported_grant_type") return Response.json({ error: why }, { status: 400 });
-      const description =
-        why === "verifier_mismatch"
-          ? "Invalid code verifier."
-          : why === "invalid_refresh_token"
-            ? "Token has been expired or revoked."
-            : "Malformed auth code.";
-      return Response.json({ error: "invalid_grant", error_description: description }, { status: 400 });
-    },
-  });
+  const oauth = new GoogleOAuth();
   const state = resettable(() => ({
     sessions: new Map<string, Session>(),
     videos: [] as Video[],
     emulated: [] as EmulatedPost[],
     audited: true,
+    hasChannel: true,
   }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
   function authed(req: Request) {
     if (!oauth.bearer(req)) throw new GoogleError(401, "authError", "Request had invalid authentication credentials.");
+  }
+
+  /** A token without any of the scopes a call accepts: 403 insufficientPermissions. */
+  function requireScope(req: Request, anyOf: string[]) {
+    if (!anyOf.some((s) => oauth.scopesOf(req).includes(s)))
+      throw new GoogleError(403, "insufficientPermissions", "Request had insufficient authentication scopes.");
   }
 
   const videoItem = (v: Video, parts: string[]): VideoResource => ({
@@ -216,6 +220,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       return Response.json(videoItem(v, ["snippet", "status"]));
     }
     authed(req);
+    requireScope(req, path.startsWith("/upload/") ? UPLOAD_SCOPES : READ_SCOPES);
     if (m === "POST" && path === "/upload/youtube/v3/videos") {
       if (url.searchParams.get("uploadType") !== "resumable")
         throw new GoogleError(400, "invalidUploadType", "uploadType must be resumable");
@@ -269,6 +274,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       if (url.searchParams.get("mine") !== "true")
         throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
       const parts = (url.searchParams.get("part") ?? "").split(",");
+      if (!state.hasChannel) return Response.json({ kind: "youtube#channelListResponse", items: [] });
       return Response.json({
         kind: "youtube#channelListResponse",
         items: [
@@ -374,6 +380,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       addCounts(v, counts);
     },
     expireTokens: () => oauth.expireAll(),
+    grantOnly: (scopes) => oauth.grantOnly(scopes),
+    setChannel(exists) {
+      state.hasChannel = exists;
+    },
     setAudited(audited) {
       state.audited = audited;
     },

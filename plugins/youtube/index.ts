@@ -6,6 +6,7 @@
  */
 import { t } from "elysia";
 import {
+  ConnectError,
   definePlugin,
   unreadableMedia,
   type MediaItem,
@@ -36,6 +37,10 @@ import type { ChannelListResponse, PlaylistItemListResponse, Video, VideoListRes
 const TOKEN_URL = "https://oauth2.googleapis.com/token";
 const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
 const TITLE_MAX = 100;
+const UPLOAD_SCOPE = "https://www.googleapis.com/auth/youtube.upload";
+const READ_SCOPE = "https://www.googleapis.com/auth/youtube.readonly";
+/** Granted instead of the two above when the app asks for it; Crier does not. */
+const FULL_SCOPE = "https://www.googleapis.com/auth/youtube";
 const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
 
@@ -329,13 +334,21 @@ export default definePlugin({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
     pkce: true,
-    scopes: [
-      "https://www.googleapis.com/auth/youtube.upload",
-      "https://www.googleapis.com/auth/youtube.readonly",
-      "https://www.googleapis.com/auth/yt-analytics.readonly",
-    ],
+    // Uploading, and reading the channel, its uploads and their statistics (Data API). Nothing reads the
+    // YouTube Analytics API, so its scope is not asked for: every sensitive scope must be justified in
+    // Google's app verification.
+    scopes: [UPLOAD_SCOPE, READ_SCOPE],
     extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
     async identity(c, token) {
+      // Google's consent screen lets the user untick scopes: without both, Crier could not work.
+      const granted = typeof token.scope === "string" ? token.scope.split(" ") : null;
+      const missing = granted
+        ? [UPLOAD_SCOPE, READ_SCOPE].filter((s) => !granted.includes(s) && !granted.includes(FULL_SCOPE))
+        : [];
+      if (missing.length)
+        throw new ConnectError(
+          `Google did not grant ${missing.map((s) => (s === UPLOAD_SCOPE ? "managing your YouTube videos (upload)" : "viewing your YouTube account")).join(" and ")}. Connect again and leave every permission ticked on Google's consent screen.`,
+        );
       const list = await connectCall<ChannelListResponse>(
         c,
         "Reading the YouTube channel",
@@ -347,7 +360,10 @@ export default definePlugin({
         },
       );
       const ch = list.items?.[0];
-      if (!ch?.id) throw new Error("This Google account has no YouTube channel");
+      if (!ch?.id)
+        throw new ConnectError(
+          "This Google account has no YouTube channel. Create one on YouTube, then connect again.",
+        );
       return {
         remoteId: ch.id,
         username: ch.snippet?.customUrl ?? ch.snippet?.title ?? ch.id,

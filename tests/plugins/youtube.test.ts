@@ -213,3 +213,75 @@ test("an upload YouTube took without naming the video is an unknown outcome, nev
     await r.stop();
   }
 });
+
+/** A user connects another channel through Google's consent screen, granting only `scopes` (null: all). */
+async function connectGranting(scopes: string[] | null) {
+  emulator.grantOnly(scopes);
+  try {
+    const { token, profileId } = await rig.h.profile();
+    const res = await rig.h.request("POST", "/v1/accounts/connect/youtube", { token });
+    const consent = new URL(res.body.data.authorization_url);
+    const page = await followAuthorization(res.body.data.authorization_url);
+    const rows = await rig.h.db.db.select().from(accounts).where(eq(accounts.profileId, profileId));
+    return { consent, page, rows };
+  } finally {
+    emulator.grantOnly(null);
+  }
+}
+
+const SCOPE = "https://www.googleapis.com/auth/";
+
+test("connect asks Google for upload and read-only access, and nothing it never uses", async () => {
+  const { consent, rows } = await connectGranting(null);
+  expect(consent.searchParams.get("scope")!.split(" ").sort()).toEqual([
+    `${SCOPE}youtube.readonly`,
+    `${SCOPE}youtube.upload`,
+  ]);
+  expect(rows).toHaveLength(1);
+});
+
+test("a user who unticks upload on Google's consent screen is told at connect, not at every publish", async () => {
+  const { page, rows } = await connectGranting([`${SCOPE}youtube.readonly`]);
+  expect(page.html).toContain("leave every permission ticked");
+  expect(rows).toHaveLength(0);
+});
+
+test("YouTube refuses a call whose token lacks its scope: 403 insufficientPermissions", async () => {
+  // A token for upload only, straight from the emulated Google OAuth.
+  const redirect = "http://127.0.0.1/cb";
+  const consent = await fetch(
+    `${rig.served.url}/oauth/authorize?client_id=sandbox&redirect_uri=${encodeURIComponent(redirect)}&state=s&scope=${encodeURIComponent(`${SCOPE}youtube.upload`)}`,
+    { redirect: "manual" },
+  );
+  const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+  const granted = (await (
+    await fetch(`${rig.served.url}/token`, {
+      method: "POST",
+      body: new URLSearchParams({
+        client_id: "sandbox",
+        client_secret: "sandbox",
+        code,
+        grant_type: "authorization_code",
+        redirect_uri: redirect,
+      }),
+    })
+  ).json()) as { access_token: string; scope: string };
+  expect(granted.scope).toBe(`${SCOPE}youtube.upload`);
+  const read = await fetch(`${rig.served.url}/youtube/v3/channels?part=id&mine=true`, {
+    headers: { authorization: `Bearer ${granted.access_token}` },
+  });
+  expect(read.status).toBe(403);
+  const refusal = (await read.json()) as { error: { status: string; errors: { reason: string }[] } };
+  expect(refusal.error).toMatchObject({ status: "PERMISSION_DENIED", errors: [{ reason: "insufficientPermissions" }] });
+});
+
+test("a Google account without a YouTube channel is told so on the connect page", async () => {
+  emulator.setChannel(false);
+  try {
+    const { page, rows } = await connectGranting(null);
+    expect(page.html).toContain("has no YouTube channel");
+    expect(rows).toHaveLength(0);
+  } finally {
+    emulator.setChannel(true);
+  }
+});
