@@ -1,10 +1,12 @@
 /**
  * An emulator of the TikTok surface the plugin uses: OAuth v2 (client_key and secret in the form, code
- * and rotating refresh grants), user info, creator_info (privacy options of an unaudited app are
+ * and rotating refresh grants, the scopes each user granted), user info (each field behind its scope),
+ * creator_info (privacy options of an unaudited app are
  * SELF_ONLY unless a test opens them), direct and inbox video init with FILE_UPLOAD chunk rules, chunk
  * PUTs checked against Content-Range, photo posts pulled from their URLs (JPEG or WebP), publish status
- * progressing over status fetches, video list and query. Answers use TikTok's `{data, error:{code,
- * message, log_id}}` envelope.
+ * progressing over status fetches, video list and query; every endpoint behind its scope, and an
+ * unaudited client limited to SELF_ONLY. Answers use TikTok's `{data, error:{code, message, log_id}}`
+ * envelope. The rules and their sources: ./emulator-rules.ts.
  *
  * Sandbox rule: client key "sandbox"/"sandbox", every authorization is sandbox_tiktoker, whose privacy
  * options include PUBLIC_TO_EVERYONE.
@@ -16,14 +18,22 @@ import {
   failingHandler,
   FailurePlan,
   mountBase,
-  OAuthServer,
   resettable,
-  type OAuthRefusal,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import { TikTokOAuth } from "./emulator-oauth.ts";
+import {
+  ENDPOINT_SCOPES,
+  envelope,
+  missingFieldScopes,
+  PHOTO_DESCRIPTION_MAX_UTF16,
+  PHOTO_TITLE_MAX_UTF16,
+  UNAUDITED_CODE,
+  USER_FIELD_SCOPES,
+  VIDEO_TITLE_MAX_UTF16,
+} from "./emulator-rules.ts";
 
 const MB = 1024 * 1024;
-const ACCESS_TTL_S = 24 * 3600;
 const PRIVACY = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"];
 
 interface Publish {
@@ -58,8 +68,12 @@ interface Video {
 
 export interface TikTokEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Video, "views" | "likes" | "comments" | "shares">>): void;
-  /** What creator_info offers (an unaudited app gets SELF_ONLY only). */
+  /** What creator_info offers: the privacy levels the creator's account allows. */
   setPrivacyOptions(options: string[]): void;
+  /** An app TikTok has not audited yet: direct posts other than SELF_ONLY are refused. */
+  setAudited(audited: boolean): void;
+  /** The user grants only these of the requested scopes at the next consents (null: all requested). */
+  grantOnly(scopes: string[] | null): void;
 }
 
 class TikTokError extends Error {
@@ -72,9 +86,6 @@ class TikTokError extends Error {
   }
 }
 
-const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
-  Response.json({ data, error: { code, message, log_id: randomBytes(8).toString("hex").toUpperCase() } }, { status });
-
 export function createTikTokEmulator(): TikTokEmulator {
   const failures = new FailurePlan();
   const user = {
@@ -83,36 +94,13 @@ export function createTikTokEmulator(): TikTokEmulator {
     display_name: "Sandbox TikToker",
     avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg",
   };
-  const refusals: Record<OAuthRefusal, [number, string, string]> = {
-    invalid_client: [401, "invalid_client", "Client key or secret is incorrect."],
-    invalid_code: [400, "invalid_grant", "Authorization code is expired."],
-    redirect_mismatch: [400, "invalid_grant", "Authorization code is expired."],
-    verifier_mismatch: [400, "invalid_grant", "Code verifier is invalid."],
-    invalid_refresh_token: [400, "invalid_grant", "Refresh token is invalid or expired."],
-    unsupported_grant_type: [400, "unsupported_grant_type", "grant_type is not supported."],
-  };
-  const oauth = new OAuthServer({
-    clientAuth: "body",
-    clientIdParam: "client_key",
-    accessTtlS: ACCESS_TTL_S,
-    refresh: "rotating",
-    newToken: (kind) => `${kind === "access" ? "act" : "rft"}.${randomBytes(20).toString("hex")}`,
-    answer: {
-      open_id: user.open_id,
-      scope: "user.info.basic,video.publish,video.upload,video.list",
-      refresh_expires_in: 365 * 86400,
-      token_type: "Bearer",
-    },
-    refuse(why) {
-      const [status, error, error_description] = refusals[why];
-      return Response.json({ error, error_description }, { status });
-    },
-  });
+  const oauth = new TikTokOAuth(user.open_id);
   const state = resettable(() => ({
     publishes: new Map<string, Publish>(),
     videos: [] as Video[],
     emulated: [] as EmulatedPost[],
     privacyOptions: [...PRIVACY],
+    audited: true,
   }));
 
   function authed(req: Request) {
@@ -120,7 +108,20 @@ export function createTikTokEmulator(): TikTokEmulator {
       throw new TikTokError(401, "access_token_invalid", "The access token is invalid or not found in the request.");
   }
 
+  /** TikTok's answer to a call whose token lacks the scope: 401 scope_not_authorized. */
+  function requireScope(req: Request, anyOf: string[] | undefined) {
+    if (anyOf && !anyOf.some((s) => oauth.scopesOf(req).includes(s)))
+      throw new TikTokError(
+        401,
+        "scope_not_authorized",
+        `The user did not authorize the scope required for completing this request: ${anyOf.join(" or ")}.`,
+      );
+  }
+
   async function json<T>(req: Request): Promise<T> {
+    // "Content-Type: application/json; charset=UTF-8" is a required header of every JSON endpoint.
+    if (!(req.headers.get("content-type") ?? "").startsWith("application/json"))
+      throw new TikTokError(400, "invalid_params", "Content-Type must be application/json; charset=UTF-8.");
     const b = await req.json().catch(() => null);
     if (!b || typeof b !== "object")
       throw new TikTokError(400, "invalid_params", "The request body is not valid JSON.");
@@ -150,6 +151,15 @@ export function createTikTokEmulator(): TikTokEmulator {
     };
     state.publishes.set(p.id, p);
     return p;
+  }
+
+  /** A direct post's privacy_level: one of creator_info's options, and SELF_ONLY for an unaudited app. */
+  function checkPrivacy(privacy: string | undefined): string {
+    if (!privacy || !state.privacyOptions.includes(privacy))
+      throw new TikTokError(400, "privacy_level_option_mismatch", "privacy_level is not one of the creator's options.");
+    if (!state.audited && privacy !== "SELF_ONLY")
+      throw new TikTokError(403, UNAUDITED_CODE, "Unaudited clients can only post with SELF_ONLY privacy.");
+    return privacy;
   }
 
   function checkSource(
@@ -241,19 +251,27 @@ export function createTikTokEmulator(): TikTokEmulator {
       return new Response(null, { status: 201 });
     }
     authed(req);
+    requireScope(req, ENDPOINT_SCOPES[path]);
     if (m === "GET" && path === "/v2/user/info/") {
-      const fields = (url.searchParams.get("fields") ?? "").split(",");
-      return envelope({
-        user: {
-          ...user,
-          ...(fields.includes("follower_count") && {
-            follower_count: followers,
-            following_count: 0,
-            likes_count: 0,
-            video_count: state.videos.length,
-          }),
-        },
-      });
+      const fields = (url.searchParams.get("fields") ?? "").split(",").filter(Boolean);
+      const { unknown, missing } = missingFieldScopes(fields, oauth.scopesOf(req));
+      if (!fields.length || unknown.length)
+        throw new TikTokError(
+          400,
+          "invalid_params",
+          `fields is required and takes only: ${Object.keys(USER_FIELD_SCOPES)}.`,
+        );
+      if (missing.length) requireScope(req, missing);
+      const all: Record<string, unknown> = {
+        ...user,
+        union_id: "sandbox-union-id",
+        follower_count: followers,
+        following_count: 0,
+        likes_count: 0,
+        video_count: state.videos.length,
+      };
+      // Only the fields asked for come back.
+      return envelope({ user: Object.fromEntries(fields.filter((f) => f in all).map((f) => [f, all[f]])) });
     }
     if (m === "POST" && path === "/v2/post/publish/creator_info/query/") {
       return envelope({
@@ -276,15 +294,9 @@ export function createTikTokEmulator(): TikTokEmulator {
       const { size, chunk, count } = checkSource(b.source_info);
       let privacy = "SELF_ONLY";
       if (!inbox) {
-        privacy = b.post_info?.privacy_level ?? "";
-        if (!state.privacyOptions.includes(privacy))
-          throw new TikTokError(
-            400,
-            "privacy_level_option_mismatch",
-            "privacy_level is not one of the creator's options.",
-          );
-        if ([...(b.post_info?.title ?? "")].length > 2200)
-          throw new TikTokError(400, "invalid_params", "title is longer than 2200.");
+        privacy = checkPrivacy(b.post_info?.privacy_level);
+        if ((b.post_info?.title ?? "").length > VIDEO_TITLE_MAX_UTF16)
+          throw new TikTokError(400, "invalid_params", `title is longer than ${VIDEO_TITLE_MAX_UTF16} UTF-16 runes.`);
       }
       const p = newPublish("video", inbox, {
         title: b.post_info?.title ?? "",
@@ -308,16 +320,19 @@ export function createTikTokEmulator(): TikTokEmulator {
       const images = b.source_info.photo_images ?? [];
       if (images.length < 1 || images.length > 35)
         throw new TikTokError(400, "invalid_params", "photo_images takes 1 to 35 URLs.");
+      if (b.post_mode !== "DIRECT_POST" && b.post_mode !== "MEDIA_UPLOAD")
+        throw new TikTokError(400, "invalid_params", "post_mode must be DIRECT_POST or MEDIA_UPLOAD.");
       const inbox = b.post_mode === "MEDIA_UPLOAD";
-      const privacy = b.post_info?.privacy_level ?? "";
-      if (!inbox && !state.privacyOptions.includes(privacy))
+      requireScope(req, [inbox ? "video.upload" : "video.publish"]);
+      const privacy = inbox ? (b.post_info?.privacy_level ?? "") : checkPrivacy(b.post_info?.privacy_level);
+      if ((b.post_info?.title ?? "").length > PHOTO_TITLE_MAX_UTF16)
+        throw new TikTokError(400, "invalid_params", `title is longer than ${PHOTO_TITLE_MAX_UTF16} UTF-16 runes.`);
+      if ((b.post_info?.description ?? "").length > PHOTO_DESCRIPTION_MAX_UTF16)
         throw new TikTokError(
           400,
-          "privacy_level_option_mismatch",
-          "privacy_level is not one of the creator's options.",
+          "invalid_params",
+          `description is longer than ${PHOTO_DESCRIPTION_MAX_UTF16} UTF-16 runes.`,
         );
-      if ([...(b.post_info?.title ?? "")].length > 90)
-        throw new TikTokError(400, "invalid_params", "title is longer than 90.");
       const p = newPublish("photo", inbox, {
         title: `${b.post_info?.title ?? ""}\n${b.post_info?.description ?? ""}`,
         privacy,
@@ -429,6 +444,10 @@ export function createTikTokEmulator(): TikTokEmulator {
     setPrivacyOptions(options) {
       state.privacyOptions = [...options];
     },
+    setAudited(audited) {
+      state.audited = audited;
+    },
+    grantOnly: (scopes) => oauth.grantOnly(scopes),
   };
 }
 

@@ -25,6 +25,8 @@ import {
   type TokenEndpoint,
 } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
+import { utf16Prefix } from "../../src/platform/text.ts";
+import { classify, isFail, PRIVATE_NOTICE, unauditedFallback, withNotice, type Notice } from "./outcomes.ts";
 
 const TOKEN_URL = "https://open.tiktokapis.com/v2/oauth/token/";
 const TOKEN_ENDPOINT: TokenEndpoint = {
@@ -33,6 +35,7 @@ const TOKEN_ENDPOINT: TokenEndpoint = {
   clientIdParam: "client_key",
   clientIdSetting: "CLIENT_KEY",
 };
+// Lengths in UTF-16 code units, as TikTok counts them ("UTF-16 runes": Direct Post and Photo references).
 const CAPTION_MAX = 2200;
 const PHOTO_TITLE_MAX = 90;
 const PHOTO_DESCRIPTION_MAX = 4000;
@@ -41,6 +44,21 @@ const SINGLE_CHUNK_MAX = 64 * MB;
 const CHUNK = 10 * MB;
 
 type Fail = FailureOutcome;
+/**
+ * What connect asks for. user.info.profile carries `username` and user.info.stats `follower_count`
+ * (Get User Info; User Info APIs Scope Migration, developers.tiktok.com, checked 2026-11-26).
+ */
+const SCOPES = [
+  "user.info.basic",
+  "user.info.profile",
+  "user.info.stats",
+  "video.publish",
+  "video.upload",
+  "video.list",
+];
+/** The scopes a token carries (TikTok answers them with the token); unknown for accounts connected before. */
+const grantedScopes = (scope: unknown): string[] | null =>
+  typeof scope === "string" ? scope.split(/[,\s]+/).filter(Boolean) : null;
 const PRIVACY_LEVELS = ["PUBLIC_TO_EVERYONE", "MUTUAL_FOLLOW_FRIENDS", "FOLLOWER_OF_CREATOR", "SELF_ONLY"] as const;
 /** The friendly privacy names clients send, as TikTok's privacy_level. */
 const PRIVACY_NAMES: Record<string, (typeof PRIVACY_LEVELS)[number]> = {
@@ -70,14 +88,11 @@ export function chunkPlan(size: number): { chunkSize: number; count: number } {
 async function call<T>(ctx: PluginContext, path: string, json: unknown, creates = false): Promise<T | Fail> {
   const res = await ctx.http.request<Envelope<T>>("POST", path, { json, headers: bearerAuth(ctx), creates });
   if (!res.ok) return res.outcome;
+  // The envelope's code is what counts: a code other than "ok" is a failure whatever the HTTP status.
+  const code = res.body?.error?.code;
+  if (code && code !== "ok") return classify(res.status, res.body) ?? { kind: "permanent", reason: code, code };
   return res.body.data;
 }
-const isFail = (v: unknown): v is Fail =>
-  typeof v === "object" &&
-  v !== null &&
-  "kind" in v &&
-  typeof (v as { kind: unknown }).kind === "string" &&
-  "reason" in v;
 
 async function privacyFor(ctx: PluginContext, options: Options): Promise<string | Fail> {
   const info = await call<{ privacy_level_options: string[] }>(ctx, "/v2/post/publish/creator_info/query/", {});
@@ -92,7 +107,8 @@ async function privacyFor(ctx: PluginContext, options: Options): Promise<string 
           code: "privacy_level_option_mismatch",
         };
   }
-  // Unaudited apps may only post privately: take public when offered, else what is.
+  // Public when the creator's account offers it, else the first level offered. An app TikTok has not
+  // audited is refused anything but SELF_ONLY at init (unauditedFallback).
   return allowed.includes("PUBLIC_TO_EVERYONE") ? "PUBLIC_TO_EVERYONE" : (allowed[0] ?? "SELF_ONLY");
 }
 
@@ -114,25 +130,28 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
     total_chunk_count: count,
   };
   let init: { publish_id: string; upload_url: string } | Fail;
+  let notice: Notice | undefined;
   if (options.publish_mode === "draft") {
     init = await call(ctx, "/v2/post/publish/inbox/video/init/", { source_info });
   } else {
     const privacy = await privacyFor(ctx, options);
     if (isFail(privacy)) return privacy;
-    init = await call(ctx, "/v2/post/publish/video/init/", {
-      post_info: {
-        title: job.content,
-        privacy_level: privacy,
-        disable_comment: false,
-        disable_duet: false,
-        disable_stitch: false,
-        ...(options.video_cover_timestamp_ms !== undefined && {
-          video_cover_timestamp_ms: options.video_cover_timestamp_ms,
-        }),
-        ...(options.ai_generated !== undefined && { is_aigc: options.ai_generated }),
-      },
-      source_info,
-    });
+    const post = (privacy_level: string) =>
+      call<{ publish_id: string; upload_url: string }>(ctx, "/v2/post/publish/video/init/", {
+        post_info: {
+          title: job.content,
+          privacy_level,
+          disable_comment: false,
+          disable_duet: false,
+          disable_stitch: false,
+          ...(options.video_cover_timestamp_ms !== undefined && {
+            video_cover_timestamp_ms: options.video_cover_timestamp_ms,
+          }),
+          ...(options.ai_generated !== undefined && { is_aigc: options.ai_generated }),
+        },
+        source_info,
+      });
+    ({ result: init, notice } = await unauditedFallback(options, privacy, post));
   }
   if (isFail(init)) return init;
   for (let i = 0; i < count; i++) {
@@ -147,40 +166,43 @@ async function publishVideo(ctx: PluginContext, job: PublishJob, options: Option
     });
     if (!put.ok) return put.outcome;
   }
-  return checkStatus(ctx, init.publish_id);
+  return withNotice(await checkStatus(ctx, init.publish_id), notice);
 }
 
 async function publishPhotos(ctx: PluginContext, job: PublishJob, options: Options): Promise<Outcome> {
   const draft = options.publish_mode === "draft";
   const privacy = draft ? "SELF_ONLY" : await privacyFor(ctx, options);
   if (isFail(privacy)) return privacy;
-  const title = [
-    ...(job.content
+  const title = utf16Prefix(
+    job.content
       .split("\n")
       .find((l) => l.trim())
-      ?.trim() ?? ""),
-  ]
-    .slice(0, PHOTO_TITLE_MAX)
-    .join("");
-  const init = await call<{ publish_id: string }>(
-    ctx,
-    "/v2/post/publish/content/init/",
-    {
-      post_info: {
-        title,
-        description: [...job.content].slice(0, PHOTO_DESCRIPTION_MAX).join(""),
-        privacy_level: privacy,
-        disable_comment: false,
-        auto_add_music: true,
-      },
-      source_info: { source: "PULL_FROM_URL", photo_images: job.media.map((m) => m.url), photo_cover_index: 0 },
-      post_mode: draft ? "MEDIA_UPLOAD" : "DIRECT_POST",
-      media_type: "PHOTO",
-    },
-    true,
+      ?.trim() ?? "",
+    PHOTO_TITLE_MAX,
   );
+  const post = (privacy_level: string) =>
+    call<{ publish_id: string }>(
+      ctx,
+      "/v2/post/publish/content/init/",
+      {
+        post_info: {
+          title,
+          description: utf16Prefix(job.content, PHOTO_DESCRIPTION_MAX),
+          privacy_level,
+          disable_comment: false,
+          auto_add_music: true,
+        },
+        source_info: { source: "PULL_FROM_URL", photo_images: job.media.map((m) => m.url), photo_cover_index: 0 },
+        post_mode: draft ? "MEDIA_UPLOAD" : "DIRECT_POST",
+        media_type: "PHOTO",
+      },
+      true,
+    );
+  const { result: init, notice } = draft
+    ? { result: await post(privacy) }
+    : await unauditedFallback(options, privacy, post);
   if (isFail(init)) return init;
-  return checkStatus(ctx, init.publish_id);
+  return withNotice(await checkStatus(ctx, init.publish_id), notice);
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
@@ -189,7 +211,9 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   return videos.length ? publishVideo(ctx, job, options) : publishPhotos(ctx, job, options);
 }
 
-async function checkStatus(ctx: PluginContext, publishId: string): Promise<Outcome> {
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const [publishId, noticeCode] = handle.split("#");
+  if (noticeCode === PRIVATE_NOTICE.code) return withNotice(await checkStatus(ctx, publishId), PRIVATE_NOTICE);
   const st = await call<{ status: string; fail_reason?: string; publicaly_available_post_id?: (string | number)[] }>(
     ctx,
     "/v2/post/publish/status/fetch/",
@@ -299,7 +323,10 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  // Needs the user.info.stats scope; without it TikTok answers 403 (limited).
+  // follower_count needs user.info.stats: without it TikTok answers 401 scope_not_authorized, so an
+  // account whose user did not grant it has no follower number rather than a failing read.
+  const granted = grantedScopes(ctx.credentials.scope);
+  if (granted && !granted.includes("user.info.stats")) return { followers: null };
   const res = await ctx.http.request<Envelope<{ user?: { follower_count?: number } }>>("GET", "/v2/user/info/", {
     query: { fields: "follower_count" },
     headers: bearerAuth(ctx),
@@ -313,7 +340,7 @@ export default definePlugin({
   displayName: "TikTok",
   defaultApiUrl: "https://open.tiktokapis.com",
   // Video captions: 2,200 UTF-16 code units (photo posts: title 90, description 4,000).
-  textLimit: { max: CAPTION_MAX, unit: "characters" },
+  textLimit: { max: CAPTION_MAX, unit: "utf16" },
   capabilities: {
     destination: true,
     source: true,
@@ -375,13 +402,22 @@ export default definePlugin({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
     ...TOKEN_ENDPOINT,
     requiredSettings: ["CLIENT_KEY", "CLIENT_SECRET"],
-    scopes: ["user.info.basic", "video.publish", "video.upload", "video.list"],
+    scopes: SCOPES,
     scopeSeparator: ",",
     async identity(c, token) {
+      // Ask only for fields the granted scopes cover: one field beyond them fails the whole call (401
+      // scope_not_authorized). A user may untick user.info.profile; the display name stands in then.
+      const granted = grantedScopes(token.scope) ?? SCOPES;
+      const fields = [
+        "open_id",
+        "display_name",
+        "avatar_url",
+        ...(granted.includes("user.info.profile") ? ["username"] : []),
+      ];
       const me = await connectCall<{
         data: { user: { open_id: string; username?: string; display_name?: string; avatar_url?: string } };
       }>(c, "Reading the TikTok user", "GET", "/v2/user/info/", {
-        query: { fields: "open_id,username,display_name,avatar_url" },
+        query: { fields: fields.join(",") },
         headers: { authorization: `Bearer ${token.access_token}` },
       });
       const u = me.data.user;
@@ -393,20 +429,7 @@ export default definePlugin({
       };
     },
   }),
-  classifyResponse(res) {
-    const err = (res.body as Envelope<unknown> | null)?.error;
-    const code = err?.code ?? "";
-    const reason = `${code}: ${err?.message ?? `HTTP ${res.status}`}`;
-    if (code === "access_token_invalid" || (code === "scope_not_authorized" && res.status === 401))
-      return { kind: "auth_expired", reason };
-    if (code === "rate_limit_exceeded" || res.status === 429)
-      return { kind: "retryable", reason, retryAfterMs: 60_000 };
-    // The creator's daily cap: worth trying again tomorrow, not sooner.
-    if (code === "spam_risk_too_many_posts") return { kind: "retryable", reason, retryAfterMs: 6 * 3600_000 };
-    if (code === "internal_error" || res.status >= 500) return { kind: "retryable", reason };
-    if (code) return { kind: "permanent", reason, code };
-    return undefined;
-  },
+  classifyResponse: (res) => classify(res.status, res.body),
   publish,
   checkStatus,
   refresh,

@@ -3,7 +3,10 @@
  * token (client id and secret in the body; code and refresh grants; one-hour access tokens), the
  * channel, resumable uploads (session, declared length and type checked, bytes create the video),
  * processing over status checks, the uploads playlist and statistics. Errors use Google's
- * `{error:{code, message, errors:[{reason}]}}`.
+ * `{error:{code, message, errors:[{reason}]}}`. The video resource is checked against YouTube's own
+ * contract (./contract.ts, from @googleapis/youtube): a field it does not declare is refused, as YouTube
+ * refuses it, and the answers are typed by it. A project YouTube has not audited (setAudited(false))
+ * gets its uploads made private. Rules and sources: docs/platforms.md, YouTube.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the channel "@sandboxtube".
  */
@@ -14,12 +17,26 @@ import {
   failingHandler,
   FailurePlan,
   mountBase,
-  OAuthServer,
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import { GoogleOAuth } from "./emulator-oauth.ts";
+import {
+  VIDEO_FIELDS,
+  VIDEO_PARTS,
+  type ChannelListResponse,
+  type PlaylistItemListResponse,
+  type Video as VideoResource,
+  type VideoListResponse,
+} from "./contract.ts";
 
-const ACCESS_TTL_MS = 3600_000;
+/**
+ * The scopes each call accepts (any one of them): the Authorization section of videos.insert,
+ * videos.list, channels.list and playlistItems.list (developers.google.com/youtube/v3/docs, 2026-11-26).
+ */
+const YT = "https://www.googleapis.com/auth/";
+const UPLOAD_SCOPES = [`${YT}youtube.upload`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
+const READ_SCOPES = [`${YT}youtube.readonly`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
 const PRIVACY = ["public", "unlisted", "private"];
 
 interface Video {
@@ -50,6 +67,16 @@ interface Session {
 export interface YouTubeEmulator extends Emulator {
   engage(id: string, counts: { views?: number; likes?: number; comments?: number }): void;
   expireTokens(): void;
+  /**
+   * A Google API project that has not passed YouTube's audit: "videos uploaded via the videos.insert
+   * endpoint from unverified API projects created after 28 July 2020 will be restricted to private
+   * viewing mode" (videos.insert reference, checked 2026-11-26).
+   */
+  setAudited(audited: boolean): void;
+  /** The user grants only these of the requested scopes at the next consents (null: all requested). */
+  grantOnly(scopes: string[] | null): void;
+  /** Whether the Google account has a YouTube channel (channels.list?mine=true answers none without). */
+  setChannel(exists: boolean): void;
 }
 
 class GoogleError extends Error {
@@ -66,37 +93,43 @@ const body = (status: number, reason: string, message: string) => ({
   error: {
     code: status,
     message,
-    errors: [{ message, domain: "youtube.video", reason }],
-    status: status === 401 ? "UNAUTHENTICATED" : "INVALID_ARGUMENT",
+    errors: [
+      {
+        message,
+        domain: reason === "invalid" || reason === "insufficientPermissions" ? "global" : "youtube.video",
+        reason,
+      },
+    ],
+    status: status === 401 ? "UNAUTHENTICATED" : status === 403 ? "PERMISSION_DENIED" : "INVALID_ARGUMENT",
   },
 });
 
+/**
+ * A field the resource does not declare: Google's front end answers 400 "Invalid JSON payload received.
+ * Unknown name ... Cannot find field." before YouTube looks at the request.
+ */
+function refuseUnknown(value: unknown, known: string[], at: string) {
+  if (value === undefined || value === null) return;
+  if (typeof value !== "object" || Array.isArray(value))
+    throw new GoogleError(400, "invalid", `Invalid JSON payload received. '${at}' must be an object.`);
+  for (const name of Object.keys(value))
+    if (!known.includes(name))
+      throw new GoogleError(
+        400,
+        "invalid",
+        `Invalid JSON payload received. Unknown name "${name}" at '${at}': Cannot find field.`,
+      );
+}
+
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
-  const oauth = new OAuthServer({
-    clientAuth: "body",
-    accessTtlS: ACCESS_TTL_MS / 1000,
-    refresh: "kept",
-    newToken: (kind) =>
-      kind === "access" ? `ya29.${randomBytes(16).toString("hex")}` : `1//${randomBytes(16).toString("hex")}`,
-    answer: { token_type: "Bearer", scope: "https://www.googleapis.com/auth/youtube.upload" },
-    refuse(why) {
-      if (why === "invalid_client")
-        return Response.json({ error: why, error_description: "The OAuth client was not found." }, { status: 401 });
-      if (why === "unsupported_grant_type") return Response.json({ error: why }, { status: 400 });
-      const description =
-        why === "verifier_mismatch"
-          ? "Invalid code verifier."
-          : why === "invalid_refresh_token"
-            ? "Token has been expired or revoked."
-            : "Malformed auth code.";
-      return Response.json({ error: "invalid_grant", error_description: description }, { status: 400 });
-    },
-  });
+  const oauth = new GoogleOAuth();
   const state = resettable(() => ({
     sessions: new Map<string, Session>(),
     videos: [] as Video[],
     emulated: [] as EmulatedPost[],
+    audited: true,
+    hasChannel: true,
   }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
@@ -104,7 +137,13 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     if (!oauth.bearer(req)) throw new GoogleError(401, "authError", "Request had invalid authentication credentials.");
   }
 
-  const videoItem = (v: Video, parts: string[]) => ({
+  /** A token without any of the scopes a call accepts: 403 insufficientPermissions. */
+  function requireScope(req: Request, anyOf: string[]) {
+    if (!anyOf.some((s) => oauth.scopesOf(req).includes(s)))
+      throw new GoogleError(403, "insufficientPermissions", "Request had insufficient authentication scopes.");
+  }
+
+  const videoItem = (v: Video, parts: string[]): VideoResource => ({
     kind: "youtube#video",
     id: v.id,
     ...(parts.includes("snippet") && {
@@ -159,7 +198,8 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         id: randomBytes(8).toString("base64url").slice(0, 11),
         title: s.snippet.title,
         description: s.snippet.description,
-        privacy: s.privacy,
+        // An unaudited project's upload is private, whatever was asked.
+        privacy: state.audited ? s.privacy : "private",
         synthetic: s.synthetic,
         size: bytes.length,
         status: mp4 ? "uploaded" : "failed",
@@ -180,6 +220,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       return Response.json(videoItem(v, ["snippet", "status"]));
     }
     authed(req);
+    requireScope(req, path.startsWith("/upload/") ? UPLOAD_SCOPES : READ_SCOPES);
     if (m === "POST" && path === "/upload/youtube/v3/videos") {
       if (url.searchParams.get("uploadType") !== "resumable")
         throw new GoogleError(400, "invalidUploadType", "uploadType must be resumable");
@@ -191,21 +232,31 @@ export function createYouTubeEmulator(): YouTubeEmulator {
           "invalidArgument",
           "X-Upload-Content-Length and a video X-Upload-Content-Type are required.",
         );
-      const b = (await req.json().catch(() => null)) as {
-        snippet?: { title?: string; description?: string };
-        status?: { privacyStatus?: string; containsSyntheticMedia?: boolean };
-      } | null;
-      const title = b?.snippet?.title ?? "";
+      // part names what the write sets: parts of the body it does not name are not written.
+      const parts = (url.searchParams.get("part") ?? "").split(",").filter(Boolean);
+      if (!parts.length)
+        throw new GoogleError(400, "missingRequiredParameter", "No filter selected. Expected one of: part");
+      const unknownPart = parts.find((p) => !VIDEO_PARTS.includes(p));
+      if (unknownPart) throw new GoogleError(400, "unexpectedPart", `'${unknownPart}'`);
+      const sent = (await req.json().catch(() => null)) as VideoResource | null;
+      refuseUnknown(sent, VIDEO_FIELDS.video, "resource");
+      refuseUnknown(sent?.snippet, VIDEO_FIELDS.snippet, "resource.snippet");
+      refuseUnknown(sent?.status, VIDEO_FIELDS.status, "resource.status");
+      const b = {
+        snippet: parts.includes("snippet") ? sent?.snippet : undefined,
+        status: parts.includes("status") ? sent?.status : undefined,
+      };
+      const title = b.snippet?.title ?? "";
       if (!title || title.length > 100 || /[<>]/.test(title))
         throw new GoogleError(400, "invalidTitle", "The request metadata specifies an invalid video title.");
-      const description = b?.snippet?.description ?? "";
+      const description = b.snippet?.description ?? "";
       if (Buffer.byteLength(description, "utf8") > 5000 || /[<>]/.test(description))
         throw new GoogleError(
           400,
           "invalidDescription",
           "The request metadata specifies an invalid video description.",
         );
-      const privacy = b?.status?.privacyStatus ?? "public";
+      const privacy = b.status?.privacyStatus ?? "public";
       if (!PRIVACY.includes(privacy)) throw new GoogleError(400, "invalidVideoMetadata", "privacyStatus is invalid.");
       const s: Session = {
         id: randomBytes(12).toString("hex"),
@@ -213,7 +264,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         type,
         snippet: { title, description },
         privacy,
-        synthetic: b?.status?.containsSyntheticMedia ?? null,
+        synthetic: b.status?.containsSyntheticMedia ?? null,
         done: false,
       };
       state.sessions.set(s.id, s);
@@ -223,9 +274,12 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       if (url.searchParams.get("mine") !== "true")
         throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
       const parts = (url.searchParams.get("part") ?? "").split(",");
+      if (!state.hasChannel) return Response.json({ kind: "youtube#channelListResponse", items: [] });
       return Response.json({
+        kind: "youtube#channelListResponse",
         items: [
           {
+            kind: "youtube#channel",
             id: channel.id,
             ...(parts.includes("snippet") && {
               snippet: {
@@ -247,7 +301,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
             }),
           },
         ],
-      });
+      } satisfies ChannelListResponse);
     }
     if (m === "GET" && path === "/youtube/v3/videos") {
       const ids = (url.searchParams.get("id") ?? "").split(",").filter(Boolean);
@@ -256,7 +310,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       // Processing moves on with the status checks that follow an upload.
       for (const v of items)
         if (parts.includes("status") && v.status === "uploaded" && ++v.checks >= 2) v.status = "processed";
-      return Response.json({ items: items.map((v) => videoItem(v, parts)) });
+      return Response.json({
+        kind: "youtube#videoListResponse",
+        items: items.map((v) => videoItem(v, parts)),
+      } satisfies VideoListResponse);
     }
     if (m === "GET" && path === "/youtube/v3/playlistItems") {
       if (url.searchParams.get("playlistId") !== `UU${channel.id.slice(2)}`)
@@ -274,7 +331,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
             },
             contentDetails: { videoId: v.id, videoPublishedAt: v.createdAt.toISOString() },
           })),
-      });
+      } satisfies PlaylistItemListResponse);
     }
     throw new GoogleError(404, "notFound", `No route ${m} ${path}`);
   }
@@ -323,6 +380,13 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       addCounts(v, counts);
     },
     expireTokens: () => oauth.expireAll(),
+    grantOnly: (scopes) => oauth.grantOnly(scopes),
+    setChannel(exists) {
+      state.hasChannel = exists;
+    },
+    setAudited(audited) {
+      state.audited = audited;
+    },
   };
 }
 

@@ -1,10 +1,12 @@
 /**
  * YouTube Data API v3: one video per post by resumable upload (Crier streams the bytes), "submitted"
  * until YouTube has processed it. The content becomes the description; the title is
- * platform_options.title or the content's first line.
+ * platform_options.title or the content's first line. Request bodies and the answers read are typed by
+ * YouTube's own contract (./contract.ts, from @googleapis/youtube).
  */
 import { t } from "elysia";
 import {
+  ConnectError,
   definePlugin,
   unreadableMedia,
   type MediaItem,
@@ -29,14 +31,31 @@ import {
 } from "../../src/platform/oauth.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
+import { utf16Prefix, utf8Length } from "../../src/platform/text.ts";
+import type { ChannelListResponse, PlaylistItemListResponse, Video, VideoListResponse } from "./contract.ts";
 
 const TOKEN_URL = "https://oauth2.googleapis.com/token";
 const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
 const TITLE_MAX = 100;
+const UPLOAD_SCOPE = "https://www.googleapis.com/auth/youtube.upload";
+const READ_SCOPE = "https://www.googleapis.com/auth/youtube.readonly";
+/** Granted instead of the two above when the app asks for it; Crier does not. */
+const FULL_SCOPE = "https://www.googleapis.com/auth/youtube";
 const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
 
-/** platform_options.title, else the first line of the content; YouTube refuses < and > in titles. */
+/**
+ * Titles and descriptions "may contain all valid UTF-8 characters except < and >" (YouTube Data API,
+ * videos resource, snippet.title and snippet.description; checked 2026-11-26). They become the look-alike
+ * single angle quotation marks ‹ and ›, so "->" and "<3" still read as the author meant.
+ */
+const lookAlike = (text: string) => text.replace(/</g, "\u2039").replace(/>/g, "\u203a");
+
+/**
+ * platform_options.title, else the first line of the content, without < and > (see lookAlike), at most
+ * 100 characters. Counted in UTF-16 units, the stricter reading of YouTube's "characters", so no emoji
+ * can push a title past the limit.
+ */
 export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
   const given = (job.options as { title?: string }).title;
   const line =
@@ -46,12 +65,36 @@ export function titleOf(job: Pick<PublishJob, "content" | "options">): string {
       .find((l) => l.trim())
       ?.trim() ??
     "";
-  return [...line.replace(/[<>]/g, "")].slice(0, TITLE_MAX).join("") || "Untitled";
+  return utf16Prefix(lookAlike(line), TITLE_MAX).trim() || "Untitled";
+}
+
+/**
+ * The description YouTube takes: the text with < and > as look-alikes. Those are 3 bytes in UTF-8 where
+ * < and > were 1, so a text they would push past YouTube's 5,000 bytes loses its < and > instead.
+ */
+export function descriptionOf(text: string): string {
+  const shown = lookAlike(text);
+  return utf8Length(shown) <= DESCRIPTION_MAX_BYTES ? shown : text.replace(/[<>]/g, "");
+}
+
+/** The video resource the upload sets (snippet and status), held to YouTube's contract by its type. */
+export function videoResource(job: Pick<PublishJob, "content" | "options">, description: string) {
+  const options = job.options as { privacy_status?: string; ai_generated?: boolean };
+  return {
+    snippet: { title: titleOf(job), description, categoryId: "22" },
+    status: {
+      privacyStatus: options.privacy_status ?? "public",
+      selfDeclaredMadeForKids: false,
+      ...(options.ai_generated !== undefined && { containsSyntheticMedia: options.ai_generated }),
+    },
+  } satisfies Video;
 }
 
 interface Handle {
   id: string;
   shorts: boolean;
+  /** The privacyStatus asked for (absent in handles written before it was kept). */
+  privacy?: string;
 }
 
 const watchUrl = (h: Handle) =>
@@ -73,23 +116,27 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!body.contentType.startsWith("video/"))
     return { kind: "permanent", reason: `${body.contentType} is not a video`, code: "unsupported_media" };
   const options = job.options as { privacy_status?: string; ai_generated?: boolean; description?: string };
+  const description = descriptionOf(options.description ?? job.content);
+  // The content was measured when the post was made; a description given as an option was not.
+  if (utf8Length(description) > DESCRIPTION_MAX_BYTES)
+    return {
+      kind: "permanent",
+      reason: `The description is ${utf8Length(description)} bytes in UTF-8; YouTube takes at most ${DESCRIPTION_MAX_BYTES}.`,
+      code: "description_too_long",
+    };
+  const resource = videoResource(job, description);
+  const privacy = resource.status.privacyStatus;
   const session = await ctx.http.request("POST", "/upload/youtube/v3/videos", {
-    query: { uploadType: "resumable", part: "snippet,status" },
+    // part names the parts the body sets: YouTube writes only those.
+    query: { uploadType: "resumable", part: Object.keys(resource).join(",") },
     headers: { ...bearerAuth(ctx), "x-upload-content-length": String(size), "x-upload-content-type": body.contentType },
-    json: {
-      snippet: { title: titleOf(job), description: options.description ?? job.content, categoryId: "22" },
-      status: {
-        privacyStatus: options.privacy_status ?? "public",
-        selfDeclaredMadeForKids: false,
-        ...(options.ai_generated !== undefined && { containsSyntheticMedia: options.ai_generated }),
-      },
-    },
+    json: resource,
   });
   if (!session.ok) return session.outcome;
   const location = session.headers.get("location");
   if (!location) return { kind: "retryable", reason: "YouTube opened no upload session" };
   // Sending the bytes is what creates the video.
-  const uploaded = await ctx.http.request<{ id: string }>("PUT", location, {
+  const uploaded = await ctx.http.request<Video>("PUT", location, {
     headers: { ...bearerAuth(ctx), "content-type": body.contentType },
     body: (bytes ?? body.stream()) as BodyInit,
     creates: true,
@@ -101,19 +148,34 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     !!video.width &&
     !!video.height &&
     video.height >= video.width;
-  return checkStatus(ctx, JSON.stringify({ id: uploaded.body.id, shorts } satisfies Handle));
+  if (!uploaded.body.id) return { kind: "unknown", reason: "YouTube took the upload but named no video id" };
+  return checkStatus(ctx, JSON.stringify({ id: uploaded.body.id, shorts, privacy } satisfies Handle));
 }
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const h = JSON.parse(handle) as Handle;
-  const res = await ctx.http.request<{
-    items?: { id: string; status?: { uploadStatus?: string; failureReason?: string; rejectionReason?: string } }[];
-  }>("GET", "/youtube/v3/videos", { query: { part: "status,processingDetails", id: h.id }, headers: bearerAuth(ctx) });
+  const res = await ctx.http.request<VideoListResponse>("GET", "/youtube/v3/videos", {
+    query: { part: "status,processingDetails", id: h.id },
+    headers: bearerAuth(ctx),
+  });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const status = res.body.items?.[0]?.status;
   if (!status)
     return { kind: "permanent", reason: "YouTube no longer knows the uploaded video", code: "video_missing" };
-  if (status.uploadStatus === "processed") return { kind: "published", platformPostId: h.id, url: watchUrl(h) };
+  if (status.uploadStatus === "processed") {
+    const published = { kind: "published" as const, platformPostId: h.id, url: watchUrl(h) };
+    // "All videos uploaded via the videos.insert endpoint from unverified API projects created after
+    // 28 July 2020 will be restricted to private viewing mode" (videos.insert reference, 2026-11-26).
+    if (h.privacy && h.privacy !== "private" && status.privacyStatus === "private")
+      return {
+        ...published,
+        notice: {
+          code: "youtube_private_unaudited",
+          message: `YouTube made the video private though it was uploaded as ${h.privacy}: uploads from a Google API project that has not passed YouTube's API audit are restricted to private viewing. Only the channel owner can watch it until the project is audited and the video made ${h.privacy} in YouTube Studio.`,
+        },
+      };
+    return published;
+  }
   if (status.uploadStatus === "failed" || status.uploadStatus === "rejected" || status.uploadStatus === "deleted") {
     return {
       kind: "permanent",
@@ -127,26 +189,14 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Google", holder: "channel" });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const channel = await ctx.http.request<{
-    items?: { contentDetails?: { relatedPlaylists?: { uploads?: string } } }[];
-  }>("GET", "/youtube/v3/channels", {
+  const channel = await ctx.http.request<ChannelListResponse>("GET", "/youtube/v3/channels", {
     query: { part: "contentDetails", mine: true },
     headers: bearerAuth(ctx),
   });
   if (!channel.ok) throw new Error(`YouTube channel: ${channel.outcome.reason}`);
   const uploads = channel.body.items?.[0]?.contentDetails?.relatedPlaylists?.uploads;
   if (!uploads) return [];
-  const res = await ctx.http.request<{
-    items?: {
-      snippet?: {
-        title?: string;
-        description?: string;
-        publishedAt?: string;
-        thumbnails?: { high?: { url?: string } };
-      };
-      contentDetails?: { videoId?: string; videoPublishedAt?: string };
-    }[];
-  }>("GET", "/youtube/v3/playlistItems", {
+  const res = await ctx.http.request<PlaylistItemListResponse>("GET", "/youtube/v3/playlistItems", {
     query: { part: "snippet,contentDetails", playlistId: uploads, maxResults: 50 },
     headers: bearerAuth(ctx),
   });
@@ -184,15 +234,14 @@ function findPublished(ctx: PluginContext, q: FindQuery): Promise<FindResult> {
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
-    const res = await ctx.http.request<{
-      items?: { id: string; statistics?: { viewCount?: string; likeCount?: string; commentCount?: string } }[];
-    }>("GET", "/youtube/v3/videos", {
+    const res = await ctx.http.request<VideoListResponse>("GET", "/youtube/v3/videos", {
       query: { part: "statistics", id: ids.slice(i, i + 50).join(",") },
       headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`YouTube videos: ${res.outcome.reason}`);
-    const num = (v?: string) => (v === undefined ? null : Number(v));
+    const num = (v?: string | null) => (v === undefined || v === null ? null : Number(v));
     for (const v of res.body.items ?? []) {
+      if (!v.id) continue;
       out[v.id] = {
         views: num(v.statistics?.viewCount),
         likes: num(v.statistics?.likeCount),
@@ -206,9 +255,7 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 }
 
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
-  const res = await ctx.http.request<{
-    items?: { statistics?: { subscriberCount?: string; hiddenSubscriberCount?: boolean } }[];
-  }>("GET", "/youtube/v3/channels", {
+  const res = await ctx.http.request<ChannelListResponse>("GET", "/youtube/v3/channels", {
     query: { part: "statistics", mine: true },
     headers: bearerAuth(ctx),
   });
@@ -216,7 +263,8 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   const s = res.body.items?.[0]?.statistics;
   // A channel may hide its subscriber count: then there is no number, not zero.
   return {
-    followers: s && !s.hiddenSubscriberCount && s.subscriberCount !== undefined ? Number(s.subscriberCount) : null,
+    followers:
+      s && !s.hiddenSubscriberCount && typeof s.subscriberCount === "string" ? Number(s.subscriberCount) : null,
   };
 }
 
@@ -286,24 +334,36 @@ export default definePlugin({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
     pkce: true,
-    scopes: [
-      "https://www.googleapis.com/auth/youtube.upload",
-      "https://www.googleapis.com/auth/youtube.readonly",
-      "https://www.googleapis.com/auth/yt-analytics.readonly",
-    ],
+    // Uploading, and reading the channel, its uploads and their statistics (Data API). Nothing reads the
+    // YouTube Analytics API, so its scope is not asked for: every sensitive scope must be justified in
+    // Google's app verification.
+    scopes: [UPLOAD_SCOPE, READ_SCOPE],
     extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
     async identity(c, token) {
-      const list = await connectCall<{
-        items?: {
-          id: string;
-          snippet?: { title?: string; customUrl?: string; thumbnails?: { default?: { url?: string } } };
-        }[];
-      }>(c, "Reading the YouTube channel", "GET", "/youtube/v3/channels", {
-        query: { part: "snippet", mine: true },
-        headers: { authorization: `Bearer ${token.access_token}` },
-      });
+      // Google's consent screen lets the user untick scopes: without both, Crier could not work.
+      const granted = typeof token.scope === "string" ? token.scope.split(" ") : null;
+      const missing = granted
+        ? [UPLOAD_SCOPE, READ_SCOPE].filter((s) => !granted.includes(s) && !granted.includes(FULL_SCOPE))
+        : [];
+      if (missing.length)
+        throw new ConnectError(
+          `Google did not grant ${missing.map((s) => (s === UPLOAD_SCOPE ? "managing your YouTube videos (upload)" : "viewing your YouTube account")).join(" and ")}. Connect again and leave every permission ticked on Google's consent screen.`,
+        );
+      const list = await connectCall<ChannelListResponse>(
+        c,
+        "Reading the YouTube channel",
+        "GET",
+        "/youtube/v3/channels",
+        {
+          query: { part: "snippet", mine: true },
+          headers: { authorization: `Bearer ${token.access_token}` },
+        },
+      );
       const ch = list.items?.[0];
-      if (!ch) throw new Error("This Google account has no YouTube channel");
+      if (!ch?.id)
+        throw new ConnectError(
+          "This Google account has no YouTube channel. Create one on YouTube, then connect again.",
+        );
       return {
         remoteId: ch.id,
         username: ch.snippet?.customUrl ?? ch.snippet?.title ?? ch.id,

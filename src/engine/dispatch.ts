@@ -103,7 +103,7 @@ async function loadJobOne(ctx: AppContext, id: string): Promise<Job | undefined>
 }
 
 type Result =
-  | { kind: "published"; id: string; url: string | null }
+  | { kind: "published"; id: string; url: string | null; notice?: { code: string; message: string } }
   | { kind: "submitted"; handle: string }
   | { kind: "retry"; at: Date; reason: string }
   | { kind: "failed"; code: string; reason: string; reconcile?: { at: Date; since: Date; until: Date } };
@@ -118,6 +118,8 @@ function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Resul
         platformPostId: r.id,
         platformPostUrl: r.url,
         publishedAt: now,
+        error: r.notice?.message ?? null,
+        errorCode: r.notice?.code ?? null,
         at: now,
       });
     case "submitted":
@@ -283,6 +285,7 @@ export async function publishTarget(
         kind: "published",
         id: outcome.platformPostId,
         url: job.sandbox ? sandboxPostUrl(ctx, target.id) : outcome.url,
+        notice: outcome.notice,
       });
       break;
     case "submitted":
@@ -377,6 +380,8 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
         platformPostId: outcome.platformPostId,
         platformPostUrl: job.sandbox ? sandboxPostUrl(ctx, targetId) : outcome.url,
         publishedAt: now,
+        error: outcome.notice?.message ?? null,
+        errorCode: outcome.notice?.code ?? null,
         at: now,
       });
     case "permanent":

@@ -14,7 +14,16 @@ export type { ConnectionMode, MediaItem, Platform };
 
 /** What the engine decided a publish attempt came to. */
 export type Outcome =
-  | { kind: "published"; platformPostId: string; url: string | null }
+  | {
+      kind: "published";
+      platformPostId: string;
+      url: string | null;
+      /**
+       * Published, but not as asked (YouTube kept a video private that was meant to be public): the
+       * target still reads published, with this code and message in its error_code and error.
+       */
+      notice?: { code: string; message: string };
+    }
   /** The platform accepted the work and is still processing it: checkStatus(handle) later. */
   | { kind: "submitted"; handle: string }
   /** Nothing was created (connection refused, 429, 5xx before the creating call): safe to try again. */

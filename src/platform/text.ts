@@ -87,3 +87,10 @@ export const UNIT_NAMES: Record<TextUnit, string> = {
   bytes: "bytes",
   weighted: "weighted characters",
 };
+
+/** The first `max` UTF-16 code units of a text, never cutting a surrogate pair (an emoji) in two. */
+export function utf16Prefix(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { countText, weightedLength } from "../../src/platform/text.ts";
+import { countText, utf16Prefix, weightedLength } from "../../src/platform/text.ts";
 
 test("weighted length: URLs 23, CJK and emoji 2, Latin 1", () => {
   expect(weightedLength("hello")).toBe(5);
@@ -16,4 +16,11 @@ test("each unit counts the same text its own way", () => {
   expect(countText(text, "graphemes")).toBe(3);
   expect(countText(text, "bytes")).toBe(3 + 8 + 2);
   expect(countText(text, "weighted")).toBe(2 + 2 + 1);
+});
+
+test("a UTF-16 prefix never cuts an emoji in half", () => {
+  expect(utf16Prefix("ab\u{1F600}c", 3)).toBe("ab");
+  expect(utf16Prefix("ab\u{1F600}c", 4)).toBe("ab\u{1F600}");
+  expect(utf16Prefix("short", 10)).toBe("short");
+  expect(countText(utf16Prefix("\u{1F600}".repeat(10), 9), "utf16")).toBe(8);
 });

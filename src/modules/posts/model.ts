@@ -69,7 +69,7 @@ export const PostTarget = t.Object(
     error: t.Union([t.String(), t.Null()]),
     error_code: t.Union([t.String(), t.Null()], {
       description:
-        "Machine code of the failure: outcome_unknown, auth_required, account_disconnected, retries_exhausted, the platform's code...",
+        "Machine code of the failure: outcome_unknown, auth_required, account_disconnected, retries_exhausted, the platform's code... On a published target, a notice that it was published other than as asked (error says how): youtube_private_unaudited (YouTube kept the video private: the Google API project has not passed YouTube's audit), tiktok_private_unaudited (posted SELF_ONLY: the TikTok app has not passed TikTok's audit).",
     }),
     platform_post_id: t.Union([t.String(), t.Null()]),
     platform_post_url: t.Union([t.String(), t.Null()]),
