@@ -349,6 +349,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
     withMediaMax?: number;
     /** A second cap in UTF-8 bytes, for platforms that enforce one beside `unit` (Bluesky: 3000). */
     maxBytes?: number;
+    /** A lower limit for the later items of a thread, where they are replies of another kind (Reddit comments: 10,000). */
+    replyMax?: number;
   };
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;

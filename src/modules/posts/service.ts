@@ -194,7 +194,16 @@ export async function planTargets(
         "List each account once.",
       );
     const options = input.platform_options ?? {};
-    for (const p of targetProblems({ label: plan.label, accountId: account.id, plugin, content: text, media, options }))
+    const check = {
+      label: plan.label,
+      accountId: account.id,
+      plugin,
+      content: text,
+      media,
+      options,
+      reply: repeat > 0,
+    };
+    for (const p of targetProblems(check))
       plan.problems.push({
         ...p,
         field:
