@@ -384,6 +384,11 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   onDisconnect?(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void>;
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  /**
+   * What the server logs as warnings at start about this platform's settings (an API version close to
+   * its sunset); asked only of platforms whose required settings are set.
+   */
+  startupWarnings?(settings: Record<string, string | undefined>, now: Date): string[];
   checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;
   /**
    * Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused
