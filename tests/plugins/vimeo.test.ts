@@ -56,6 +56,42 @@ test("a video Vimeo cannot transcode fails for good", async () => {
   expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
+test("a failed upload deletes its empty video (the delete scope was asked for), so retries leave none behind", async () => {
+  const before = emulator.posts().length;
+  emulator.failNext({ kind: "server_error", on: "/upload/" });
+  const out = await vimeo.publish!(ctx, upload("Upload breaks"));
+  expect(out.kind).toBe("retryable");
+  expect(emulator.posts().length).toBe(before);
+});
+
+test("Vimeo refuses DELETE to a token without the delete scope", async () => {
+  const created = await vimeo.publish!(ctx, upload("Keep me"));
+  if (created.kind !== "submitted" && created.kind !== "published") throw new Error(created.kind);
+  const id = created.kind === "published" ? created.platformPostId : created.handle.split("/").pop();
+  const consent = new URL(`${rig.served.url}/oauth/authorize`);
+  consent.search = new URLSearchParams({
+    client_id: "sandbox",
+    redirect_uri: "http://127.0.0.1/cb",
+    response_type: "code",
+    scope: "public private upload",
+  }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const tokenRes = await fetch(`${rig.served.url}/oauth/access_token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa("sandbox:sandbox")}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1/cb" }),
+  });
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+  const del = await fetch(`${rig.served.url}/videos/${id}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${access_token}` },
+  });
+  expect(del.status).toBe(403);
+  expect(((await del.json()) as { error: string }).error).toBe('Your access token does not have the "delete" scope');
+});
+
 test("a used-up upload quota is permanent, not retried", async () => {
   emulator.exhaustQuota();
   expect(await vimeo.publish!(ctx, upload("over quota"))).toMatchObject({ kind: "permanent", code: "quota_exceeded" });
