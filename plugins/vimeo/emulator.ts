@@ -7,6 +7,8 @@
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user "Sandbox Vimeo".
  */
 import { randomBytes } from "node:crypto";
+import { Value } from "@sinclair/typebox/value";
+import { ListVideosQuery, UploadVideo } from "./contract.ts";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
   addCounts,
@@ -155,6 +157,9 @@ export function createVimeoEmulator(): VimeoEmulator {
         description?: string;
         privacy?: { view?: string };
       } | null;
+      // Vimeo's published schema first (2204: "The request contains invalid body parameters").
+      const invalid = Value.Errors(UploadVideo, b).First();
+      if (invalid) throw new VimeoError(400, `Invalid body parameter ${invalid.path}: ${invalid.message}`, 2204);
       const size = Number(b?.upload?.size);
       if (!b || b.upload?.approach !== "tus" || !Number.isInteger(size) || size <= 0)
         throw new VimeoError(400, "upload.approach must be tus with a size", 2204);
@@ -212,6 +217,8 @@ export function createVimeoEmulator(): VimeoEmulator {
         metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } },
       });
     if (m === "GET" && path === "/me/videos") {
+      const invalid = Value.Errors(ListVideosQuery, Object.fromEntries(url.searchParams)).First();
+      if (invalid) throw new VimeoError(400, `Invalid parameter ${invalid.path}: ${invalid.message}`, 2204);
       const list = [...state.videos.values()]
         .filter((v) => v.owner === owner)
         .reverse()

@@ -92,6 +92,26 @@ test("Vimeo refuses DELETE to a token without the delete scope", async () => {
   expect(((await del.json()) as { error: string }).error).toBe('Your access token does not have the "delete" scope');
 });
 
+test("the emulator holds POST /me/videos and GET /me/videos to Vimeo's published OpenAPI", async () => {
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${rig.served.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${String(ctx.credentials.access_token)}`, "content-type": "application/json" },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+  // upload.size is a string of bytes in Vimeo's schema; a number is an invalid body parameter.
+  const numeric = await call("POST", "/me/videos", { upload: { approach: "tus", size: 2048 } });
+  expect(numeric.status).toBe(400);
+  expect(await numeric.json()).toMatchObject({ error_code: 2204 });
+  const view = await call("POST", "/me/videos", {
+    upload: { approach: "tus", size: "2048" },
+    privacy: { view: "public" },
+  });
+  expect(view.status).toBe(400);
+  expect((await call("GET", "/me/videos?sort=newest")).status).toBe(400);
+  expect((await call("GET", "/me/videos?sort=date&direction=desc&per_page=50")).status).toBe(200);
+});
+
 test("a used-up upload quota is permanent, not retried", async () => {
   emulator.exhaustQuota();
   expect(await vimeo.publish!(ctx, upload("over quota"))).toMatchObject({ kind: "permanent", code: "quota_exceeded" });
