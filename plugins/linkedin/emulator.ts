@@ -53,6 +53,8 @@ function versionProblem(header: string | null, now: Date): LiError | null {
  * posts-api, "Permissions", checked 2026-11-26); without it the answer is 403 ACCESS_DENIED.
  */
 const READ_SCOPE = "r_member_social";
+/** Creating posts and uploading their media needs w_member_social (same page, "Permissions"). */
+const WRITE_SCOPE = "w_member_social";
 const ACCESS_TTL_MS = 60 * 86400_000;
 
 interface Asset {
@@ -156,6 +158,12 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ ...member, given_name: "Sandbox", family_name: "Member", email_verified: true });
     }
     authed(req, true);
+    if (m === "POST" && !oauth.granted(req, WRITE_SCOPE))
+      throw new LiError(
+        403,
+        `Not enough permissions to access: ${path.split("/")[2]}.CREATE.NO_VERSION`,
+        "ACCESS_DENIED",
+      );
     if (
       m === "POST" &&
       (path === "/rest/images" || path === "/rest/videos") &&

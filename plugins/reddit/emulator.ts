@@ -31,6 +31,18 @@ const ACCESS_TTL_S = 3600;
  * alike (Reddit throttles rather than refuses outright: the stricter rule makes a wrong agent visible).
  */
 const USER_AGENT = /^[^\s:]+:[^\s:]+:[^\s:]+ \(by \/u\/[A-Za-z0-9_-]{3,20}\)$/;
+/**
+ * The OAuth scope each endpoint needs, as reddit.com/dev/api lists it beside the endpoint (checked
+ * 2026-11-26); without it Reddit answers 403 with `WWW-Authenticate: Bearer realm="reddit",
+ * error="insufficient_scope"`. The media asset and gallery endpoints are not in the reference: submit.
+ */
+const SCOPE_OF: [RegExp, string][] = [
+  [/^GET \/api\/v1\/me$/, "identity"],
+  [/^POST \/api\/(submit|comment|media\/asset\.json|submit_gallery_post\.json)$/, "submit"],
+  [/^GET \/user\/[^/]+\/submitted$/, "history"],
+  [/^GET \/api\/info$/, "read"],
+];
+
 /** A comment's body: Reddit answers TOO_LONG "this is too long (max: 10000)" (checked 2026-11-26). */
 const COMMENT_MAX = 10000;
 
@@ -129,9 +141,11 @@ export function createRedditEmulator(): RedditEmulator {
     if (!USER_AGENT.test(req.headers.get("user-agent") ?? "")) throw new HttpError(429, "Too Many Requests");
   }
 
-  function authed(req: Request) {
+  function authed(req: Request, path: string) {
     agent(req);
     if (!oauth.bearer(req)) throw new HttpError(401, "Unauthorized");
+    const scope = SCOPE_OF.find(([re]) => re.test(`${req.method} ${path}`))?.[1];
+    if (scope && !oauth.granted(req, scope)) throw new HttpError(403, "Forbidden");
   }
 
   function subredditProblem(sr: string, kind: Post["kind"]): [string, string, string] | null {
@@ -213,7 +227,7 @@ export function createRedditEmulator(): RedditEmulator {
         { status: 201, headers: { "content-type": "application/xml" } },
       );
     }
-    authed(req);
+    authed(req, path);
     if (m === "GET" && path === "/api/v1/me")
       return Response.json({ ...user, subreddit: { display_name: `u_${user.name}`, subscribers: followers } });
     if (m === "POST" && path === "/api/media/asset.json") {
@@ -401,7 +415,15 @@ export function createRedditEmulator(): RedditEmulator {
       failureResponse,
       route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
       error: HttpError,
-      errorResponse: (e) => Response.json({ message: e.message, error: e.status }, { status: e.status }),
+      errorResponse: (e) =>
+        Response.json(
+          { message: e.message, error: e.status },
+          {
+            status: e.status,
+            headers:
+              e.status === 403 ? { "www-authenticate": 'Bearer realm="reddit", error="insufficient_scope"' } : {},
+          },
+        ),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

@@ -133,3 +133,31 @@ test("without r_member_social (LinkedIn grants it to approved apps only) the num
     await plain.rig.stop();
   }
 });
+
+test("posting needs w_member_social: a token without it is refused with 403", async () => {
+  const consent = new URL(`${rig.served.url}/oauth/authorize`);
+  consent.search = new URLSearchParams({
+    client_id: "sandbox",
+    redirect_uri: "http://127.0.0.1/cb",
+    scope: "openid profile",
+  }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const granted = await fetch(`${rig.served.url}/oauth/v2/accessToken`, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: "http://127.0.0.1/cb",
+      client_id: "sandbox",
+      client_secret: "sandbox",
+    }),
+  });
+  const token = ((await granted.json()) as { access_token: string }).access_token;
+  const readOnly = { ...ctx, credentials: { ...ctx.credentials, access_token: token } };
+  expect(await linkedin.publish!(readOnly, job("not allowed"))).toMatchObject({
+    kind: "permanent",
+    code: "access_denied",
+  });
+});

@@ -189,3 +189,32 @@ test("a comment over 10,000 characters is refused by Reddit, by the plugin, and 
   expect(res.body.error.code).toBe("content_too_long");
   expect(res.body.error.message).toContain("at most 10000 in a reply");
 });
+
+test("an endpoint refuses a token without the scope reddit.com/dev/api lists for it", async () => {
+  const ua = userAgent(ctx.settings);
+  const consent = new URL(`${rig.served.url}/api/v1/authorize`);
+  consent.search = new URLSearchParams({
+    client_id: "sandbox",
+    redirect_uri: "http://127.0.0.1/cb",
+    scope: "identity read",
+  }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const granted = await fetch(`${rig.served.url}/api/v1/access_token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa("sandbox:sandbox")}`, "user-agent": ua },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1/cb" }),
+  });
+  const token = ((await granted.json()) as { access_token: string }).access_token;
+  const headers = { authorization: `Bearer ${token}`, "user-agent": ua };
+  expect((await fetch(`${rig.served.url}/api/v1/me`, { headers })).status).toBe(200);
+  const submit = await fetch(`${rig.served.url}/api/submit`, {
+    method: "POST",
+    headers,
+    body: new URLSearchParams({ api_type: "json", sr: "crier", kind: "self", title: "t", text: "x" }),
+  });
+  expect(submit.status).toBe(403);
+  expect(submit.headers.get("www-authenticate")).toContain('error="insufficient_scope"');
+  expect((await fetch(`${rig.served.url}/user/sandbox_redditor/submitted`, { headers })).status).toBe(403);
+});
