@@ -8,6 +8,7 @@ import { createLogger } from "./log.ts";
 import { createStorage } from "./storage/index.ts";
 import { serveApp } from "./http/serve.ts";
 import { createRegistry } from "./platform/host/registry.ts";
+import { startupWarnings } from "./platform/host/startup-warnings.ts";
 import { startEngine, type Engine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
 import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
@@ -60,6 +61,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   if (engine) ctx.dispatch = engine;
   const url = `http://${server.hostname}:${server.port}`;
   log.info("listening", { url, public_url: config.publicUrl, database: db.kind, scheduler: opts.scheduler });
+  for (const w of startupWarnings(ctx, systemClock.now())) log.warn(w.message, { platform: w.platform });
 
   let stopping: Promise<void> | undefined;
   const stop = () =>

@@ -3,7 +3,8 @@
  * secret in the form), OpenID userinfo, the versioned REST API (LinkedIn-Version and the Rest.li 2.0.0
  * header required): Images and Videos initializeUpload with upload URLs, multi-part video uploads with
  * ETags and finalize, processing over status reads, Posts (201 with x-restli-id, commentary limits,
- * media references owned by the author) and social action counts. Errors are `{status, code, message}`.
+ * media references owned by the author) and social action counts (with r_member_social only). Versions
+ * outside LinkedIn's support window are refused with 426 NONEXISTENT_VERSION. Errors are `{status, code, message}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the member "Sandbox Member".
  */
@@ -20,6 +21,40 @@ import {
 } from "../../src/platform/emulator-kit.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Which LinkedIn-Version values LinkedIn serves (checked 2026-11-26): monthly YYYYMM versions
+ * (learn.microsoft.com/en-us/linkedin/marketing/versioning: "supported and stable for a minimum of one
+ * year before sunset"), each sunset about the middle of its month a year on (the migrations page lists
+ * 202510 until October 15, 2026, 202511 until November 16, 2026, 202603 until March 16, 2027). A version
+ * not yet released or already sunset is answered 426 NONEXISTENT_VERSION, "Requested version YYYYMMDD is
+ * not active" (the answer LinkedIn's clients report, e.g. for 20250401 in April 2026).
+ */
+function versionProblem(header: string | null, now: Date): LiError | null {
+  if (!header)
+    return new LiError(
+      400,
+      "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
+      "VERSION_MISSING",
+    );
+  const m = /^(\d{4})(\d{2})(?:\.(\d{2}))?$/.exec(header);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
+    return new LiError(400, `Invalid version ${header}; the version must be in the format YYYYMM`, "INVALID_VERSION");
+  const released = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1));
+  const sunset = new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
+  if (now < released || now >= sunset)
+    return new LiError(426, `Requested version ${m[1]}${m[2]}${m[3] ?? "01"} is not active`, "NONEXISTENT_VERSION");
+  return null;
+}
+
+/**
+ * Reading a member's likes and comments (Social Actions) needs r_member_social, which LinkedIn grants to
+ * approved developers only (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/
+ * posts-api, "Permissions", checked 2026-11-26); without it the answer is 403 ACCESS_DENIED.
+ */
+const READ_SCOPE = "r_member_social";
+/** Creating posts and uploading their media needs w_member_social (same page, "Permissions"). */
+const WRITE_SCOPE = "w_member_social";
 const ACCESS_TTL_MS = 60 * 86400_000;
 
 interface Asset {
@@ -67,7 +102,9 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     clientAuth: "body",
     accessTtlS: ACCESS_TTL_MS / 1000,
     newToken: () => `AQ${randomBytes(24).toString("base64url")}`,
-    answer: { scope: "openid,profile,w_member_social", token_type: "Bearer", id_token: "x" },
+    // The sandbox app is one LinkedIn approved for r_member_social, so sandbox posts show their numbers:
+    // tokens of the sandbox's consent-less codes hold this scope; a real consent grants what it asked for.
+    answer: { scope: "openid,profile,r_member_social,w_member_social", token_type: "Bearer", id_token: "x" },
     refuse: (why) =>
       why === "invalid_client"
         ? Response.json({ error: why, error_description: "Client authentication failed" }, { status: 401 })
@@ -90,8 +127,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
   function authed(req: Request, rest: boolean) {
     if (!oauth.bearer(req)) throw new LiError(401, "Invalid access token", "REVOKED_ACCESS_TOKEN");
     if (rest) {
-      if (!/^\d{6}$/.test(req.headers.get("linkedin-version") ?? ""))
-        throw new LiError(400, "A valid LinkedIn-Version header (YYYYMM) is required", "VERSION_MISSING");
+      const version = versionProblem(req.headers.get("linkedin-version"), new Date());
+      if (version) throw version;
       if (req.headers.get("x-restli-protocol-version") !== "2.0.0")
         throw new LiError(400, "X-Restli-Protocol-Version 2.0.0 is required");
     }
@@ -121,6 +158,12 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ ...member, given_name: "Sandbox", family_name: "Member", email_verified: true });
     }
     authed(req, true);
+    if (m === "POST" && !oauth.granted(req, WRITE_SCOPE))
+      throw new LiError(
+        403,
+        `Not enough permissions to access: ${path.split("/")[2]}.CREATE.NO_VERSION`,
+        "ACCESS_DENIED",
+      );
     if (
       m === "POST" &&
       (path === "/rest/images" || path === "/rest/videos") &&
@@ -237,6 +280,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     }
     const social = /^\/rest\/socialActions\/(.+)$/.exec(path);
     if (m === "GET" && social) {
+      if (!oauth.granted(req, READ_SCOPE))
+        throw new LiError(403, "Not enough permissions to access: socialActions.GET.NO_VERSION", "ACCESS_DENIED");
       const p = state.posts.find((x) => x.urn === decodeURIComponent(social[1]));
       if (!p) throw new LiError(404, "Not found");
       return Response.json({

@@ -17,13 +17,50 @@ import {
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
 
-const DEFAULT_VERSION = "202506";
+/**
+ * The LinkedIn-Version sent by default: Marketing July 2026, the latest version the versioning page names
+ * (learn.microsoft.com/en-us/linkedin/marketing/versioning, checked 2026-11-26). LinkedIn supports each
+ * monthly version "for a minimum of one year" and lists each sunset on the migrations page
+ * (learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations: 202510 on October 15, 2026,
+ * 202511 on November 16, 2026, 202603 on March 16, 2027), after which calls get 426 NONEXISTENT_VERSION.
+ */
+export const DEFAULT_VERSION = "202607";
+/** Member permissions (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, checked 2026-11-26). */
+const POST_SCOPE = "w_member_social";
+
 const TEXT_MAX = 3000;
 const IMAGES_MAX = 20;
 const VIDEO_MAX = 500 * MB;
 
 type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
+
+/** When LinkedIn will stop serving a YYYYMM version: about the middle of the same month a year on. */
+export function versionSunset(version: string): Date | null {
+  const m = /^(\d{4})(\d{2})(?:\.\d{2})?$/.exec(version);
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) return null;
+  return new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
+}
+
+const WARN_BEFORE_MS = 61 * 86400_000;
+
+/** A warning for the log at start when the configured version is sunset or within two months of it. */
+export function versionWarnings(settings: Record<string, string | undefined>, now: Date): string[] {
+  const version = settings.VERSION ?? DEFAULT_VERSION;
+  const sunset = versionSunset(version);
+  if (!sunset)
+    return [`CRIER_LINKEDIN_VERSION=${version} is not a LinkedIn version (YYYYMM): every LinkedIn call will fail`];
+  const day = sunset.toISOString().slice(0, 10);
+  if (now >= sunset)
+    return [
+      `LinkedIn-Version ${version} is past its sunset (about ${day}): LinkedIn refuses it; set CRIER_LINKEDIN_VERSION to a version LinkedIn lists as active`,
+    ];
+  if (sunset.getTime() - now.getTime() <= WARN_BEFORE_MS)
+    return [
+      `LinkedIn-Version ${version} is sunset about ${day}: set CRIER_LINKEDIN_VERSION to a newer version LinkedIn lists as active before then`,
+    ];
+  return [];
+}
 
 const headers = (ctx: PluginContext) => ({
   authorization: `Bearer ${String(ctx.credentials.access_token)}`,
@@ -183,6 +220,8 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
       likesSummary?: { totalLikes?: number };
       commentsSummary?: { aggregatedTotalComments?: number };
     }>("GET", `/rest/socialActions/${encodeURIComponent(id)}`, { headers: headers(ctx) });
+    // Reading a member's likes and comments needs r_member_social, which LinkedIn grants to approved
+    // developers only (CRIER_LINKEDIN_EXTRA_SCOPES asks for it); without it LinkedIn answers 403: the engine reports the numbers as limited.
     if (!res.ok) throw new Error(`LinkedIn social actions ${id}: ${res.outcome.reason}`);
     // Member impressions need LinkedIn's restricted analytics permission: views stay unknown.
     out[id] = {
@@ -238,7 +277,10 @@ export default definePlugin({
     authorizeUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
     clientAuth: "body",
-    scopes: ["openid", "profile", "w_member_social"],
+    // r_member_social only where the app was granted it: LinkedIn refuses a consent asking for a scope the app lacks.
+    scopes: (settings) => [
+      ...new Set(["openid", "profile", POST_SCOPE, ...(settings.EXTRA_SCOPES ?? "").split(/[\s,]+/).filter(Boolean)]),
+    ],
     async identity(c, token) {
       const me = await connectCall<{ sub: string; name?: string; given_name?: string; picture?: string }>(
         c,
@@ -273,6 +315,7 @@ export default definePlugin({
       };
     return undefined;
   },
+  startupWarnings: versionWarnings,
   publish,
   checkStatus,
   metrics,

@@ -1,14 +1,17 @@
 /**
  * An emulator of the Pinterest API v5 surface the plugin uses: OAuth (Basic client auth, code and
- * continuous refresh grants), the user account, boards, pins (image_base64 decoded and type-checked,
- * image_url, multiple_image_urls 2–5, video_id with a required cover; title 100, description 800,
- * link 2048), video media registration with a signed multipart upload whose fields must all come back,
+ * continuous refresh grants), the user account, boards, pins (every body held to Pinterest's published
+ * PinCreate schema, contract.ts; image_base64 and multiple_image_base64 decoded and type-checked,
+ * image_url, multiple_image_urls 2–5, video_id with a required cover), the scopes each operation lists,
+ * video media registration with a signed multipart upload whose fields must all come back,
  * processing over status reads, pin lists and lifetime metrics. Errors are `{code, message}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_pinner, who has one
  * board, "Crier".
  */
 import { randomBytes } from "node:crypto";
+import { Value } from "@sinclair/typebox/value";
+import { MediaUploadCreate, PinCreate, SCOPES } from "./contract.ts";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
   failingHandler,
@@ -93,6 +96,12 @@ export function createPinterestEmulator(): PinterestEmulator {
     if (!oauth.bearer(req)) throw new PinError(401, 2, "Authentication failed.");
   }
 
+  /** The body against Pinterest's published schema: the first error, in the {code, message} Pinterest answers. */
+  function conform(schema: Parameters<typeof Value.Check>[0], body: unknown): void {
+    const first = Value.Errors(schema, body).First();
+    if (first) throw new PinError(400, 1, `Invalid request body: ${first.path || "body"} ${first.message}.`);
+  }
+
   async function createPin(req: Request): Promise<Response> {
     const b = (await req.json().catch(() => null)) as {
       board_id?: string;
@@ -101,6 +110,7 @@ export function createPinterestEmulator(): PinterestEmulator {
       link?: string;
       media_source?: Record<string, unknown>;
     } | null;
+    conform(PinCreate, b);
     if (!b?.board_id || !boards.some((x) => x.id === b.board_id)) throw new PinError(404, 2001, "Board not found.");
     const title = b.title ?? "";
     const description = b.description ?? "";
@@ -125,6 +135,15 @@ export function createPinterestEmulator(): PinterestEmulator {
         if (!/^https?:\/\//.test(String(src.url ?? ""))) throw new PinError(400, 1, "media_source.url is invalid.");
         kind = "image";
         break;
+      case "multiple_image_base64": {
+        const items = (src.items ?? []) as { content_type?: string; data?: string }[];
+        for (const i of items)
+          if (sniff(Buffer.from(String(i.data ?? ""), "base64")) !== i.content_type)
+            throw new PinError(400, 1, "An image's data does not match its content_type.");
+        kind = "carousel";
+        count = items.length;
+        break;
+      }
       case "multiple_image_urls": {
         const items = (src.items ?? []) as { url?: string }[];
         if (items.length < 2 || items.length > 5 || items.some((i) => !/^https?:\/\//.test(i.url ?? "")))
@@ -165,7 +184,7 @@ export function createPinterestEmulator(): PinterestEmulator {
       id: pin.id,
       text: `${title}\n${description}`,
       media: Array.from({ length: count }, () => ({ type: kind === "video" ? "video" : "image" })),
-      options: { board_id: pin.board },
+      options: { board_id: pin.board, source_type: src.source_type },
       createdAt: pin.createdAt,
     });
     return Response.json(pinJson(pin), { status: 201 });
@@ -207,12 +226,14 @@ export function createPinterestEmulator(): PinterestEmulator {
       return new Response(null, { status: 204 });
     }
     authed(req);
+    const operation = `${m} ${path.replace(/^\/pins\/\d+$/, "/pins/{pin_id}").replace(/^\/media\/\d+$/, "/media/{media_id}")}`;
+    if ((SCOPES[operation] ?? []).some((scope) => !oauth.granted(req, scope)))
+      throw new PinError(403, 29, "You are not permitted to access that resource.");
     if (m === "GET" && path === "/user_account")
       return Response.json({ ...user, follower_count: followers, following_count: 0, pin_count: state.pins.length });
     if (m === "GET" && path === "/boards") return Response.json({ items: boards, bookmark: null });
     if (m === "POST" && path === "/media") {
-      const b = (await req.json().catch(() => null)) as { media_type?: string } | null;
-      if (b?.media_type !== "video") throw new PinError(400, 1, "media_type must be video.");
+      conform(MediaUploadCreate, await req.json().catch(() => null));
       const v: Video = {
         id: String(5_000_000 + state.videos.size + 1),
         policy: randomBytes(16).toString("base64"),

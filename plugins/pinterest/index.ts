@@ -1,7 +1,7 @@
 /**
  * Pinterest API v5: a post is a pin on a board (platform_options.board_id, else the account's first
- * board): one image (sent as bytes, so no public URL is needed for JPEG and PNG), a carousel of 2–5
- * image URLs, or a video (uploaded, then "submitted" until Pinterest has processed it; the cover is
+ * board): one image or a carousel of 2–5 (sent as bytes, so no public URL is needed for JPEG and PNG;
+ * other formats by URL), or a video (uploaded, then "submitted" until Pinterest has processed it; the cover is
  * media[].thumbnail_url or the first frame).
  */
 import { t } from "elysia";
@@ -160,13 +160,20 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     pin.media_source = { source_type: "video_id", media_id: mediaId, ...cover };
     return checkStatus(ctx, JSON.stringify({ pin, media_id: mediaId } satisfies Pending));
   }
-  if (job.media.length === 1) {
-    const source = await imageSource(ctx, job.media[0]);
+  const sources: Record<string, unknown>[] = [];
+  for (const item of job.media) {
+    const source = await imageSource(ctx, item);
     if (isFail(source)) return source;
-    pin.media_source = source;
-  } else {
-    pin.media_source = { source_type: "multiple_image_urls", items: job.media.map((m) => ({ url: m.url })) };
+    sources.push(source);
   }
+  if (sources.length === 1) pin.media_source = sources[0];
+  // A carousel of JPEG and PNG goes as bytes too (multiple_image_base64), so no public URL is needed.
+  else if (sources.every((s) => s.source_type === "image_base64"))
+    pin.media_source = {
+      source_type: "multiple_image_base64",
+      items: sources.map(({ content_type, data }) => ({ content_type, data })),
+    };
+  else pin.media_source = { source_type: "multiple_image_urls", items: job.media.map((m) => ({ url: m.url })) };
   return createPin(ctx, pin);
 }
 
@@ -290,7 +297,11 @@ export default definePlugin({
       maxVideoFiles: 1,
       maxGifFiles: 1,
       allowMixedMedia: false,
-      carousel: { minImages: 2, maxImages: CAROUSEL_MAX, mediaUrls: "must be publicly reachable" },
+      carousel: {
+        minImages: 2,
+        maxImages: CAROUSEL_MAX,
+        mediaUrls: "sent as bytes when all are JPEG or PNG; otherwise they must be publicly reachable",
+      },
     },
     required_media: mediaRequired("Pinterest", ["image", "video"], "an image or a video"),
     max_hashtags: null,
@@ -303,12 +314,13 @@ export default definePlugin({
   optionsSchema: t.Object(
     {
       title: t.Optional(t.String({ minLength: 1, maxLength: TITLE_MAX })),
+      // Board ids are digits (PinCreate.board_id in Pinterest's OpenAPI).
       board_id: t.Optional(
-        t.String({ minLength: 1, description: "The board to pin to; the account's first board when absent." }),
+        t.String({ pattern: "^\\d+$", description: "The board to pin to; the account's first board when absent." }),
       ),
       boardId: t.Optional(
         t.String({
-          minLength: 1,
+          pattern: "^\\d+$",
           description: "Another name for board_id (the hosted service's); send one or the other.",
         }),
       ),

@@ -1,8 +1,8 @@
 /**
  * An emulator of the Reddit surface the plugin uses: OAuth (authorize, access_token with Basic client
- * auth, permanent refresh tokens), a required User-Agent, /api/v1/me, /api/submit (self, link, image;
+ * auth, permanent refresh tokens), the User-Agent Reddit's rules require (token endpoint included), /api/v1/me, /api/submit (self, link, image;
  * 200 with json.errors for refusals such as SUBREDDIT_NOEXIST, NO_SELFS, NO_LINKS, a missing title or
- * a title over 300), /api/comment, the media asset lease and its S3-style upload answering an XML
+ * a title over 300), /api/comment (10,000 characters), the media asset lease and its S3-style upload answering an XML
  * Location, gallery posts, the user's submissions and /api/info. An image submit answers without the
  * post's id, as Reddit does. Flair and markings of a submit (flair_id, flair_text, nsfw, spoiler,
  * sendreplies) are kept on the post: in the listing and in posts()' options.
@@ -24,6 +24,27 @@ import {
 } from "../../src/platform/emulator-kit.ts";
 
 const ACCESS_TTL_S = 3600;
+/**
+ * Reddit's API rules (github.com/reddit-archive/reddit/wiki/API, "Rules", checked 2026-11-26): the
+ * User-Agent is `<platform>:<app ID>:<version string> (by /u/<reddit username>)`, and default agents are
+ * "drastically limited". The emulator answers 429 to any other agent, on the token endpoint and the API
+ * alike (Reddit throttles rather than refuses outright: the stricter rule makes a wrong agent visible).
+ */
+const USER_AGENT = /^[^\s:]+:[^\s:]+:[^\s:]+ \(by \/u\/[A-Za-z0-9_-]{3,20}\)$/;
+/**
+ * The OAuth scope each endpoint needs, as reddit.com/dev/api lists it beside the endpoint (checked
+ * 2026-11-26); without it Reddit answers 403 with `WWW-Authenticate: Bearer realm="reddit",
+ * error="insufficient_scope"`. The media asset and gallery endpoints are not in the reference: submit.
+ */
+const SCOPE_OF: [RegExp, string][] = [
+  [/^GET \/api\/v1\/me$/, "identity"],
+  [/^POST \/api\/(submit|comment|media\/asset\.json|submit_gallery_post\.json)$/, "submit"],
+  [/^GET \/user\/[^/]+\/submitted$/, "history"],
+  [/^GET \/api\/info$/, "read"],
+];
+
+/** A comment's body: Reddit answers TOO_LONG "this is too long (max: 10000)" (checked 2026-11-26). */
+const COMMENT_MAX = 10000;
 
 /** Flair and markings a submit carries (flair_id, flair_text, nsfw, spoiler, sendreplies). */
 interface Marks {
@@ -116,10 +137,15 @@ export function createRedditEmulator(): RedditEmulator {
 
   const errors = (...errs: [string, string, string][]) => Response.json({ json: { errors: errs } });
 
-  function authed(req: Request) {
-    if (!/\S+:\S+:\S+|\(by \/u\//.test(req.headers.get("user-agent") ?? ""))
-      throw new HttpError(429, "Too Many Requests: use a unique and descriptive User-Agent");
+  function agent(req: Request) {
+    if (!USER_AGENT.test(req.headers.get("user-agent") ?? "")) throw new HttpError(429, "Too Many Requests");
+  }
+
+  function authed(req: Request, path: string) {
+    agent(req);
     if (!oauth.bearer(req)) throw new HttpError(401, "Unauthorized");
+    const scope = SCOPE_OF.find(([re]) => re.test(`${req.method} ${path}`))?.[1];
+    if (scope && !oauth.granted(req, scope)) throw new HttpError(403, "Forbidden");
   }
 
   function subredditProblem(sr: string, kind: Post["kind"]): [string, string, string] | null {
@@ -182,7 +208,10 @@ export function createRedditEmulator(): RedditEmulator {
     const m = req.method;
     if (m === "GET" && (path === "/oauth/authorize" || path === "/api/v1/authorize"))
       return oauth.authorize(url, () => new HttpError(400, "invalid client_id or redirect_uri"));
-    if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) return oauth.token(req);
+    if (m === "POST" && (path === "/api/v1/access_token" || path === "/oauth/token")) {
+      agent(req);
+      return oauth.token(req);
+    }
     if (m === "POST" && path === "/media-upload") {
       const form = await req.formData().catch(() => null);
       const key = String(form?.get("key") ?? "");
@@ -198,7 +227,7 @@ export function createRedditEmulator(): RedditEmulator {
         { status: 201, headers: { "content-type": "application/xml" } },
       );
     }
-    authed(req);
+    authed(req, path);
     if (m === "GET" && path === "/api/v1/me")
       return Response.json({ ...user, subreddit: { display_name: `u_${user.name}`, subscribers: followers } });
     if (m === "POST" && path === "/api/media/asset.json") {
@@ -298,6 +327,8 @@ export function createRedditEmulator(): RedditEmulator {
       const post = state.posts.find((p) => p.name === parent);
       const under = state.comments.find((c) => c.name === parent);
       if (!post && !under) return errors(["INVALID_THING", "that thing does not exist", "thing_id"]);
+      if ([...(f.get("text") ?? "")].length > COMMENT_MAX)
+        return errors(["TOO_LONG", `this is too long (max: ${COMMENT_MAX})`, "text"]);
       const root =
         post ??
         state.posts.find(
@@ -384,7 +415,15 @@ export function createRedditEmulator(): RedditEmulator {
       failureResponse,
       route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
       error: HttpError,
-      errorResponse: (e) => Response.json({ message: e.message, error: e.status }, { status: e.status }),
+      errorResponse: (e) =>
+        Response.json(
+          { message: e.message, error: e.status },
+          {
+            status: e.status,
+            headers:
+              e.status === 403 ? { "www-authenticate": 'Bearer realm="reddit", error="insufficient_scope"' } : {},
+          },
+        ),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

@@ -27,13 +27,31 @@ import {
   type TokenEndpoint,
 } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
+import pkg from "../../package.json" with { type: "json" };
 
-// Reddit refuses API calls without a distinctive User-Agent.
-const USER_AGENT = "server:crier:0.1 (self-hosted social publishing)";
+/**
+ * The User-Agent Reddit's API rules ask of every client, token endpoint included (github.com/reddit-archive/
+ * reddit/wiki/API, "Rules", checked 2026-11-26): `<platform>:<app ID>:<version string> (by /u/<reddit
+ * username>)`; default agents are "drastically limited". Built from the install's own app id and its
+ * developer's username, so no two installs share one; CRIER_REDDIT_USER_AGENT replaces it whole.
+ */
+export function userAgent(settings: Record<string, string | undefined>): string {
+  if (settings.USER_AGENT) return settings.USER_AGENT;
+  const username = (settings.USERNAME ?? "").replace(/^\/?u\//, "");
+  return `server:${settings.CLIENT_ID ?? ""}:crier-${pkg.version} (by /u/${username})`;
+}
+
 const TOKEN_URL = "https://www.reddit.com/api/v1/access_token";
-const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "basic" };
+const TOKEN_ENDPOINT: TokenEndpoint = {
+  tokenUrl: TOKEN_URL,
+  clientAuth: "basic",
+  headers: (settings) => ({ "user-agent": userAgent(settings) }),
+};
 const TITLE_MAX = 300;
+// A self post's text (reddit.com/dev/api#POST_api_submit; "this is too long (max: 40000)").
 const TEXT_MAX = 40000;
+// A comment's text: Reddit answers TOO_LONG "this is too long (max: 10000)" above it.
+const COMMENT_MAX = 10000;
 const GALLERY_MAX = 20;
 const URL_ONLY = /^\s*(https?:\/\/\S+)\s*$/i;
 
@@ -41,7 +59,7 @@ type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
 const headers = (ctx: PluginContext) => ({
   authorization: `Bearer ${String(ctx.credentials.access_token)}`,
-  "user-agent": USER_AGENT,
+  "user-agent": userAgent(ctx.settings),
 });
 
 interface Options {
@@ -197,6 +215,12 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (job.replyTo) {
     if (job.media.length)
       return { kind: "permanent", reason: "Reddit comments cannot carry media.", code: "media_in_comment" };
+    if ([...job.content].length > COMMENT_MAX)
+      return {
+        kind: "permanent",
+        reason: `Reddit comments take at most ${COMMENT_MAX} characters.`,
+        code: "content_too_long",
+      };
     return comment(ctx, job.replyTo.platformPostId, job.content);
   }
   if (!options.subreddit)
@@ -291,7 +315,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return { kind: "published", platformPostId: hit.name, url: `https://www.reddit.com${hit.permalink}` };
 }
 
-const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Reddit", headers: { "user-agent": USER_AGENT } });
+const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Reddit" });
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<Listing>("GET", `/user/${encodeURIComponent(ctx.account.username)}/submitted`, {
@@ -350,7 +374,7 @@ export default definePlugin({
   platform: "reddit",
   displayName: "Reddit",
   defaultApiUrl: "https://oauth.reddit.com",
-  textLimit: { max: TEXT_MAX, unit: "characters" },
+  textLimit: { max: TEXT_MAX, unit: "characters", replyMax: COMMENT_MAX },
   capabilities: {
     destination: true,
     source: true,
@@ -412,6 +436,7 @@ export default definePlugin({
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
     ...TOKEN_ENDPOINT,
+    requiredSettings: ["CLIENT_ID", "CLIENT_SECRET", "USERNAME"],
     scopes: ["identity", "submit", "read", "history", "flair"],
     extraAuthorizeParams: { duration: "permanent" },
     async identity(c, token) {
@@ -421,7 +446,7 @@ export default definePlugin({
         "GET",
         "/api/v1/me",
         {
-          headers: { authorization: `Bearer ${token.access_token}`, "user-agent": USER_AGENT },
+          headers: { authorization: `Bearer ${token.access_token}`, "user-agent": userAgent(c.settings) },
         },
       );
       return {

@@ -104,11 +104,19 @@ export function createSnapchatEmulator(): Emulator {
       } | null;
       const key = Buffer.from(b?.key ?? "", "base64");
       const iv = Buffer.from(b?.iv ?? "", "base64");
-      if ((b?.type !== "IMAGE" && b?.type !== "VIDEO") || key.length !== 32 || iv.length !== 16)
+      // Create Media: type, name, key and iv are all required (developers.snap.com/api/marketing-api/
+      // Public-Profile-API/ProfileAssetManagement, "Create Media", checked 2026-11-26).
+      if (
+        (b?.type !== "IMAGE" && b?.type !== "VIDEO") ||
+        typeof b.name !== "string" ||
+        b.name === "" ||
+        key.length !== 32 ||
+        iv.length !== 16
+      )
         throw new SnapError(
           400,
           "INVALID_REQUEST",
-          "type IMAGE or VIDEO, a 32-byte key and a 16-byte iv (base64) are required",
+          "type IMAGE or VIDEO, a name, a 32-byte key and a 16-byte iv (base64) are required",
         );
       const item: Media = { id: crypto.randomUUID(), type: b.type, key, iv, parts: new Map(), state: "UPLOADING" };
       state.media.set(item.id, item);

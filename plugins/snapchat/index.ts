@@ -2,8 +2,10 @@
  * Snapchat Public Profile API: one image or video per post, published as a Spotlight (video only)
  * and/or a public Story; platform_options.placements fans one target out into those variants. Media go
  * up encrypted (AES-256-CBC with a fresh key and IV given to Snap), in chunks of at most 32 MB. Snap
- * returns no public URL for a Story or Spotlight. Where Snap's reference is not public, request and
- * answer shapes follow the independent implementations our notes list (see the README).
+ * returns no public URL for a Story or Spotlight. The media container, its encryption and the 32 MB
+ * parts follow Snap's Public Profile API reference (developers.snap.com/api/marketing-api/
+ * Public-Profile-API/ProfileAssetManagement, checked 2026-11-26); the Story and Spotlight bodies follow
+ * the same reference's posting section as far as it could be read (see docs/platforms.md).
  */
 import { createCipheriv, randomBytes } from "node:crypto";
 import { t } from "elysia";

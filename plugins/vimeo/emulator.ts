@@ -2,11 +2,13 @@
  * An emulator of the Vimeo API 3.4 surface the plugin uses: OAuth (authorize, code exchange with client
  * Basic auth, a token answer carrying the user; tokens do not expire), video creation with a tus upload
  * link, tus PATCH/HEAD with offsets, transcoding that completes over status checks, the user's videos,
- * stats, and deletion. Errors are `{error, developer_message, error_code}`.
+ * stats, and deletion; creating needs the upload scope and deleting the delete scope. Errors are `{error, developer_message, error_code}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user "Sandbox Vimeo".
  */
 import { randomBytes } from "node:crypto";
+import { Value } from "@sinclair/typebox/value";
+import { ListVideosQuery, UploadVideo } from "./contract.ts";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
   addCounts,
@@ -49,11 +51,18 @@ class VimeoError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly code: number,
+    readonly code?: number,
   ) {
     super(message);
   }
 }
+
+/**
+ * The scope each request needs, as Vimeo's OpenAPI description secures it (github.com/vimeo/openapi,
+ * api.yaml: upload_video_alt1 `oauth2: [upload]`, delete_video `oauth2: [delete]`; checked 2026-11-26).
+ * Without it Vimeo answers 403 `Your access token does not have the "<scope>" scope`.
+ */
+const SCOPE_OF: Record<string, string> = { "POST /me/videos": "upload", "DELETE /videos": "delete" };
 
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   Response.json(body, { status, headers: { "content-type": "application/vnd.vimeo.video+json", ...headers } });
@@ -69,7 +78,7 @@ export function createVimeoEmulator(): VimeoEmulator {
   const oauth = new OAuthServer({
     clientAuth: "basic",
     newToken: () => randomBytes(16).toString("hex"),
-    answer: { token_type: "bearer", scope: "public private upload edit interact stats", user },
+    answer: { token_type: "bearer", scope: "public private upload delete stats", user },
     refuse(why) {
       if (why === "invalid_client") throw new VimeoError(401, "Your client credentials are invalid.", 8001);
       if (why === "unsupported_grant_type") throw new VimeoError(400, "grant_type must be authorization_code", 2204);
@@ -138,6 +147,9 @@ export function createVimeoEmulator(): VimeoEmulator {
       return new Response(null, { status: 204, headers: { ...tus, "upload-offset": String(v.offset) } });
     }
     const owner = authed(req);
+    const needed = SCOPE_OF[`${m} ${path.replace(/\/\d+$/, "")}`];
+    if (needed && !oauth.granted(req, needed))
+      throw new VimeoError(403, `Your access token does not have the "${needed}" scope`);
     if (m === "POST" && path === "/me/videos") {
       const b = (await req.json().catch(() => null)) as {
         upload?: { approach?: string; size?: string | number };
@@ -145,6 +157,9 @@ export function createVimeoEmulator(): VimeoEmulator {
         description?: string;
         privacy?: { view?: string };
       } | null;
+      // Vimeo's published schema first (2204: "The request contains invalid body parameters").
+      const invalid = Value.Errors(UploadVideo, b).First();
+      if (invalid) throw new VimeoError(400, `Invalid body parameter ${invalid.path}: ${invalid.message}`, 2204);
       const size = Number(b?.upload?.size);
       if (!b || b.upload?.approach !== "tus" || !Number.isInteger(size) || size <= 0)
         throw new VimeoError(400, "upload.approach must be tus with a size", 2204);
@@ -202,6 +217,8 @@ export function createVimeoEmulator(): VimeoEmulator {
         metadata: { connections: { followers: { uri: `/users/${owner}/followers`, total: followers } } },
       });
     if (m === "GET" && path === "/me/videos") {
+      const invalid = Value.Errors(ListVideosQuery, Object.fromEntries(url.searchParams)).First();
+      if (invalid) throw new VimeoError(400, `Invalid parameter ${invalid.path}: ${invalid.message}`, 2204);
       const list = [...state.videos.values()]
         .filter((v) => v.owner === owner)
         .reverse()
@@ -237,7 +254,11 @@ export function createVimeoEmulator(): VimeoEmulator {
       failureResponse,
       route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
       error: VimeoError,
-      errorResponse: (e) => json({ error: e.message, developer_message: e.message, error_code: e.code }, e.status),
+      errorResponse: (e) =>
+        json(
+          { error: e.message, developer_message: e.message, ...(e.code !== undefined && { error_code: e.code }) },
+          e.status,
+        ),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

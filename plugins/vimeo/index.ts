@@ -86,7 +86,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 10 * 60_000),
   });
   if (!sent.ok) {
-    // Leave no empty video behind; a retry starts from a fresh one.
+    // Leave no empty video behind; a retry starts from a fresh one (DELETE needs the delete scope).
     await ctx.http.request("DELETE", video.uri, { headers: headers(ctx) });
     return sent.outcome.kind === "unknown" ? { kind: "retryable", reason: sent.outcome.reason } : sent.outcome;
   }
@@ -221,7 +221,10 @@ export default definePlugin({
     authorizeUrl: "https://api.vimeo.com/oauth/authorize",
     tokenUrl: "https://api.vimeo.com/oauth/access_token",
     clientAuth: "basic",
-    scopes: ["public", "private", "upload", "edit", "interact", "stats"],
+    // Per request, as Vimeo's OpenAPI description (github.com/vimeo/openapi, api.yaml; checked 2026-11-26)
+    // secures them: POST /me/videos needs upload, the clean-up DELETE /videos/{id} needs delete; private
+    // lets /me/videos list the account's private videos and stats reads plays. Nothing edits or interacts.
+    scopes: ["public", "private", "upload", "delete", "stats"],
     async identity(c, token) {
       // Vimeo's token answer already carries the user.
       const user = token.user as

@@ -110,6 +110,8 @@ interface IssuedCode {
   client: string;
   redirect: string;
   challenge: string | null;
+  /** The scope the consent asked for, as the authorization URL carried it. */
+  scope?: string | null;
   exp: number;
   used: boolean;
 }
@@ -143,6 +145,7 @@ export class AuthorizationCodes {
       client,
       redirect,
       challenge: url.searchParams.get("code_challenge"),
+      scope: url.searchParams.get("scope"),
       exp: Date.now() + this.ttlMs,
       used: false,
     });
@@ -175,6 +178,11 @@ export class AuthorizationCodes {
     if (issued.challenge !== null && S256(p.verifier ?? "") !== issued.challenge) return "verifier_mismatch";
     issued.used = true;
     return null;
+  }
+
+  /** The scope a code's consent asked for; null for sandbox codes and codes never issued. */
+  scopeOf(code: string): string | null {
+    return this.codes.get(code)?.scope ?? null;
   }
 
   clear(): void {
@@ -235,6 +243,8 @@ export class OAuthServer {
   readonly codes: AuthorizationCodes;
   private access = new Map<string, number>();
   private refreshes = new Set<string>();
+  /** The scope each access and refresh token was granted (the consent's), where the consent named one. */
+  private scopes = new Map<string, string>();
   private clients: Map<string, string>;
 
   constructor(
@@ -265,17 +275,18 @@ export class OAuthServer {
     if (client === null) return this.spec.refuse("invalid_client");
     const grant = form.get("grant_type");
     if (grant === "authorization_code") {
+      const scope = this.codes.scopeOf(form.get("code") ?? "");
       const wrong = this.codes.spend(form.get("code") ?? "", form.get("redirect_uri"), {
         client,
         verifier: form.get("code_verifier"),
       });
-      return wrong ? this.spec.refuse(wrong) : Response.json(this.issue(this.spec.refresh !== undefined));
+      return wrong ? this.spec.refuse(wrong) : Response.json(this.issue(this.spec.refresh !== undefined, scope));
     }
     if (grant === "refresh_token" && this.spec.refresh) {
       const token = form.get("refresh_token") ?? "";
       if (!this.refreshes.has(token)) return this.spec.refuse("invalid_refresh_token");
       if (this.spec.refresh === "rotating") this.refreshes.delete(token);
-      return Response.json(this.issue(this.spec.refresh !== "kept"));
+      return Response.json(this.issue(this.spec.refresh !== "kept", this.scopes.get(token) ?? null));
     }
     return this.spec.refuse("unsupported_grant_type");
   }
@@ -285,6 +296,16 @@ export class OAuthServer {
     const token = this.presented(req);
     const exp = token === undefined ? undefined : this.access.get(token);
     return exp !== undefined && exp > Date.now();
+  }
+
+  /**
+   * Whether the token a call presented was granted a scope: the scopes its consent asked for, or, for
+   * tokens from sandbox codes (no consent page), the scope the token answer names.
+   */
+  granted(req: Request, scope: string): boolean {
+    const token = this.presented(req);
+    const given = (token !== undefined && this.scopes.get(token)) || String(this.spec.answer.scope ?? "");
+    return given.split(/[\s,]+/).includes(scope);
   }
 
   /** Expires the token a call presented (a failure test's "auth_expired"). */
@@ -303,11 +324,18 @@ export class OAuthServer {
     this.codes.clear();
     this.access = new Map();
     this.refreshes = new Set();
+    this.scopes = new Map();
     this.clients = new Map(Object.entries(this.initialClients));
   }
 
   snapshot(): unknown {
-    return { codes: this.codes.snapshot(), access: this.access, refreshes: this.refreshes, clients: this.clients };
+    return {
+      codes: this.codes.snapshot(),
+      access: this.access,
+      refreshes: this.refreshes,
+      clients: this.clients,
+      scopes: this.scopes,
+    };
   }
 
   restore(saved: unknown): void {
@@ -316,11 +344,14 @@ export class OAuthServer {
       access: Map<string, number>;
       refreshes: Set<string>;
       clients: Map<string, string>;
+      scopes?: Map<string, string>;
     };
     this.codes.restore(s.codes);
     this.access = s.access;
     this.refreshes = s.refreshes;
     this.clients = s.clients;
+    // State saved before scopes were kept has none: its tokens fall back to the answer's scope.
+    this.scopes = s.scopes ?? new Map();
   }
 
   private presented(req: Request): string | undefined {
@@ -339,13 +370,17 @@ export class OAuthServer {
     return this.spec.publicClients && this.clients.has(id) ? id : null;
   }
 
-  private issue(withRefresh: boolean): Record<string, unknown> {
+  private issue(withRefresh: boolean, scope: string | null): Record<string, unknown> {
     const make = this.spec.newToken ?? randomToken;
     const access = make("access");
     const ttl = this.spec.accessTtlS;
     this.access.set(access, ttl === undefined ? Infinity : Date.now() + ttl * 1000);
     const refresh = withRefresh ? make("refresh") : undefined;
     if (refresh) this.refreshes.add(refresh);
+    if (scope !== null) {
+      this.scopes.set(access, scope);
+      if (refresh) this.scopes.set(refresh, scope);
+    }
     return {
       access_token: access,
       ...(ttl !== undefined && { expires_in: ttl }),

@@ -27,7 +27,8 @@ export interface TokenResponse {
 export interface OAuthSpec {
   authorizeUrl: string;
   tokenUrl: string;
-  scopes: string[];
+  /** The scopes asked for; a function when settings decide (a permission only some apps are granted). */
+  scopes: string[] | ((settings: Record<string, string | undefined>) => string[]);
   scopeSeparator?: string;
   /** TikTok calls it client_key. */
   clientIdParam?: string;
@@ -42,10 +43,18 @@ export interface OAuthSpec {
   requiredSettings?: string[];
   /** Turns the token answer into the connected account(s) (usually one "who am I" call). */
   identity(c: ConnectContext, token: TokenResponse): Promise<ConnectedIdentity | ConnectedIdentity[]>;
+  /**
+   * Headers the platform wants on every call of the flow (Reddit: a User-Agent naming the app), sent with
+   * the code exchange and the refresh grant as well as the plugin's own calls; built from the settings.
+   */
+  headers?(settings: Record<string, string | undefined>): Record<string, string>;
 }
 
 /** What the code exchange and the refresh grant share: where the token endpoint is and how the client signs in there. */
-export type TokenEndpoint = Pick<OAuthSpec, "tokenUrl" | "clientAuth" | "clientIdParam" | "clientIdSetting">;
+export type TokenEndpoint = Pick<
+  OAuthSpec,
+  "tokenUrl" | "clientAuth" | "clientIdParam" | "clientIdSetting" | "headers"
+>;
 
 /** The client's id and secret as the token endpoint wants them: HTTP Basic (RFC 6749 §2.3.1) or form fields. */
 function clientAuthentication(
@@ -105,7 +114,8 @@ export function oauthFlow(spec: OAuthSpec): ConnectFlow {
       url.searchParams.set(spec.clientIdParam ?? "client_id", c.settings[spec.clientIdSetting ?? "CLIENT_ID"] ?? "");
       url.searchParams.set("redirect_uri", p.redirectUri);
       url.searchParams.set("response_type", "code");
-      url.searchParams.set("scope", spec.scopes.join(spec.scopeSeparator ?? " "));
+      const scopes = typeof spec.scopes === "function" ? spec.scopes(c.settings) : spec.scopes;
+      url.searchParams.set("scope", scopes.join(spec.scopeSeparator ?? " "));
       url.searchParams.set("state", p.state);
       if (spec.pkce) {
         url.searchParams.set("code_challenge", pkceChallenge(p.codeVerifier));
@@ -123,7 +133,7 @@ export function oauthFlow(spec: OAuthSpec): ConnectFlow {
         ...(spec.pkce && { code_verifier: p.codeVerifier }),
         ...client.form,
       };
-      const headers = client.headers;
+      const headers = { ...spec.headers?.(c.settings), ...client.headers };
       const tokenUrl = c.settings.TOKEN_URL ?? spec.tokenUrl;
       const token =
         spec.tokenMethod === "GET"
@@ -149,8 +159,6 @@ export interface RefreshGrant extends TokenEndpoint {
   holder?: string;
   /** Fields the platform wants besides the grant (Pinterest: continuous_refresh). */
   form?: Record<string, string>;
-  /** Headers the platform wants on the call (Reddit: its User-Agent). */
-  headers?: Record<string, string>;
 }
 
 /**
@@ -168,7 +176,7 @@ export function refreshTokenGrant(grant: RefreshGrant): (ctx: PluginContext) => 
     const client = clientAuthentication(grant, ctx.settings);
     const res = await ctx.http.request<TokenResponse>("POST", ctx.settings.TOKEN_URL ?? grant.tokenUrl, {
       form: { grant_type: "refresh_token", refresh_token: refreshToken, ...grant.form, ...client.form },
-      headers: { ...grant.headers, ...client.headers },
+      headers: { ...grant.headers?.(ctx.settings), ...client.headers },
     });
     if (!res.ok && (res.outcome.kind === "retryable" || res.outcome.kind === "unknown"))
       throw new RefreshError(`${grant.name} could not refresh the token now: ${res.outcome.reason}`, true);

@@ -383,6 +383,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
     withMediaMax?: number;
     /** A second cap in UTF-8 bytes, for platforms that enforce one beside `unit` (Bluesky: 3000). */
     maxBytes?: number;
+    /** A lower limit for the later items of a thread, where they are replies of another kind (Reddit comments: 10,000). */
+    replyMax?: number;
   };
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;
@@ -416,6 +418,11 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   onDisconnect?(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void>;
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  /**
+   * What the server logs as warnings at start about this platform's settings (an API version close to
+   * its sunset); asked only of platforms whose required settings are set.
+   */
+  startupWarnings?(settings: Record<string, string | undefined>, now: Date): string[];
   checkStatus?(ctx: PluginContext, handle: string): Promise<Outcome>;
   /**
    * Returns fresh credentials (also saved through ctx.saveCredentials), or throws when refresh is refused

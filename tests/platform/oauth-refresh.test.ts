@@ -10,7 +10,9 @@ import { createTikTokEmulator } from "../../plugins/tiktok/emulator.ts";
 import { RefreshError } from "../../src/platform/sdk.ts";
 import { rig } from "../plugins/support.ts";
 
-const redditRig = rig(reddit, createRedditEmulator(), { settings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" } });
+const redditRig = rig(reddit, createRedditEmulator(), {
+  settings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox", USERNAME: "crier_dev" },
+});
 const tiktokRig = rig(tiktok, createTikTokEmulator(), {
   settings: { CLIENT_KEY: "sandbox", CLIENT_SECRET: "sandbox" },
 });

@@ -1,9 +1,11 @@
 /** LinkedIn specifics beyond the conformance suite: little-text escaping, multi-image posts, video size bounds. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { PluginContext } from "../../src/platform/sdk.ts";
-import linkedin, { escapeLittleText } from "../../plugins/linkedin/index.ts";
+import linkedin, { DEFAULT_VERSION, escapeLittleText, versionWarnings } from "../../plugins/linkedin/index.ts";
 import { createLinkedInEmulator, type LinkedInEmulator } from "../../plugins/linkedin/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
+import { collectAnalytics } from "../../src/engine/analytics.ts";
+import { createEngine } from "../../src/engine/scheduler.ts";
 
 let emulator: LinkedInEmulator;
 let rig: OAuthRig<LinkedInEmulator>;
@@ -18,6 +20,8 @@ beforeAll(async () => {
         ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
         : new Response(new Uint8Array(1000), { headers: { "content-type": "video/mp4" } }),
     mediaMaxBytes: 1024 * 1024,
+    // This app was granted r_member_social (LinkedIn grants it to approved developers only).
+    settings: { EXTRA_SCOPES: "r_member_social" },
   }));
 });
 afterAll(() => rig.stop());
@@ -55,7 +59,7 @@ test("media that cannot be read fails for good, with no post", async () => {
   expect(emulator.posts().length).toBe(before);
 });
 
-test("metrics read likes and comments", async () => {
+test("metrics read likes and comments where the app was granted r_member_social", async () => {
   const out = await linkedin.publish!(ctx, job("measured"));
   if (out.kind !== "published") throw new Error(out.kind);
   emulator.engage(out.platformPostId, { likes: 7, comments: 2 });
@@ -63,5 +67,97 @@ test("metrics read likes and comments", async () => {
     likes: 7,
     comments: 2,
     views: null,
+  });
+});
+
+test("the default LinkedIn-Version is one LinkedIn serves today; a sunset one is refused for good", async () => {
+  expect(versionWarnings({}, new Date())).toEqual([]);
+  expect((await linkedin.publish!(ctx, job("current version"))).kind).toBe("published");
+  const before = emulator.posts().length;
+  const old = { ...ctx, settings: { ...ctx.settings, VERSION: "202506" } };
+  expect(await linkedin.publish!(old, job("sunset version"))).toMatchObject({
+    kind: "permanent",
+    code: "version_inactive",
+  });
+  expect(emulator.posts().length).toBe(before);
+  const res = await fetch(`${rig.served.url}/rest/posts`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${String(ctx.credentials.access_token)}`,
+      "linkedin-version": "202506",
+      "x-restli-protocol-version": "2.0.0",
+    },
+    body: "{}",
+  });
+  expect(res.status).toBe(426);
+  expect(await res.json()).toMatchObject({
+    status: 426,
+    code: "NONEXISTENT_VERSION",
+    message: "Requested version 20250601 is not active",
+  });
+});
+
+test("the version warning comes two months before the sunset, and says so once it is past", () => {
+  expect(DEFAULT_VERSION).toMatch(/^\d{6}$/);
+  expect(versionWarnings({ VERSION: "202607" }, new Date("2027-05-10T00:00:00Z"))).toEqual([]);
+  expect(versionWarnings({ VERSION: "202607" }, new Date("2027-05-20T00:00:00Z"))[0]).toContain(
+    "LinkedIn-Version 202607 is sunset about 2027-07-15",
+  );
+  expect(versionWarnings({ VERSION: "202511" }, new Date("2026-11-26T00:00:00Z"))[0]).toContain("past its sunset");
+  expect(versionWarnings({ VERSION: "June" }, new Date())[0]).toContain("is not a LinkedIn version");
+});
+
+test("without r_member_social (LinkedIn grants it to approved apps only) the numbers are limited, not a failure", async () => {
+  const plain = await connectOne(createLinkedInEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/v2/accessToken",
+    media: () => new Response(null, { status: 404 }),
+  });
+  try {
+    const { h, token, rows } = plain.rig;
+    const created = await h.request("POST", "/v1/posts", {
+      token,
+      body: { content: "numbers please", targets: [{ account_id: rows[0].id }] },
+    });
+    expect(created.status).toBe(201);
+    const engine = createEngine(h.ctx, { random: () => 0.5 });
+    await engine.runUntilIdle();
+    await engine.stop();
+    const published = await h.request("GET", `/v1/posts/${created.body.data.id}`, { token });
+    expect(published.body.data.status).toBe("published");
+    await collectAnalytics(h.ctx, { claimedBy: "test" });
+    const res = await h.request("GET", `/v1/posts/${created.body.data.id}/analytics`, { token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.targets[0]).toMatchObject({ metrics_status: "limited", likes: null, comments: null });
+  } finally {
+    await plain.rig.stop();
+  }
+});
+
+test("posting needs w_member_social: a token without it is refused with 403", async () => {
+  const consent = new URL(`${rig.served.url}/oauth/authorize`);
+  consent.search = new URLSearchParams({
+    client_id: "sandbox",
+    redirect_uri: "http://127.0.0.1/cb",
+    scope: "openid profile",
+  }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const granted = await fetch(`${rig.served.url}/oauth/v2/accessToken`, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      redirect_uri: "http://127.0.0.1/cb",
+      client_id: "sandbox",
+      client_secret: "sandbox",
+    }),
+  });
+  const token = ((await granted.json()) as { access_token: string }).access_token;
+  const readOnly = { ...ctx, credentials: { ...ctx.credentials, access_token: token } };
+  expect(await linkedin.publish!(readOnly, job("not allowed"))).toMatchObject({
+    kind: "permanent",
+    code: "access_denied",
   });
 });

@@ -16,6 +16,10 @@ beforeAll(async () => {
     media: (req) => {
       const p = new URL(req.url).pathname;
       if (p.endsWith(".gif")) return new Response(Buffer.from("GIF89a"), { headers: { "content-type": "image/gif" } });
+      if (p.endsWith(".png"))
+        return new Response(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]), {
+          headers: { "content-type": "image/png" },
+        });
       return new Response(new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
     },
     mediaMaxBytes: 1024 * 1024,
@@ -80,4 +84,60 @@ test("refresh rotates the tokens; metrics read lifetime numbers", async () => {
     shares: null,
     saves: 4,
   });
+});
+
+test("a carousel of PNG and JPEG goes as bytes (multiple_image_base64), so its files need no public URL", async () => {
+  const out = await pinterest.publish!(
+    ctx,
+    pin("byte carousel", [
+      { url: url("a.png"), type: "image" },
+      { url: url("b.png"), type: "image" },
+    ]),
+  );
+  expect(out.kind).toBe("published");
+  expect(emulator.posts().at(-1)).toMatchObject({
+    media: [{ type: "image" }, { type: "image" }],
+    options: { source_type: "multiple_image_base64" },
+  });
+});
+
+/** A token whose consent asked for these scopes only, as a user would grant them. */
+async function tokenWith(scope: string): Promise<string> {
+  const consent = new URL(`${rig.served.url}/oauth/authorize`);
+  consent.search = new URLSearchParams({ client_id: "sandbox", redirect_uri: "http://127.0.0.1/cb", scope }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const res = await fetch(`${rig.served.url}/oauth/token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa("sandbox:sandbox")}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1/cb" }),
+  });
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+const createPin = (token: string, body: unknown) =>
+  fetch(`${rig.served.url}/pins`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+test("the emulator holds POST /pins to Pinterest's published PinCreate schema and to the scopes it lists", async () => {
+  const full = String(ctx.credentials.access_token);
+  const source = { source_type: "image_url", url: "https://example.com/a.gif" };
+  const letters = await createPin(full, { board_id: "crier", media_source: source });
+  expect(letters.status).toBe(400);
+  expect(await letters.json()).toMatchObject({ code: 1 });
+  const longAlt = await createPin(full, {
+    board_id: "1100000000000000100",
+    alt_text: "x".repeat(501),
+    media_source: source,
+  });
+  expect(longAlt.status).toBe(400);
+  const readOnly = await tokenWith("boards:read,pins:read,user_accounts:read");
+  const refused = await createPin(readOnly, { board_id: "1100000000000000100", media_source: source });
+  expect(refused.status).toBe(403);
+  expect(await refused.json()).toEqual({ code: 29, message: "You are not permitted to access that resource." });
+  expect((await createPin(full, { board_id: "1100000000000000100", media_source: source })).status).toBe(201);
 });

@@ -56,3 +56,18 @@ test("a Spotlight of an image is refused for good; a Story of it is fine", async
 });
 
 // A description over 160 characters is refused at creation (tests/modules/posts/platform-limits.test.ts).
+
+test("Snap's Create Media requires a name beside type, key and iv; the plugin sends one", async () => {
+  const create = (body: Record<string, unknown>) =>
+    fetch(`${rig.served.url}/v1/public_profiles/${ctx.account.remoteId}/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${String(ctx.credentials.access_token)}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const key = Buffer.alloc(32, 1).toString("base64");
+  const iv = Buffer.alloc(16, 2).toString("base64");
+  const nameless = await create({ type: "VIDEO", key, iv });
+  expect(nameless.status).toBe(400);
+  expect(await nameless.json()).toMatchObject({ request_status: "ERROR", error_code: "INVALID_REQUEST" });
+  expect((await create({ type: "VIDEO", name: "clip", key, iv })).status).toBe(200);
+});

@@ -113,6 +113,8 @@ export interface OAuthRig<E extends Emulator> {
   connectPage: { status: number; html: string };
   /** The accounts the connect stored, in the order the database returns them. */
   rows: AccountRow[];
+  /** The API key of the profile that connected them. */
+  token: string;
   /** Where the loopback media server answers, without a trailing slash. */
   mediaUrl: string;
   /** The plugin context the engine would build for an account. */
@@ -128,6 +130,8 @@ export interface OAuthRigOptions {
   media(req: Request): Response;
   /** Reads media from loopback up to this size; without it, the engine's default media access. */
   mediaMaxBytes?: number;
+  /** More CRIER_<PLATFORM>_<NAME> settings, by suffix (Reddit: USERNAME). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -145,6 +149,7 @@ export async function oauthRig<E extends Emulator>(emulator: E, p: OAuthRigOptio
     [`${prefix}TOKEN_URL`]: `${served.url}${p.tokenPath}`,
     [`${prefix}${p.clientIdSetting ?? "CLIENT_ID"}`]: "sandbox",
     [`${prefix}CLIENT_SECRET`]: "sandbox",
+    ...Object.fromEntries(Object.entries(p.settings ?? {}).map(([k, v]) => [prefix + k, v])),
   });
   const { token, profileId } = await h.profile();
   const res = await h.request("POST", `/v1/accounts/connect/${emulator.platform}`, { token });
@@ -160,6 +165,7 @@ export async function oauthRig<E extends Emulator>(emulator: E, p: OAuthRigOptio
     h,
     connectPage,
     rows,
+    token,
     mediaUrl: `http://127.0.0.1:${media.port}`,
     context: (row) => providerFor(h.ctx, row, { sandbox: false, ...mediaAccess }).context,
     async stop() {

@@ -56,6 +56,62 @@ test("a video Vimeo cannot transcode fails for good", async () => {
   expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
 });
 
+test("a failed upload deletes its empty video (the delete scope was asked for), so retries leave none behind", async () => {
+  const before = emulator.posts().length;
+  emulator.failNext({ kind: "server_error", on: "/upload/" });
+  const out = await vimeo.publish!(ctx, upload("Upload breaks"));
+  expect(out.kind).toBe("retryable");
+  expect(emulator.posts().length).toBe(before);
+});
+
+test("Vimeo refuses DELETE to a token without the delete scope", async () => {
+  const created = await vimeo.publish!(ctx, upload("Keep me"));
+  if (created.kind !== "submitted" && created.kind !== "published") throw new Error(created.kind);
+  const id = created.kind === "published" ? created.platformPostId : created.handle.split("/").pop();
+  const consent = new URL(`${rig.served.url}/oauth/authorize`);
+  consent.search = new URLSearchParams({
+    client_id: "sandbox",
+    redirect_uri: "http://127.0.0.1/cb",
+    response_type: "code",
+    scope: "public private upload",
+  }).toString();
+  const code = new URL((await fetch(consent, { redirect: "manual" })).headers.get("location")!).searchParams.get(
+    "code",
+  )!;
+  const tokenRes = await fetch(`${rig.served.url}/oauth/access_token`, {
+    method: "POST",
+    headers: { authorization: `Basic ${btoa("sandbox:sandbox")}`, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: "http://127.0.0.1/cb" }),
+  });
+  const { access_token } = (await tokenRes.json()) as { access_token: string };
+  const del = await fetch(`${rig.served.url}/videos/${id}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${access_token}` },
+  });
+  expect(del.status).toBe(403);
+  expect(((await del.json()) as { error: string }).error).toBe('Your access token does not have the "delete" scope');
+});
+
+test("the emulator holds POST /me/videos and GET /me/videos to Vimeo's published OpenAPI", async () => {
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${rig.served.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${String(ctx.credentials.access_token)}`, "content-type": "application/json" },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+  // upload.size is a string of bytes in Vimeo's schema; a number is an invalid body parameter.
+  const numeric = await call("POST", "/me/videos", { upload: { approach: "tus", size: 2048 } });
+  expect(numeric.status).toBe(400);
+  expect(await numeric.json()).toMatchObject({ error_code: 2204 });
+  const view = await call("POST", "/me/videos", {
+    upload: { approach: "tus", size: "2048" },
+    privacy: { view: "public" },
+  });
+  expect(view.status).toBe(400);
+  expect((await call("GET", "/me/videos?sort=newest")).status).toBe(400);
+  expect((await call("GET", "/me/videos?sort=date&direction=desc&per_page=50")).status).toBe(200);
+});
+
 test("a used-up upload quota is permanent, not retried", async () => {
   emulator.exhaustQuota();
   expect(await vimeo.publish!(ctx, upload("over quota"))).toMatchObject({ kind: "permanent", code: "quota_exceeded" });

@@ -206,18 +206,21 @@ export async function planTargets(
         "List each account once.",
       );
     const options = input.platform_options ?? {};
+    const reply = repeat > 0;
     if (lenient) {
-      const fitted = fitTarget({ plugin, content: text, media });
+      const fitted = fitTarget({ plugin, content: text, media, reply });
       Object.assign(plan, { content: fitted.content, media: fitted.media, adjustments: fitted.adjustments });
     }
-    for (const p of targetProblems({
+    const check = {
       label: plan.label,
       accountId: account.id,
       plugin,
       content: plan.content,
       media: plan.media,
       options,
-    }))
+      reply,
+    };
+    for (const p of targetProblems(check))
       plan.problems.push({
         ...p,
         field:

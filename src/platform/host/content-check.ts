@@ -115,13 +115,17 @@ export interface TargetCheck {
   content: string;
   media: MediaItem[];
   options: Record<string, unknown>;
+  /** A later item of a thread (the account appeared before in the targets): it goes out as a reply. */
+  reply?: boolean;
 }
 
 /** The text as the platform counts it, and the most it takes for this post (a caption may take less). */
-export function textMeasure(t: Pick<TargetCheck, "plugin" | "content" | "media">) {
+export function textMeasure(t: Pick<TargetCheck, "plugin" | "content" | "media" | "reply">) {
   const limit = t.plugin.textLimit;
   // With media attached the text becomes a caption, which some platforms cap lower (Telegram: 1024).
-  const max = t.media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
+  let max = t.media.length && limit.withMediaMax !== undefined ? Math.min(limit.max, limit.withMediaMax) : limit.max;
+  // A reply may be another kind of object with its own cap (a Reddit comment under the post).
+  if (t.reply && limit.replyMax !== undefined) max = Math.min(max, limit.replyMax);
   return { length: countText(t.content, limit.unit), limit: max, unit: limit.unit };
 }
 
@@ -167,7 +171,7 @@ export function targetProblems(t: TargetCheck): Problem[] {
     fail(
       "content",
       "content_too_long",
-      `the text is ${length} ${UNIT_NAMES[limit.unit]} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? " with media" : ""}.`,
+      `the text is ${length} ${UNIT_NAMES[limit.unit]} long; ${plugin.displayName} takes at most ${max}${max < limit.max ? (t.reply && max === limit.replyMax ? " in a reply" : " with media") : ""}.`,
       "Shorten the content, or give this target a shorter content_override.",
     );
   }

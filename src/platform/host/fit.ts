@@ -27,7 +27,7 @@ const HASHTAG = /(^|[^\p{L}\p{N}_&#])(#[\p{L}\p{N}_]*\p{L}[\p{L}\p{N}_]*)/gu;
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** The target adapted to what its platform takes, with what was changed. */
-export function fitTarget(t: Pick<TargetCheck, "plugin" | "content" | "media">): Fitted {
+export function fitTarget(t: Pick<TargetCheck, "plugin" | "content" | "media" | "reply">): Fitted {
   const adjustments: Adjustment[] = [];
   const media = fitMedia(t, adjustments);
   let content = fitHashtags(t.plugin, t.content, adjustments);
@@ -94,13 +94,13 @@ function fitMedia(t: Pick<TargetCheck, "plugin" | "media">, out: Adjustment[]): 
 }
 
 /** Whether the text fits the platform's limit (and its byte cap, where it has one). */
-function fits(t: Pick<TargetCheck, "plugin" | "media">, text: string): boolean {
+function fits(t: Pick<TargetCheck, "plugin" | "media" | "reply">, text: string): boolean {
   const { limit } = textMeasure({ ...t, content: "" });
   const bytes = t.plugin.textLimit.maxBytes;
   return countText(text, t.plugin.textLimit.unit) <= limit && (bytes === undefined || utf8Length(text) <= bytes);
 }
 
-function fitText(t: Pick<TargetCheck, "plugin" | "content" | "media">, out: Adjustment[]): string {
+function fitText(t: Pick<TargetCheck, "plugin" | "content" | "media" | "reply">, out: Adjustment[]): string {
   if (fits(t, t.content)) return t.content;
   const graphemes = [...segmenter.segment(t.content)].map((s) => s.segment);
   // The longest prefix (in whole graphemes, so no emoji is split) that fits with the ellipsis.

@@ -45,7 +45,10 @@ export const envPrefix = (platform: string) => `CRIER_${platform.toUpperCase()}_
  * CRIER_<PLATFORM>_* variables of the environment, each under its full name and under its suffix
  * (CRIER_TWITTER_CLIENT_ID is also settings.CLIENT_ID).
  */
-export function platformSettings(ctx: HostContext, platform: string): Record<string, string | undefined> {
+export function platformSettings(
+  ctx: Pick<HostContext, "config">,
+  platform: string,
+): Record<string, string | undefined> {
   // The environment is read once per platform (config.env is never changed after loading): the engine
   // asks for every publish, and the whole environment is scanned for the prefix.
   let byPlatform = settingsCache.get(ctx.config.env);

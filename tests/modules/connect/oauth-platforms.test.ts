@@ -17,6 +17,8 @@ const basic = (req: Request) =>
 const inBody = (body: URLSearchParams, idParam = "client_id") =>
   body.get(idParam) === "cid" && body.get("client_secret") === "csecret";
 const bearer = (req: Request, token: string) => req.headers.get("authorization") === `Bearer ${token}`;
+const redditAgent = (req: Request) =>
+  /^server:cid:crier-[\d.]+ \(by \/u\/app_developer\)$/.test(req.headers.get("user-agent") ?? "");
 const token = { access_token: "at", refresh_token: "rt", expires_in: 3600, token_type: "bearer" };
 
 // Per platform: the routes of its stand-in, and the account the flow must produce.
@@ -81,10 +83,9 @@ const PROVIDERS: Record<string, { routes: Record<string, Reply>; expect: { remot
   },
   reddit: {
     routes: {
-      "POST /token": (req) => (basic(req) ? token : null),
-      // Reddit refuses generic user agents.
-      "GET /api/v1/me": (req) =>
-        bearer(req, "at") && /crier/.test(req.headers.get("user-agent") ?? "") ? { id: "r1", name: "redditor" } : null,
+      // Reddit's rules: `<platform>:<app ID>:<version> (by /u/<username>)` on every call, token endpoint included.
+      "POST /token": (req) => (basic(req) && redditAgent(req) ? token : null),
+      "GET /api/v1/me": (req) => (bearer(req, "at") && redditAgent(req) ? { id: "r1", name: "redditor" } : null),
     },
     expect: { remoteId: "r1", username: "redditor" },
   },
@@ -167,6 +168,7 @@ beforeAll(async () => {
       [`${prefix}CLIENT_ID`]: "cid",
       [`${prefix}CLIENT_KEY`]: "cid",
       [`${prefix}CLIENT_SECRET`]: "csecret",
+      [`${prefix}USERNAME`]: "app_developer",
     });
   }
   h = await listeningHarness(env);
