@@ -23,8 +23,8 @@ describe("aliases as the plugin receives them", () => {
       { privacy_level: "FOLLOWER_OF_CREATOR", publish_mode: "direct" },
     ],
     ["tiktok", { privacy: "MUTUAL_FOLLOW_FRIENDS" }, { privacy_level: "MUTUAL_FOLLOW_FRIENDS" }],
-    ["pinterest", { boardId: "b1", link: "https://example.com" }, { board_id: "b1", link: "https://example.com" }],
-    ["pinterest", { board_id: "b1", boardId: "b1" }, { board_id: "b1" }],
+    ["pinterest", { boardId: "549755885175", link: "https://example.com" }, { board_id: "549755885175", link: "https://example.com" }],
+    ["pinterest", { board_id: "549755885175", boardId: "549755885175" }, { board_id: "549755885175" }],
   ] as const)("%s %j → %j", (platform, given, expected) => {
     expect(optionsForPlugin(plugin(platform), { ...given })).toEqual(expected);
   });
@@ -76,7 +76,7 @@ describe("through POST /v1/posts", () => {
     ["youtube", video, { privacy: "unlisted" }],
     ["tiktok", video, { publish_mode: "direct", privacy: "public" }],
     ["tiktok", video, { publish_mode: "draft" }],
-    ["pinterest", image, { boardId: "b1", link: "https://example.com" }],
+    ["pinterest", image, { boardId: "549755885175", link: "https://example.com" }],
   ] as const)("%s accepts %j", async (platform, media, options) => {
     const res = await h.request("POST", "/v1/posts", {
       token,
@@ -90,7 +90,7 @@ describe("through POST /v1/posts", () => {
   test.each([
     ["youtube", video, { privacy: "unlisted", privacy_status: "public" }, "privacy"],
     ["tiktok", video, { privacy: "private", privacy_level: "PUBLIC_TO_EVERYONE" }, "privacy"],
-    ["pinterest", image, { boardId: "b1", board_id: "b2" }, "boardId"],
+    ["pinterest", image, { boardId: "549755885175", board_id: "549755885176" }, "boardId"],
   ] as const)("%s refuses %j: the two names disagree", async (platform, media, options, alias) => {
     const res = await h.request("POST", "/v1/posts", {
       token,
