@@ -1,5 +1,6 @@
 import type { AppContext } from "../context.ts";
 import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
+import { checkAccounts } from "../modules/accounts/check.ts";
 import type { Scope } from "../http/scopes.ts";
 import { createKey, createProfile, findProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
 import { setAccountLimit } from "../modules/accounts/limits.ts";
@@ -58,6 +59,7 @@ export const adminCommands = {
   "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),
   "keys.revoke": ({ db }: AppContext, a: { id: string }) => revokeKey(db, a.id),
   "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),
+  "accounts.check": (ctx: AppContext, a: { profileId?: string; includeSandbox?: boolean }) => checkAccounts(ctx, a),
   "users.create": async (ctx: AppContext, a: { email: string; profileId?: string }) => {
     const r = await createUser(ctx.db, a, ctx.clock.now());
     return {

@@ -17,6 +17,7 @@ Commands:
   users reset-password --email EMAIL
   users set --email EMAIL --can-create-profiles true|false
   users list
+  accounts check [--profile ID]   can each connected account publish? (token, expiry, scopes, API version)
   mcp                             MCP server over stdio for AI agents (needs CRIER_URL and CRIER_API_KEY)
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
@@ -97,6 +98,21 @@ Revokes a key at once; requests with it get 401 invalid_api_key.`,
 
 Removes upload tickets that expired without receiving bytes, and the partial files of uploads that died.
 'crier serve' also does this once a minute; the command is for API-only deployments and cron.`,
+  accounts: `Usage: crier accounts <check>
+
+  accounts check [--profile ID] [--sandbox] [--json]   can each connected account publish now?`,
+  "accounts check": `Usage: crier accounts check [--profile ID] [--sandbox] [--json]
+
+For each connected account, makes the platform's cheapest read (nothing is posted) and reports, in a table:
+whether the token works (valid, refreshed, refused, unreachable), when it expires, the granted scopes
+against the ones publishing, metrics, follower counts and workflows need, whether the platform still
+serves the API version Crier calls, and whether the account can publish. Each problem follows the table
+as a sentence saying what to do. Exits 1 when any account cannot publish, 0 otherwise.
+
+Options:
+  --profile ID   only this profile's accounts (sandbox or not)
+  --sandbox      also the accounts of sandbox profiles (they talk to the emulators)
+  --json         the rows as JSON instead of the table`,
   users: `Usage: crier users <create|reset-password|set|list>
 
   users create --email EMAIL [--profile ID]   a dashboard user; prints a one-time sign-in link

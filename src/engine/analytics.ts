@@ -11,7 +11,7 @@ import { accounts, profiles } from "../db/schema.ts";
 import { metricsStatusOf, type MetricsStatus } from "../domain/metrics-status.ts";
 import { providerFor } from "../platform/host/provider.ts";
 import { METRIC_NAMES, RefreshError, type Plugin, type PluginContext, type PostMetrics } from "../platform/sdk.ts";
-import { observedHttp } from "./analytics-http.ts";
+import { observedHttp } from "../platform/host/observed-http.ts";
 import {
   FOLLOWERS_EVERY_MS,
   NATIVE_EVERY_MS,

@@ -355,6 +355,18 @@ export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraint
  */
 export type PluginStatus = "implemented" | "declared_only";
 
+/** What a plugin can be asked to do, as `crier accounts check` reports the scopes each needs. */
+export const SCOPED_CAPABILITIES = ["publish", "metrics", "account_stats", "workflow_source"] as const;
+export type ScopedCapability = (typeof SCOPED_CAPABILITIES)[number];
+
+/** What a plugin's checkAccount read learnt beyond "the token works". */
+export interface AccountCheck {
+  /** The scopes the platform says the token has, when it says (else the ones stored at connect count). */
+  grantedScopes?: string[];
+  /** The API version the plugin calls and whether the platform serves it now. */
+  apiVersion?: { value: string; accepted: boolean; note?: string };
+}
+
 export interface PluginDefinition<O extends TSchema = TSchema> {
   platform: Platform;
   displayName: string;
@@ -453,6 +465,17 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    * answer tells the engine why.
    */
   accountStats?(ctx: PluginContext): Promise<AccountStats>;
+  /**
+   * The scopes (permissions, as the platform names them) each capability needs; `crier accounts check`
+   * compares them with the ones granted (the token answer's scope, stored at connect). Only for platforms
+   * whose tokens carry scopes.
+   */
+  requiredScopes?: Partial<Record<ScopedCapability, readonly string[]>>;
+  /**
+   * The platform's cheapest read that proves the token works, for `crier accounts check`. Throws like
+   * accountStats() when the platform refuses. Default: accountStats, else fetchRecent of the last hour.
+   */
+  checkAccount?(ctx: PluginContext): Promise<AccountCheck>;
 }
 
 export type Plugin = PluginDefinition<TSchema>;

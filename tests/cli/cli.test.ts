@@ -48,6 +48,7 @@ test("--help works on every command", async () => {
   for (const args of [
     ["--help"],
     ["serve", "--help"],
+    ["accounts", "check", "--help"],
     ["migrate", "--help"],
     ["profiles", "create", "--help"],
     ["profiles", "list", "--help"],
@@ -155,6 +156,15 @@ describe("keys and profiles", () => {
     const row = (await runCli(["profiles", "list"], env)).stdout.split("\n").find((l) => l.includes(p)) ?? "";
     expect(row).toContain(" 3 ");
     expect(row).toContain("unlimited");
+  });
+
+  test("accounts check: a table of every connected account, exit 0 when all can publish; --profile must be an id", async () => {
+    expect((await runCli(["accounts", "check", "--profile", "nope"], env)).code).toBe(2);
+    const r = await runCli(["accounts", "check"], env);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("(none)");
+    const json = await runCli(["accounts", "check", "--json"], env);
+    expect(JSON.parse(json.stdout)).toEqual([]);
   });
 
   test("commands work while the server runs, and revocation applies at once", async () => {

@@ -1,9 +1,9 @@
 /**
  * Plugins' metrics, fetchRecent and accountStats throw a plain error when the platform refuses; why it
- * refused is in the HTTP answer. The engine hands them a ProviderHttp that remembers the last failed
+ * refused is in the HTTP answer. The engine (and crier accounts check) hands them a ProviderHttp that remembers the last failed
  * answer, so the status (reconnect, limited, unavailable) comes from what the platform said.
  */
-import type { ProviderHttp, ProviderResult } from "../platform/sdk.ts";
+import type { ProviderHttp, ProviderResult } from "../sdk.ts";
 
 export interface ObservedFailure {
   status?: number;
