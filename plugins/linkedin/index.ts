@@ -273,6 +273,8 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
+  // What each capability needs (Microsoft Learn, LinkedIn: Posts API and Social Actions, checked 2026-11-26).
+  requiredScopes: { publish: [POST_SCOPE], metrics: ["r_member_social"] },
   connect: oauthFlow({
     authorizeUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",

@@ -329,6 +329,13 @@ export default definePlugin({
     { additionalProperties: true },
   ),
   optionAliases: { boardId: { option: "board_id" } },
+  // Pinterest's OpenAPI security per operation (plugins/pinterest/contract.ts, checked 2026-11-26).
+  requiredScopes: {
+    publish: ["boards:read", "boards:write", "pins:read", "pins:write"],
+    metrics: ["boards:read", "pins:read"],
+    account_stats: ["user_accounts:read"],
+    workflow_source: ["boards:read", "pins:read"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://www.pinterest.com/oauth/",
     ...TOKEN_ENDPOINT,

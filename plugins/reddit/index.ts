@@ -433,6 +433,8 @@ export default definePlugin({
     },
     { additionalProperties: true },
   ),
+  // The scope reddit.com/dev/api lists beside each endpoint the adapter calls (checked 2026-11-26).
+  requiredScopes: { publish: ["submit"], metrics: ["read"], account_stats: ["identity"], workflow_source: ["history"] },
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
     ...TOKEN_ENDPOINT,

@@ -212,6 +212,8 @@ export default definePlugin({
   ),
   variantNames: PLACEMENTS,
   variants: (options) => [...new Set((options as Options).placements ?? ["spotlight"])],
+  // Snap's Public Profile API takes one scope for everything (developers.snap.com, checked 2026-11-26).
+  requiredScopes: { publish: ["snapchat-profile-api"] },
   connect: oauthFlow({
     authorizeUrl: "https://accounts.snapchat.com/login/oauth2/authorize",
     ...TOKEN_ENDPOINT,

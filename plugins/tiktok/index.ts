@@ -398,6 +398,13 @@ export default definePlugin({
     { additionalProperties: true },
   ),
   optionAliases: { privacy: { option: "privacy_level", values: PRIVACY_NAMES } },
+  // TikTok's scope per endpoint (Content Posting and Display API references, checked 2026-11-26).
+  requiredScopes: {
+    publish: ["video.publish"],
+    metrics: ["video.list"],
+    account_stats: ["user.info.stats"],
+    workflow_source: ["video.list"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://www.tiktok.com/v2/auth/authorize/",
     ...TOKEN_ENDPOINT,

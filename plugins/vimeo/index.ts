@@ -217,6 +217,9 @@ export default definePlugin({
     },
     { additionalProperties: true },
   ),
+  // Vimeo's OpenAPI security per operation (checked 2026-11-26): uploading needs upload, the clean-up of a
+  // failed upload delete, stats the play counts, private the account's own videos.
+  requiredScopes: { publish: ["upload", "delete"], metrics: ["stats"], workflow_source: ["private"] },
   connect: oauthFlow({
     authorizeUrl: "https://api.vimeo.com/oauth/authorize",
     tokenUrl: "https://api.vimeo.com/oauth/access_token",

@@ -330,6 +330,13 @@ export default definePlugin({
     { additionalProperties: true },
   ),
   optionAliases: { privacy: { option: "privacy_status" } },
+  // The Authorization section of each method (YouTube Data API v3 reference, checked 2026-11-26).
+  requiredScopes: {
+    publish: [UPLOAD_SCOPE],
+    metrics: [READ_SCOPE],
+    account_stats: [READ_SCOPE],
+    workflow_source: [READ_SCOPE],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
