@@ -114,6 +114,76 @@ const POSTS_PARAMS = [
 ] as const satisfies readonly ("ids" | keyof PostsByIdsQuery)[];
 const ME_PARAMS = ["user.fields", "expansions", "post.fields"] as const satisfies readonly (keyof MeQuery)[];
 const STATUS_PARAMS = ["command", "media_id"] as const satisfies readonly (keyof UploadStatusQuery)[];
+/**
+ * The properties each JSON body declares (OpenAPI 2.167, checked by the compiler against the SDK): X
+ * validates bodies against its schema and refuses any other with "$.<name>: is not defined in the schema
+ * and the schema does not allow additional properties".
+ */
+type Keys<T> = readonly (keyof NonNullable<T>)[];
+/** Every property of T, each once: the compiler flags a property the SDK adds and the list lacks. */
+const allKeys =
+  <T>() =>
+  <const L extends Keys<T>>(list: Exclude<keyof NonNullable<T>, L[number]> extends never ? L : never): L =>
+    list;
+const CREATE_POST_KEYS = {
+  "": allKeys<CreatePostBody>()([
+    "card_uri",
+    "community_id",
+    "direct_message_deep_link",
+    "edit_options",
+    "for_super_followers_only",
+    "geo",
+    "made_with_ai",
+    "media",
+    "nullcast",
+    "paid_partnership",
+    "poll",
+    "quote_tweet_id",
+    "reply",
+    "reply_settings",
+    "share_with_followers",
+    "text",
+  ]),
+  media: allKeys<CreatePostBody["media"]>()([
+    "call_to_actions",
+    "description",
+    "embeddable",
+    "media_ids",
+    "preview_media_id",
+    "tagged_user_ids",
+    "title",
+  ]),
+  reply: allKeys<CreatePostBody["reply"]>()([
+    "auto_populate_reply_metadata",
+    "exclude_reply_user_ids",
+    "in_reply_to_tweet_id",
+  ]),
+};
+const INITIALIZE_KEYS = {
+  "": allKeys<InitializeUploadBody>()(["additional_owners", "media_category", "media_type", "shared", "total_bytes"]),
+};
+
+/** A JSON body as X reads it: application/json, and no property its schema does not declare. */
+async function jsonBody<T>(req: Request, declared: Record<string, readonly string[]>): Promise<T> {
+  if (!(req.headers.get("content-type") ?? "").toLowerCase().startsWith("application/json"))
+    throw new Problem(400, "Invalid Request", "Requests with bodies must have content-type of application/json.");
+  const body = await req.json().catch(() => null);
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new Problem(400, "Invalid Request", "The body is not valid JSON");
+  for (const [at, keys] of Object.entries(declared)) {
+    const obj = at ? (body as Record<string, unknown>)[at] : body;
+    if (!obj || typeof obj !== "object") continue;
+    const extra = Object.keys(obj).find((k) => !keys.includes(k));
+    if (extra)
+      throw new Problem(
+        400,
+        "Invalid Request",
+        `$.${at ? `${at}.` : ""}${extra}: is not defined in the schema and the schema does not allow additional properties`,
+      );
+  }
+  return body as T;
+}
+
 /** The media types the chunked upload's initialize declares (InitializeMediaUploadRequest.media_type). */
 const CHUNKED_TYPES = [
   "video/mp4",
@@ -287,7 +357,7 @@ export function createXEmulator(): XEmulator {
     }
     if (m === "POST" && path === "/2/media/upload") return simpleUpload(req, me);
     if (m === "POST" && path === "/2/media/upload/initialize") {
-      const b = (await req.json().catch(() => ({}))) as InitializeUploadBody;
+      const b = await jsonBody<InitializeUploadBody>(req, INITIALIZE_KEYS);
       if (
         !CHUNKED_TYPES.includes(b.media_type as (typeof CHUNKED_TYPES)[number]) ||
         !Number.isInteger(b.total_bytes) ||
@@ -424,8 +494,7 @@ export function createXEmulator(): XEmulator {
   }
 
   async function createTweet(req: Request, me: string): Promise<Response> {
-    const b = (await req.json().catch(() => null)) as CreatePostBody | null;
-    if (!b) throw new Problem(400, "Invalid Request", "The body is not valid JSON");
+    const b = await jsonBody<CreatePostBody>(req, CREATE_POST_KEYS);
     const text = b.text ?? "";
     const ids = b.media?.media_ids ?? [];
     if (!text && ids.length === 0) throw new Problem(400, "Invalid Request", "text or media is required");

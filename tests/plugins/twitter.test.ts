@@ -119,6 +119,18 @@ describe("the current contract (OpenAPI 2.167)", () => {
     expect((await res.json()).detail).toContain("tweet.fields");
   });
 
+  test("a body property the schema does not declare is refused, as X validates bodies", async () => {
+    const res = await fetch(`${rig.served.url}/2/tweets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ctx.credentials.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "x", reply: { in_reply_to_post_id: "1" } }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toBe(
+      "$.reply.in_reply_to_post_id: is not defined in the schema and the schema does not allow additional properties",
+    );
+  });
+
   test("answers that still say referenced_tweets are read as well", async () => {
     emulator.answerWithLegacyNames(true);
     try {
