@@ -1,7 +1,10 @@
 /**
  * The app.bsky.feed.post lexicon as the Bluesky emulator enforces it, and the post views it renders for
- * AppView reads. Limits are the lexicon's: text 300 graphemes / 3000 bytes, 4 images of 1,000,000 bytes,
- * one MP4 video of 100,000,000 bytes, facets with UTF-8 byte ranges.
+ * AppView reads. Limits are the lexicon's: text 300 graphemes / 3000 bytes, 4 images of 2,000,000 bytes
+ * (app.bsky.embed.images#image: "May be up to 2 MB, formerly limited to 1 MB"), one MP4 video of
+ * 100,000,000 bytes, facets with UTF-8 byte ranges. Where @atproto/api is installed the image cap is read
+ * from its lexicon; IMAGE_MAX_BYTES is the same value for a production sandbox without it (checked
+ * 2026-11-26 against the lexicon in @atproto/api 0.19).
  */
 import { graphemeCount, utf8Length } from "../../src/platform/text.ts";
 
@@ -29,7 +32,11 @@ export interface Lookups {
   /** A blob the authenticated account uploaded. */
   blob(cid: string): BlobLike | undefined;
   record(uri: string): StoredRecord | undefined;
+  /** The lexicon's cap on an image blob, when the lexicon is at hand. */
+  imageMaxSize?: number;
 }
+
+const IMAGE_MAX_BYTES = 2_000_000;
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 const AT_URI = /^at:\/\/did:[a-z]+:[a-zA-Z0-9._:%-]+\/[a-zA-Z0-9.]+\/[a-zA-Z0-9._~:-]{1,512}$/;
@@ -83,8 +90,13 @@ function checkEmbed(embed: unknown, lookups: Lookups): string | null {
       if (!isObj(img)) return `${where} must be an object`;
       if (typeof img.alt !== "string") return `${where} must have the property "alt"`;
       const problem =
-        checkBlob(img.image, `${where}/image`, (m) => m.startsWith("image/"), 1_000_000, lookups) ??
-        checkAspectRatio(img.aspectRatio, where);
+        checkBlob(
+          img.image,
+          `${where}/image`,
+          (m) => m.startsWith("image/"),
+          lookups.imageMaxSize ?? IMAGE_MAX_BYTES,
+          lookups,
+        ) ?? checkAspectRatio(img.aspectRatio, where);
       if (problem) return problem;
     }
     return null;

@@ -16,6 +16,7 @@ import {
 } from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
+import { loadLexicons } from "./emulator-lexicon.ts";
 
 const ACCESS_TTL_MS = 2 * 3600_000;
 const REFRESH_TTL_MS = 90 * 86400_000;
@@ -348,9 +349,14 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (body.collection !== "app.bsky.feed.post") throw bad(`Unsupported collection: ${String(body.collection)}`);
       const record = body.record as Record<string, unknown> | undefined;
       if (!record || typeof record !== "object") throw bad('Input must have the property "record"');
+      // The lexicon first (shapes, formats, lengths), then what it cannot know (blobs, parents, byte ranges).
+      const lexicons = await loadLexicons();
+      const invalid = lexicons?.record("app.bsky.feed.post", record);
+      if (invalid) throw bad(`Invalid app.bsky.feed.post record: ${invalid}`);
       const problem = validatePost(record, {
         blob: (c) => state.blobs.get(`${acc.did} ${c}`),
         record: (uri) => state.records.get(uri),
+        imageMaxSize: lexicons?.blobMaxSize("app.bsky.embed.images#image", "image"),
       });
       if (problem) throw bad(`Invalid app.bsky.feed.post record: ${problem}`);
       const rkey = typeof body.rkey === "string" ? body.rkey : tid(now());
@@ -550,6 +556,21 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     return null;
   }
 
+  /** The method's parameters and JSON input, as its lexicon declares them; XRPC answers 400 otherwise. */
+  async function checkAgainstLexicon(req: Request, nsid: string): Promise<void> {
+    const lexicons = await loadLexicons();
+    if (!lexicons) return;
+    const params = lexicons.params(nsid, new URL(req.url).searchParams);
+    if (params) throw bad(params);
+    if (!(req.headers.get("content-type") ?? "").includes("application/json")) return;
+    const body = await req
+      .clone()
+      .json()
+      .catch(() => undefined);
+    const input = body === undefined ? null : lexicons.input(nsid, body);
+    if (input) throw bad(input);
+  }
+
   const nsidOf = (path: string) => /^\/xrpc\/([a-zA-Z0-9.]+)$/.exec(path)?.[1];
 
   // A failure's `on` may name the XRPC method as well as the path.
@@ -561,7 +582,10 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     async route(req, path) {
       const nsid = nsidOf(path)!;
       const handler = req.method === "POST" ? procedures[nsid] : req.method === "GET" ? queries[nsid] : undefined;
-      if (handler) return handler(req, new URL(req.url), mountBase(req, path));
+      if (handler) {
+        await checkAgainstLexicon(req, nsid);
+        return handler(req, new URL(req.url), mountBase(req, path));
+      }
       const known = nsid in procedures || nsid in queries;
       return json(
         known

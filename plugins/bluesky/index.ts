@@ -32,7 +32,9 @@ const POST = "app.bsky.feed.post";
 const MAX_GRAPHEMES = 300;
 const MAX_TEXT_BYTES = 3000;
 const MAX_IMAGES = 4;
-const MAX_IMAGE_BYTES = 1_000_000;
+/** app.bsky.embed.images#image maxSize: "May be up to 2 MB, formerly limited to 1 MB" (lexicon in
+ * @atproto/api 0.19, checked 2026-11-26; the emulator reads the same value from the lexicon). */
+const MAX_IMAGE_BYTES = 2_000_000;
 const MAX_VIDEO_BYTES = 100_000_000;
 const VIDEO_MIME = ["video/mp4", "video/quicktime", "video/webm", "video/mpeg"];
 /** How long publish waits for Bluesky's video service before giving the attempt back as retryable. */

@@ -2,7 +2,8 @@
  * An emulator of the Neynar v2 endpoints the Farcaster plugin calls: managed signers (create, signed key
  * request checked against the app's custody address by EIP-712 recovery, approval, lookup), users,
  * casts (byte limit, embeds, parents, channel, idempotency key), the user's feed and cast lookups with
- * reaction counts. Errors use Neynar's `{code, message}` shape.
+ * reaction counts. Errors use Neynar's `{code, message}` shape. Each cast is also made into the CastAdd
+ * message Neynar would submit and checked by the protocol's own validator (./emulator-protocol.ts).
  *
  * Sandbox rule: the approval link is a page of the emulator that approves at once, as the user "sandbox
  * caster" (one user, so connecting again finds the same account).
@@ -17,7 +18,7 @@ import {
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
-import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "./index.ts";
+import { castAddMessage, ed25519KeyPair, farcasterCore, signedKeyRequestTypedData } from "./emulator-protocol.ts";
 
 /** The settings sandbox profiles run the plugin with. The mnemonic is the well-known public test one. */
 export const SANDBOX_SETTINGS = {
@@ -33,7 +34,9 @@ const HASH = /^0x[0-9a-f]{40}$/;
 
 interface Signer {
   uuid: string;
-  publicKey: string;
+  publicKey: `0x${string}`;
+  /** The Ed25519 seed Neynar keeps for a managed signer and signs casts with. */
+  privateKey: string;
   status: "generated" | "pending_approval" | "approved" | "revoked";
   fid?: number;
 }
@@ -64,6 +67,8 @@ export interface FarcasterEmulator extends Emulator {
   /** The user approvals land on (default: the sandbox caster). */
   approveAs(user: { fid: number; username: string }): void;
   revokeSigner(uuid: string): void;
+  /** The encoded CastAdd message of a cast (protobuf bytes), as the network holds it. */
+  message(hash: string): Uint8Array | undefined;
   engage(hash: string, counts: { likes?: number; recasts?: number }): void;
 }
 
@@ -88,12 +93,15 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     users: new Map<number, User>(),
     casts: [] as Cast[],
     idem: new Map<string, Cast>(),
+    messages: new Map<string, Uint8Array>(),
     emulated: [] as EmulatedPost[],
   }));
   /** App FID → custody mnemonic; its address is derived when a signature is checked (viem loads lazily). */
   let approver = { fid: 10001, username: "sandbox-caster" };
   const keys = new Set([SANDBOX_SETTINGS.API_KEY]);
 
+  // Loading the protocol package takes most of a second: start now rather than on the first cast.
+  void farcasterCore().catch(() => {});
   const registerApp = (fid: number, mnemonic: string) => void state.apps.set(fid, mnemonic);
   registerApp(Number(SANDBOX_SETTINGS.APP_FID), SANDBOX_SETTINGS.APP_MNEMONIC);
 
@@ -181,21 +189,40 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     if (earlier)
       return json({ success: true, cast: { hash: earlier.hash, author: { fid: earlier.fid }, text: earlier.text } });
     const parentHash = typeof b.parent === "string" && HASH.test(b.parent) ? b.parent : null;
+    const parentCast = parentHash ? state.casts.find((c) => c.hash === parentHash) : undefined;
+    const timestamp = new Date();
+    // A sandbox signer saved before signers had keys cannot sign: its casts skip the protocol check.
+    const message = signer.privateKey
+      ? await castAddMessage({
+          fid: signer.fid,
+          privateKey: signer.privateKey,
+          text: b.text,
+          embeds: embeds.map((e) => (e as { url: string }).url),
+          parent: parentHash
+            ? { fid: Number(b.parent_author_fid) || parentCast?.fid || signer.fid, hash: parentHash }
+            : typeof b.parent === "string"
+              ? { url: b.parent }
+              : undefined,
+          timestamp,
+        })
+      : null;
+    if (message && !message.ok)
+      throw new NeynarError(400, "InvalidField", `The cast is not a valid Farcaster message: ${message.reason}`);
     const cast: Cast = {
-      hash: `0x${randomBytes(20).toString("hex")}`,
+      hash: message?.hash ?? `0x${randomBytes(20).toString("hex")}`,
       fid: signer.fid,
       text: b.text,
       embeds: embeds as Cast["embeds"],
       parentHash,
       channelId: typeof b.channel_id === "string" ? b.channel_id : null,
-      timestamp: new Date(),
+      timestamp,
       likes: 0,
       recasts: 0,
       replies: 0,
     };
-    const parent = parentHash ? state.casts.find((c) => c.hash === parentHash) : undefined;
-    if (parent) parent.replies += 1;
+    if (parentCast) parentCast.replies += 1;
     state.casts.push(cast);
+    if (message) state.messages.set(cast.hash, message.bytes);
     if (idemKey) state.idem.set(idemKey, cast);
     state.emulated.push({
       id: cast.hash,
@@ -229,11 +256,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     }
     checkKey(req);
     if (m === "POST" && path === "/v2/farcaster/signer") {
-      const s: Signer = {
-        uuid: crypto.randomUUID(),
-        publicKey: `0x${randomBytes(32).toString("hex")}`,
-        status: "generated",
-      };
+      const s: Signer = { uuid: crypto.randomUUID(), ...ed25519KeyPair(), status: "generated" };
       state.signers.set(s.uuid, s);
       return json(signerJson(s));
     }
@@ -256,10 +279,9 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       let recovered: string;
       try {
         recovered = await recoverTypedDataAddress({
-          domain: SIGNED_KEY_REQUEST_DOMAIN,
-          types: SIGNED_KEY_REQUEST_TYPES,
+          ...(await signedKeyRequestTypedData()),
           primaryType: "SignedKeyRequest",
-          message: { requestFid: BigInt(appFid), key: s.publicKey as `0x${string}`, deadline: BigInt(deadline) },
+          message: { requestFid: BigInt(appFid), key: s.publicKey, deadline: BigInt(deadline) },
           signature: String(b.signature) as `0x${string}`,
         });
       } catch {
@@ -354,6 +376,7 @@ export function createFarcasterEmulator(): FarcasterEmulator {
       const s = state.signers.get(uuid);
       if (s) s.status = "revoked";
     },
+    message: (hash) => state.messages.get(hash),
     engage(hash, counts) {
       const c = state.casts.find((x) => x.hash === hash);
       if (!c) throw new Error(`no cast ${hash}`);

@@ -46,7 +46,7 @@ export interface NostrEmulator extends Emulator {
 export function createNostrEmulator(): NostrEmulator {
   // Loaded when an emulator is first made, not with every server (see the plugin: ≈ 5 MB of idle memory).
   // A synchronous require, because emulator factories are synchronous.
-  const { finalizeEvent, generateSecretKey, getPublicKey, matchFilters, nip44, verifyEvent } =
+  const { finalizeEvent, generateSecretKey, getPublicKey, matchFilters, nip10, nip44, verifyEvent } =
     require("nostr-tools") as typeof import("nostr-tools");
   let failures: (FailureSpec & { left: number })[] = [];
   const sessions = new Set<Session>();
@@ -168,18 +168,23 @@ export function createNostrEmulator(): NostrEmulator {
       if (f?.kind === "server_error") return ok(false, "error: could not save the event");
       if (Buffer.byteLength(event.content, "utf8") > MAX_CONTENT_BYTES)
         return ok(false, `invalid: content longer than ${MAX_CONTENT_BYTES} bytes`);
+      // What a client shows, read by nostr-tools' NIP-10 parser and by NIP-92's rule for imeta: a tag counts
+      // only with a url that appears in the content and at least one other field (NIP-92, checked 2026-11-26).
+      const thread = nip10.parse(event);
       state.emulated.push({
         id: event.id,
         text: event.content,
         media: event.tags
           .filter((t) => t[0] === "imeta")
-          .map((t) => {
-            const mime = t.find((x) => x.startsWith("m "))?.slice(2) ?? "";
+          .map((t) =>
+            Object.fromEntries(t.slice(1).map((f) => [f.slice(0, f.indexOf(" ")), f.slice(f.indexOf(" ") + 1)])),
+          )
+          .filter((f: Record<string, string>) => f.url && event.content.includes(f.url) && Object.keys(f).length > 1)
+          .map((f: Record<string, string>) => {
+            const mime = f.m ?? "";
             return { type: mime.startsWith("video/") ? "video" : "image", contentType: mime || undefined };
           }),
-        replyTo:
-          (event.tags.find((t) => t[0] === "e" && t[3] === "reply") ??
-            event.tags.find((t) => t[0] === "e" && t[3] === "root"))?.[1] ?? null,
+        replyTo: (thread.reply ?? thread.root)?.id ?? null,
         createdAt: new Date(event.created_at * 1000),
       });
       store(event);

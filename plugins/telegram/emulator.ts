@@ -14,9 +14,24 @@
  * has no Telegram app to post from: POST /crier-sandbox/channel-post {chat_id, text} posts as the
  * channel's administrator (the sandbox setting SANDBOX_ADMIN_POST_PATH names it to the plugin).
  */
-import type { Chat, Message, Update } from "@grammyjs/types";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import { failingHandler, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
+import type { ApiMethods, Chat, ChatMemberAdministrator, Message, Update, User } from "@grammyjs/types";
+
+/**
+ * The Bot API's methods and answers as grammY's generated types declare them (Bot API 9, checked
+ * 2026-11-26): each method the emulator serves must be one of them, and what it answers must have the
+ * type the method returns, so an answer the adapter reads cannot drift from Telegram's own shape.
+ */
+type Bot_ = ApiMethods<File>;
+type Answer<M extends keyof Bot_> = Awaited<ReturnType<Bot_[M]>>;
+/**
+ * The sends answer a Message whose kind (text, photo, video…) the emulator builds from the request; their
+ * answers are checked down to the fields every message has (and the adapter reads).
+ */
+type Sent = Pick<Message, "message_id" | "date" | "chat">;
+type SendMethod = "sendMessage" | "sendPhoto" | "sendVideo" | "sendAnimation" | "sendMediaGroup";
+type Served<M extends keyof Bot_> = M extends SendMethod ? (Answer<M> extends unknown[] ? Sent[] : Sent) : Answer<M>;
 
 const MB = 1024 * 1024;
 const TOKEN = /^(\d{5,15}):[A-Za-z0-9_-]{30,}$/;
@@ -219,10 +234,35 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
   const chatJson = (ch: Channel) => ({
     id: ch.id,
     title: ch.title,
-    type: "channel",
+    type: "channel" as const,
     ...(ch.username && { username: ch.username }),
   });
-  const userJson = (bot: Bot) => ({ id: bot.id, is_bot: true, first_name: bot.firstName, username: bot.username });
+  const userJson = (bot: Bot) => ({
+    id: bot.id,
+    is_bot: true as const,
+    first_name: bot.firstName,
+    username: bot.username,
+  });
+  /** An administrator's rights as getChatMember lists them (all required fields of ChatMemberAdministrator). */
+  const adminJson = (user: User, canPost: boolean, canDelete = false): ChatMemberAdministrator => ({
+    status: "administrator",
+    user,
+    can_be_edited: false,
+    is_anonymous: false,
+    can_manage_chat: true,
+    can_delete_messages: canDelete,
+    can_manage_video_chats: false,
+    can_restrict_members: false,
+    can_promote_members: false,
+    can_change_info: false,
+    can_invite_users: true,
+    can_post_stories: false,
+    can_edit_stories: false,
+    can_delete_stories: false,
+    can_send_welcome_messages: false,
+    can_post_messages: canPost,
+    can_edit_messages: canPost,
+  });
 
   function replyTarget(p: Params, ch: Channel): number | null {
     const rp = obj<{ message_id?: number }>(p, "reply_parameters");
@@ -295,16 +335,23 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     });
   }
 
-  function newMessage(ch: Channel, p: Params, replyTo: number | null, fields: Record<string, unknown>) {
-    const msg = {
+  /**
+   * A channel post. Its common part is typed as the Bot API's Message; the part that makes it a text,
+   * photo or video message is the caller's, and the method's answer type checks the whole.
+   */
+  function newMessage<T extends object>(ch: Channel, p: Params, replyTo: number | null, fields: T) {
+    const common: Message.CommonMessage & { chat: Message["chat"] } = {
       message_id: ch.nextMessageId++,
       sender_chat: chatJson(ch),
       chat: chatJson(ch),
       date: Math.floor(now() / 1000),
-      ...(replyTo !== null && { reply_to_message: ch.messages.get(replyTo) }),
-      ...(flag(p, "protect_content") && { has_protected_content: true }),
-      ...fields,
+      ...(replyTo !== null && {
+        // Stored without its own reply_to_message, as Telegram nests one level only.
+        reply_to_message: ch.messages.get(replyTo) as unknown as NonNullable<Message.CommonMessage["reply_to_message"]>,
+      }),
+      ...(flag(p, "protect_content") && { has_protected_content: true as const }),
     };
+    const msg = { ...common, ...fields };
     ch.messages.set(msg.message_id, { ...msg, reply_to_message: undefined });
     return msg;
   }
@@ -351,8 +398,6 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     return fresh;
   }
 
-  type Method = (p: Params, bot: Bot) => Promise<unknown> | unknown;
-
   async function sendSingle(p: Params, bot: Bot, kind: "photo" | "video" | "animation") {
     const ch = chatOf(p, bot);
     mayPost(ch, bot);
@@ -376,16 +421,33 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     return msg;
   }
 
-  const methods: Record<string, Method> = {
+  const methods: { [M in keyof Bot_]?: (p: Params, bot: Bot) => Served<M> | Promise<Served<M>> } = {
     getMe: (_p, bot) => ({
       ...userJson(bot),
       can_join_groups: true,
       can_read_all_group_messages: false,
       supports_inline_queries: false,
+      can_connect_to_business: false,
+      has_main_web_app: false,
+      has_topics_enabled: false,
+      allows_users_to_create_topics: false,
+      can_manage_bots: false,
+      supports_join_request_queries: false,
     }),
     getChat(p, bot) {
       const ch = chatOf(p, bot);
-      return { ...chatJson(ch), accent_color_id: 0, max_reaction_count: 11 };
+      return {
+        ...chatJson(ch),
+        accent_color_id: 0,
+        max_reaction_count: 11,
+        accepted_gift_types: {
+          unlimited_gifts: false,
+          limited_gifts: false,
+          unique_gifts: false,
+          premium_subscription: false,
+          gifts_from_channels: false,
+        },
+      };
     },
     getChatMemberCount(p, bot) {
       chatOf(p, bot);
@@ -399,34 +461,28 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
       const m = ch.members.get(userId) ?? { status: "left" as Status, canPost: false };
       const user = target ? userJson(target) : { id: userId, is_bot: false, first_name: "User" };
       return m.status === "administrator"
-        ? {
-            status: m.status,
-            user,
-            can_be_edited: false,
-            is_anonymous: false,
-            can_manage_chat: true,
-            can_post_messages: m.canPost,
-            can_edit_messages: m.canPost,
-            can_delete_messages: m.canDelete ?? false,
-            can_invite_users: true,
-            can_restrict_members: false,
-            can_promote_members: false,
-            can_change_info: false,
-          }
-        : { status: m.status, user };
+        ? adminJson(user, m.canPost, m.canDelete ?? false)
+        : m.status === "creator"
+          ? { status: "creator", user, is_anonymous: false }
+          : m.status === "member"
+            ? { status: "member", user }
+            : m.status === "kicked"
+              ? { status: "kicked", user, until_date: 0 }
+              : { status: "left", user };
     },
     getChatAdministrators(p, bot) {
       const ch = chatOf(p, bot);
       if (!isIn(ch, bot)) throw bad("chat not found");
       return [...ch.members.entries()]
         .filter(([, m]) => m.status === "administrator" || m.status === "creator")
-        .map(([id, m]) => ({
-          status: m.status,
-          user: userJson(
+        .map(([id, m]) => {
+          const user = userJson(
             [...state.bots.values()].find((b) => b.id === id) ?? { id, username: `user${id}`, firstName: "User" },
-          ),
-          can_post_messages: m.canPost,
-        }));
+          );
+          return m.status === "creator"
+            ? { status: "creator" as const, user, is_anonymous: false }
+            : adminJson(user, m.canPost);
+        });
     },
     // core.telegram.org/bots/api#getupdates (checked 2026-11-26).
     getUpdates(p, bot) {

@@ -6,7 +6,6 @@
  * files itself so media need not be reachable by Telegram. Bots cannot read channel history or counts: no fetchRecent, no metrics.
  */
 import { t } from "elysia";
-import type { Update } from "@grammyjs/types";
 import {
   ConnectError,
   definePlugin,
@@ -24,6 +23,10 @@ import {
 } from "../../src/platform/sdk.ts";
 import { MB } from "../../src/platform/limits.ts";
 import { ALLOWED_UPDATES, findCodePost, proofCode, UpdatesUnreadable } from "./proof.ts";
+// The Bot API's own method signatures (grammY's generated types; Bot API 9, checked 2026-11-26): every
+// call's parameters and answer are typed by them, so a misnamed or retired parameter does not compile.
+// Type-only: nothing of the package runs.
+import type { ApiMethods, Opts } from "@grammyjs/types";
 
 const DEFAULT_API_URL = "https://api.telegram.org";
 const TEXT_MAX = 4096;
@@ -48,15 +51,12 @@ interface TgResult<T> {
   ok: true;
   result: T;
 }
-interface Message {
-  message_id: number;
-}
-interface Chat {
-  id: number;
-  type: string;
-  title?: string;
-  username?: string;
-}
+/** A file part of a multipart call. */
+type F = File;
+type Method = keyof ApiMethods<F>;
+type Result<M extends Method> = Awaited<ReturnType<ApiMethods<F>[M]>>;
+/** A method's parameters without its file fields, which travel as separate multipart parts. */
+type Fields<M extends Method, Files extends keyof Opts<F>[M] = never> = Omit<Opts<F>[M], Files>;
 
 type Step<T> = { ok: true; value: T } | { ok: false; outcome: FailureOutcome };
 const permanent = (reason: string, code?: string): FailureOutcome => ({
@@ -69,15 +69,18 @@ export function botToken(settings: Record<string, string | undefined>): string |
   return settings.CRIER_TELEGRAM_BOT_TOKEN ?? settings.BOT_TOKEN;
 }
 
-/** One Bot API call. The token travels in the path (the HTTP client keeps it out of logs). */
-async function call<T>(
+/**
+ * One Bot API call. The token travels in the path (the HTTP client keeps it out of logs). A multipart
+ * body is built by `form` from the same typed parameters.
+ */
+async function call<M extends Method>(
   http: ProviderHttp,
   token: string,
-  method: string,
-  params: Record<string, unknown> | FormData,
+  method: M,
+  params: Opts<F>[M] | Multipart<M>,
   creates = false,
 ) {
-  return http.request<TgResult<T>>("POST", `/bot${token}/${method}`, {
+  return http.request<TgResult<Result<M>>>("POST", `/bot${token}/${method}`, {
     ...(params instanceof FormData ? { multipart: params } : { json: params }),
     creates,
   });
@@ -143,50 +146,72 @@ async function openAll(ctx: PluginContext, media: MediaItem[]): Promise<Step<Ope
 const fileName = (o: Opened, i: number) =>
   `file${i}.${o.contentType.split("/")[1]?.replace("quicktime", "mov").replace("jpeg", "jpg") ?? "bin"}`;
 
-/** Multipart fields shared by every send: scalars as text, objects as JSON, as the Bot API reads them. */
-function form(fields: Record<string, unknown>): FormData {
+/** A multipart body for method M (the brand keeps one method's form from being sent to another). */
+type Multipart<M extends Method> = FormData & { readonly method?: M };
+
+/** Multipart fields: scalars as text, objects as JSON, as the Bot API reads them; files as parts. */
+function form<M extends Method, Files extends keyof Opts<F>[M] = never>(
+  _method: M,
+  fields: Fields<M, Files>,
+  files: Partial<Record<Files | `file${number}`, File>> = {},
+): Multipart<M> {
   const f = new FormData();
   for (const [k, v] of Object.entries(fields)) {
     if (v === undefined) continue;
     f.append(k, typeof v === "object" ? JSON.stringify(v) : String(v));
   }
+  for (const [k, v] of Object.entries(files)) if (v) f.append(k, v as File);
   return f;
 }
+
+/** What every send shares: the chat, notification and protection flags, the message replied to. */
+type Common = Pick<Opts<F>["sendMessage"], "chat_id" | "disable_notification" | "protect_content" | "reply_parameters">;
 
 /** sendPhoto, sendVideo or sendAnimation for one file; sendMediaGroup for an album (its first message stands for it). */
 async function sendMedia(
   ctx: PluginContext,
   token: string,
-  common: Record<string, unknown>,
+  common: Common,
   files: Opened[],
   caption: string | undefined,
 ) {
+  const part = (f: Opened, i: number) => new File([f.bytes], fileName(f, i), { type: f.contentType });
   if (files.length === 1) {
     const [f] = files;
-    const method = f.kind === "photo" ? "sendPhoto" : f.kind === "video" ? "sendVideo" : "sendAnimation";
-    const body = form({
+    if (f.kind === "photo")
+      return call(ctx.http, token, "sendPhoto", form("sendPhoto", { ...common, caption }, { photo: part(f, 0) }), true);
+    if (f.kind === "animation")
+      return call(
+        ctx.http,
+        token,
+        "sendAnimation",
+        form("sendAnimation", { ...common, caption }, { animation: part(f, 0) }),
+        true,
+      );
+    const video: Fields<"sendVideo", "video"> = {
       ...common,
       caption,
-      ...(f.kind === "video" && {
-        supports_streaming: true,
-        ...(f.item.width && f.item.height ? { width: f.item.width, height: f.item.height } : {}),
-        ...(f.item.duration ? { duration: Math.round(f.item.duration) } : {}),
-      }),
-    });
-    body.append(f.kind, new File([f.bytes], fileName(f, 0), { type: f.contentType }));
-    return call<Message>(ctx.http, token, method, body, true);
+      supports_streaming: true,
+      ...(f.item.width && f.item.height ? { width: f.item.width, height: f.item.height } : {}),
+      ...(f.item.duration ? { duration: Math.round(f.item.duration) } : {}),
+    };
+    return call(ctx.http, token, "sendVideo", form("sendVideo", video, { video: part(f, 0) }), true);
   }
-  const body = form({
+  const album: Opts<F>["sendMediaGroup"] = {
     ...common,
-    media: files.map((f, i) => ({
-      type: f.kind,
-      media: `attach://file${i}`,
-      ...(i === 0 && caption && { caption }),
-      ...(f.kind === "video" && { supports_streaming: true }),
-    })),
-  });
-  files.forEach((f, i) => body.append(`file${i}`, new File([f.bytes], fileName(f, i), { type: f.contentType })));
-  const res = await call<Message[]>(ctx.http, token, "sendMediaGroup", body, true);
+    media: files.map((f, i) =>
+      f.kind === "video"
+        ? {
+            type: "video" as const,
+            media: `attach://file${i}`,
+            ...(i === 0 && caption && { caption }),
+            supports_streaming: true,
+          }
+        : { type: "photo" as const, media: `attach://file${i}`, ...(i === 0 && caption && { caption }) },
+    ),
+  };
+  const parts = Object.fromEntries(files.map((f, i) => [`file${i}`, part(f, i)]));
+  const res = await call(ctx.http, token, "sendMediaGroup", form("sendMediaGroup", album, parts), true);
   return res.ok ? { ...res, body: { ok: true as const, result: res.body.result[0] } } : res;
 }
 
@@ -195,7 +220,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!token) return permanent(notConfigured, "platform_not_configured");
   const options = job.options as Options;
   const text = job.content;
-  const common: Record<string, unknown> = {
+  const common: Common = {
     chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
     disable_notification: options.disable_notification,
     protect_content: options.protect_content,
@@ -204,7 +229,7 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
 
   let sent;
   if (job.media.length === 0) {
-    sent = await call<Message>(
+    sent = await call(
       ctx.http,
       token,
       "sendMessage",
@@ -270,13 +295,18 @@ const ownershipUnproven = (code: string, channel: string) =>
  * The proof that the user can post in the channel: the attempt's code in a post of that chat. In the
  * sandbox the emulator makes the post first, as the user would in Telegram.
  */
-async function proveControl(c: ConnectContext, token: string, chat: Chat, attempt: ConnectAttempt) {
+async function proveControl(
+  c: ConnectContext,
+  token: string,
+  chat: { id: number; username?: string; title?: string },
+  attempt: ConnectAttempt,
+) {
   const code = proofCode(attempt);
   const sandboxPost = c.settings.SANDBOX_ADMIN_POST_PATH;
   if (sandboxPost) await c.http.request("POST", sandboxPost, { json: { chat_id: chat.id, text: code } });
   const key = `${c.http.baseUrl}\n${token}`;
   const page = (offset: number | undefined) =>
-    call<Update[]>(c.http, token, "getUpdates", {
+    call(c.http, token, "getUpdates", {
       ...(offset !== undefined && { offset }),
       limit: 100,
       timeout: 0,
@@ -298,7 +328,7 @@ async function proveControl(c: ConnectContext, token: string, chat: Chat, attemp
   }
   if (!post) throw ownershipUnproven(code, chat.username ? `@${chat.username}` : (chat.title ?? String(chat.id)));
   // Nice to have: the code has served. Only a bot allowed to delete messages may remove a person's post.
-  const removed = await call<boolean>(c.http, token, "deleteMessage", { chat_id: chat.id, message_id: post.messageId });
+  const removed = await call(c.http, token, "deleteMessage", { chat_id: chat.id, message_id: post.messageId });
   if (!removed.ok) c.log.info("telegram: the code message stays in the channel", { reason: removed.outcome.reason });
 }
 
@@ -312,7 +342,7 @@ async function verify(c: ConnectContext, values: Record<string, string>, attempt
     throw new ConnectError(
       "Enter the channel's @username, its t.me link, or for a private channel its numeric id (like -1001234567890).",
     );
-  const me = await call<{ id: number; username: string }>(c.http, token, "getMe", {});
+  const me = await call(c.http, token, "getMe", {});
   if (!me.ok)
     throw new ConnectError(
       me.outcome.kind === "auth_expired"
@@ -321,7 +351,7 @@ async function verify(c: ConnectContext, values: Record<string, string>, attempt
     );
   const bot = me.body.result;
   const addBot = `Add @${bot.username} to the channel as an administrator allowed to post messages, then try again.`;
-  const chat = await call<Chat>(c.http, token, "getChat", { chat_id: chatId });
+  const chat = await call(c.http, token, "getChat", { chat_id: chatId });
   if (!chat.ok) {
     if (chat.outcome.kind === "retryable")
       throw new ConnectError(`Telegram is busy; try again shortly (${chat.outcome.reason}).`);
@@ -330,12 +360,13 @@ async function verify(c: ConnectContext, values: Record<string, string>, attempt
   const info = chat.body.result;
   if (info.type !== "channel")
     throw new ConnectError(`This is a ${info.type}, not a channel: Crier posts to Telegram channels.`);
-  const member = await call<{ status: string; can_post_messages?: boolean }>(c.http, token, "getChatMember", {
+  const member = await call(c.http, token, "getChatMember", {
     chat_id: info.id,
     user_id: bot.id,
   });
   if (!member.ok) throw new ConnectError(`Telegram did not say whether the bot is an administrator. ${addBot}`);
-  const { status, can_post_messages } = member.body.result;
+  const { status } = member.body.result;
+  const can_post_messages = member.body.result.status === "administrator" && member.body.result.can_post_messages;
   if (status !== "creator" && !(status === "administrator" && can_post_messages === true)) {
     throw new ConnectError(
       status === "administrator"
@@ -347,7 +378,7 @@ async function verify(c: ConnectContext, values: Record<string, string>, attempt
   await proveControl(c, token, info, attempt);
   return {
     remoteId: String(info.id),
-    username: info.username ? `@${info.username}` : (info.title ?? String(info.id)),
+    username: info.username ? `@${info.username}` : info.title || String(info.id as number),
     avatarUrl: null,
     // The bot token is the server's, not the account's: only the chat is kept.
     credentials: { chat_id: String(info.id), bot_id: bot.id },
@@ -369,7 +400,7 @@ async function onDisconnect(ctx: PluginContext, p: { remoteStillUsed: boolean })
 export async function leaveChannel(ctx: PluginContext): Promise<void> {
   const token = botToken(ctx.settings);
   if (!token) return;
-  const res = await call<boolean>(ctx.http, token, "leaveChat", {
+  const res = await call(ctx.http, token, "leaveChat", {
     chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
   });
   if (!res.ok) ctx.log.warn("telegram: the bot could not leave the channel", { reason: res.outcome.reason });
@@ -379,7 +410,7 @@ export async function leaveChannel(ctx: PluginContext): Promise<void> {
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   const token = botToken(ctx.settings);
   if (!token) throw new Error(notConfigured);
-  const res = await call<number>(ctx.http, token, "getChatMemberCount", {
+  const res = await call(ctx.http, token, "getChatMemberCount", {
     chat_id: String(ctx.credentials.chat_id ?? ctx.account.remoteId),
   });
   if (!res.ok) throw new Error(`Telegram getChatMemberCount: ${res.outcome.reason}`);

@@ -24,7 +24,7 @@ const SIGHTING_TTL_MS = 15 * 60_000;
 /** Bounds one read: 20 pages of 100 updates. What is left waits for the next read. */
 const MAX_PAGES = 20;
 /** The update kinds that carry channel posts; nothing else is asked for. */
-export const ALLOWED_UPDATES = ["channel_post", "edited_channel_post"];
+export const ALLOWED_UPDATES = ["channel_post", "edited_channel_post"] as const;
 
 /** The attempt's code, like CRIER-7KQ2-M9XD: the same on every showing of its page, never another attempt's. */
 export function proofCode(attempt: ConnectAttempt): string {

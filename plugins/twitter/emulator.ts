@@ -5,6 +5,11 @@
  * (weighted 280, media rules, replies, duplicate refusal), the user's timeline and public metrics.
  * Errors are problem+json `{title, detail, type, status}`; rate limits carry x-rate-limit-* headers.
  *
+ * The contract is X's OpenAPI 2.167 (August 2026) as its SDK @xdevplatform/xdk 0.6 declares it
+ * (./contract.ts): query parameters outside a method's declared ones are refused the way X refuses them
+ * (`tweet.fields` is no longer one), answers use the current names (`referenced_posts`, `repost_count`,
+ * `edit_history_post_ids`) and are typed against the SDK's schemas. Checked 2026-11-26.
+ *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_x, and the sandbox
  * authorize page's codes (sandbox_…) are accepted without PKCE.
  */
@@ -19,6 +24,17 @@ import {
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 import { weightedLength } from "../../src/platform/text.ts";
+import type {
+  CreatePostBody,
+  InitializeUploadBody,
+  MeQuery,
+  PostsByIdsQuery,
+  TimelineQuery,
+  UploadStatusQuery,
+  WireMedia,
+  WirePost,
+  WireUploadData,
+} from "./contract.ts";
 
 /** What X itself refuses above, in weighted characters. */
 const MAX_WEIGHT = 280;
@@ -47,6 +63,7 @@ interface Tweet {
   text: string;
   mediaIds: string[];
   replyTo: string | null;
+  quoteOf: string | null;
   createdAt: Date;
   likes: number;
   reposts: number;
@@ -61,7 +78,120 @@ export interface XEmulator extends Emulator {
   engage(id: string, counts: Partial<Pick<Tweet, "likes" | "reposts" | "quotes" | "bookmarks" | "impressions">>): void;
   /** Expires every access token now: the next call answers 401 until a refresh. */
   expireTokens(): void;
+  /** Answers with OpenAPI 2.166's names (referenced_tweets, retweet_count), as X still may. */
+  answerWithLegacyNames(on: boolean): void;
+  /** The last requests received (method, path, query, JSON body), newest last. */
+  requests(): { method: string; path: string; query: Record<string, string>; body?: unknown }[];
 }
+
+/**
+ * The query parameters each read declares in X's OpenAPI 2.167 (the SDK's option names, as sent): the
+ * compiler checks every name against the SDK, and X answers 400 to any other.
+ */
+const TIMELINE_PARAMS = [
+  "max_results",
+  "pagination_token",
+  "start_time",
+  "end_time",
+  "since_id",
+  "until_id",
+  "exclude",
+  "post.fields",
+  "expansions",
+  "user.fields",
+  "media.fields",
+  "poll.fields",
+  "place.fields",
+] as const satisfies readonly (keyof TimelineQuery)[];
+const POSTS_PARAMS = [
+  "ids",
+  "post.fields",
+  "expansions",
+  "user.fields",
+  "media.fields",
+  "poll.fields",
+  "place.fields",
+] as const satisfies readonly ("ids" | keyof PostsByIdsQuery)[];
+const ME_PARAMS = ["user.fields", "expansions", "post.fields"] as const satisfies readonly (keyof MeQuery)[];
+const STATUS_PARAMS = ["command", "media_id"] as const satisfies readonly (keyof UploadStatusQuery)[];
+/**
+ * The properties each JSON body declares (OpenAPI 2.167, checked by the compiler against the SDK): X
+ * validates bodies against its schema and refuses any other with "$.<name>: is not defined in the schema
+ * and the schema does not allow additional properties".
+ */
+type Keys<T> = readonly (keyof NonNullable<T>)[];
+/** Every property of T, each once: the compiler flags a property the SDK adds and the list lacks. */
+const allKeys =
+  <T>() =>
+  <const L extends Keys<T>>(list: Exclude<keyof NonNullable<T>, L[number]> extends never ? L : never): L =>
+    list;
+const CREATE_POST_KEYS = {
+  "": allKeys<CreatePostBody>()([
+    "card_uri",
+    "community_id",
+    "direct_message_deep_link",
+    "edit_options",
+    "for_super_followers_only",
+    "geo",
+    "made_with_ai",
+    "media",
+    "nullcast",
+    "paid_partnership",
+    "poll",
+    "quote_tweet_id",
+    "reply",
+    "reply_settings",
+    "share_with_followers",
+    "text",
+  ]),
+  media: allKeys<CreatePostBody["media"]>()([
+    "call_to_actions",
+    "description",
+    "embeddable",
+    "media_ids",
+    "preview_media_id",
+    "tagged_user_ids",
+    "title",
+  ]),
+  reply: allKeys<CreatePostBody["reply"]>()([
+    "auto_populate_reply_metadata",
+    "exclude_reply_user_ids",
+    "in_reply_to_tweet_id",
+  ]),
+};
+const INITIALIZE_KEYS = {
+  "": allKeys<InitializeUploadBody>()(["additional_owners", "media_category", "media_type", "shared", "total_bytes"]),
+};
+
+/** A JSON body as X reads it: application/json, and no property its schema does not declare. */
+async function jsonBody<T>(req: Request, declared: Record<string, readonly string[]>): Promise<T> {
+  if (!(req.headers.get("content-type") ?? "").toLowerCase().startsWith("application/json"))
+    throw new Problem(400, "Invalid Request", "Requests with bodies must have content-type of application/json.");
+  const body = await req.json().catch(() => null);
+  if (!body || typeof body !== "object" || Array.isArray(body))
+    throw new Problem(400, "Invalid Request", "The body is not valid JSON");
+  for (const [at, keys] of Object.entries(declared)) {
+    const obj = at ? (body as Record<string, unknown>)[at] : body;
+    if (!obj || typeof obj !== "object") continue;
+    const extra = Object.keys(obj).find((k) => !keys.includes(k));
+    if (extra)
+      throw new Problem(
+        400,
+        "Invalid Request",
+        `$.${at ? `${at}.` : ""}${extra}: is not defined in the schema and the schema does not allow additional properties`,
+      );
+  }
+  return body as T;
+}
+
+/** The media types the chunked upload's initialize declares (InitializeMediaUploadRequest.media_type). */
+const CHUNKED_TYPES = [
+  "video/mp4",
+  "video/webm",
+  "video/mp2t",
+  "video/quicktime",
+  "image/gif",
+] as const satisfies readonly NonNullable<InitializeUploadBody["media_type"]>[];
 
 class Problem extends Error {
   constructor(
@@ -134,7 +264,7 @@ export function createXEmulator(): XEmulator {
     return oauth.authorize(url, () => new Problem(400, "Invalid Request", "client_id and redirect_uri are required"));
   }
 
-  function mediaJson(m: Media) {
+  function mediaJson(m: Media): WireUploadData {
     const info =
       m.state === "succeeded" && m.category === "tweet_image"
         ? undefined
@@ -152,11 +282,17 @@ export function createXEmulator(): XEmulator {
     const form = await req.formData().catch(() => null);
     const file = form?.get("media");
     if (!(file instanceof Blob)) throw new Problem(400, "Invalid Request", "media is required");
-    const category = String(form!.get("media_category") ?? "tweet_image");
-    if (!["tweet_image", "tweet_gif"].includes(category))
-      throw new Problem(400, "Invalid Request", "media_category must be tweet_image or tweet_gif for a simple upload");
-    const max = category === "tweet_gif" ? GIF_MAX : IMAGE_MAX;
-    if (file.size > max) throw new Problem(400, "Invalid Request", `media is larger than ${max} bytes`);
+    // Without a category X goes by the content type; a GIF is then tweet_gif.
+    const category = String(form!.get("media_category") ?? (file.type === "image/gif" ? "tweet_gif" : "tweet_image"));
+    // docs.x.com/x-api/media (2026-11-26): the one-shot upload takes images only; animated GIFs and
+    // videos go through the chunked upload, whose processing the status check follows.
+    if (category !== "tweet_image")
+      throw new Problem(
+        400,
+        "Invalid Request",
+        `${category} media must use the chunked upload (initialize, append, finalize); the one-shot upload takes tweet_image only`,
+      );
+    if (file.size > IMAGE_MAX) throw new Problem(400, "Invalid Request", `media is larger than ${IMAGE_MAX} bytes`);
     const m: Media = {
       id: id19(),
       key: "",
@@ -173,12 +309,37 @@ export function createXEmulator(): XEmulator {
     return Response.json({ data: mediaJson(m) });
   }
 
+  /** X's answer to a query parameter a method does not declare. */
+  function checkParams(url: URL, allowed: readonly string[]): void {
+    const unknown = [...new Set(url.searchParams.keys())].filter((k) => !allowed.includes(k));
+    if (unknown.length)
+      throw new Problem(
+        400,
+        "Invalid Request",
+        `One or more parameters to your request was invalid. The query parameter [${unknown[0]}] is not one of [${allowed.join(",")}]`,
+      );
+  }
+
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
+    const logged = {
+      method: m,
+      path,
+      query: Object.fromEntries(url.searchParams),
+      body: (req.headers.get("content-type") ?? "").includes("json")
+        ? await req
+            .clone()
+            .json()
+            .catch(() => undefined)
+        : undefined,
+    };
+    log.push(logged);
+    if (log.length > 50) log.shift();
     if (m === "GET" && path === "/oauth/authorize") return authorize(url);
     if (m === "POST" && (path === "/2/oauth2/token" || path === "/oauth/token")) return oauth.token(req);
     const me = authed(req);
     if (m === "GET" && path === "/2/users/me") {
+      checkParams(url, ME_PARAMS);
       const metrics = (url.searchParams.get("user.fields") ?? "").split(",").includes("public_metrics");
       return Response.json({
         data: {
@@ -196,21 +357,28 @@ export function createXEmulator(): XEmulator {
     }
     if (m === "POST" && path === "/2/media/upload") return simpleUpload(req, me);
     if (m === "POST" && path === "/2/media/upload/initialize") {
-      const b = (await req.json().catch(() => ({}))) as {
-        media_type?: string;
-        total_bytes?: number;
-        media_category?: string;
-      };
-      if (!b.media_type?.startsWith("video/") || !Number.isInteger(b.total_bytes) || b.total_bytes! <= 0)
-        throw new Problem(400, "Invalid Request", "media_type (video/*) and total_bytes are required");
-      if (b.total_bytes! > VIDEO_MAX)
-        throw new Problem(400, "Invalid Request", `total_bytes is larger than ${VIDEO_MAX}`);
+      const b = await jsonBody<InitializeUploadBody>(req, INITIALIZE_KEYS);
+      if (
+        !CHUNKED_TYPES.includes(b.media_type as (typeof CHUNKED_TYPES)[number]) ||
+        !Number.isInteger(b.total_bytes) ||
+        b.total_bytes! <= 0
+      )
+        throw new Problem(
+          400,
+          "Invalid Request",
+          `media_type (one of ${CHUNKED_TYPES.join(", ")}) and total_bytes are required`,
+        );
+      const gif = b.media_type === "image/gif";
+      if (gif !== (b.media_category === "tweet_gif"))
+        throw new Problem(400, "Invalid Request", "an animated GIF is uploaded with media_category tweet_gif");
+      const max = gif ? GIF_MAX : VIDEO_MAX;
+      if (b.total_bytes! > max) throw new Problem(400, "Invalid Request", `total_bytes is larger than ${max}`);
       const v: Media = {
         id: id19(),
         key: "",
         owner: me,
         category: b.media_category ?? "tweet_video",
-        type: b.media_type,
+        type: b.media_type!,
         total: b.total_bytes!,
         parts: new Map(),
         state: "uploading",
@@ -238,11 +406,15 @@ export function createXEmulator(): XEmulator {
       if (size !== v.total)
         throw new Problem(400, "Invalid Request", `received ${size} bytes, total_bytes was ${v.total}`);
       const first = v.parts.get(0) ?? new Uint8Array();
-      const mp4 = first.length > 8 && Buffer.from(first.subarray(4, 8)).toString("latin1") === "ftyp";
-      v.state = mp4 ? "pending" : "failed";
+      const readable =
+        v.category === "tweet_gif"
+          ? Buffer.from(first.subarray(0, 4)).toString("latin1") === "GIF8"
+          : first.length > 8 && Buffer.from(first.subarray(4, 8)).toString("latin1") === "ftyp";
+      v.state = readable ? "pending" : "failed";
       return Response.json({ data: mediaJson(v) });
     }
     if (m === "GET" && path === "/2/media/upload" && url.searchParams.get("command") === "STATUS") {
+      checkParams(url, STATUS_PARAMS);
       const v = state.media.get(url.searchParams.get("media_id") ?? "");
       if (!v || v.owner !== me) throw new Problem(400, "Invalid Request", "media id not found");
       // Processing moves on with each status check, as it would over the seconds X asks to wait.
@@ -253,61 +425,76 @@ export function createXEmulator(): XEmulator {
     if (m === "POST" && path === "/2/tweets") return createTweet(req, me);
     const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(path);
     if (m === "GET" && timeline) {
+      checkParams(url, TIMELINE_PARAMS);
       const start = url.searchParams.get("start_time");
       const list = state.tweets
         .filter((t) => t.author === timeline[1] && !t.replyTo && (!start || t.createdAt >= new Date(start)))
         .reverse()
         .slice(0, Number(url.searchParams.get("max_results") ?? 10));
       const keys = list.flatMap((t) => t.mediaIds.map((id) => state.media.get(id)!));
+      const media: WireMedia[] = keys.map((k) => ({
+        media_key: k.key,
+        type: k.category === "tweet_image" ? "photo" : k.category === "tweet_gif" ? "animated_gif" : "video",
+        url: `https://pbs.twimg.com/media/${k.key}.jpg`,
+      }));
       return Response.json({
-        data: list.map((t) => ({
-          id: t.id,
-          text: t.text,
-          created_at: t.createdAt.toISOString(),
-          edit_history_tweet_ids: [t.id],
-          ...(t.mediaIds.length && { attachments: { media_keys: t.mediaIds.map((id) => state.media.get(id)!.key) } }),
-        })),
-        includes: {
-          media: keys.map((k) => ({
-            media_key: k.key,
-            type: k.category === "tweet_image" ? "photo" : k.category === "tweet_gif" ? "animated_gif" : "video",
-            url: `https://pbs.twimg.com/media/${k.key}.jpg`,
-          })),
-        },
+        data: list.map((t) => postJson(t, url)),
+        includes: { media },
         meta: { result_count: list.length },
       });
     }
     if (m === "GET" && path === "/2/tweets") {
+      checkParams(url, POSTS_PARAMS);
       const ids = (url.searchParams.get("ids") ?? "").split(",").filter(Boolean);
       if (ids.length === 0 || ids.length > 100) throw new Problem(400, "Invalid Request", "ids must list 1 to 100 ids");
-      return Response.json({
-        data: state.tweets
-          .filter((t) => ids.includes(t.id))
-          .map((t) => ({
-            id: t.id,
-            text: t.text,
-            edit_history_tweet_ids: [t.id],
-            public_metrics: {
-              retweet_count: t.reposts,
-              reply_count: t.replies,
-              like_count: t.likes,
-              quote_count: t.quotes,
-              bookmark_count: t.bookmarks,
-              impression_count: t.impressions,
-            },
-          })),
-      });
+      return Response.json({ data: state.tweets.filter((t) => ids.includes(t.id)).map((t) => postJson(t, url)) });
     }
     throw new Problem(404, "Not Found Error", `No route ${m} ${path}`);
   }
 
+  /**
+   * A post as X answers a read: id, text and its edit history always, other fields only as `post.fields`
+   * and `expansions` ask. The names are 2.167's unless the legacy switch is on.
+   */
+  function postJson(t: Tweet, url: URL): Record<string, unknown> {
+    const fields = (url.searchParams.get("post.fields") ?? "").split(",");
+    const expansions = (url.searchParams.get("expansions") ?? "").split(",");
+    const refs = [
+      ...(t.quoteOf ? [{ type: "quoted" as const, id: t.quoteOf }] : []),
+      ...(t.replyTo ? [{ type: "replied_to" as const, id: t.replyTo }] : []),
+    ];
+    const metrics = {
+      repost_count: t.reposts,
+      reply_count: t.replies,
+      like_count: t.likes,
+      quote_count: t.quotes,
+      bookmark_count: t.bookmarks,
+      impression_count: t.impressions,
+    };
+    const post: WirePost = {
+      id: t.id,
+      text: t.text,
+      edit_history_post_ids: [t.id],
+      ...(fields.includes("created_at") && { created_at: t.createdAt.toISOString() }),
+      ...(fields.includes("attachments") &&
+        t.mediaIds.length > 0 && { attachments: { media_keys: t.mediaIds.map((id) => state.media.get(id)!.key) } }),
+      ...(expansions.includes("referenced_posts") && refs.length > 0 && { referenced_posts: refs }),
+      ...(fields.includes("public_metrics") && { public_metrics: metrics }),
+    };
+    if (!legacyNames) return post;
+    const { edit_history_post_ids, referenced_posts, public_metrics, ...rest } = post;
+    return {
+      ...rest,
+      edit_history_tweet_ids: edit_history_post_ids,
+      ...(referenced_posts && { referenced_tweets: referenced_posts }),
+      ...(public_metrics && {
+        public_metrics: { ...public_metrics, repost_count: undefined, retweet_count: public_metrics.repost_count },
+      }),
+    };
+  }
+
   async function createTweet(req: Request, me: string): Promise<Response> {
-    const b = (await req.json().catch(() => null)) as {
-      text?: string;
-      media?: { media_ids?: string[] };
-      reply?: { in_reply_to_tweet_id?: string };
-    } | null;
-    if (!b) throw new Problem(400, "Invalid Request", "The body is not valid JSON");
+    const b = await jsonBody<CreatePostBody>(req, CREATE_POST_KEYS);
     const text = b.text ?? "";
     const ids = b.media?.media_ids ?? [];
     if (!text && ids.length === 0) throw new Problem(400, "Invalid Request", "text or media is required");
@@ -323,6 +510,10 @@ export function createXEmulator(): XEmulator {
     const replyTo = b.reply?.in_reply_to_tweet_id ?? null;
     const parent = replyTo ? state.tweets.find((t) => t.id === replyTo) : undefined;
     if (replyTo && !parent) throw new Problem(400, "Invalid Request", "in_reply_to_tweet_id does not exist");
+    const quoteOf = b.quote_tweet_id ?? null;
+    const quoted = quoteOf ? state.tweets.find((t) => t.id === quoteOf) : undefined;
+    if (quoteOf && !quoted) throw new Problem(400, "Invalid Request", "quote_tweet_id does not exist");
+    if (quoteOf && replyTo) throw new Problem(400, "Invalid Request", "a post cannot both quote and reply");
     if (text && state.tweets.some((t) => t.author === me && t.text === text))
       throw new Problem(403, "Forbidden", "You are not allowed to create a Tweet with duplicate content.");
     const tweet: Tweet = {
@@ -331,6 +522,7 @@ export function createXEmulator(): XEmulator {
       text,
       mediaIds: ids,
       replyTo,
+      quoteOf,
       createdAt: new Date(),
       likes: 0,
       reposts: 0,
@@ -340,6 +532,7 @@ export function createXEmulator(): XEmulator {
       impressions: 0,
     };
     if (parent) parent.replies += 1;
+    if (quoted) quoted.quotes += 1;
     state.tweets.push(tweet);
     state.emulated.push({
       id: tweet.id,
@@ -347,12 +540,19 @@ export function createXEmulator(): XEmulator {
       replyTo,
       createdAt: tweet.createdAt,
       media: items.map((i) => ({
-        type: i!.category === "tweet_image" ? "image" : "video",
+        type: i!.category === "tweet_image" ? "image" : i!.category === "tweet_gif" ? "gif" : "video",
         contentType: i!.type,
         size: i!.total,
       })),
     });
-    return Response.json({ data: { id: tweet.id, text, edit_history_tweet_ids: [tweet.id] } }, { status: 201 });
+    return Response.json(
+      {
+        data: legacyNames
+          ? { id: tweet.id, text, edit_history_tweet_ids: [tweet.id] }
+          : { id: tweet.id, text, edit_history_post_ids: [tweet.id] },
+      },
+      { status: 201 },
+    );
   }
 
   function failureResponse(f: FailureSpec, req: Request): Response | null {
@@ -376,6 +576,8 @@ export function createXEmulator(): XEmulator {
 
   // The audience every account reports (accountStats); tests set it with setFollowers().
   let followers = 1000;
+  let legacyNames = false;
+  const log: ReturnType<XEmulator["requests"]> = [];
 
   return {
     platform: "twitter",
@@ -405,6 +607,10 @@ export function createXEmulator(): XEmulator {
       addCounts(t, counts);
     },
     expireTokens: () => oauth.expireAll(),
+    answerWithLegacyNames(on) {
+      legacyNames = on;
+    },
+    requests: () => [...log],
   };
 }
 

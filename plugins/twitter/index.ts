@@ -1,7 +1,8 @@
 /**
- * X (Twitter) API v2: OAuth 2 with PKCE and rotating refresh tokens; posts with up to 4 images (simple
- * upload) or one video/GIF (chunked upload, then processing: the post waits in "submitted" until X has
- * processed the video); threads by reply chain; the user's timeline and public metrics.
+ * X (Twitter) API v2: OAuth 2 with PKCE and rotating refresh tokens; posts with up to 4 images (one-shot
+ * upload) or one video or animated GIF (chunked upload, then processing: the post waits in "submitted"
+ * until X has processed it); threads by reply chain; the user's timeline and public metrics. Requests
+ * and answers are typed as X's SDK declares them (./contract.ts, OpenAPI 2.167).
  */
 import { t } from "elysia";
 import {
@@ -27,6 +28,19 @@ import {
   type TokenEndpoint,
 } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
+import {
+  query,
+  type AppendUploadFields,
+  type CreatePostBody,
+  type InitializeUploadBody,
+  type MeQuery,
+  type PostsByIdsQuery,
+  type TimelineQuery,
+  type UploadFields,
+  type UploadStatusQuery,
+  type WirePost,
+  type WireUploadData,
+} from "./contract.ts";
 
 /** X's limit in weighted characters (src/platform/text.ts: URLs 23, CJK and emoji 2). */
 const MAX_WEIGHT = 280;
@@ -57,38 +71,57 @@ async function readMedia(
 
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
 
-async function uploadImage(ctx: PluginContext, item: MediaItem, n: number): Promise<string | Fail> {
-  const media = await readMedia(ctx, item);
-  if (isFail(media)) return media;
-  const gif = media.contentType === "image/gif";
-  const cap = gif ? MAX_GIF_BYTES : MAX_IMAGE_BYTES;
-  if (!media.contentType.startsWith("image/"))
-    return permanent(`media ${n}: ${media.contentType} is not an image`, "unsupported_media");
-  if (media.bytes.length > cap)
+/** A media id, and whether X processes it before a post may carry it (GIFs and videos). */
+interface Uploaded {
+  id: string;
+  processed: boolean;
+}
+
+/** An image through the one-shot upload, which X keeps for still images (docs.x.com/x-api/media). */
+async function uploadImage(
+  ctx: PluginContext,
+  media: { contentType: string; bytes: Uint8Array },
+  n: number,
+): Promise<Uploaded | Fail> {
+  if (media.bytes.length > MAX_IMAGE_BYTES)
     return permanent(
-      `media ${n}: ${media.bytes.length} bytes; X takes ${gif ? "GIFs" : "images"} up to ${cap} bytes`,
+      `media ${n}: ${media.bytes.length} bytes; X takes images up to ${MAX_IMAGE_BYTES} bytes`,
       "media_too_large",
     );
+  const category: UploadFields["media_category"] = "tweet_image";
   const form = new FormData();
   form.set("media", new Blob([media.bytes as Uint8Array<ArrayBuffer>], { type: media.contentType }), `media-${n}`);
-  form.set("media_category", gif ? "tweet_gif" : "tweet_image");
-  const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload", {
+  form.set("media_category" satisfies keyof UploadFields, category);
+  const res = await ctx.http.request<{ data: WireUploadData }>("POST", "/2/media/upload", {
     multipart: form,
     headers: bearerAuth(ctx),
   });
-  return res.ok ? res.body.data.id : res.outcome;
+  return res.ok ? { id: res.body.data.id, processed: false } : res.outcome;
 }
 
-/** Chunked upload of a video; answers the media id, which X then processes. */
-async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
-  const media = await readMedia(ctx, item);
-  if (isFail(media)) return media;
-  if (!media.contentType.startsWith("video/"))
-    return permanent(`${media.contentType} is not a video`, "unsupported_media");
-  if (media.bytes.length > MAX_VIDEO_BYTES)
-    return permanent(`video is ${media.bytes.length} bytes; X takes up to ${MAX_VIDEO_BYTES}`, "media_too_large");
-  const init = await ctx.http.request<{ data: { id: string } }>("POST", "/2/media/upload/initialize", {
-    json: { media_type: media.contentType, total_bytes: media.bytes.length, media_category: "tweet_video" },
+/**
+ * The chunked upload (initialize, append, finalize), which X's media guide prescribes for animated GIFs
+ * (tweet_gif, up to 15 MB) and videos (tweet_video, up to 512 MB): X then processes the file, and the
+ * post waits on the status check (docs.x.com/x-api/media/quickstart/media-upload-chunked, 2026-11-26).
+ */
+async function uploadChunked(
+  ctx: PluginContext,
+  media: { contentType: string; bytes: Uint8Array },
+  kind: "gif" | "video",
+): Promise<Uploaded | Fail> {
+  const cap = kind === "gif" ? MAX_GIF_BYTES : MAX_VIDEO_BYTES;
+  if (media.bytes.length > cap)
+    return permanent(
+      `${kind === "gif" ? "GIF" : "video"} is ${media.bytes.length} bytes; X takes up to ${cap}`,
+      "media_too_large",
+    );
+  const body: InitializeUploadBody = {
+    media_type: media.contentType as InitializeUploadBody["media_type"],
+    total_bytes: media.bytes.length,
+    media_category: kind === "gif" ? "tweet_gif" : "tweet_video",
+  };
+  const init = await ctx.http.request<{ data: WireUploadData }>("POST", "/2/media/upload/initialize", {
+    json: body,
     headers: bearerAuth(ctx),
   });
   if (!init.ok) return init.outcome;
@@ -96,11 +129,11 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   for (let i = 0, offset = 0; offset < media.bytes.length; i++, offset += CHUNK_BYTES) {
     const form = new FormData();
     form.set(
-      "media",
+      "media" satisfies keyof AppendUploadFields,
       new Blob([media.bytes.subarray(offset, offset + CHUNK_BYTES) as Uint8Array<ArrayBuffer>]),
       `chunk-${i}`,
     );
-    form.set("segment_index", String(i));
+    form.set("segment_index" satisfies keyof AppendUploadFields, String(i));
     const part = await ctx.http.request("POST", `/2/media/upload/${id}/append`, {
       multipart: form,
       headers: bearerAuth(ctx),
@@ -109,16 +142,32 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
   }
   const fin = await ctx.http.request("POST", `/2/media/upload/${id}/finalize`, { headers: bearerAuth(ctx) });
   if (!fin.ok) return fin.outcome;
-  return id;
+  return { id, processed: true };
+}
+
+async function upload(ctx: PluginContext, item: MediaItem, n: number): Promise<Uploaded | Fail> {
+  const media = await readMedia(ctx, item);
+  if (isFail(media)) return media;
+  if (item.type === "video") {
+    if (!media.contentType.startsWith("video/"))
+      return permanent(`${media.contentType} is not a video`, "unsupported_media");
+    return uploadChunked(ctx, media, "video");
+  }
+  if (!media.contentType.startsWith("image/"))
+    return permanent(`media ${n}: ${media.contentType} is not an image`, "unsupported_media");
+  if (media.contentType === "image/gif") return uploadChunked(ctx, media, "gif");
+  return uploadImage(ctx, media, n);
 }
 
 interface Pending {
-  /** The post to create once the video is processed. */
-  tweet: Record<string, unknown>;
-  video: string;
+  /** The post to create once the media is processed. */
+  tweet: CreatePostBody;
+  /** The media X is processing (`video` in handles stored before GIFs were processed too). */
+  processing?: string;
+  video?: string;
 }
 
-async function createTweet(ctx: PluginContext, tweet: Record<string, unknown>): Promise<Outcome> {
+async function createTweet(ctx: PluginContext, tweet: CreatePostBody): Promise<Outcome> {
   const res = await ctx.http.request<{ data: { id: string } }>("POST", "/2/tweets", {
     json: tweet,
     headers: bearerAuth(ctx),
@@ -131,76 +180,61 @@ async function createTweet(ctx: PluginContext, tweet: Record<string, unknown>): 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const stale = await refreshAhead(ctx, refresh);
   if (stale) return stale;
-  const videos = job.media.filter((m) => m.type === "video");
-  const tweet: Record<string, unknown> = { text: job.content };
+  const tweet: CreatePostBody = { text: job.content };
   if (job.replyTo) tweet.reply = { in_reply_to_tweet_id: job.replyTo.platformPostId };
-  if (videos.length) {
-    const id = await uploadVideo(ctx, videos[0]);
-    if (isFail(id)) return id;
-    tweet.media = { media_ids: [id] };
-    // X processes the video before it can be attached: checkStatus creates the post once it is ready.
-    return checkStatus(ctx, JSON.stringify({ tweet, video: id } satisfies Pending));
-  }
-  const ids: string[] = [];
+  const uploaded: Uploaded[] = [];
   for (const [i, item] of job.media.entries()) {
-    const id = await uploadImage(ctx, item, i + 1);
-    if (isFail(id)) return id;
-    ids.push(id);
+    const up = await upload(ctx, item, i + 1);
+    if (isFail(up)) return up;
+    uploaded.push(up);
   }
-  if (ids.length) tweet.media = { media_ids: ids };
+  if (uploaded.length) tweet.media = { media_ids: uploaded.map((u) => u.id) };
+  // X processes a GIF or a video before a post may carry it: checkStatus creates the post once it is ready.
+  const processing = uploaded.find((u) => u.processed);
+  if (processing) return checkStatus(ctx, JSON.stringify({ tweet, processing: processing.id } satisfies Pending));
   return createTweet(ctx, tweet);
 }
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
   const pending = JSON.parse(handle) as Pending;
-  const res = await ctx.http.request<{ data: { processing_info?: { state: string; error?: { message?: string } } } }>(
+  const q: UploadStatusQuery = { command: "STATUS", media_id: pending.processing ?? pending.video ?? "" };
+  const res = await ctx.http.request<{ data: WireUploadData & { processing_info?: { error?: { message?: string } } } }>(
     "GET",
     "/2/media/upload",
-    {
-      query: { command: "STATUS", media_id: pending.video },
-      headers: bearerAuth(ctx),
-    },
+    { query: query(q), headers: bearerAuth(ctx) },
   );
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const info = res.body.data.processing_info;
   if (info && info.state === "failed")
-    return permanent(`X could not process the video: ${info.error?.message ?? "failed"}`, "video_processing_failed");
+    return permanent(`X could not process the media: ${info.error?.message ?? "failed"}`, "video_processing_failed");
   if (info && info.state !== "succeeded") return { kind: "submitted", handle };
   return createTweet(ctx, pending.tweet);
 }
 
 const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "X" });
 
-interface ApiTweet {
+/** A post as X answers it: OpenAPI 2.167's names, and the names 2.166 used while X still sends them. */
+type ApiTweet = WirePost & {
   id: string;
   text: string;
-  created_at?: string;
-  attachments?: { media_keys?: string[] };
-  referenced_tweets?: { type: string; id: string }[];
-  public_metrics?: {
-    retweet_count?: number;
-    repost_count?: number;
-    reply_count?: number;
-    like_count?: number;
-    quote_count?: number;
-    bookmark_count?: number;
-    impression_count?: number;
-  };
-}
+  referenced_tweets?: WirePost["referenced_posts"];
+  public_metrics?: { retweet_count?: number };
+};
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const res = await ctx.http.request<{
     data?: ApiTweet[];
     includes?: { media?: { media_key: string; type: string; url?: string; preview_image_url?: string }[] };
   }>("GET", `/2/users/${ctx.account.remoteId}/tweets`, {
-    query: {
+    query: query({
       max_results: 100,
-      exclude: "replies,retweets",
-      "tweet.fields": "created_at,attachments,referenced_tweets",
-      expansions: "attachments.media_keys",
-      "media.fields": "type,url,preview_image_url",
+      exclude: ["replies", "retweets"],
+      "post.fields": ["created_at", "attachments"],
+      // 2.167 lists a post's references as an expansion; answers carry them as referenced_posts.
+      expansions: ["attachments.media_keys", "referenced_posts"],
+      "media.fields": ["type", "url", "preview_image_url"],
       ...(since && { start_time: new Date(since.getTime() + 1000).toISOString().replace(/\.\d{3}Z$/, "Z") }),
-    },
+    } satisfies TimelineQuery),
     headers: bearerAuth(ctx),
   });
   if (!res.ok) throw new Error(`X timeline: ${res.outcome.reason}`);
@@ -214,7 +248,7 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
         ? [{ url, type: m.type === "photo" ? "image" : "video", downloadable: m.type === "photo" && !!m.url }]
         : [];
     });
-    const quote = tw.referenced_tweets?.some((r) => r.type === "quoted");
+    const quote = (tw.referenced_posts ?? tw.referenced_tweets)?.some((r) => r.type === "quoted");
     return {
       platformPostId: tw.id,
       url: postUrl(ctx.account.username, tw.id),
@@ -230,12 +264,14 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 100) {
     const res = await ctx.http.request<{ data?: ApiTweet[] }>("GET", "/2/tweets", {
-      query: { ids: ids.slice(i, i + 100).join(","), "tweet.fields": "public_metrics" },
+      query: query({ ids: ids.slice(i, i + 100), "post.fields": ["public_metrics"] } satisfies PostsByIdsQuery & {
+        ids: string[];
+      }),
       headers: bearerAuth(ctx),
     });
     if (!res.ok) throw new Error(`X tweets: ${res.outcome.reason}`);
     for (const tw of res.body.data ?? []) {
-      const m = tw.public_metrics ?? {};
+      const m: Partial<NonNullable<ApiTweet["public_metrics"]>> = tw.public_metrics ?? {};
       out[tw.id] = {
         views: m.impression_count ?? null,
         likes: m.like_count ?? null,
@@ -254,7 +290,7 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
     "GET",
     "/2/users/me",
     {
-      query: { "user.fields": "public_metrics" },
+      query: query({ "user.fields": ["public_metrics"] } satisfies MeQuery),
       headers: bearerAuth(ctx),
     },
   );
@@ -310,7 +346,7 @@ export default definePlugin({
         "GET",
         "/2/users/me",
         {
-          query: { "user.fields": "profile_image_url" },
+          query: query({ "user.fields": ["profile_image_url"] } satisfies MeQuery),
           headers: { authorization: `Bearer ${token.access_token}` },
         },
       );

@@ -10,7 +10,8 @@ let r: Rig<BlueskyEmulator>;
 const media = serveMedia({
   "a.jpg": { type: "image/jpeg", bytes: fakeImage(2000) },
   "b.png": { type: "image/png", bytes: fakeImage(3000) },
-  "big.jpg": { type: "image/jpeg", bytes: fakeImage(1_000_001) },
+  "big.jpg": { type: "image/jpeg", bytes: fakeImage(2_000_001) },
+  "1.5mb.jpg": { type: "image/jpeg", bytes: fakeImage(1_500_000) },
   "clip.mp4": { type: "video/mp4", bytes: fakeMp4(5000) },
   "noise.mp4": { type: "video/mp4", bytes: new Uint8Array(5000) },
 });
@@ -142,7 +143,16 @@ describe("publish", () => {
     expect(embed.images[0].aspectRatio).toEqual({ width: 800, height: 600 });
   });
 
-  test("an image over 1,000,000 bytes is refused and nothing is posted", async () => {
+  // app.bsky.embed.images#image: "May be up to 2 MB, formerly limited to 1 MB" (maxSize 2000000).
+  test("an image of 1.5 MB is published: the lexicon allows 2,000,000 bytes", async () => {
+    const ctx = await account();
+    const out = await plugin.publish!(ctx, job({ media: [{ url: media.url("1.5mb.jpg"), type: "image" }] }));
+    expect(out.kind).toBe("published");
+    expect(r.emulator.posts()[0].media).toEqual([{ type: "image", contentType: "image/jpeg", size: 1_500_000 }]);
+    expect(plugin.mediaRequirements.max_size_bytes.image).toBe(2_000_000);
+  });
+
+  test("an image over 2,000,000 bytes is refused and nothing is posted", async () => {
     const ctx = await account();
     expect(await plugin.publish!(ctx, job({ media: [{ url: media.url("big.jpg"), type: "image" }] }))).toMatchObject({
       kind: "permanent",
@@ -338,5 +348,78 @@ describe("declaration", () => {
       maxVideoFiles: 1,
       allowMixedMedia: false,
     });
+  });
+});
+
+describe("the AT Protocol's own lexicons check every request", () => {
+  const xrpc = async (nsid: string, token: string, body: unknown) =>
+    fetch(`${r.served.url}/xrpc/${nsid}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  test("a record the lexicon refuses is refused, though it passes the emulator's own rules", async () => {
+    const ctx = await account();
+    const s = ctx.credentials as unknown as BlueskySession;
+    // Date.parse takes a bare date; the lexicon's datetime format does not, and neither does the PDS.
+    const res = await xrpc("com.atproto.repo.createRecord", s.accessJwt, {
+      repo: s.did,
+      collection: "app.bsky.feed.post",
+      record: { $type: "app.bsky.feed.post", text: "hi", createdAt: "2026-11-26" },
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: "InvalidRequest",
+      message: expect.stringContaining("Record/createdAt must be an valid atproto datetime"),
+    });
+    expect(r.emulator.posts()).toHaveLength(0);
+  });
+
+  test("an input the lexicon refuses is refused (createRecord's repo is an at-identifier)", async () => {
+    const ctx = await account();
+    const s = ctx.credentials as unknown as BlueskySession;
+    const res = await xrpc("com.atproto.repo.createRecord", s.accessJwt, {
+      repo: s.did,
+      collection: "app.bsky.feed.post",
+      validate: "yes",
+      record: { $type: "app.bsky.feed.post", text: "hi", createdAt: new Date().toISOString() },
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toContain("Input/validate must be a boolean");
+  });
+
+  test("query parameters are checked against the lexicon too", async () => {
+    const ctx = await account();
+    const s = ctx.credentials as unknown as BlueskySession;
+    const res = await fetch(
+      `${r.served.url}/xrpc/app.bsky.feed.getPosts?uris=${encodeURIComponent("https://bsky.app/profile/x/post/1")}`,
+      { headers: { authorization: `Bearer ${s.accessJwt}` } },
+    );
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toContain("uris/0 must be a valid at-uri");
+  });
+
+  test("an image blob over the lexicon's 2,000,000 bytes is refused in the record", async () => {
+    const ctx = await account();
+    const s = ctx.credentials as unknown as BlueskySession;
+    const up = await fetch(`${r.served.url}/xrpc/com.atproto.repo.uploadBlob`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${s.accessJwt}`, "content-type": "image/jpeg" },
+      body: fakeImage(2_000_001),
+    });
+    const { blob } = await up.json();
+    const res = await xrpc("com.atproto.repo.createRecord", s.accessJwt, {
+      repo: s.did,
+      collection: "app.bsky.feed.post",
+      record: {
+        $type: "app.bsky.feed.post",
+        text: "big",
+        createdAt: new Date().toISOString(),
+        embed: { $type: "app.bsky.embed.images", images: [{ alt: "", image: blob }] },
+      },
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toContain("Maximum is 2000000 bytes");
   });
 });

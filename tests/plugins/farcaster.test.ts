@@ -11,6 +11,14 @@ import { providerFor } from "../../src/platform/host/provider.ts";
 import type { PluginContext } from "../../src/platform/sdk.ts";
 import farcaster from "../../plugins/farcaster/index.ts";
 import { createFarcasterEmulator, SANDBOX_SETTINGS, type FarcasterEmulator } from "../../plugins/farcaster/emulator.ts";
+import { SIGNED_KEY_REQUEST_DOMAIN, SIGNED_KEY_REQUEST_TYPES } from "../../plugins/farcaster/index.ts";
+import {
+  CastType,
+  Message,
+  SIGNED_KEY_REQUEST_VALIDATOR_EIP_712_DOMAIN,
+  SIGNED_KEY_REQUEST_VALIDATOR_EIP_712_TYPES,
+  validations,
+} from "@farcaster/core";
 import { job } from "./support.ts";
 import { listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
 
@@ -172,6 +180,52 @@ describe("casting", () => {
   });
 
   // Text over 1,024 bytes is refused at creation (tests/modules/posts/platform-limits.test.ts).
+
+  test("each cast is a CastAdd message the protocol's own validator accepts, signed by the approved signer", async () => {
+    const out = await farcaster.publish!(
+      ctx,
+      job("a cast with a picture", { media: [{ url: "https://example.com/a.png", type: "image" }] }),
+    );
+    if (out.kind !== "published") throw new Error(out.kind);
+    const bytes = emulator.message(out.platformPostId)!;
+    const message = Message.decode(bytes);
+    expect((await validations.validateMessage(message)).isOk()).toBe(true);
+    expect(`0x${Buffer.from(message.hash).toString("hex")}`).toBe(out.platformPostId);
+    expect(message.data!.castAddBody).toMatchObject({
+      type: CastType.CAST,
+      text: "a cast with a picture",
+      embeds: [{ url: "https://example.com/a.png" }],
+    });
+    const signer = await fetch(`${served.url}/v2/farcaster/signer?signer_uuid=${ctx.credentials.signer_uuid}`, {
+      headers: { "x-api-key": SANDBOX_SETTINGS.API_KEY },
+    }).then((r) => r.json());
+    expect(`0x${Buffer.from(message.signer).toString("hex")}`).toBe(signer.public_key);
+  });
+
+  test("text over 320 bytes is a long cast, as the protocol requires", async () => {
+    const out = await farcaster.publish!(ctx, job("é".repeat(200)));
+    if (out.kind !== "published") throw new Error(out.kind);
+    expect(Message.decode(emulator.message(out.platformPostId)!).data!.castAddBody!.type).toBe(CastType.LONG_CAST);
+  });
+
+  test("a cast the protocol refuses is refused (a parent URL over 256 bytes)", async () => {
+    const res = await fetch(`${served.url}/v2/farcaster/cast`, {
+      method: "POST",
+      headers: { "x-api-key": SANDBOX_SETTINGS.API_KEY, "content-type": "application/json" },
+      body: JSON.stringify({
+        signer_uuid: ctx.credentials.signer_uuid,
+        text: "hi",
+        parent: `https://example.com/${"x".repeat(300)}`,
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).message).toContain("not a valid Farcaster message");
+  });
+
+  test("the adapter signs key requests under Farcaster's own EIP-712 domain and types", () => {
+    expect(SIGNED_KEY_REQUEST_DOMAIN).toEqual(SIGNED_KEY_REQUEST_VALIDATOR_EIP_712_DOMAIN);
+    expect(SIGNED_KEY_REQUEST_TYPES).toEqual(SIGNED_KEY_REQUEST_VALIDATOR_EIP_712_TYPES.types);
+  });
 
   test("a revoked signer is auth_expired", async () => {
     emulator.revokeSigner(String(ctx.credentials.signer_uuid));

@@ -105,6 +105,43 @@ describe("notes", () => {
     const e = eventOf(out.platformPostId);
     expect(e.content).toBe("look\nhttps://cdn.example/a.png");
     expect(e.tags).toContainEqual(["imeta", "url https://cdn.example/a.png", "m image/png", "dim 10x20"]);
+    expect(emulator.posts().at(-1)!.media).toEqual([{ type: "image", contentType: "image/png" }]);
+  });
+
+  test("the relay checks events with nostr-tools and reads them by the NIPs", async () => {
+    const { finalizeEvent, generateSecretKey } = await import("nostr-tools/pure");
+    const ws = new WebSocket(relay);
+    await new Promise((r) => ws.addEventListener("open", r, { once: true }));
+    const send = async (event: unknown) => {
+      ws.send(JSON.stringify(["EVENT", event]));
+      return new Promise<unknown[]>((r) =>
+        ws.addEventListener("message", (m) => r(JSON.parse(String(m.data))), { once: true }),
+      );
+    };
+    const sk = generateSecretKey();
+    // NIP-92: an imeta tag whose url is not in the content, or with no field but the url, is not media.
+    const note = finalizeEvent(
+      {
+        kind: 1,
+        created_at: Math.floor(Date.now() / 1000),
+        content: "no link here",
+        tags: [
+          ["imeta", "url https://cdn.example/x.png", "m image/png"],
+          ["imeta", "url https://cdn.example/y.png"],
+        ],
+      },
+      sk,
+    );
+    expect(await send(note)).toEqual(["OK", note.id, true, ""]);
+    expect(emulator.posts().at(-1)).toMatchObject({ id: note.id, media: [] });
+    // NIP-01: a tampered event fails verifyEvent and is refused.
+    expect(await send({ ...note, content: "changed" })).toEqual([
+      "OK",
+      note.id,
+      false,
+      "invalid: bad event id or signature",
+    ]);
+    ws.close();
   });
 
   test("metrics count reactions, reposts and replies", async () => {

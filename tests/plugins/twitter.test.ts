@@ -7,6 +7,7 @@ import { RefreshError, type PluginContext } from "../../src/platform/sdk.ts";
 import twitter from "../../plugins/twitter/index.ts";
 import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
+import { makeGif } from "../support/media-fixtures.ts";
 
 let emulator: XEmulator;
 let rig: OAuthRig<XEmulator>;
@@ -19,7 +20,9 @@ beforeAll(async () => {
     media: (req) =>
       new URL(req.url).pathname.endsWith(".png")
         ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
-        : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
+        : new URL(req.url).pathname.endsWith(".gif")
+          ? new Response(makeGif(2, 2), { headers: { "content-type": "image/gif" } })
+          : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
     mediaMaxBytes: 10 * 1024 * 1024,
   }));
 });
@@ -78,5 +81,95 @@ describe("tokens", () => {
     await ctx.saveCredentials({ ...ctx.credentials, expires_at: new Date(Date.now() + 10_000).toISOString() });
     const out = await twitter.publish!(ctx, job("after a proactive refresh"));
     expect(out.kind).toBe("published");
+  });
+});
+
+// X's OpenAPI 2.167 (August 2026) and its SDK @xdevplatform/xdk name the Post's fields parameter
+// `post.fields` and its references `referenced_posts`; 2.166 still said `tweet.fields`/`referenced_tweets`.
+describe("the current contract (OpenAPI 2.167)", () => {
+  test("the timeline is read with post.fields, and a quote is known by referenced_posts", async () => {
+    const quoted = await twitter.publish!(ctx, job("to be quoted"));
+    if (quoted.kind !== "published") throw new Error(quoted.kind);
+    const res = await fetch(`${rig.served.url}/2/tweets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ctx.credentials.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "quoting it", quote_tweet_id: quoted.platformPostId }),
+    });
+    expect(res.status).toBe(201);
+    const recent = await twitter.fetchRecent!(ctx, null);
+    const quote = recent.find((p) => p.content === "quoting it")!;
+    expect(quote.kind).toBe("quote");
+    // created_at comes back only because post.fields asked for it.
+    expect(Math.abs(quote.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
+    expect(
+      emulator
+        .requests()
+        .filter((r) => r.path.endsWith("/tweets") && r.method === "GET")
+        .at(-1)!.query,
+    ).toMatchObject({
+      "post.fields": expect.stringContaining("created_at"),
+    });
+  });
+
+  test("the old parameter name is refused as X refuses an unknown query parameter", async () => {
+    const res = await fetch(`${rig.served.url}/2/tweets?ids=1&tweet.fields=public_metrics`, {
+      headers: { authorization: `Bearer ${ctx.credentials.access_token}` },
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toContain("tweet.fields");
+  });
+
+  test("a body property the schema does not declare is refused, as X validates bodies", async () => {
+    const res = await fetch(`${rig.served.url}/2/tweets`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ctx.credentials.access_token}`, "content-type": "application/json" },
+      body: JSON.stringify({ text: "x", reply: { in_reply_to_post_id: "1" } }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toBe(
+      "$.reply.in_reply_to_post_id: is not defined in the schema and the schema does not allow additional properties",
+    );
+  });
+
+  test("answers that still say referenced_tweets are read as well", async () => {
+    emulator.answerWithLegacyNames(true);
+    try {
+      const recent = await twitter.fetchRecent!(ctx, null);
+      expect(recent.find((p) => p.content === "quoting it")!.kind).toBe("quote");
+    } finally {
+      emulator.answerWithLegacyNames(false);
+    }
+  });
+});
+
+// docs.x.com/x-api/media: the one-shot upload is for images; GIFs and videos go through the chunked
+// upload (initialize, append, finalize) and its status check.
+describe("animated GIFs", () => {
+  test("a GIF goes through the chunked upload as tweet_gif, waits for processing, then posts", async () => {
+    let out = await twitter.publish!(ctx, job("a gif", { media: [{ url: `${rig.mediaUrl}/a.gif`, type: "image" }] }));
+    expect(out.kind).toBe("submitted");
+    for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
+    expect(out.kind).toBe("published");
+    expect(emulator.posts().at(-1)!.media).toEqual([
+      { type: "gif", contentType: "image/gif", size: makeGif(2, 2).length },
+    ]);
+    const init = emulator
+      .requests()
+      .filter((r) => r.path === "/2/media/upload/initialize")
+      .at(-1)!;
+    expect(init.body).toMatchObject({ media_category: "tweet_gif", media_type: "image/gif" });
+  });
+
+  test("the one-shot upload refuses a GIF", async () => {
+    const form = new FormData();
+    form.set("media", new Blob([makeGif(2, 2)], { type: "image/gif" }), "a.gif");
+    form.set("media_category", "tweet_gif");
+    const res = await fetch(`${rig.served.url}/2/media/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ctx.credentials.access_token}` },
+      body: form,
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).detail).toContain("chunked");
   });
 });
