@@ -334,6 +334,13 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
+  // The scopes X's OpenAPI lists under each operation's security (OAuth2UserToken), checked 2026-11-26.
+  requiredScopes: {
+    publish: ["tweet.read", "tweet.write", "users.read", "media.write"],
+    metrics: ["tweet.read", "users.read"],
+    account_stats: ["users.read"],
+    workflow_source: ["tweet.read", "users.read"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://x.com/i/oauth2/authorize",
     ...TOKEN_ENDPOINT,
