@@ -5,7 +5,6 @@ import { openDatabase } from "./db/client.ts";
 import { systemClock } from "./clock.ts";
 import type { AppContext } from "./context.ts";
 import { createLogger } from "./log.ts";
-import { createRegistry } from "./platform/host/registry.ts";
 import { createStorage } from "./storage/index.ts";
 import { migrate } from "./db/migrate.ts";
 import { startServer } from "./server.ts";
@@ -15,7 +14,7 @@ import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
 import { SANDBOX_PREFIX } from "./modules/keys/tokens.ts";
 import { inboxLink } from "./modules/sandbox/inbox-page.ts";
-import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
+import { sandboxWiring } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import { HELP } from "./cli/help.ts";
@@ -72,8 +71,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       db,
       clock: systemClock,
       log: createLogger(config.logLevel),
-      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
-      storage: createStorage(config),
+      ...sandboxWiring(db, createStorage(config)),
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });
   } catch (e) {

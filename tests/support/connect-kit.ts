@@ -4,6 +4,7 @@
  * walk through a hosted form.
  */
 import type { Config } from "../../src/config.ts";
+import type { AppContext } from "../../src/context.ts";
 import { createHarness, type Harness } from "./harness.ts";
 
 export interface ListeningHarness extends Harness {
@@ -14,11 +15,12 @@ export interface ListeningHarness extends Harness {
 export async function listeningHarness(
   env: Record<string, string> = {},
   overrides: Partial<Config> = {},
+  extra: Partial<AppContext> = {},
 ): Promise<ListeningHarness> {
   let handle: (req: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: (req) => handle(req) });
   const url = `http://127.0.0.1:${server.port}`;
-  const h = await createHarness({ publicUrl: url, ...overrides, env: { ...env } });
+  const h = await createHarness({ publicUrl: url, ...overrides, env: { ...env } }, extra);
   handle = (req) => h.app.handle(req);
   return {
     ...h,

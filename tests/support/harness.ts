@@ -59,13 +59,15 @@ export async function createHarness(
     ...overrides,
   };
   const clock = new TestClock();
+  const storage = createStorage(config, clock);
   const ctx: AppContext = {
     config,
     db,
     clock,
     log: createLogger("silent"),
-    platforms: createRegistry(),
-    storage: createStorage(config, clock),
+    // As src/server.ts wires it: emulators download media through the guard, the server's own from storage.
+    platforms: createRegistry(undefined, undefined, { media: { ownStorage: storage } }),
+    storage,
     credentials: accountCredentials({ db, config, clock }),
     ...extra,
   };

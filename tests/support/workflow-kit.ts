@@ -3,6 +3,7 @@
  * profile, whose accounts are connected the way a user connects them and whose every platform call goes
  * to Crier's in-process emulators. `native` posts on a source account as if the user posted there.
  */
+import { createRegistry } from "../../src/platform/host/registry.ts";
 import { eq } from "drizzle-orm";
 import { accounts, profiles } from "../../src/db/schema.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
@@ -32,7 +33,12 @@ export interface WorkflowHarness extends ListeningHarness {
 const loopback = (ip: string) => ip === "127.0.0.1" || ip === "::1";
 
 export async function workflowHarness(overrides: Partial<Config> = {}): Promise<WorkflowHarness> {
-  const h = await listeningHarness({}, { workflowPollIntervalSeconds: 300, ...overrides });
+  const h = await listeningHarness(
+    {},
+    { workflowPollIntervalSeconds: 300, ...overrides },
+    // The sandbox emulators download native posts' files (Instagram's image_url) through the guard too.
+    { platforms: createRegistry(undefined, undefined, { media: { allowAddress: loopback } }) },
+  );
   const { token, profileId } = await h.profile({ sandbox: true });
   const engine = createEngine(h.ctx, { random: () => 0.5, allowMediaAddress: loopback });
   const files = new Map<string, { bytes: Uint8Array<ArrayBuffer>; contentType: string }>();
@@ -47,7 +53,7 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
     },
   });
   const stop = h.stop;
-  const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform)!;
+  const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform, profileId)!;
   return Object.assign(h, {
     token,
     profileId,

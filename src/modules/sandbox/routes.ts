@@ -1,8 +1,11 @@
 /**
- * /sandbox/<platform>/...: the emulators sandbox profiles publish to, served by this same process (one
- * emulator instance per platform per process, from the registry, its state kept in the database).
- * Requests are answered in onRequest, before any body parsing, so each emulator reads the raw request
- * exactly as the platform would. /sandbox and /v1/sandbox/deliveries show what the emulators received.
+ * /sandbox/<platform>/...: the emulators sandbox profiles publish to live in this process, and Crier's
+ * own calls reach them in process (src/platform/host/provider.ts), so they are not served to the
+ * network. The public listener answers only the steps of a sandbox connect flow a user's browser must
+ * open itself (the OAuth authorize redirect, and the pages an emulator lists as browserPaths, such as
+ * Farcaster's approval link), and only with the flow's valid signed connect state of a sandbox
+ * profile; every other request under /sandbox/<platform>/ is a 404. /sandbox and
+ * /v1/sandbox/deliveries show what the emulators received.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
@@ -10,15 +13,36 @@ import { auth } from "../../http/auth.ts";
 import { Forbidden } from "../../http/errors.ts";
 import { errors, Paged } from "../../http/model.ts";
 import { authenticate } from "../keys/service.ts";
+import { verifyState } from "../connect/state.ts";
+import { stateSpent } from "../connect/used-states.ts";
 import { inboxPage, refusalPage } from "./inbox-page.ts";
 import { Delivery, DeliveryListQuery } from "./model.ts";
 import { inbox, listDeliveries } from "./service.ts";
 import { errorFields } from "../../log.ts";
 
 const PREFIX = "/sandbox/";
+const AUTHORIZE = "/oauth/authorize";
 
-function json(status: number, code: string, message: string) {
-  return Response.json({ error: { code, message } }, { status });
+function json(status: number, code: string, message: string, hint: string) {
+  return Response.json({ error: { code, message, hint } }, { status, headers: { "cache-control": "no-store" } });
+}
+
+const notServed = (method: string, path: string) =>
+  json(
+    404,
+    "not_found",
+    `Route ${method} ${path} not found.`,
+    "Sandbox emulators are not served to the network: publish through the API with a sandbox profile's key.",
+  );
+
+/** The browser steps an emulator declares (the same for every instance of a platform), read once. */
+const browserPathsOf = new WeakMap<AppContext, Map<string, string[]>>();
+function browserPaths(ctx: AppContext, platform: string): string[] {
+  let known = browserPathsOf.get(ctx);
+  if (!known) browserPathsOf.set(ctx, (known = new Map()));
+  let paths = known.get(platform);
+  if (!paths) known.set(platform, (paths = ctx.platforms.newEmulator(platform)?.browserPaths ?? []));
+  return paths;
 }
 
 /**
@@ -29,7 +53,13 @@ function json(status: number, code: string, message: string) {
 function authorize(ctx: AppContext, platform: string, url: URL): Response {
   const redirect = url.searchParams.get("redirect_uri") ?? "";
   const allowed = `${ctx.config.publicUrl.replace(/\/+$/, "")}/v1/accounts/callback/${platform}`;
-  if (redirect !== allowed) return json(400, "invalid_redirect_uri", `redirect_uri must be ${allowed}`);
+  if (redirect !== allowed)
+    return json(
+      400,
+      "invalid_redirect_uri",
+      `redirect_uri must be ${allowed}`,
+      "Start from POST /v1/accounts/connect.",
+    );
   const target = new URL(redirect);
   target.searchParams.set("code", `sandbox_${crypto.randomUUID()}`);
   target.searchParams.set("state", url.searchParams.get("state") ?? "");
@@ -43,14 +73,33 @@ export async function handleSandbox(ctx: AppContext, request: Request): Promise<
   const slash = rest.indexOf("/");
   const platform = slash === -1 ? rest : rest.slice(0, slash);
   const path = slash === -1 ? "/" : rest.slice(slash);
-  const emulator = ctx.platforms.emulatorFor(platform);
-  if (!emulator) return json(404, "not_found", `No sandbox emulator for '${platform}'.`);
-  if (path === "/oauth/authorize" && request.method === "GET") return authorize(ctx, platform, url);
+  if (!ctx.platforms.hasEmulator(platform))
+    return json(404, "not_found", `No sandbox emulator for '${platform}'.`, "See GET /v1/accounts for the platforms.");
+  const step =
+    request.method === "GET" &&
+    (path === AUTHORIZE || browserPaths(ctx, platform).some((p) => path.startsWith(p) && path.length > p.length));
+  if (!step) return notServed(request.method, url.pathname);
+  // The flow's own state, unspent: only a sandbox profile's key could have started it, minutes ago.
+  const check = verifyState(
+    ctx.config.secretKey,
+    url.searchParams.get("state") ?? undefined,
+    platform,
+    ctx.clock.now(),
+  );
+  if (!check.ok || !check.state.sandbox || (await stateSpent(ctx.db, check.state)))
+    return json(
+      400,
+      "invalid_state",
+      "This sandbox step needs the signed state of a sandbox connect flow that has not ended.",
+      "Start again with POST /v1/accounts/connect/{platform} using a sandbox profile's key.",
+    );
+  if (path === AUTHORIZE) return authorize(ctx, platform, url);
+  const emulator = ctx.platforms.emulatorFor(platform, check.state.profileId)!;
   try {
     return await emulator.handle(request, path);
   } catch (e) {
     ctx.log.error("sandbox emulator failed", { platform, path, ...errorFields(e) });
-    return json(500, "emulator_error", "The sandbox emulator failed on this request.");
+    return json(500, "emulator_error", "The sandbox emulator failed on this request.", "Try again.");
   }
 }
 
