@@ -47,7 +47,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     db,
     clock: systemClock,
     log,
-    ...sandboxWiring(db, createStorage(config)),
+    ...sandboxWiring(db, createStorage(config), config.publicUrl),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   const app = createApp(ctx);

@@ -135,7 +135,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       h = await listeningHarness(
         { [`CRIER_${platform.toUpperCase()}_TIMEOUT_MS`]: String(TIMEOUT_MS) },
         {},
-        { platforms: createRegistry(undefined, undefined, { media: { allowAddress: () => true } }) },
+        { emulatorMediaAddress: () => true },
       );
       let profileId: string;
       ({ token, profileId } = await h.profile({ sandbox: true }));

@@ -4,12 +4,17 @@
  * signed connect state of a sandbox profile; every other /sandbox/<platform>/… request is a 404. Every
  * response without a page of its own carries `Content-Security-Policy: default-src 'none'; sandbox` and
  * `nosniff`; the emulators refuse non-media blobs and pull media through the media guard; and each
- * sandbox profile has emulators of its own.
+ * sandbox profile has emulators of its own. Item 7: the inbox link is a short-lived, single-use sign-in
+ * link instead of a whole API key.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { issueState } from "../../src/modules/connect/state.ts";
+import { createKey, createProfile, revokeKey } from "../../src/modules/keys/service.ts";
+import { SCOPES } from "../../src/http/scopes.ts";
+import { connectSandbox, sandboxCluster } from "../support/sandbox-kit.ts";
+import { INBOX_LINK_TTL_MS, inboxLink } from "../../src/modules/sandbox/sign-in.ts";
 import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
 import type { MediaItem, Outcome, Plugin, PluginContext } from "../../src/platform/sdk.ts";
@@ -172,6 +177,24 @@ describe("the sandbox authorize step needs a valid signed connect state", () => 
     expect((await followAuthorization(res.body.data.authorization_url)).html).toContain("Account connected");
     const again = await fetch(res.body.data.authorization_url, { redirect: "manual" });
     expect(again.status).toBe(400);
+  });
+});
+
+describe("an emulator's browser page (Farcaster's approval link)", () => {
+  test("opens only with the flow's state, which the connect page adds to the link", async () => {
+    const res = await h.request("POST", "/v1/accounts/connect/farcaster", { token });
+    const page = await (await fetch(res.body.data.hosted_url)).text();
+    const link = /<a href="([^"]*)" target="_blank"/.exec(page)![1].replace(/&amp;/g, "&");
+    const url = new URL(link);
+    expect(url.pathname).toStartWith("/sandbox/farcaster/approve/");
+    expect(url.searchParams.get("state")).toBe(new URL(res.body.data.hosted_url).searchParams.get("state"));
+    const bare = await fetch(`${url.origin}${url.pathname}`);
+    expect(bare.status).toBe(400);
+    expectLockedDown(bare, "approval without state");
+    const approved = await fetch(link);
+    expect(approved.status).toBe(200);
+    expectLockedDown(approved, "approval");
+    expect(await approved.text()).toContain("Approved");
   });
 });
 
@@ -345,5 +368,94 @@ describe("sandbox emulator state is per profile", () => {
         .posts()
         .map((p) => p.text),
     ).not.toContain("only for profile a");
+  });
+});
+
+describe("sandbox state in the database is per profile", () => {
+  test("each sandbox profile's emulator state is its own row, holding only its own posts", async () => {
+    const cluster = await sandboxCluster();
+    try {
+      await cluster.start();
+      const a = await createProfile(cluster.db, "a", true);
+      const b = await createProfile(cluster.db, "b", true);
+      const keyA = (await createKey(cluster.db, { name: "k", profileId: a.id, scopes: [...SCOPES] })).token;
+      const keyB = (await createKey(cluster.db, { name: "k", profileId: b.id, scopes: [...SCOPES] })).token;
+      await connectSandbox(cluster, keyA, "telegram");
+      await connectSandbox(cluster, keyB, "telegram");
+      const account = (await cluster.request("GET", "/v1/accounts", { token: keyA })).body.data[0].id;
+      const created = await cluster.request("POST", "/v1/posts", {
+        token: keyA,
+        body: { content: "profile a's secret", targets: [{ account_id: account }] },
+      });
+      expect(created.status).toBe(201);
+      await cluster.settle();
+      const rows = await cluster.db.rows<{ profile_id: string; state: string }>(
+        sql`SELECT profile_id, state FROM sandbox_state WHERE platform = 'telegram'`,
+      );
+      const byProfile = new Map(rows.map((r) => [r.profile_id, r.state]));
+      expect(byProfile.get(a.id)).toContain("profile a's secret");
+      expect(byProfile.get(b.id)).toBeDefined();
+      expect(byProfile.get(b.id)).not.toContain("profile a's secret");
+      const inboxB = await cluster.request("GET", "/v1/sandbox/deliveries", { token: keyB });
+      expect(inboxB.body.data).toEqual([]);
+    } finally {
+      await cluster.stop();
+    }
+  });
+});
+
+describe("the sandbox inbox sign-in link (issue 26 item 7)", () => {
+  async function signIn(link: string) {
+    const res = await fetch(link, { redirect: "manual" });
+    const cookie = res.headers.get("set-cookie");
+    return { status: res.status, cookie: cookie?.split(";")[0] ?? null, location: res.headers.get("location") };
+  }
+
+  test("the link carries no API key, signs in once, and the cookie is not the key either", async () => {
+    const { token: key, keyId } = await h.profile({ sandbox: true, name: "inbox" });
+    const link = inboxLink(h.ctx.config, keyId, h.clock.now());
+    expect(link).toStartWith(`${h.url}/sandbox?sign_in=`);
+    expect(link).not.toContain(key);
+    expect(link).not.toContain(encodeURIComponent(key));
+    const first = await signIn(link);
+    expect(first.status).toBe(303);
+    expect(first.location).toBe("/sandbox");
+    expect(first.cookie).not.toBeNull();
+    expect(first.cookie!).not.toContain(key);
+    expect(first.cookie!).not.toContain(encodeURIComponent(key));
+    const page = await fetch(`${h.url}/sandbox`, { headers: { cookie: first.cookie! } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Sandbox inbox");
+
+    const second = await signIn(link);
+    expect(second.status).toBe(401);
+    expect(second.cookie).toBeNull();
+  });
+
+  test("an expired link is refused", async () => {
+    const { keyId } = await h.profile({ sandbox: true, name: "inbox" });
+    const link = inboxLink(h.ctx.config, keyId, h.clock.now());
+    h.clock.advance(INBOX_LINK_TTL_MS + 1000);
+    const res = await signIn(link);
+    expect(res.status).toBe(401);
+    expect(res.cookie).toBeNull();
+  });
+
+  test("a forged link, or a whole API key in the address, signs nobody in", async () => {
+    const { token: key, keyId } = await h.profile({ sandbox: true, name: "inbox" });
+    const link = inboxLink(h.ctx.config, keyId, h.clock.now());
+    const forged = `${link.slice(0, -3)}AAA`;
+    for (const url of [forged, `${h.url}/sandbox?key=${encodeURIComponent(key)}`]) {
+      const res = await signIn(url);
+      expect({ url, status: res.status, cookie: res.cookie }).toEqual({ url, status: 401, cookie: null });
+    }
+  });
+
+  test("revoking the key ends the inbox session it opened", async () => {
+    const { keyId } = await h.profile({ sandbox: true, name: "inbox" });
+    const { cookie } = await signIn(inboxLink(h.ctx.config, keyId, h.clock.now()));
+    expect((await fetch(`${h.url}/sandbox`, { headers: { cookie: cookie! } })).status).toBe(200);
+    await revokeKey(h.db, keyId);
+    expect((await fetch(`${h.url}/sandbox`, { headers: { cookie: cookie! } })).status).toBe(401);
   });
 });

@@ -76,7 +76,7 @@ export async function sandboxCluster(): Promise<SandboxCluster> {
       db: own,
       clock,
       log: createLogger("silent"),
-      ...sandboxWiring(own, createStorage(config, clock)),
+      ...sandboxWiring(own, createStorage(config, clock), url),
       credentials: accountCredentials({ db: own, config, clock }),
     };
     const engine = createEngine(ctx, { random: () => 0.5 });

@@ -3,7 +3,6 @@
  * profile, whose accounts are connected the way a user connects them and whose every platform call goes
  * to Crier's in-process emulators. `native` posts on a source account as if the user posted there.
  */
-import { createRegistry } from "../../src/platform/host/registry.ts";
 import { eq } from "drizzle-orm";
 import { accounts, profiles } from "../../src/db/schema.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
@@ -37,7 +36,7 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
     {},
     { workflowPollIntervalSeconds: 300, ...overrides },
     // The sandbox emulators download native posts' files (Instagram's image_url) through the guard too.
-    { platforms: createRegistry(undefined, undefined, { media: { allowAddress: loopback } }) },
+    { emulatorMediaAddress: loopback },
   );
   const { token, profileId } = await h.profile({ sandbox: true });
   const engine = createEngine(h.ctx, { random: () => 0.5, allowMediaAddress: loopback });

@@ -12,12 +12,13 @@ import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { Forbidden } from "../../http/errors.ts";
 import { errors, Paged } from "../../http/model.ts";
-import { authenticate } from "../keys/service.ts";
+import { authenticate, type Principal } from "../keys/service.ts";
 import { verifyState } from "../connect/state.ts";
 import { stateSpent } from "../connect/used-states.ts";
 import { inboxPage, refusalPage } from "./inbox-page.ts";
 import { Delivery, DeliveryListQuery } from "./model.ts";
 import { inbox, listDeliveries } from "./service.ts";
+import { INBOX_SESSION_TTL_MS, inboxSession, principalById, redeemInboxLink, sessionKey } from "./sign-in.ts";
 import { errorFields } from "../../log.ts";
 
 const PREFIX = "/sandbox/";
@@ -103,44 +104,68 @@ export async function handleSandbox(ctx: AppContext, request: Request): Promise<
   }
 }
 
-const COOKIE = "crier_sandbox_key";
+const COOKIE = "crier_sandbox_session";
 
-/** The key a browser presents: ?key= (the CLI's link), the inbox cookie, or a bearer header. */
-function presentedKey(request: Request, url: URL): { key: string; fromQuery: boolean } | null {
-  const query = url.searchParams.get("key");
-  if (query) return { key: query, fromQuery: true };
-  const cookie = new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(request.headers.get("cookie") ?? "")?.[1];
-  if (cookie) return { key: decodeURIComponent(cookie), fromQuery: false };
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-  return bearer ? { key: bearer, fromQuery: false } : null;
-}
+const cookieOf = (request: Request) =>
+  new RegExp(`(?:^|;\\s*)${COOKIE}=([^;]+)`).exec(request.headers.get("cookie") ?? "")?.[1];
 
-/**
- * GET /sandbox: the inbox page. A key arriving in the link is moved into an HttpOnly cookie scoped to
- * /sandbox and the browser sent back to the bare address, so the key leaves the address bar and history
- * and the platform_post_url links (/sandbox#post-<id>) open signed in.
- */
-async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> {
-  const url = new URL(request.url);
-  const presented = presentedKey(request, url);
-  if (!presented) return refusalPage(401, "Sign in with a sandbox API key to see the sandbox inbox.");
-  const principal = await authenticate(ctx.db, presented.key, ctx.clock.now());
-  if (!principal) return refusalPage(401, "The API key is invalid, revoked or expired.");
+/** The page refusing a principal that cannot read the inbox, or null when it can. */
+function refusal(principal: Principal | null, invalid: string): Response | null {
+  if (!principal) return refusalPage(401, invalid);
   if (!principal.sandbox)
     return refusalPage(403, "This key belongs to a live profile; the inbox is for sandbox profiles.");
   if (!principal.scopes.includes("posts:read")) return refusalPage(403, "This API key lacks the 'posts:read' scope.");
-  if (presented.fromQuery) {
+  return null;
+}
+
+/**
+ * GET /sandbox: the inbox page. A browser signs in with the one-time link the CLI prints
+ * (?sign_in=…, sign-in.ts), which becomes an HttpOnly session cookie scoped to /sandbox naming the key,
+ * and is sent back to the bare address so the link leaves the address bar and history; the
+ * platform_post_url links (/sandbox#post-<id>) then open signed in. Tools may send the key as a bearer
+ * header instead. An API key in the address (?key=, as links once carried) signs nobody in.
+ */
+async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  const now = ctx.clock.now();
+  const secret = ctx.config.secretKey;
+  const link = url.searchParams.get("sign_in");
+  if (link !== null) {
+    const keyId = await redeemInboxLink(ctx.db, secret, link, now);
+    const principal = keyId ? await principalById(ctx.db, keyId, now) : null;
+    const refused = refusal(
+      principal,
+      "This sign-in link is not valid, was used already or has expired: each link signs in once, within 15 minutes.",
+    );
+    if (refused) return refused;
     const secure = ctx.config.publicUrl.startsWith("https:") ? "; Secure" : "";
     return new Response(null, {
       status: 303,
       headers: {
         location: "/sandbox",
         "cache-control": "no-store",
-        "set-cookie": `${COOKIE}=${encodeURIComponent(presented.key)}; Path=/sandbox; HttpOnly; SameSite=Lax; Max-Age=2592000${secure}`,
+        "set-cookie": `${COOKIE}=${inboxSession(secret, keyId!, now)}; Path=/sandbox; HttpOnly; SameSite=Lax; Max-Age=${INBOX_SESSION_TTL_MS / 1000}${secure}`,
       },
     });
   }
-  return inboxPage(await inbox(ctx, principal.profileId));
+  if (url.searchParams.has("key"))
+    return refusalPage(401, "API keys are not taken in the address: sign in with the link the CLI prints.");
+  const session = cookieOf(request);
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+  const keyId = session ? sessionKey(secret, session, now) : null;
+  const principal = keyId
+    ? await principalById(ctx.db, keyId, now)
+    : bearer
+      ? await authenticate(ctx.db, bearer, now)
+      : null;
+  const refused = refusal(
+    principal,
+    session || bearer
+      ? "This sign-in has ended: the key was revoked or expired, or the session is over."
+      : "Sign in with the link the CLI prints for a sandbox key to see the sandbox inbox.",
+  );
+  if (refused) return refused;
+  return inboxPage(await inbox(ctx, principal!.profileId));
 }
 
 export function sandboxRoutes(ctx: AppContext) {

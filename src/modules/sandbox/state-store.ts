@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client.ts";
 import type { OwnStorageOpener } from "../../platform/host/media-guard.ts";
 import { createRegistry, type PlatformRegistry } from "../../platform/host/registry.ts";
+import { sandboxEmulatorOptions } from "../../platform/host/sandbox-media.ts";
 import type { SandboxStateStore } from "../../platform/host/sandbox-state.ts";
 
 /**
@@ -16,11 +17,12 @@ import type { SandboxStateStore } from "../../platform/host/sandbox-state.ts";
 export function sandboxWiring<S extends OwnStorageOpener>(
   db: Db,
   storage: S,
+  publicUrl: string,
 ): { platforms: PlatformRegistry; storage: S } {
   return {
     platforms: createRegistry(undefined, undefined, {
       sandboxState: sandboxStateStore(db),
-      media: { ownStorage: storage },
+      emulatorOptions: sandboxEmulatorOptions({ publicUrl, ownStorage: storage }),
     }),
     storage,
   };

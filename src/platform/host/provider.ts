@@ -11,6 +11,7 @@ import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, P
 import type { PlatformRegistry } from "./catalog.ts";
 import { createMediaAccess, type OwnStorageOpener } from "./media-guard.ts";
 import { createProviderHttp } from "./provider-http.ts";
+import { firstOpener, sandboxMediaOpener } from "./sandbox-media.ts";
 import { inProcessWebSocket } from "./sandbox-socket.ts";
 
 /** Where credentials a plugin refreshed are kept: the accounts service, handed in by whoever builds the context. */
@@ -248,7 +249,10 @@ export function providerFor(
     media:
       opts.media ??
       createMediaAccess({
-        ownStorage: opts.ownStorage,
+        // A sandbox profile's media may live in its emulators (a blob a workflow carries): opened in process.
+        ownStorage: opts.sandbox
+          ? firstOpener(opts.ownStorage, sandboxMediaOpener(ctx.platforms, ctx.config.publicUrl, account.profileId))
+          : opts.ownStorage,
         maxBytes: maxMediaBytes(ctx),
         log: ctx.log.child({ component: "media-fetch" }),
         allowAddress: opts.allowMediaAddress,

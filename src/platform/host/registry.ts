@@ -5,7 +5,7 @@
 import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
 import type { ConnectionMode, Emulator, EmulatorOptions, Plugin, PluginStatus } from "../sdk.ts";
-import { mediaPuller, type OwnStorageOpener } from "./media-guard.ts";
+import { mediaPuller } from "./media-guard.ts";
 import { persistedEmulator, type PersistedEmulator, type SandboxStateStore } from "./sandbox-state.ts";
 
 export type { PlatformRegistry };
@@ -43,10 +43,10 @@ export interface RegistryOptions {
   /** Where sandbox emulators keep their state; without it they keep it in memory (tests). */
   sandboxState?: SandboxStateStore;
   /**
-   * How sandbox emulators download media they are given a URL of: always through the media guard; the
-   * server's own storage is opened directly. allowAddress is for tests whose media live on loopback.
+   * What each sandbox emulator is created with (sandbox-media.ts: downloads through the media guard,
+   * the server's own media from storage). Without it, downloads go through the guard alone.
    */
-  media?: { ownStorage?: OwnStorageOpener; allowAddress?: (ip: string) => boolean; maxBytes?: number };
+  emulatorOptions?: (platform: string, profileId: string, registry: PlatformRegistry) => EmulatorOptions;
 }
 
 export function createRegistry(
@@ -67,7 +67,9 @@ export function createRegistry(
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
   // Own keys only: a path segment such as "__proto__" or "constructor" names no emulator.
   const factory = (platform: string) => (Object.hasOwn(emulators, platform) ? emulators[platform] : undefined);
-  const emulatorOptions: EmulatorOptions = { pullMedia: mediaPuller(opts.media ?? {}) };
+  const guardOnly: EmulatorOptions = { pullMedia: mediaPuller({}) };
+  const optionsFor = (platform: string, profileId: string) =>
+    opts.emulatorOptions?.(platform, profileId, registry) ?? guardOnly;
   // Keyed by profile, then platform: a sandbox profile's emulators are its own.
   const instances = new Map<string, PersistedEmulator>();
   const emulatorFor = (platform: string, profileId: string) => {
@@ -78,8 +80,8 @@ export function createRegistry(
     if (emu) instances.delete(key);
     else {
       emu = opts.sandboxState
-        ? persistedEmulator(make(emulatorOptions), opts.sandboxState, profileId)
-        : Object.assign(make(emulatorOptions), { sync: async () => {} });
+        ? persistedEmulator(make(optionsFor(platform, profileId)), opts.sandboxState, profileId)
+        : Object.assign(make(optionsFor(platform, profileId)), { sync: async () => {} });
       // State kept in the store comes back on the next call, so the least recently used instance can go;
       // state kept only in memory (tests) cannot.
       if (opts.sandboxState && instances.size >= MAX_PERSISTED_INSTANCES)
@@ -88,7 +90,7 @@ export function createRegistry(
     instances.set(key, emu);
     return emu;
   };
-  return {
+  const registry: PlatformRegistry = {
     describe: (platform) => descriptions.get(platform),
     list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
     get: (platform) => byId.get(platform),
@@ -104,4 +106,5 @@ export function createRegistry(
       return emu;
     },
   };
+  return registry;
 }
