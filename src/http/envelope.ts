@@ -84,7 +84,7 @@ const started = new WeakMap<Request, number>();
  */
 export const LOCKED_DOWN_CSP = "default-src 'none'; sandbox";
 const DOCS_CSP =
-  "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
   "connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
 
 export function lockedDownHeaders(path: string): Record<string, string> {

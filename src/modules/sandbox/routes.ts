@@ -197,7 +197,8 @@ export function sandboxApiRoutes(ctx: AppContext) {
           "What the sandbox emulators received for this sandbox profile's published targets, newest first by published_at: " +
           "the text, media, thread structure (reply_to: the delivery answered) and options as the platform got them. " +
           "account_id narrows to one account (404 when it is not this profile's). A key of a live profile gets 403 not_a_sandbox. " +
-          "The same content is shown as a page at /sandbox.",
+          "The same content is shown as a page at /sandbox, which a browser opens with the one-time sign-in link `crier keys create` " +
+          "or `crier keys inbox-link` prints (no API key in any address). The emulators themselves are not served to the network.",
       },
     },
   );
