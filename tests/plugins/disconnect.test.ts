@@ -16,10 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.stop());
 
-const connect = (token: string, platform: string, values: Record<string, string>) =>
-  connectOn(h, token, platform, values);
-
-async function connectOn(h: ListeningHarness, token: string, platform: string, values: Record<string, string>) {
+async function connect(token: string, platform: string, values: Record<string, string>) {
   const res = await h.request("POST", `/v1/accounts/connect/${platform}`, { token });
   expect(res.status).toBe(201);
   const page = await submitHostedForm(res.body.data.hosted_url, values);
@@ -39,8 +36,18 @@ describe("disconnect", () => {
     try {
       const a = await live.profile();
       const b = await live.profile();
-      const accA = await connectOn(live, a.token, "telegram", { channel: "@shared_channel" });
-      const accB = await connectOn(live, b.token, "telegram", { channel: "@shared_channel" });
+      // A live connect proves control of the channel: the user posts the page's one-time code in it.
+      const connectLive = async (token: string) => {
+        const res = await live.request("POST", "/v1/accounts/connect/telegram", { token });
+        const html = await (await fetch(res.body.data.hosted_url)).text();
+        emulator.channelPost(emulator.channel("@shared_channel"), /<code>(CRIER-[^<]+)<\/code>/.exec(html)![1]);
+        const page = await submitHostedForm(res.body.data.hosted_url, { channel: "@shared_channel" });
+        expect(page.html).toContain("Account connected");
+        const list = await live.request("GET", "/v1/accounts", { token });
+        return list.body.data[0] as { id: string; username: string };
+      };
+      const accA = await connectLive(a.token);
+      const accB = await connectLive(b.token);
       expect(accA.username).toBe("@shared_channel");
       const [row] = await live.db.db.select().from(accounts).where(eq(accounts.id, accA.id));
       const chatId = Number(row.remoteId);
