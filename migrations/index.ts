@@ -24,6 +24,7 @@ import m20 from "./0020_webhook_triggers_follow_endpoints.sql" with { type: "tex
 import m21 from "./0021_claim_generic_plan.sql" with { type: "text" };
 import m22 from "./0022_user_can_create_profiles.sql" with { type: "text" };
 import m23 from "./0023_upstream_compat.sql" with { type: "text" };
+import m24 from "./0024_sandbox_state_per_profile.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -51,4 +52,5 @@ export const migrationSql: Record<string, string> = {
   "0021_claim_generic_plan": m21,
   "0022_user_can_create_profiles": m22,
   "0023_upstream_compat": m23,
+  "0024_sandbox_state_per_profile": m24,
 };

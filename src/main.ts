@@ -5,7 +5,6 @@ import { openDatabase } from "./db/client.ts";
 import { systemClock } from "./clock.ts";
 import type { AppContext } from "./context.ts";
 import { createLogger } from "./log.ts";
-import { createRegistry } from "./platform/host/registry.ts";
 import { createStorage } from "./storage/index.ts";
 import { migrate } from "./db/migrate.ts";
 import { startServer } from "./server.ts";
@@ -14,8 +13,8 @@ import { adminCommands, type AdminCommand } from "./cli/commands.ts";
 import { acquireLock, DataDirLocked } from "./cli/lock.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
 import { SANDBOX_PREFIX } from "./modules/keys/tokens.ts";
-import { inboxLink } from "./modules/sandbox/inbox-page.ts";
-import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
+import { inboxLink } from "./modules/sandbox/sign-in.ts";
+import { sandboxWiring } from "./modules/sandbox/state-store.ts";
 import { KeyInputError, parseScopes } from "./modules/keys/service.ts";
 import { UserInputError } from "./modules/users/service.ts";
 import type { AccountCheckRow } from "./modules/accounts/check.ts";
@@ -73,8 +72,7 @@ async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise
       db,
       clock: systemClock,
       log: createLogger(config.logLevel),
-      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
-      storage: createStorage(config),
+      ...sandboxWiring(db, createStorage(config), config.publicUrl),
       credentials: accountCredentials({ db, config, clock: systemClock }),
     });
   } catch (e) {
@@ -210,14 +208,22 @@ async function keys(args: string[]) {
     });
     console.error(`created key ${key.id} "${key.name}" for profile ${key.profile_id}`);
     console.error(`scopes: ${key.scopes.join(", ")}; expires: ${key.expires_at ?? "never"}`);
-    if (token.startsWith(SANDBOX_PREFIX))
-      console.error(`sandbox inbox (what the emulators received): ${inboxLink(loadConfig(), token)}`);
+    if (token.startsWith(SANDBOX_PREFIX) && key.scopes.includes("posts:read"))
+      console.error(
+        `sandbox inbox (what the emulators received; signs in once within 15 minutes, crier keys inbox-link ${key.id} makes another): ${inboxLink(loadConfig(), key.id, new Date())}`,
+      );
     console.error("The token is shown only this once; store it now:");
     console.log(token);
   } else if (sub === "list") {
     const { values } = parse(rest, { profile: { type: "string" } }, HELP["keys list"]);
     const rows = await admin(loadConfig(), "keys.list", { profileId: values.profile });
     console.log(table(rows, ["id", "name", "prefix", "profile_id", "scopes", "expires_at", "revoked_at"]));
+  } else if (sub === "inbox-link") {
+    const { positionals } = parse(rest, {}, HELP["keys inbox-link"]);
+    if (positionals.length !== 1) throw new UsageError("keys inbox-link takes exactly one key id (see --help)");
+    const r = await admin(loadConfig(), "keys.inbox-link", { id: positionals[0] });
+    console.error(`signs in to the sandbox inbox once, until ${r.expires_at}:`);
+    console.log(r.link);
   } else if (sub === "revoke") {
     const { positionals } = parse(rest, {}, HELP["keys revoke"]);
     if (positionals.length !== 1) throw new UsageError("keys revoke takes exactly one key id (see --help)");

@@ -7,11 +7,10 @@ import { migrate } from "./db/migrate.ts";
 import { createLogger } from "./log.ts";
 import { createStorage } from "./storage/index.ts";
 import { serveApp } from "./http/serve.ts";
-import { createRegistry } from "./platform/host/registry.ts";
 import { startupWarnings } from "./platform/host/startup-warnings.ts";
 import { startEngine, type Engine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
-import { sandboxStateStore } from "./modules/sandbox/state-store.ts";
+import { sandboxWiring } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
@@ -49,8 +48,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     db,
     clock: systemClock,
     log,
-    platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(db) }),
-    storage: createStorage(config),
+    ...sandboxWiring(db, createStorage(config), config.publicUrl),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   const app = createApp(ctx);

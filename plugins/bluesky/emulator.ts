@@ -248,6 +248,9 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     }
   }
 
+  /** The blob types the sandbox stores: raster images and video, never markup, scripts or SVG. */
+  const BLOB_TYPES = /^(image\/(jpeg|png|gif|webp|heic|heif|avif|bmp)|video\/(mp4|mpeg|quicktime|webm|x-m4v))$/;
+
   async function readBytes(req: Request): Promise<{ mimeType: string; bytes: Uint8Array<ArrayBuffer> }> {
     const mimeType = (req.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     if (!mimeType) throw bad("Request encoding (Content-Type) required but not provided");
@@ -340,6 +343,9 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     async "com.atproto.repo.uploadBlob"(req) {
       const acc = authed(req);
       const { mimeType, bytes } = await readBytes(req);
+      // Crier's sandbox rule, not the PDS's (a PDS stores a blob of any type, the lexicon's accept is */*):
+      // only the image and video types posts embed, so nothing a browser would run is ever stored here.
+      if (!BLOB_TYPES.test(mimeType)) throw bad(`Unsupported blob type in the sandbox: ${mimeType}`);
       return json({ blob: blobRef(storeBlob(acc.did, mimeType, bytes)) });
     },
     async "com.atproto.repo.createRecord"(req) {
@@ -452,7 +458,15 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     "com.atproto.sync.getBlob"(_req, url) {
       const b = state.blobs.get(`${q(url, "did")} ${q(url, "cid")}`);
       if (!b?.bytes) throw bad("Blob not found", "BlobNotFound");
-      return new Response(b.bytes, { headers: { "content-type": b.mimeType, "content-length": String(b.size) } });
+      // As the PDS serves blobs (its getBlob handler, checked 2026-11-26): never as a page of its own origin.
+      return new Response(b.bytes, {
+        headers: {
+          "content-type": b.mimeType,
+          "content-length": String(b.size),
+          "content-security-policy": "default-src 'none'; sandbox",
+          "x-content-type-options": "nosniff",
+        },
+      });
     },
     "app.bsky.actor.getProfile"(req, url) {
       authed(req);

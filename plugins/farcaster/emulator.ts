@@ -249,10 +249,10 @@ export function createFarcasterEmulator(): FarcasterEmulator {
         });
       s.status = "approved";
       s.fid = user(approver.fid, approver.username).fid;
-      return new Response(
-        "<!doctype html><title>Approved</title><p>Approved in the Farcaster sandbox. Return to Crier and press the button.</p>",
-        { headers: { "content-type": "text/html; charset=utf-8" } },
-      );
+      // Plain text: the page is served on Crier's own origin, where only Crier's pages are HTML.
+      return new Response("Approved in the Farcaster sandbox. Return to Crier and press the button.", {
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      });
     }
     checkKey(req);
     if (m === "POST" && path === "/v2/farcaster/signer") {
@@ -351,6 +351,8 @@ export function createFarcasterEmulator(): FarcasterEmulator {
     platform: "farcaster",
     state: emulatorState({ state }),
     sandboxSettings: SANDBOX_SETTINGS,
+    // The approval link is opened by the user's browser, not by the plugin.
+    browserPaths: ["/approve/"],
     ...failingHandler({
       failures,
       canFail: (path) => path.startsWith("/v2/"),

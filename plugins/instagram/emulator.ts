@@ -9,7 +9,7 @@
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
  * refresh that follows can succeed.
  */
-import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import {
   downloadedType,
@@ -55,7 +55,7 @@ export interface InstagramEmulator extends Emulator {
 
 const newId = graphId(18_000_000_000_000_000n);
 
-export function createInstagramEmulator(): InstagramEmulator {
+export function createInstagramEmulator(opts: EmulatorOptions = {}): InstagramEmulator {
   const failures = new FailurePlan();
   const user = { user_id: "17841400000000001", id: "17841400000000001", username: "sandbox.insta" };
   const auth = new LongLivedTokens({
@@ -76,7 +76,7 @@ export function createInstagramEmulator(): InstagramEmulator {
 
   /** Instagram downloads the media itself: JPEG only for images; MP4 or MOV for video. */
   async function inspect(url: string, video: boolean): Promise<string | null> {
-    const type = await downloadedType(url);
+    const type = await downloadedType(url, opts.pullMedia);
     if (type === null) return "ERROR: media could not be fetched from the URL (2207052)";
     if (!video && type !== "image/jpeg") return "ERROR: only JPEG images are supported (2207026)";
     if (video && !/^video\/(mp4|quicktime)/.test(type)) return "ERROR: the video format is not supported (2207026)";
@@ -298,4 +298,4 @@ export function createInstagramEmulator(): InstagramEmulator {
   };
 }
 
-export default defineEmulator(() => createInstagramEmulator());
+export default defineEmulator((opts) => createInstagramEmulator(opts));

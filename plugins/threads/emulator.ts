@@ -9,7 +9,7 @@
  * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
  * refresh that follows (which Threads allows only for a still-valid token) can succeed.
  */
-import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
+import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import {
   downloadedType,
@@ -55,7 +55,7 @@ export interface ThreadsEmulator extends Emulator {
 
 const newId = graphId(17_000_000_000_000_000n);
 
-export function createThreadsEmulator(): ThreadsEmulator {
+export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulator {
   const failures = new FailurePlan();
   const user = { id: "25000000000000001", username: "sandbox.threads" };
   const auth = new LongLivedTokens({
@@ -73,7 +73,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
 
   /** Threads downloads the media itself; a URL it cannot fetch, or of the wrong kind, fails the container. */
   async function inspect(url: string, kind: "IMAGE" | "VIDEO"): Promise<string | null> {
-    const type = await downloadedType(url);
+    const type = await downloadedType(url, opts.pullMedia);
     if (type === null) return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
     if (kind === "IMAGE" && !/^image\/(jpeg|png)/.test(type)) return "UNSUPPORTED_IMAGE_FORMAT";
     if (kind === "VIDEO" && !/^video\/(mp4|quicktime)/.test(type)) return "UNSUPPORTED_VIDEO_FORMAT";
@@ -294,4 +294,4 @@ export function createThreadsEmulator(): ThreadsEmulator {
   };
 }
 
-export default defineEmulator(() => createThreadsEmulator());
+export default defineEmulator((opts) => createThreadsEmulator(opts));

@@ -12,9 +12,16 @@
  * options include PUBLIC_TO_EVERYONE.
  */
 import { randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import {
+  defineEmulator,
+  type EmulatedPost,
+  type Emulator,
+  type EmulatorOptions,
+  type FailureSpec,
+} from "../../src/platform/sdk.ts";
 import {
   addCounts,
+  downloadedType,
   failingHandler,
   FailurePlan,
   mountBase,
@@ -86,7 +93,7 @@ class TikTokError extends Error {
   }
 }
 
-export function createTikTokEmulator(): TikTokEmulator {
+export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator {
   const failures = new FailurePlan();
   const user = {
     open_id: "-000sandboxOpenId",
@@ -341,9 +348,7 @@ export function createTikTokEmulator(): TikTokEmulator {
       });
       // TikTok pulls each photo itself: JPEG or WebP only.
       for (const image of images) {
-        const type = await fetch(image, { signal: AbortSignal.timeout(10_000) })
-          .then(async (r) => (await r.arrayBuffer(), r.ok ? (r.headers.get("content-type") ?? "") : ""))
-          .catch(() => "");
+        const type = (await downloadedType(image, opts.pullMedia)) ?? "";
         if (!/^image\/(jpeg|webp)/.test(type)) {
           p.status = "FAILED";
           p.fail = type ? "picture_format_unsupported" : "url_ownership_unverified";
@@ -451,4 +456,4 @@ export function createTikTokEmulator(): TikTokEmulator {
   };
 }
 
-export default defineEmulator(() => createTikTokEmulator());
+export default defineEmulator((opts) => createTikTokEmulator(opts));

@@ -2,9 +2,18 @@ import type { AppContext } from "../context.ts";
 import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import { checkAccounts } from "../modules/accounts/check.ts";
 import type { Scope } from "../http/scopes.ts";
-import { createKey, createProfile, findProfile, listKeys, listProfiles, revokeKey } from "../modules/keys/service.ts";
+import {
+  createKey,
+  createProfile,
+  findProfile,
+  KeyInputError,
+  listKeys,
+  listProfiles,
+  revokeKey,
+} from "../modules/keys/service.ts";
 import { setAccountLimit } from "../modules/accounts/limits.ts";
 import { profileLimits } from "../db/schema.ts";
+import { INBOX_LINK_TTL_MS, inboxLink, principalById } from "../modules/sandbox/sign-in.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
 import { createUser, listUsers, resetPassword, setUserRights } from "../modules/users/service.ts";
 
@@ -58,6 +67,17 @@ export const adminCommands = {
     }),
   "keys.list": ({ db }: AppContext, a: { profileId?: string }) => listKeys(db, a.profileId),
   "keys.revoke": ({ db }: AppContext, a: { id: string }) => revokeKey(db, a.id),
+  "keys.inbox-link": async (ctx: AppContext, a: { id: string }) => {
+    const now = ctx.clock.now();
+    const key = await principalById(ctx.db, a.id, now);
+    if (!key) throw new KeyInputError(`no active key with id ${a.id}`);
+    if (!key.sandbox) throw new KeyInputError(`key ${a.id} belongs to a live profile; the inbox is for sandbox keys`);
+    if (!key.scopes.includes("posts:read")) throw new KeyInputError(`key ${a.id} lacks the posts:read scope`);
+    return {
+      link: inboxLink(ctx.config, a.id, now),
+      expires_at: new Date(now.getTime() + INBOX_LINK_TTL_MS).toISOString(),
+    };
+  },
   "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),
   "accounts.check": (ctx: AppContext, a: { profileId?: string; includeSandbox?: boolean }) => checkAccounts(ctx, a),
   "users.create": async (ctx: AppContext, a: { email: string; profileId?: string }) => {

@@ -12,6 +12,7 @@ Commands:
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
   keys list [--profile ID]
   keys revoke ID
+  keys inbox-link ID
   media cleanup                   remove expired upload tickets that never got bytes, and partial uploads
   users create --email EMAIL [--profile ID]
   users reset-password --email EMAIL
@@ -70,14 +71,17 @@ Options:
   "profiles list": `Usage: crier profiles list
 
 Lists every profile: id, name, whether it is a sandbox, its account and workflow limits, creation time.`,
-  keys: `Usage: crier keys <create|list|revoke>
+  keys: `Usage: crier keys <create|list|revoke|inbox-link>
 
   keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in 30d]
   keys list [--profile ID]
-  keys revoke ID`,
+  keys revoke ID
+  keys inbox-link ID   a one-time link that signs a browser in to the sandbox inbox`,
   "keys create": `Usage: crier keys create --name NAME [--profile ID] [--scopes LIST|all] [--expires-in DURATION]
 
 Creates an API key and prints its token, alone, as the last line of stdout. The token is shown once.
+For a sandbox key with posts:read it also prints (on stderr) a link that signs a browser in to the
+sandbox inbox once, within 15 minutes (crier keys inbox-link ID makes a new one).
 
 Options:
   --name NAME            a name to recognise the key by (required)
@@ -88,6 +92,11 @@ Options:
   "keys list": `Usage: crier keys list [--profile ID]
 
 Lists keys (never their tokens): id, name, public prefix, profile, scopes, expiry, revocation.`,
+  "keys inbox-link": `Usage: crier keys inbox-link ID
+
+Prints a link that signs a browser in to the sandbox inbox (PUBLIC_URL/sandbox) as the sandbox key ID
+(which needs the posts:read scope). The link works once, within 15 minutes, and carries no API key;
+the browser then stays signed in for 7 days, or until the key is revoked or expires.`,
   "keys revoke": `Usage: crier keys revoke ID
 
 Revokes a key at once; requests with it get 401 invalid_api_key.`,

@@ -364,16 +364,23 @@ export const engineJobs = pgTable("engine_jobs", {
 });
 
 /**
- * What the sandbox emulators hold (src/modules/sandbox/state-store.ts), one document per platform, so a
- * sandbox survives restarts and every copy sees the same accounts, tokens and posts. `version` rises with
- * each save; a copy saves only over the version it read.
+ * What the sandbox emulators hold (src/modules/sandbox/state-store.ts), one document per sandbox profile
+ * and platform, so a sandbox survives restarts, every copy sees the same accounts, tokens and posts, and
+ * no profile sees another's. `version` rises with each save; a copy saves only over the version it read.
  */
-export const sandboxState = pgTable("sandbox_state", {
-  platform: text("platform").primaryKey(),
-  version: bigint("version", { mode: "number" }).notNull(),
-  state: text("state").notNull(),
-  updatedAt: updatedAt(),
-});
+export const sandboxState = pgTable(
+  "sandbox_state",
+  {
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    platform: text("platform").notNull(),
+    version: bigint("version", { mode: "number" }).notNull(),
+    state: text("state").notNull(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.profileId, t.platform] })],
+);
 
 /** Per-profile limits set by the operator (`crier profiles set-limits`); null means unlimited. */
 export const profileLimits = pgTable("profile_limits", {

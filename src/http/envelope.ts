@@ -75,6 +75,23 @@ function searchOf(request: Request): URLSearchParams {
 
 const started = new WeakMap<Request, number>();
 
+/**
+ * The policy of every response without a page of its own (JSON, errors, media, redirects): even if a
+ * browser were made to open one as a document, it gets a unique origin with nothing allowed to run,
+ * and its declared type is taken as given. The API docs page (Swagger UI: its bundle and stylesheet
+ * from this server, one inline script that starts it) gets a policy of its own here, as the plugin
+ * serving it sets none.
+ */
+export const LOCKED_DOWN_CSP = "default-src 'none'; sandbox";
+const DOCS_CSP =
+  "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+  "connect-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
+
+export function lockedDownHeaders(path: string): Record<string, string> {
+  const csp = path === "/docs" || path === "/docs/" ? DOCS_CSP : LOCKED_DOWN_CSP;
+  return { "content-security-policy": csp, "x-content-type-options": "nosniff" };
+}
+
 /** What the request log reads of a finished request (principal only on authenticated routes). */
 interface Finished {
   request: Request;
@@ -89,8 +106,10 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
   const log = ctx.log.child({ component: "http" });
   return (
     new Elysia({ name: "envelope" })
-      .onRequest(({ request }) => {
+      .onRequest(({ request, set }) => {
         started.set(request, performance.now());
+        // Filled in only where a response sets none itself: the pages set their own policy.
+        Object.assign(set.headers, lockedDownHeaders(pathOf(request)));
         // PostgreSQL cannot store or compare text holding NUL; refuse it in any query parameter up front.
         for (const [name, value] of searchOf(request))
           if (value.includes("\0") || name.includes("\0")) throw nulError(`query.${name}`);

@@ -6,6 +6,7 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 import { maxUploadBytes } from "../storage/index.ts";
 import { recordClientAddress, TrustedProxies } from "./client-address.ts";
+import { lockedDownHeaders } from "./envelope.ts";
 import { ApiError, BadRequest, InternalError, PayloadTooLarge } from "./errors.ts";
 
 interface Handler {
@@ -103,5 +104,5 @@ function capped(body: ReadableStream<Uint8Array>, limit: number): ReadableStream
 }
 
 function envelopeResponse(e: ApiError): Response {
-  return Response.json(e.toBody(), { status: e.status, headers: e.headers });
+  return Response.json(e.toBody(), { status: e.status, headers: { ...lockedDownHeaders(""), ...e.headers } });
 }

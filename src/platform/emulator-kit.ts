@@ -442,3 +442,20 @@ export function mountBase(req: Request, path: string): string {
   return `${u.origin}${pathname}`;
 }
 export { emulatorState } from "./emulator-state.ts";
+
+/**
+ * Downloads media the way a platform does when given a URL (Instagram's image_url, TikTok's
+ * PULL_FROM_URL): its content type, or null when it could not be fetched (an error answer, a refused
+ * connection or address, no answer within 10 s). `pull` is the host's guarded fetch for sandbox
+ * emulators (EmulatorOptions.pullMedia); without it, plain fetch.
+ */
+export async function downloadedType(url: string, pull?: (url: string) => Promise<Response>): Promise<string | null> {
+  try {
+    const signal = AbortSignal.timeout(10_000);
+    const res = await (pull ? pull(url) : fetch(url, { signal }));
+    await res.arrayBuffer();
+    return res.ok ? (res.headers.get("content-type") ?? "") : null;
+  } catch {
+    return null;
+  }
+}

@@ -80,19 +80,8 @@ export async function graphForm(req: Request): Promise<URLSearchParams> {
   return new URLSearchParams(text);
 }
 
-/**
- * Downloads media the way the platform does when given a URL: its content type, or null when it could
- * not be fetched (an error answer, a refused connection, no answer within 10 s).
- */
-export async function downloadedType(url: string): Promise<string | null> {
-  try {
-    const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
-    await res.arrayBuffer();
-    return res.ok ? (res.headers.get("content-type") ?? "") : null;
-  } catch {
-    return null;
-  }
-}
+// Graph platforms download media from a URL they are given; the helper is the emulator kit's.
+export { downloadedType } from "./emulator-kit.ts";
 
 const LONG_TTL_S = 60 * 86400;
 const SHORT_TTL_MS = 3600_000;

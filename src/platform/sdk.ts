@@ -531,6 +531,13 @@ export interface Emulator {
    * to the client; the returned object receives the client's frames and the close.
    */
   openSocket?(path: string, send: (data: string) => void): { message(data: string): void; close(): void };
+  /**
+   * Path prefixes of pages a user's browser opens during a sandbox connect (Farcaster's approval link).
+   * Emulators are not served to the network: the host serves only these (and the OAuth authorize step),
+   * and only to a request carrying the flow's signed state. Links the plugin shows that lead here get
+   * that state added by the host.
+   */
+  browserPaths?: string[];
   posts(): EmulatedPost[];
   /**
    * Everything the emulator remembers (accounts, tokens, posts, id counters), so sandbox profiles keep it
@@ -544,7 +551,21 @@ export interface Emulator {
 
 export type { EmulatorState };
 
-/** emulator.ts default-exports `defineEmulator(() => ...)`: a factory, so each test gets fresh state. */
-export function defineEmulator(factory: () => Emulator): () => Emulator {
+/** What the host hands an emulator it creates for sandbox profiles. */
+export interface EmulatorOptions {
+  /**
+   * Fetches a media URL the way the platform downloads one it is given (Instagram's image_url, TikTok's
+   * PULL_FROM_URL), for emulators to use instead of fetch: the host's version goes through the media
+   * guard, so a sandbox cannot make the server reach loopback, private or metadata addresses. Throws
+   * when the URL is refused or cannot be fetched. Absent (tests' own emulators): plain fetch.
+   */
+  pullMedia?: (url: string) => Promise<Response>;
+}
+
+/**
+ * emulator.ts default-exports `defineEmulator((opts) => ...)`: a factory, so each test (and each sandbox
+ * profile) gets fresh state.
+ */
+export function defineEmulator(factory: (opts?: EmulatorOptions) => Emulator): (opts?: EmulatorOptions) => Emulator {
   return factory;
 }

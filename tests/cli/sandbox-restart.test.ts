@@ -17,6 +17,7 @@ let env: Record<string, string>;
 let url: string;
 let token: string;
 let inboxLink: string;
+let keyId: string;
 
 beforeAll(async () => {
   // A fixed address across both processes, as behind a real PUBLIC_URL.
@@ -38,6 +39,7 @@ beforeAll(async () => {
   const key = await runCli(["keys", "create", "--name", "play", "--profile", profile.lastLine], env);
   token = key.lastLine;
   inboxLink = /sandbox inbox[^:]*: (\S+)/.exec(key.stderr)?.[1] ?? "";
+  keyId = /created key (\S+)/.exec(key.stderr)?.[1] ?? "";
 }, 60_000);
 
 afterAll(async () => {
@@ -76,9 +78,12 @@ async function serve(): Promise<ServeProcess> {
   return startServe(env);
 }
 
-test("crier keys create prints the inbox link for a sandbox key (the token stays the last line)", () => {
+test("crier keys create prints a one-time inbox sign-in link for a sandbox key (the token stays the last line)", () => {
   expect(token).toStartWith("crier_sandbox_");
-  expect(inboxLink).toBe(`${url}/sandbox?key=${token}`);
+  expect(inboxLink).toStartWith(`${url}/sandbox?sign_in=`);
+  // The link carries no API key (security issue 26 item 7).
+  expect(inboxLink).not.toContain(token);
+  expect(inboxLink).not.toContain(encodeURIComponent(token));
 });
 
 test("sandbox accounts survive a restart of the server process", async () => {
@@ -108,9 +113,15 @@ test("sandbox accounts survive a restart of the server process", async () => {
     const accounts = (await api("GET", "/v1/accounts")).body.data;
     expect(accounts.map((a: { status: string }) => a.status)).toEqual(["active", "active"]);
 
-    // The link from the CLI opens the inbox, which shows both processes' posts.
+    // The link from the CLI opens the inbox, which shows both processes' posts; it works once.
     const signIn = await fetch(inboxLink, { redirect: "manual" });
     expect(signIn.status).toBe(303);
+    expect((await fetch(inboxLink, { redirect: "manual" })).status).toBe(401);
+    // `crier keys inbox-link` makes a new one (through the running server's admin socket on PGlite).
+    const fresh = await runCli(["keys", "inbox-link", keyId], env);
+    expect(fresh.lastLine).toStartWith(`${url}/sandbox?sign_in=`);
+    expect(fresh.lastLine).not.toBe(inboxLink);
+    expect((await fetch(fresh.lastLine, { redirect: "manual" })).status).toBe(303);
     const page = await fetch(`${url}/sandbox`, {
       headers: { cookie: signIn.headers.get("set-cookie")!.split(";")[0] },
     });

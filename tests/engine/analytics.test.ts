@@ -20,10 +20,11 @@ const withFollowers = createRegistry()
   .map((p) => p.platform);
 let h: ListeningHarness;
 let token: string;
+let profileId: string;
 
 beforeAll(async () => {
   h = await listeningHarness();
-  ({ token } = await h.profile({ sandbox: true }));
+  ({ token, profileId } = await h.profile({ sandbox: true }));
 });
 afterAll(() => h.stop());
 
@@ -59,7 +60,7 @@ test.each(withFollowers.map((p, i) => [p, 1200 + i] as const))(
   "%s: followers are read right after connecting",
   async (platform, count) => {
     const accountId = await connect(platform);
-    h.ctx.platforms.emulatorFor(platform)!.setFollowers!(count);
+    h.ctx.platforms.emulatorFor(platform, profileId)!.setFollowers!(count);
     await collectAnalytics(h.ctx, { claimedBy: "test" });
     const res = await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token });
     expect(res.status).toBe(200);
@@ -74,7 +75,7 @@ test.each(withFollowers.map((p, i) => [p, 1200 + i] as const))(
 );
 
 test("followers are read again weekly, not before", async () => {
-  h.ctx.platforms.emulatorFor("twitter")!.setFollowers!(5000);
+  h.ctx.platforms.emulatorFor("twitter", profileId)!.setFollowers!(5000);
   h.clock.advance(6 * 24 * 3600_000);
   await collectAnalytics(h.ctx, { claimedBy: "test" });
   const x = () => h.request("GET", "/v1/analytics?platform=twitter", { token });
@@ -148,7 +149,7 @@ test("the engine's tick runs the collection when analytics is on", async () => {
   const accountId = (await h.request("GET", "/v1/accounts", { token })).body.data.find(
     (a: { platform: string }) => a.platform === "youtube",
   ).id;
-  h.ctx.platforms.emulatorFor("youtube")!.setFollowers!(4242);
+  h.ctx.platforms.emulatorFor("youtube", profileId)!.setFollowers!(4242);
   // A week on, the followers are due again.
   h.clock.advance(8 * 24 * 3600_000);
   const engine = createEngine(h.ctx, { random: () => 0.5, jobs: [analyticsJob] });

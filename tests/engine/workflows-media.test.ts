@@ -88,17 +88,30 @@ describe("media carried over", () => {
       expect.objectContaining({ type: "image", url: expect.stringContaining("com.atproto.sync.getBlob") }),
     ]);
 
-    // A server's engine (no test override) refuses the same loopback file: the guard is intact.
-    const again = await h.request("POST", "/v1/posts", {
+    // A server's engine (no test override) opens the sandbox blob from the profile's emulator in process
+    // (emulators are not served to the network), and still refuses a loopback file: the guard is intact.
+    const server = createEngine(h.ctx, { random: () => 0.5 });
+    const inProcess = await h.request("POST", "/v1/posts", {
       token: h.token,
       body: { content: "m1 again", media: p.media, targets: [{ account_id: tg }] },
     });
+    expect(inProcess.status).toBe(201);
+    await server.runUntilIdle();
+    expect((await post(inProcess.body.data.id)).status).toBe("published");
+    const again = await h.request("POST", "/v1/posts", {
+      token: h.token,
+      body: {
+        content: "m1 from loopback",
+        media: [{ url: h.serveFile(png, "image/png"), type: "image" }],
+        targets: [{ account_id: tg }],
+      },
+    });
     expect(again.status).toBe(201);
-    await createEngine(h.ctx, { random: () => 0.5 }).runUntilIdle();
+    await server.runUntilIdle();
     const refused = await post(again.body.data.id);
     expect(refused.status).toBe("failed");
     expect(refused.targets[0].error).toContain("loopback");
-    expect(emulated("telegram", "m1 again")).toEqual([]);
+    expect(emulated("telegram", "m1 from loopback")).toEqual([]);
   });
 
   test("a YouTube video cannot be carried (the API gives a watch page): skipped when queued, with the reason", async () => {

@@ -15,6 +15,7 @@ import { makePng } from "../support/media-fixtures.ts";
 let h: ListeningHarness;
 let engine: Engine;
 let token: string;
+let profileId: string;
 let client: Client;
 let bsky: string;
 let files: ReturnType<typeof Bun.serve>;
@@ -53,7 +54,7 @@ beforeAll(async () => {
         ? new Response(png, { headers: { "content-type": "image/png" } })
         : new Response("no", { status: 404 }),
   });
-  ({ token } = await h.profile({ sandbox: true }));
+  ({ token, profileId } = await h.profile({ sandbox: true }));
   client = await connectClient(token);
 });
 afterAll(async () => {
@@ -209,7 +210,7 @@ describe("MCP over Streamable HTTP", () => {
     expect(post.json.data.status).toBe("published");
     expect(post.json.data.targets).toHaveLength(1);
     expect(post.json.data.targets[0].attempts).toBe(1);
-    const emulator = h.ctx.platforms.emulatorFor("bluesky") as BlueskyEmulator;
+    const emulator = h.ctx.platforms.emulatorFor("bluesky", profileId) as BlueskyEmulator;
     expect(emulator.record(post.json.data.targets[0].platform_post_id)).toMatchObject({ text: "hello from an agent" });
     expect((await call(client, "list_posts")).json.data).toHaveLength(1);
   });

@@ -32,6 +32,7 @@ function hostContext(env: Record<string, string> = {}): HostContext {
 
 const account = (credentials: string) => ({
   id: crypto.randomUUID(),
+  profileId: crypto.randomUUID(),
   platform: "bluesky",
   remoteId: "did:plc:provider",
   username: "provider.test",

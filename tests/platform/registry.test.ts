@@ -21,12 +21,14 @@ test("every folder's plugin declares the platform its folder is named after", ()
   }
 });
 
-test("one emulator instance per platform per registry", () => {
+test("one emulator instance per platform and sandbox profile per registry", () => {
   const registry = createRegistry();
+  const [a, b] = [crypto.randomUUID(), crypto.randomUUID()];
   for (const p of registry.list()) {
     if (!registry.hasEmulator(p.platform)) continue;
-    expect(registry.emulatorFor(p.platform)).toBe(registry.emulatorFor(p.platform)!);
-    expect(registry.newEmulator(p.platform)).not.toBe(registry.emulatorFor(p.platform)!);
+    expect(registry.emulatorFor(p.platform, a)).toBe(registry.emulatorFor(p.platform, a)!);
+    expect(registry.emulatorFor(p.platform, b)).not.toBe(registry.emulatorFor(p.platform, a)!);
+    expect(registry.newEmulator(p.platform)).not.toBe(registry.emulatorFor(p.platform, a)!);
   }
 });
 

@@ -7,6 +7,8 @@ import { createTelegramEmulator, SANDBOX_BOT_TOKEN } from "../../plugins/telegra
 import { decodeState, encodeState } from "../../src/platform/emulator-state.ts";
 import { persistedEmulator, type SandboxStateStore } from "../../src/platform/host/sandbox-state.ts";
 
+const PROFILE = "00000000-0000-4000-8000-000000000001";
+
 /** The store in memory, with a pause on every call so calls of two copies interleave. */
 function memoryStore(): SandboxStateStore & { saves: number; conflicts: number } {
   const rows = new Map<string, { version: number; doc: string }>();
@@ -14,20 +16,20 @@ function memoryStore(): SandboxStateStore & { saves: number; conflicts: number }
   return {
     saves: 0,
     conflicts: 0,
-    async load(platform, known) {
+    async load(profileId, platform, known) {
       await pause();
-      const row = rows.get(platform);
+      const row = rows.get(`${profileId} ${platform}`);
       return row && row.version !== known ? { ...row } : null;
     },
-    async save(platform, version, doc) {
+    async save(profileId, platform, version, doc) {
       await pause();
-      const current = rows.get(platform)?.version ?? 0;
+      const current = rows.get(`${profileId} ${platform}`)?.version ?? 0;
       if (current !== version) {
         this.conflicts++;
         return null;
       }
       this.saves++;
-      rows.set(platform, { version: version + 1, doc });
+      rows.set(`${profileId} ${platform}`, { version: version + 1, doc });
       return version + 1;
     },
   };
@@ -48,10 +50,10 @@ const send = (emu: { handle(r: Request, p: string): Promise<Response> }, chat: n
 describe("persisted sandbox emulators", () => {
   test("two copies sending at once never hand out the same message id", async () => {
     const store = memoryStore();
-    const a = persistedEmulator(createTelegramEmulator(), store);
+    const a = persistedEmulator(createTelegramEmulator(), store, PROFILE);
     const chat = a.channel("@shared", { title: "shared" });
     await a.sync();
-    const b = persistedEmulator(createTelegramEmulator(), store);
+    const b = persistedEmulator(createTelegramEmulator(), store, PROFILE);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? a : b, chat, `message ${i}`)));
     expect(answers.every((r) => r.ok)).toBe(true);
     const ids = answers.map((r) => r.result.message_id).sort((x, y) => x - y);
@@ -62,10 +64,10 @@ describe("persisted sandbox emulators", () => {
 
   test("a new emulator continues from the saved state", async () => {
     const store = memoryStore();
-    const a = persistedEmulator(createTelegramEmulator(), store);
+    const a = persistedEmulator(createTelegramEmulator(), store, PROFILE);
     const chat = a.channel("@kept", { title: "kept" });
     expect((await send(a, chat, "one")).result.message_id).toBe(1);
-    const restarted = persistedEmulator(createTelegramEmulator(), store);
+    const restarted = persistedEmulator(createTelegramEmulator(), store, PROFILE);
     expect((await send(restarted, chat, "two")).result.message_id).toBe(2);
     await restarted.sync();
     expect(restarted.posts().map((p) => p.text)).toEqual(["one", "two"]);

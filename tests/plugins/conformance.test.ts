@@ -131,9 +131,15 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     let ctx: PluginContext;
 
     beforeAll(async () => {
-      h = await listeningHarness({ [`CRIER_${platform.toUpperCase()}_TIMEOUT_MS`]: String(TIMEOUT_MS) });
-      ({ token } = await h.profile({ sandbox: true }));
-      emulator = h.ctx.platforms.emulatorFor(platform)!;
+      // The media of these tests live on loopback, which the emulators' guarded download refuses too.
+      h = await listeningHarness(
+        { [`CRIER_${platform.toUpperCase()}_TIMEOUT_MS`]: String(TIMEOUT_MS) },
+        {},
+        { emulatorMediaAddress: () => true },
+      );
+      let profileId: string;
+      ({ token, profileId } = await h.profile({ sandbox: true }));
+      emulator = h.ctx.platforms.emulatorFor(platform, profileId)!;
     });
     afterAll(() => h.stop());
 

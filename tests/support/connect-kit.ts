@@ -4,7 +4,7 @@
  * walk through a hosted form.
  */
 import type { Config } from "../../src/config.ts";
-import { createHarness, type Harness } from "./harness.ts";
+import { createHarness, type Harness, type HostOptions } from "./harness.ts";
 
 export interface ListeningHarness extends Harness {
   url: string;
@@ -14,11 +14,12 @@ export interface ListeningHarness extends Harness {
 export async function listeningHarness(
   env: Record<string, string> = {},
   overrides: Partial<Config> = {},
+  host: HostOptions = {},
 ): Promise<ListeningHarness> {
   let handle: (req: Request) => Response | Promise<Response> = () => new Response("starting", { status: 503 });
   const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, fetch: (req) => handle(req) });
   const url = `http://127.0.0.1:${server.port}`;
-  const h = await createHarness({ publicUrl: url, ...overrides, env: { ...env } });
+  const h = await createHarness({ publicUrl: url, ...overrides, env: { ...env } }, {}, host);
   handle = (req) => h.app.handle(req);
   return {
     ...h,

@@ -6,6 +6,7 @@ import type { Db } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { createStorage } from "../../src/storage/index.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
+import { sandboxEmulatorOptions } from "../../src/platform/host/sandbox-media.ts";
 import { accountCredentials } from "../../src/modules/accounts/service.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
 import { SCOPES, type Scope } from "../../src/http/scopes.ts";
@@ -48,9 +49,15 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+export interface HostOptions {
+  /** The address rule of the sandbox emulators' media downloads (tests whose media live on loopback). */
+  emulatorMediaAddress?: (ip: string) => boolean;
+}
+
 export async function createHarness(
   overrides: Partial<Config> = {},
   extra: Partial<AppContext> = {},
+  host: HostOptions = {},
 ): Promise<Harness> {
   const db = await testDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
@@ -59,13 +66,21 @@ export async function createHarness(
     ...overrides,
   };
   const clock = new TestClock();
+  const storage = createStorage(config, clock);
   const ctx: AppContext = {
     config,
     db,
     clock,
     log: createLogger("silent"),
-    platforms: createRegistry(),
-    storage: createStorage(config, clock),
+    // As src/server.ts wires it: emulators download media through the guard, the server's own from storage.
+    platforms: createRegistry(undefined, undefined, {
+      emulatorOptions: sandboxEmulatorOptions({
+        publicUrl: config.publicUrl,
+        ownStorage: storage,
+        allowAddress: host.emulatorMediaAddress,
+      }),
+    }),
+    storage,
     credentials: accountCredentials({ db, config, clock }),
     ...extra,
   };

@@ -13,8 +13,7 @@ import { openPostgres, type Db } from "../../src/db/client.ts";
 import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
 import { createLogger } from "../../src/log.ts";
 import { accountCredentials } from "../../src/modules/accounts/service.ts";
-import { sandboxStateStore } from "../../src/modules/sandbox/state-store.ts";
-import { createRegistry } from "../../src/platform/host/registry.ts";
+import { sandboxWiring } from "../../src/modules/sandbox/state-store.ts";
 import { createStorage } from "../../src/storage/index.ts";
 import { testDatabase } from "./db.ts";
 import { TestClock } from "./harness.ts";
@@ -77,8 +76,7 @@ export async function sandboxCluster(): Promise<SandboxCluster> {
       db: own,
       clock,
       log: createLogger("silent"),
-      platforms: createRegistry(undefined, undefined, { sandboxState: sandboxStateStore(own) }),
-      storage: createStorage(config, clock),
+      ...sandboxWiring(own, createStorage(config, clock), url),
       credentials: accountCredentials({ db: own, config, clock }),
     };
     const engine = createEngine(ctx, { random: () => 0.5 });

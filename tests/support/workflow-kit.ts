@@ -32,7 +32,12 @@ export interface WorkflowHarness extends ListeningHarness {
 const loopback = (ip: string) => ip === "127.0.0.1" || ip === "::1";
 
 export async function workflowHarness(overrides: Partial<Config> = {}): Promise<WorkflowHarness> {
-  const h = await listeningHarness({}, { workflowPollIntervalSeconds: 300, ...overrides });
+  const h = await listeningHarness(
+    {},
+    { workflowPollIntervalSeconds: 300, ...overrides },
+    // The sandbox emulators download native posts' files (Instagram's image_url) through the guard too.
+    { emulatorMediaAddress: loopback },
+  );
   const { token, profileId } = await h.profile({ sandbox: true });
   const engine = createEngine(h.ctx, { random: () => 0.5, allowMediaAddress: loopback });
   const files = new Map<string, { bytes: Uint8Array<ArrayBuffer>; contentType: string }>();
@@ -47,7 +52,7 @@ export async function workflowHarness(overrides: Partial<Config> = {}): Promise<
     },
   });
   const stop = h.stop;
-  const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform)!;
+  const emulator = (platform: string) => h.ctx.platforms.emulatorFor(platform, profileId)!;
   return Object.assign(h, {
     token,
     profileId,

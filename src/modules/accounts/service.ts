@@ -133,7 +133,8 @@ async function disconnectFacts(ctx: AppContext, row: Row): Promise<DisconnectFac
     .from(profiles)
     .where(eq(profiles.id, row.profileId));
   const sandbox = profile?.sandbox ?? false;
-  // "Still used" counts connected accounts of any profile of the same kind (sandbox or real) on that remote.
+  // "Still used" counts connected accounts of any real profile on that remote; a sandbox profile's
+  // emulators are its own, so there only the profile's own accounts share them.
   const [{ n }] = await ctx.db.db
     .select({ n: sql<number>`count(*)::int` })
     .from(accounts)
@@ -145,6 +146,7 @@ async function disconnectFacts(ctx: AppContext, row: Row): Promise<DisconnectFac
         ne(accounts.id, row.id),
         ne(accounts.status, "disconnected"),
         eq(profiles.sandbox, sandbox),
+        ...(sandbox ? [eq(accounts.profileId, row.profileId)] : []),
       ),
     );
   return { sandbox, remoteStillUsed: n > 0 };

@@ -31,7 +31,9 @@ export function connectRoutes(ctx: AppContext) {
             "403 account_limit_reached when the profile has as many connected accounts as its limit allows (crier profiles set-limits --accounts; disconnected accounts do not count). " +
             "At the limit a connect still starts for a platform where the profile has an account, so an expired account can be reconnected: reconnecting an account the profile already has never counts twice, " +
             "and a flow that completes with a new account over the limit (or after the limit was reached in the meantime) is refused on its page with the same words. " +
-            "Open the URL in a browser, then list accounts.",
+            "Open the URL in a browser, then list accounts. " +
+            "For a sandbox profile an authorization_url is this server's /sandbox/{platform}/oauth/authorize, which redirects straight back with a code " +
+            "and answers only with the flow's signed state; nothing else under /sandbox/{platform}/ is served (the emulators are reached by the server itself).",
         },
       },
     )

@@ -1,7 +1,14 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
-import { connectContext, envPrefix, platformSettings, settingSuffix } from "../../platform/host/provider.ts";
+import {
+  connectContext,
+  envPrefix,
+  platformSettings,
+  sandboxBaseUrl,
+  settingSuffix,
+  type Target,
+} from "../../platform/host/provider.ts";
 import {
   ConnectError,
   type ConnectAttempt,
@@ -33,6 +40,10 @@ async function requesterOf(ctx: AppContext, state: ConnectState): Promise<Reques
     profileName: profile?.name ?? "(deleted profile)",
   };
 }
+
+/** A sandbox flow talks to its own profile's emulators. */
+const targetOf = (s: { sandbox: boolean; profileId: string }): Target =>
+  s.sandbox ? { sandbox: true, profileId: s.profileId } : { sandbox: false };
 
 function pluginOrNotFound(ctx: AppContext, platform: string): Plugin {
   const plugin = ctx.platforms.get(platform);
@@ -91,7 +102,7 @@ export async function startConnect(ctx: AppContext, principal: Principal, platfo
     ctx.clock.now(),
   );
   if (flow.mode === "oauth_authorization_url") {
-    const c = connectContext(ctx, platform, { sandbox });
+    const c = connectContext(ctx, platform, targetOf({ sandbox, profileId: principal.profileId }));
     const url = flow.authorizationUrl(c, {
       state,
       redirectUri: callbackUrl(ctx, platform),
@@ -233,8 +244,8 @@ export async function finishOAuth(
       { ok: false, platform, title: "Connection failed", message: "The platform sent no authorization code." },
       400,
     );
-  await sandboxReady(ctx, platform, check.state.sandbox);
-  const c = connectContext(ctx, platform, { sandbox: check.state.sandbox });
+  await sandboxReady(ctx, platform, check.state);
+  const c = connectContext(ctx, platform, targetOf(check.state));
   try {
     const identity = await plugin.connect.exchange(c, {
       code: query.code,
@@ -318,14 +329,14 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   if (!check.ok) return stateFailure(platform, check.reason);
   if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
-  await sandboxReady(ctx, platform, check.state.sandbox);
+  await sandboxReady(ctx, platform, check.state);
   const requester = await requesterOf(ctx, check.state);
   let carry: Record<string, string> = {};
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
     try {
       const prepared = await flow.prepare(
-        connectContext(ctx, platform, { sandbox: check.state.sandbox }),
+        connectContext(ctx, platform, targetOf(check.state)),
         attemptOf(ctx, check.state),
       );
       carry = {
@@ -348,7 +359,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     sandbox: check.state.sandbox,
     requester,
     hidden: hiddenCarry(ctx, state!, carry),
-    link: linkOf(carry),
+    link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
     code: codeOf(carry),
     values,
   });
@@ -388,16 +399,16 @@ export async function submitHostedForm(
       errorCode,
       values,
       hidden: hiddenCarry(ctx, state!, carry),
-      link: linkOf(carry),
+      link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
       code: codeOf(carry),
     });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
-  await sandboxReady(ctx, platform, check.state.sandbox);
+  await sandboxReady(ctx, platform, check.state);
   try {
     const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => !SHOWN_ONLY.includes(k)));
     const identity = await flow.verify(
-      connectContext(ctx, platform, { sandbox: check.state.sandbox }),
+      connectContext(ctx, platform, targetOf(check.state)),
       { ...carried, ...values },
       attemptOf(ctx, check.state),
     );
@@ -414,6 +425,23 @@ export async function submitHostedForm(
  * Sandbox settings shown on connect pages (Nostr's bunker URI) come from the emulator's state: take up
  * what any copy saved before reading them, so a copy that just started shows the sandbox's real values.
  */
-async function sandboxReady(ctx: AppContext, platform: string, sandbox: boolean): Promise<void> {
-  if (sandbox) await ctx.platforms.loadEmulator(platform);
+async function sandboxReady(ctx: AppContext, platform: string, state: ConnectState): Promise<void> {
+  if (state.sandbox) await ctx.platforms.loadEmulator(platform, state.profileId);
+}
+
+/**
+ * A link a sandbox flow shows that leads into the emulator (Farcaster's approval page) carries the
+ * flow's state: the public listener opens an emulator's browser pages only with it.
+ */
+function sandboxLink(
+  ctx: AppContext,
+  platform: string,
+  check: ConnectState,
+  state: string,
+  link: { url: string; label: string } | undefined,
+) {
+  if (!link || !check.sandbox || !link.url.startsWith(`${sandboxBaseUrl(ctx, platform)}/`)) return link;
+  const url = new URL(link.url);
+  url.searchParams.set("state", state);
+  return { ...link, url: url.toString() };
 }

@@ -4,14 +4,8 @@
  * parent, options such as a silent message). Every interpolated value goes through esc(); no script, no
  * outside assets.
  */
-import type { Config } from "../../config.ts";
 import { esc } from "../connect/pages.ts";
 import type { Delivery } from "./model.ts";
-
-/** The link that signs a browser in to the inbox with a sandbox key (printed by `crier keys create`). */
-export function inboxLink(config: Config, token: string): string {
-  return `${config.publicUrl.replace(/\/+$/, "")}/sandbox?key=${encodeURIComponent(token)}`;
-}
 
 const STYLE = `body{font:15px/1.45 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1c1c1c;background:#f4f5f7}
 h1{font-size:1.4rem}h2{font-size:1.05rem;margin:2rem 0 .5rem}.muted{color:#667}
@@ -42,7 +36,7 @@ export function refusalPage(status: number, message: string): Response {
   return page(
     "Sandbox inbox",
     `<h1>Sandbox inbox</h1><p class="err">${esc(message)}</p>
-<p class="muted">Open the link <code>crier keys create</code> printed for a sandbox profile, or add <code>?key=&lt;sandbox API key&gt;</code> to this address.</p>`,
+<p class="muted">Open the sign-in link <code>crier keys create</code> printed for a sandbox key, or get a new one with <code>crier keys inbox-link &lt;key id&gt;</code>: each link signs in once, within 15 minutes.</p>`,
     status,
   );
 }

@@ -28,11 +28,11 @@ function emulatedFor(byId: Map<string, EmulatedPost[]>, row: Row): EmulatedPost 
   return all.find((p) => String(p.options?.chat_id ?? "") === row.remoteId) ?? all.at(-1);
 }
 
-async function emulatedByPlatform(ctx: AppContext, platforms: Iterable<string>) {
+async function emulatedByPlatform(ctx: AppContext, profileId: string, platforms: Iterable<string>) {
   const out = new Map<string, Map<string, EmulatedPost[]>>();
   for (const platform of new Set(platforms)) {
     const byId = new Map<string, EmulatedPost[]>();
-    for (const p of (await ctx.platforms.loadEmulator(platform))?.posts() ?? [])
+    for (const p of (await ctx.platforms.loadEmulator(platform, profileId))?.posts() ?? [])
       byId.set(p.id, [...(byId.get(p.id) ?? []), p]);
     out.set(platform, byId);
   }
@@ -70,6 +70,7 @@ async function deliveries(ctx: AppContext, profileId: string, where: SQL[], limi
     .then((r) => r as Row[]);
   const emulated = await emulatedByPlatform(
     ctx,
+    profileId,
     rows.map((r) => r.platform),
   );
   const received = rows.map((row) => ({ row, post: emulatedFor(emulated.get(row.platform)!, row) }));

@@ -29,10 +29,13 @@ export interface PlatformRegistry extends PlatformCatalog {
   statusOf(platform: string): PluginStatus | undefined;
   connectionMode(platform: string): ConnectionMode | undefined;
   hasEmulator(platform: string): boolean;
-  /** The process's one emulator of the platform (created on first use), for /sandbox/<platform>/. */
-  emulatorFor(platform: string): Emulator | undefined;
+  /**
+   * The emulator of the platform a sandbox profile's calls reach (created on first use): each sandbox
+   * profile has its own, so no profile sees or changes another's accounts, tokens or posts.
+   */
+  emulatorFor(platform: string, profileId: string): Emulator | undefined;
   /** emulatorFor() holding what every copy saved last (sandbox state kept in the database), for reading it. */
-  loadEmulator(platform: string): Promise<Emulator | undefined>;
+  loadEmulator(platform: string, profileId: string): Promise<Emulator | undefined>;
   /** A fresh emulator, for tests that want their own state. */
   newEmulator(platform: string): Emulator | undefined;
 }

@@ -194,3 +194,23 @@ export function createMediaAccess(opts: MediaAccessOptions): MediaAccess {
     },
   };
 }
+
+/**
+ * The fetch sandbox emulators download media with (EmulatorOptions.pullMedia): the guard, so an emulator
+ * given a URL by a sandbox profile reaches neither this host nor the private network, while the
+ * server's own media (opened from storage) still work. Refused or failed: it throws, as fetch does.
+ */
+export function mediaPuller(
+  opts: Pick<MediaAccessOptions, "ownStorage" | "allowAddress" | "log"> & { maxBytes?: number },
+): (url: string) => Promise<Response> {
+  const access = createMediaAccess({ maxBytes: 512 * 1024 * 1024, timeoutMs: 10_000, ...opts });
+  return async (url) => {
+    const body = await access.open({ url, type: "image" });
+    return new Response(body.stream(), {
+      headers: {
+        "content-type": body.contentType,
+        ...(body.size !== null && { "content-length": String(body.size) }),
+      },
+    });
+  };
+}

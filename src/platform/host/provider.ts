@@ -11,6 +11,7 @@ import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, P
 import type { PlatformRegistry } from "./catalog.ts";
 import { createMediaAccess, type OwnStorageOpener } from "./media-guard.ts";
 import { createProviderHttp } from "./provider-http.ts";
+import { firstOpener, sandboxMediaOpener } from "./sandbox-media.ts";
 import { inProcessWebSocket } from "./sandbox-socket.ts";
 
 /** Where credentials a plugin refreshed are kept: the accounts service, handed in by whoever builds the context. */
@@ -30,6 +31,8 @@ export interface HostContext {
 /** The stored account a plugin runs for (a row of accounts; credentials encrypted, null once disconnected). */
 export interface HostedAccount {
   id: string;
+  /** Its profile: a sandbox profile's accounts reach that profile's own emulators. */
+  profileId: string;
   platform: string;
   remoteId: string;
   username: string;
@@ -73,7 +76,11 @@ const settingsCache = new WeakMap<Config["env"], Map<string, Record<string, stri
  * Settings for a sandbox profile: placeholders for every required setting, what the emulator asks for,
  * and OAuth endpoints on the emulator (whose authorize page redirects straight back with a code).
  */
-export function sandboxSettings(ctx: HostContext, platform: string): Record<string, string | undefined> {
+export function sandboxSettings(
+  ctx: HostContext,
+  platform: string,
+  profileId: string,
+): Record<string, string | undefined> {
   const plugin = ctx.platforms.get(platform);
   const base = sandboxBaseUrl(ctx, platform);
   const prefix = envPrefix(platform);
@@ -87,7 +94,7 @@ export function sandboxSettings(ctx: HostContext, platform: string): Record<stri
   for (const name of plugin?.connect?.requiredSettings ?? []) put(name, "sandbox");
   put("AUTHORIZE_URL", `${base}/oauth/authorize`);
   put("TOKEN_URL", `${base}/oauth/token`);
-  for (const [k, v] of Object.entries(ctx.platforms.emulatorFor(platform)?.sandboxSettings ?? {})) put(k, v);
+  for (const [k, v] of Object.entries(ctx.platforms.emulatorFor(platform, profileId)?.sandboxSettings ?? {})) put(k, v);
   return out;
 }
 
@@ -97,13 +104,15 @@ export function settingSuffix(platform: string, name: string): string {
   return name.startsWith(prefix) ? name.slice(prefix.length) : name;
 }
 
+/**
+ * Whether a plugin runs against a real platform or, for a sandbox profile, against that profile's own
+ * emulators in this process.
+ */
+export type Target = { sandbox: false } | { sandbox: true; profileId: string };
+
 /** The settings a plugin runs with: the environment's, or the sandbox's for sandbox profiles. */
-export function settingsFor(
-  ctx: HostContext,
-  platform: string,
-  opts: { sandbox: boolean },
-): Record<string, string | undefined> {
-  return opts.sandbox ? sandboxSettings(ctx, platform) : platformSettings(ctx, platform);
+export function settingsFor(ctx: HostContext, platform: string, opts: Target): Record<string, string | undefined> {
+  return opts.sandbox ? sandboxSettings(ctx, platform, opts.profileId) : platformSettings(ctx, platform);
 }
 
 /** Where sandbox profiles reach the platform: the emulator this process serves. */
@@ -129,11 +138,11 @@ export function apiBaseUrl(ctx: HostContext, plugin: Plugin, opts: { sandbox: bo
  * Sandbox calls go straight to the process's emulator instead of out through PUBLIC_URL, which may sit
  * behind a proxy this process cannot reach. URLs outside the sandbox prefix use the network as usual.
  */
-function sandboxFetch(ctx: HostContext, platform: string): typeof fetch {
+function sandboxFetch(ctx: HostContext, platform: string, profileId: string): typeof fetch {
   const prefix = sandboxBaseUrl(ctx, platform);
   const f = async (input: RequestInfo | URL, init?: RequestInit) => {
     const req = new Request(input, init);
-    const emulator = ctx.platforms.emulatorFor(platform);
+    const emulator = ctx.platforms.emulatorFor(platform, profileId);
     if (!emulator || !(req.url === prefix || req.url.startsWith(prefix + "/") || req.url.startsWith(prefix + "?")))
       return fetch(req);
     const path = new URL(req.url).pathname.slice(new URL(prefix).pathname.length) || "/";
@@ -164,17 +173,17 @@ export function requirePlugin(ctx: HostContext, platform: string): Plugin {
  * own, and the engine asks for one on every publish. Shared, so never written to: a caller that needs
  * another request() wraps it (src/engine/workflow-poll.ts).
  */
-export function providerHttp(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
+export function providerHttp(ctx: HostContext, platform: string, opts: Target): ProviderHttp {
   let clients = httpClients.get(ctx);
   if (!clients) httpClients.set(ctx, (clients = new Map()));
-  const key = `${opts.sandbox ? "sandbox" : "live"}:${platform}`;
+  const key = opts.sandbox ? `sandbox:${opts.profileId}:${platform}` : `live:${platform}`;
   let client = clients.get(key);
   if (!client) clients.set(key, (client = newProviderHttp(ctx, platform, opts)));
   return client;
 }
 const httpClients = new WeakMap<HostContext, Map<string, ProviderHttp>>();
 
-function newProviderHttp(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ProviderHttp {
+function newProviderHttp(ctx: HostContext, platform: string, opts: Target): ProviderHttp {
   const plugin = requirePlugin(ctx, platform);
   // The timeout is an operator's choice, so it comes from the environment for sandbox profiles too.
   const timeout = Number(platformSettings(ctx, platform).TIMEOUT_MS);
@@ -186,14 +195,17 @@ function newProviderHttp(ctx: HostContext, platform: string, opts: { sandbox: bo
     now: () => ctx.clock.now(),
     ...(opts.sandbox &&
       ctx.platforms.hasEmulator(platform) && {
-        fetch: sandboxFetch(ctx, platform),
-        webSocket: inProcessWebSocket(() => ctx.platforms.emulatorFor(platform), sandboxBaseUrl(ctx, platform)),
+        fetch: sandboxFetch(ctx, platform, opts.profileId),
+        webSocket: inProcessWebSocket(
+          () => ctx.platforms.emulatorFor(platform, opts.profileId),
+          sandboxBaseUrl(ctx, platform),
+        ),
       }),
   });
 }
 
 /** What a connect flow (no account yet) runs with. */
-export function connectContext(ctx: HostContext, platform: string, opts: { sandbox: boolean }): ConnectContext {
+export function connectContext(ctx: HostContext, platform: string, opts: Target): ConnectContext {
   return {
     http: providerHttp(ctx, platform, opts),
     settings: settingsFor(ctx, platform, opts),
@@ -223,8 +235,9 @@ export function providerFor(
 ): { plugin: Plugin; context: PluginContext } {
   const plugin = requirePlugin(ctx, account.platform);
   if (!account.credentials) throw new Error(`account ${account.id} has no stored credentials`);
+  const target: Target = opts.sandbox ? { sandbox: true, profileId: account.profileId } : { sandbox: false };
   const context: PluginContext = {
-    http: providerHttp(ctx, account.platform, opts),
+    http: providerHttp(ctx, account.platform, target),
     account: {
       id: account.id,
       remoteId: account.remoteId,
@@ -239,12 +252,15 @@ export function providerFor(
     media:
       opts.media ??
       createMediaAccess({
-        ownStorage: opts.ownStorage,
+        // A sandbox profile's media may live in its emulators (a blob a workflow carries): opened in process.
+        ownStorage: opts.sandbox
+          ? firstOpener(opts.ownStorage, sandboxMediaOpener(ctx.platforms, ctx.config.publicUrl, account.profileId))
+          : opts.ownStorage,
         maxBytes: maxMediaBytes(ctx),
         log: ctx.log.child({ component: "media-fetch" }),
         allowAddress: opts.allowMediaAddress,
       }),
-    settings: settingsFor(ctx, account.platform, opts),
+    settings: settingsFor(ctx, account.platform, target),
     log: ctx.log.child({ component: "plugin", platform: account.platform, account_id: account.id }),
     now: () => ctx.clock.now(),
   };

@@ -1,10 +1,11 @@
 /**
  * The registry: every plugin under plugins/ (listed in the generated plugins/index.ts), what the account
- * routes show of each platform, and one emulator instance per platform for sandbox profiles.
+ * routes show of each platform, and the sandbox emulators: one instance per platform and sandbox profile.
  */
 import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
-import type { ConnectionMode, Emulator, Plugin, PluginStatus } from "../sdk.ts";
+import type { ConnectionMode, Emulator, EmulatorOptions, Plugin, PluginStatus } from "../sdk.ts";
+import { mediaPuller } from "./media-guard.ts";
 import { persistedEmulator, type PersistedEmulator, type SandboxStateStore } from "./sandbox-state.ts";
 
 export type { PlatformRegistry };
@@ -35,14 +36,22 @@ export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): str
     .flatMap((id) => plugins[id].variantNames ?? []);
 }
 
+/** Sandbox emulators a copy keeps in memory at most when their state lives in the store. */
+const MAX_PERSISTED_INSTANCES = 256;
+
 export interface RegistryOptions {
   /** Where sandbox emulators keep their state; without it they keep it in memory (tests). */
   sandboxState?: SandboxStateStore;
+  /**
+   * What each sandbox emulator is created with (sandbox-media.ts: downloads through the media guard,
+   * the server's own media from storage). Without it, downloads go through the guard alone.
+   */
+  emulatorOptions?: (platform: string, profileId: string, registry: PlatformRegistry) => EmulatorOptions;
 }
 
 export function createRegistry(
   plugins: Record<string, Plugin> = PLUGINS,
-  emulators: Record<string, () => Emulator> = EMULATORS,
+  emulators: Record<string, (opts?: EmulatorOptions) => Emulator> = EMULATORS,
   opts: RegistryOptions = {},
 ): PlatformRegistry {
   const byId = new Map<string, Plugin>();
@@ -58,19 +67,30 @@ export function createRegistry(
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
   // Own keys only: a path segment such as "__proto__" or "constructor" names no emulator.
   const factory = (platform: string) => (Object.hasOwn(emulators, platform) ? emulators[platform] : undefined);
+  const guardOnly: EmulatorOptions = { pullMedia: mediaPuller({}) };
+  const optionsFor = (platform: string, profileId: string) =>
+    opts.emulatorOptions?.(platform, profileId, registry) ?? guardOnly;
+  // Keyed by profile, then platform: a sandbox profile's emulators are its own.
   const instances = new Map<string, PersistedEmulator>();
-  const emulatorFor = (platform: string) => {
-    let emu = instances.get(platform);
+  const emulatorFor = (platform: string, profileId: string) => {
     const make = factory(platform);
-    if (!emu && make) {
+    if (!make) return undefined;
+    const key = `${profileId} ${platform}`;
+    let emu = instances.get(key);
+    if (emu) instances.delete(key);
+    else {
       emu = opts.sandboxState
-        ? persistedEmulator(make(), opts.sandboxState)
-        : Object.assign(make(), { sync: async () => {} });
-      instances.set(platform, emu);
+        ? persistedEmulator(make(optionsFor(platform, profileId)), opts.sandboxState, profileId)
+        : Object.assign(make(optionsFor(platform, profileId)), { sync: async () => {} });
+      // State kept in the store comes back on the next call, so the least recently used instance can go;
+      // state kept only in memory (tests) cannot.
+      if (opts.sandboxState && instances.size >= MAX_PERSISTED_INSTANCES)
+        instances.delete(instances.keys().next().value!);
     }
+    instances.set(key, emu);
     return emu;
   };
-  return {
+  const registry: PlatformRegistry = {
     describe: (platform) => descriptions.get(platform),
     list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
     get: (platform) => byId.get(platform),
@@ -80,10 +100,11 @@ export function createRegistry(
     hasEmulator: (platform) => factory(platform) !== undefined,
     newEmulator: (platform) => factory(platform)?.(),
     emulatorFor,
-    async loadEmulator(platform) {
-      const emu = emulatorFor(platform);
+    async loadEmulator(platform, profileId) {
+      const emu = emulatorFor(platform, profileId);
       await emu?.sync();
       return emu;
     },
   };
+  return registry;
 }

@@ -1,6 +1,6 @@
 /**
- * Sandbox emulators whose state lives in a store (the sandbox_state table, through the sandbox module)
- * instead of only in this process: every call first takes up what any copy saved last, and saves what it
+ * Sandbox emulators whose state lives in a store (the sandbox_state table, through the sandbox module),
+ * one document per sandbox profile and platform, instead of only in this process: every call first takes up what any copy saved last, and saves what it
  * changed over exactly the version it read. A copy that lost that race runs the call again on the newer
  * state, so ids handed out by two copies never collide. Within one copy calls to one platform run one at
  * a time, so they never race each other.
@@ -8,10 +8,10 @@
 import type { Emulator } from "../sdk.ts";
 
 export interface SandboxStateStore {
-  /** The platform's saved state when its version is not `known`; null when unchanged or never saved. */
-  load(platform: string, known: number): Promise<{ version: number; doc: string } | null>;
+  /** The profile's saved state of the platform when its version is not `known`; null when unchanged or never saved. */
+  load(profileId: string, platform: string, known: number): Promise<{ version: number; doc: string } | null>;
   /** Saves over `version` (0: nothing saved yet); the new version, or null when another copy saved first. */
-  save(platform: string, version: number, doc: string): Promise<number | null>;
+  save(profileId: string, platform: string, version: number, doc: string): Promise<number | null>;
 }
 
 /** A sandbox emulator that can also take up the store's state without a call (for the inbox). */
@@ -35,7 +35,11 @@ function serial() {
   };
 }
 
-export function persistedEmulator<E extends Emulator>(emulator: E, store: SandboxStateStore): E & PersistedEmulator {
+export function persistedEmulator<E extends Emulator>(
+  emulator: E,
+  store: SandboxStateStore,
+  profileId: string,
+): E & PersistedEmulator {
   const state = emulator.state;
   if (!state) return Object.assign(emulator, { sync: async () => {} });
   const platform = emulator.platform;
@@ -46,7 +50,7 @@ export function persistedEmulator<E extends Emulator>(emulator: E, store: Sandbo
 
   async function load() {
     for (;;) {
-      const newer = await store.load(platform, version);
+      const newer = await store.load(profileId, platform, version);
       if (newer) {
         state!.restore(newer.doc);
         version = newer.version;
@@ -56,7 +60,7 @@ export function persistedEmulator<E extends Emulator>(emulator: E, store: Sandbo
       if (version > 0) return;
       // Nothing saved yet: this copy's fresh state (its random page ids, keys) becomes everyone's,
       // unless another copy saved its own first.
-      const first = await store.save(platform, 0, saved);
+      const first = await store.save(profileId, platform, 0, saved);
       if (first !== null) {
         version = first;
         return;
@@ -71,7 +75,7 @@ export function persistedEmulator<E extends Emulator>(emulator: E, store: Sandbo
       const out = await work();
       const doc = state!.snapshot();
       if (doc === saved) return out;
-      const next = await store.save(platform, version, doc);
+      const next = await store.save(profileId, platform, version, doc);
       if (next !== null) {
         version = next;
         saved = doc;

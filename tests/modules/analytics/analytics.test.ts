@@ -68,8 +68,8 @@ const entry = (data: any, postId: string) => data.posts.find((p: { post_id: stri
 beforeAll(async () => {
   h = await listeningHarness();
   ({ token, profileId } = await h.profile({ sandbox: true }));
-  x = h.ctx.platforms.emulatorFor("twitter") as XEmulator;
-  bsky = h.ctx.platforms.emulatorFor("bluesky") as BlueskyEmulator;
+  x = h.ctx.platforms.emulatorFor("twitter", profileId) as XEmulator;
+  bsky = h.ctx.platforms.emulatorFor("bluesky", profileId) as BlueskyEmulator;
   xAccount = await connect("twitter");
   bskyAccount = await connect("bluesky");
 });

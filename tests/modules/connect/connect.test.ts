@@ -365,10 +365,10 @@ describe("hosted pages", () => {
   afterAll(() => h.stop());
 
   test("what the user typed is escaped when the form is shown again", async () => {
-    const { token } = await h.profile({ sandbox: true });
+    const { token, profileId } = await h.profile({ sandbox: true });
     // An account with a known password, so a wrong one fails and the form comes back.
     (
-      h.ctx.platforms.emulatorFor("bluesky") as unknown as {
+      h.ctx.platforms.emulatorFor("bluesky", profileId) as unknown as {
         registerAccount(a: { handle: string; password: string }): string;
       }
     ).registerAccount({ handle: "x.bsky.social", password: "right" });

@@ -4,12 +4,14 @@
  * sandbox target points at its entry; live profiles' keys are refused.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createKey, createProfile } from "../../../src/modules/keys/service.ts";
+import { authenticate, createKey, createProfile } from "../../../src/modules/keys/service.ts";
+import { inboxLink } from "../../../src/modules/sandbox/sign-in.ts";
 import { SCOPES } from "../../../src/http/scopes.ts";
 import { makePng } from "../../support/media-fixtures.ts";
-import { connectSandbox, sandboxCluster, type SandboxCluster } from "../../support/sandbox-kit.ts";
+import { connectSandbox, sandboxCluster, type Copy, type SandboxCluster } from "../../support/sandbox-kit.ts";
 
 let cluster: SandboxCluster;
+let copy: Copy;
 let token: string;
 let liveToken: string;
 let otherToken: string;
@@ -43,9 +45,13 @@ async function uploadPng(): Promise<string> {
   return (await cluster.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token })).body.data.public_url;
 }
 
-/** The inbox page as a browser gets it: the key link, then the page the cookie opens. */
+/** The inbox page as a browser gets it: the key's one-time sign-in link, then the page the cookie opens. */
 async function openInbox(key = token): Promise<{ status: number; html: string }> {
-  const first = await fetch(`${cluster.url}/sandbox?key=${encodeURIComponent(key)}`, { redirect: "manual" });
+  const principal = await authenticate(cluster.db, key, cluster.clock.now());
+  const link = principal
+    ? inboxLink(copy.ctx.config, principal.keyId, cluster.clock.now())
+    : `${cluster.url}/sandbox?sign_in=not.valid`;
+  const first = await fetch(link, { redirect: "manual" });
   if (first.status !== 303) return { status: first.status, html: await first.text() };
   expect(first.headers.get("location")).toBe("/sandbox");
   const cookie = first.headers.get("set-cookie")!;
@@ -56,7 +62,7 @@ async function openInbox(key = token): Promise<{ status: number; html: string }>
 
 beforeAll(async () => {
   cluster = await sandboxCluster();
-  await cluster.start();
+  copy = await cluster.start();
   const profile = await createProfile(cluster.db, "sandbox", true);
   ({ token } = await createKey(cluster.db, { name: "k", profileId: profile.id, scopes: [...SCOPES] }));
   const live = await createProfile(cluster.db, "live", false);
