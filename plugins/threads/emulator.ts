@@ -20,7 +20,16 @@ import {
   LongLivedTokens,
 } from "../../src/platform/graph-emulator.ts";
 
+// "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
+// (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
 const TEXT_MAX = 500;
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+const threadsLength = (text: string) =>
+  [...graphemes.segment(text)].reduce(
+    (n, { segment }) => n + (emoji.test(segment) ? Buffer.byteLength(segment) : [...segment].length),
+    0,
+  );
 const LONG_TTL_S = 60 * 86400;
 
 interface Container {
@@ -86,7 +95,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
     if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type))
       throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
     const text = f.get("text") ?? "";
-    if ([...text].length > TEXT_MAX)
+    if (threadsLength(text) > TEXT_MAX)
       throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
     const replyTo = f.get("reply_to_id");
     if (replyTo && !state.posts.some((p) => p.id === replyTo))

@@ -156,8 +156,9 @@ export default definePlugin({
   platform: "threads",
   displayName: "Threads",
   defaultApiUrl: "https://graph.threads.net",
-  // Threads counts emoji by their UTF-8 byte length inside the 500.
-  textLimit: { max: TEXT_MAX, unit: "characters" },
+  // "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
+  // (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
+  textLimit: { max: TEXT_MAX, unit: "emoji_bytes" },
   capabilities: {
     destination: true,
     source: true,

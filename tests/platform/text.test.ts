@@ -17,3 +17,14 @@ test("each unit counts the same text its own way", () => {
   expect(countText(text, "bytes")).toBe(3 + 8 + 2);
   expect(countText(text, "weighted")).toBe(2 + 2 + 1);
 });
+
+test("Threads' unit: characters, each emoji as its UTF-8 bytes", () => {
+  expect(countText("hello", "emoji_bytes")).toBe(5);
+  expect(countText("日é", "emoji_bytes")).toBe(2);
+  // 👍 is 4 bytes; with a skin tone 8; a family joined by ZWJ is every byte of the sequence.
+  expect(countText("a👍", "emoji_bytes")).toBe(1 + 4);
+  expect(countText("👍🏽", "emoji_bytes")).toBe(8);
+  expect(countText("👨‍👩‍👧", "emoji_bytes")).toBe(18);
+  expect(countText("🇫🇷", "emoji_bytes")).toBe(8);
+  expect(countText("x".repeat(497) + "👍", "emoji_bytes")).toBe(501);
+});

@@ -4,6 +4,7 @@ import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import threads from "../../plugins/threads/index.ts";
 import { createThreadsEmulator, type ThreadsEmulator } from "../../plugins/threads/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
+import { countText } from "../../src/platform/text.ts";
 
 let emulator: ThreadsEmulator;
 let rig: OAuthRig<ThreadsEmulator>;
@@ -76,4 +77,15 @@ test("insights become views, likes, replies and reposts", async () => {
   emulator.engage(out.platformPostId, { views: 40, likes: 4, reposts: 2 });
   const m = await threads.metrics!(ctx, [out.platformPostId]);
   expect(m[out.platformPostId]).toMatchObject({ views: 40, likes: 4, shares: 2, comments: 0 });
+});
+
+test("emoji count as their UTF-8 bytes within the 500: Crier refuses what Threads would", async () => {
+  const over = "x".repeat(497) + "👍";
+  expect(countText(over, threads.textLimit.unit)).toBe(501);
+  expect(countText("x".repeat(496) + "👍", threads.textLimit.unit)).toBe(500);
+  // The emulator counts as Threads documents it: 497 characters and an emoji are 501.
+  expect(await threads.publish!(ctx, job(over))).toMatchObject({ kind: "permanent" });
+  expect(await settle(await threads.publish!(ctx, job("x".repeat(496) + "👍")))).toMatchObject({
+    kind: "published",
+  });
 });
