@@ -22,6 +22,7 @@ import m18 from "./0018_claim_plan.sql" with { type: "text" };
 import m19 from "./0019_record_results.sql" with { type: "text" };
 import m20 from "./0020_webhook_triggers_follow_endpoints.sql" with { type: "text" };
 import m21 from "./0021_claim_generic_plan.sql" with { type: "text" };
+import m22 from "./0022_account_credentials_expiry.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -47,4 +48,5 @@ export const migrationSql: Record<string, string> = {
   "0019_record_results": m19,
   "0020_webhook_triggers_follow_endpoints": m20,
   "0021_claim_generic_plan": m21,
+  "0022_account_credentials_expiry": m22,
 };

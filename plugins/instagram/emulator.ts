@@ -6,8 +6,10 @@
  * media_publish, permalinks, the user's media and insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the account sandbox.insta.
- * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
- * refresh that follows can succeed.
+ * Tokens age on the emulator's clock (createInstagramEmulator({ now }), advanceClock): a long-lived token lasts 60
+ * days, and refresh_access_token refuses one younger than 24 hours or already expired, as Meta does.
+ * Fidelity note: an injected auth_expired failure answers 190 once without expiring the token (a session
+ * invalidated and restored); a token that really expired is never refreshed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
@@ -55,13 +57,14 @@ export interface InstagramEmulator extends Emulator {
 
 const newId = graphId(18_000_000_000_000_000n);
 
-export function createInstagramEmulator(): InstagramEmulator {
+export function createInstagramEmulator(opts: { now?: () => number } = {}): InstagramEmulator {
   const failures = new FailurePlan();
   const user = { user_id: "17841400000000001", id: "17841400000000001", username: "sandbox.insta" };
   const auth = new LongLivedTokens({
     prefix: "IG",
     exchangeGrant: "ig_exchange_token",
     refreshGrant: "ig_refresh_token",
+    now: opts.now,
     expiredStatus: 400,
     codeAnswer: {
       user_id: user.user_id,
@@ -285,6 +288,7 @@ export function createInstagramEmulator(): InstagramEmulator {
     setFollowers(n) {
       followers = n;
     },
+    advanceClock: (ms) => auth.advance(ms),
     reset() {
       failures.clear();
       auth.reset();

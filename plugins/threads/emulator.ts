@@ -6,8 +6,10 @@
  * `{error:{message, type, code, error_subcode}}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox.threads.
- * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
- * refresh that follows (which Threads allows only for a still-valid token) can succeed.
+ * Tokens age on the emulator's clock (createThreadsEmulator({ now }), advanceClock): a long-lived token lasts 60
+ * days, and refresh_access_token refuses one younger than 24 hours or already expired, as Meta does.
+ * Fidelity note: an injected auth_expired failure answers 190 once without expiring the token (a session
+ * invalidated and restored); a token that really expired is never refreshed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
@@ -64,13 +66,14 @@ export interface ThreadsEmulator extends Emulator {
 
 const newId = graphId(17_000_000_000_000_000n);
 
-export function createThreadsEmulator(): ThreadsEmulator {
+export function createThreadsEmulator(opts: { now?: () => number } = {}): ThreadsEmulator {
   const failures = new FailurePlan();
   const user = { id: "25000000000000001", username: "sandbox.threads" };
   const auth = new LongLivedTokens({
     prefix: "TH",
     exchangeGrant: "th_exchange_token",
     refreshGrant: "th_refresh_token",
+    now: opts.now,
     expiredStatus: 401,
     codeAnswer: { user_id: Number(user.id.slice(0, 15)) },
   });
@@ -290,6 +293,7 @@ export function createThreadsEmulator(): ThreadsEmulator {
     setFollowers(n) {
       followers = n;
     },
+    advanceClock: (ms) => auth.advance(ms),
     reset() {
       failures.clear();
       auth.reset();

@@ -94,8 +94,16 @@ export async function downloadedType(url: string): Promise<string | null> {
   }
 }
 
+// Instagram: "Refresh a long-lived access token that is at least 24 hours old but has not expired.
+// Refreshed tokens are valid for 60 days from the date at which they are refreshed."
+// (developers.facebook.com/docs/instagram-platform/reference/refresh_access_token, checked 2026-11-26)
+// Threads: "Long-lived tokens are valid for 60 days and can be refreshed as long as they are at least 24
+// hours old but have not expired ... Tokens that have not been refreshed in 60 days will expire and can no
+// longer be refreshed." (developers.facebook.com/docs/threads/get-started/long-lived-tokens, same date)
+// Short-lived tokens last one hour (the same pages).
 const LONG_TTL_S = 60 * 86400;
 const SHORT_TTL_MS = 3600_000;
+const REFRESHABLE_AGE_MS = 86_400_000;
 
 export interface LongLivedTokenSpec {
   /** How the platform's tokens start (IG, TH). */
@@ -107,6 +115,14 @@ export interface LongLivedTokenSpec {
   expiredStatus: number;
   /** What the code exchange answers besides the token (the user id in the platform's shape). */
   codeAnswer: Record<string, unknown>;
+  /** The emulator's clock in ms (default Date.now): tests age tokens with their own clock. */
+  now?: () => number;
+}
+
+interface Token {
+  long: boolean;
+  issued: number;
+  exp: number;
 }
 
 /**
@@ -116,10 +132,21 @@ export interface LongLivedTokenSpec {
  */
 export class LongLivedTokens {
   private codes = new AuthorizationCodes();
-  private tokens = new Map<string, { long: boolean; exp: number }>();
+  private tokens = new Map<string, Token>();
   private readonly clients = new Map([["sandbox", "sandbox"]]);
+  /** Added to the clock by advance(): sandbox and conformance runs age tokens without waiting a day. */
+  private offset = 0;
 
   constructor(private readonly spec: LongLivedTokenSpec) {}
+
+  private now(): number {
+    return (this.spec.now?.() ?? Date.now()) + this.offset;
+  }
+
+  /** Moves this emulator's clock forward. */
+  advance(ms: number): void {
+    this.offset += ms;
+  }
 
   /** Answers the consent page and the three token calls; null for every other call. */
   async route(req: Request, path: string, url: URL): Promise<Response | null> {
@@ -145,9 +172,15 @@ export class LongLivedTokens {
       return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
     }
     if (m === "GET" && path === "/refresh_access_token") {
+      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant)
+        throw new GraphError(400, 100, `grant_type must be ${this.spec.refreshGrant}`);
       const t = this.tokens.get(this.presented(req, url));
-      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant || !t?.long || t.exp <= Date.now())
-        throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
+      // An expired (or unknown) token is Meta's expired-session error: nothing brings it back.
+      if (!t || t.exp <= this.now()) throw this.expired();
+      if (!t.long) throw new GraphError(400, 190, "Only a long-lived access token can be refreshed.");
+      // Meta's words are "at least 24 hours old"; the shape of its refusal is not documented.
+      if (this.now() - t.issued < REFRESHABLE_AGE_MS)
+        throw new GraphError(400, 100, "The access token must be at least 24 hours old to be refreshed.");
       return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
     }
     return null;
@@ -156,7 +189,7 @@ export class LongLivedTokens {
   /** Throws the platform's expired-session error unless the call carries a live token. */
   authed(req: Request, url: URL): void {
     const t = this.tokens.get(this.presented(req, url));
-    if (!t || t.exp <= Date.now()) throw this.expired();
+    if (!t || t.exp <= this.now()) throw this.expired();
   }
 
   /** The platform's answer to an expired token. */
@@ -167,6 +200,7 @@ export class LongLivedTokens {
   reset(): void {
     this.codes.clear();
     this.tokens = new Map();
+    this.offset = 0;
   }
 
   snapshot(): unknown {
@@ -174,7 +208,7 @@ export class LongLivedTokens {
   }
 
   restore(saved: unknown): void {
-    const s = saved as { codes: unknown; tokens: Map<string, { long: boolean; exp: number }> };
+    const s = saved as { codes: unknown; tokens: Map<string, Token> };
     this.codes.restore(s.codes);
     this.tokens = s.tokens;
   }
@@ -187,7 +221,8 @@ export class LongLivedTokens {
 
   private issue(long: boolean): string {
     const token = `${this.spec.prefix}${randomBytes(20).toString("hex")}`;
-    this.tokens.set(token, { long, exp: Date.now() + (long ? LONG_TTL_S * 1000 : SHORT_TTL_MS) });
+    const issued = this.now();
+    this.tokens.set(token, { long, issued, exp: issued + (long ? LONG_TTL_S * 1000 : SHORT_TTL_MS) });
     return token;
   }
 }
