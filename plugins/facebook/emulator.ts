@@ -2,8 +2,9 @@
  * An emulator of the Facebook Graph surface the plugin uses: OAuth (dialog, code exchange by GET with
  * id and secret, fb_exchange_token for a long-lived user token), /me/accounts with Page tokens, and for
  * a Page (its own token required): feed posts (message, link, attached_media of unpublished photos),
- * photos (multipart source; published or not), videos processed over status reads, permalinks, the
- * Page's posts, reaction/comment/share summaries and media-view insights. Errors are Graph errors.
+ * photos (multipart source; published or not), videos (the Resumable Upload API's session, bytes and
+ * handle, or a multipart source) processed over status reads, permalinks, the Page's posts,
+ * reaction/comment/share summaries, media-view insights and video insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox"; the user manages one Page, "Sandbox Page" (tests can add
  * more with addPage).
@@ -50,10 +51,35 @@ interface Video {
   reads: number;
 }
 
+/** A session of the Resumable Upload API (POST /{app-id}/uploads, then POST /upload:{id} with the bytes). */
+interface Upload {
+  id: string;
+  length: number;
+  type: string;
+  received: number;
+  /** The first bytes, for judging the file as Facebook does. */
+  head: Buffer;
+  handle: string | null;
+}
+
 export interface FacebookEmulator extends Emulator {
   addPage(name: string): string;
   engage(id: string, counts: Partial<Pick<Post, "reactions" | "comments" | "shares" | "views">>): void;
+  /** How each Page video arrived: by a Resumable Upload API handle or as a `source` file in the request. */
+  videoUploads(): { via: "resumable" | "source"; bytes: number }[];
+  /** The message of processing_phase.errors for a file Facebook cannot process. */
+  readonly processingError: string;
 }
+
+// The Resumable Upload API (developers.facebook.com/docs/graph-api/guides/upload, checked 2026-11-26):
+// POST /{app-id}/uploads with file_name, file_length and file_type (application/pdf, image/jpeg,
+// image/jpg, image/png or video/mp4) answers {id: "upload:<session>"}; POST /upload:<session> with
+// "Authorization: OAuth <token>" and a file_offset header carries the bytes and answers {h: <handle>};
+// GET /upload:<session> answers {id, file_offset} to resume. The Video API publishing guide
+// (developers.facebook.com/docs/video-api/guides/publishing, same date) then posts the handle as
+// fbuploader_video_file_chunk to /{page-id}/videos.
+const UPLOAD_TYPES = ["application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4"];
+const PROCESSING_ERROR = "There was a problem processing your video file. Please try again with another file.";
 
 function sniffImage(b: Buffer): string | null {
   if (b[0] === 0xff && b[1] === 0xd8) return "image/jpeg";
@@ -74,6 +100,8 @@ export function createFacebookEmulator(): FacebookEmulator {
     posts: [] as Post[],
     photos: new Map<string, Photo>(),
     videos: new Map<string, Video>(),
+    uploads: new Map<string, Upload>(),
+    arrivals: [] as { via: "resumable" | "source"; bytes: number }[],
     emulated: [] as EmulatedPost[],
   }));
   const clients = new Map([["sandbox", "sandbox"]]);
@@ -100,6 +128,52 @@ export function createFacebookEmulator(): FacebookEmulator {
 
   function ownerAuth(req: Request, url: URL, ownerPage: string) {
     return pageAuth(req, url, ownerPage);
+  }
+
+  /** A token Facebook knows: a user's, or one of the Pages'. */
+  function knownToken(token: string): boolean {
+    return state.userTokens.has(token) || state.pages.some((p) => p.token === token);
+  }
+
+  function startUpload(req: Request, url: URL, appId: string): Response {
+    if (!clients.has(appId))
+      throw new GraphError(400, 100, `Unsupported post request. Object with ID '${appId}' does not exist`, 33);
+    if (!knownToken(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
+    const q = url.searchParams;
+    const length = Number(q.get("file_length"));
+    const type = q.get("file_type") ?? "";
+    if (!q.get("file_name")) throw new GraphError(400, 100, "(#100) The parameter file_name is required");
+    if (!Number.isInteger(length) || length <= 0)
+      throw new GraphError(400, 100, "(#100) Param file_length must be a positive integer");
+    if (!UPLOAD_TYPES.includes(type))
+      throw new GraphError(400, 100, `(#100) Param file_type must be one of {${UPLOAD_TYPES.join(", ")}}`);
+    const up: Upload = { id: num(), length, type, received: 0, head: Buffer.alloc(0), handle: null };
+    state.uploads.set(up.id, up);
+    return Response.json({ id: `upload:${up.id}` });
+  }
+
+  /** The upload step: the OAuth scheme (not Bearer) and the offset the bytes start at, as the guide shows them. */
+  async function transfer(req: Request, sessionId: string): Promise<Response> {
+    const up = state.uploads.get(sessionId);
+    if (!up) throw new GraphError(400, 100, "Invalid upload session", 2069021);
+    const token = /^OAuth (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+    if (!knownToken(token)) throw new GraphError(400, 190, "Invalid OAuth access token.");
+    const offset = Number(req.headers.get("file_offset"));
+    if (!Number.isInteger(offset) || offset !== up.received)
+      throw new GraphError(400, 100, `The file_offset header must be ${up.received}`, 2069022);
+    for await (const chunk of (req.body ?? []) as unknown as AsyncIterable<Uint8Array>) {
+      up.received += chunk.byteLength;
+      if (up.head.length < 16) up.head = Buffer.concat([up.head, Buffer.from(chunk)]).subarray(0, 16);
+      if (up.received > up.length) throw new GraphError(400, 100, "More bytes than file_length were sent", 2069023);
+    }
+    if (up.received === up.length) up.handle ??= `4:${Buffer.from(`${up.id}:${up.type}`).toString("base64")}`;
+    return Response.json(up.handle ? { h: up.handle } : { id: `upload:${up.id}`, file_offset: up.received });
+  }
+
+  function uploadStatus(sessionId: string): Response {
+    const up = state.uploads.get(sessionId);
+    if (!up) throw new GraphError(400, 100, "Invalid upload session", 2069021);
+    return Response.json({ id: `upload:${up.id}`, file_offset: up.received });
   }
 
   async function body(req: Request): Promise<Map<string, FormDataEntryValue>> {
@@ -170,6 +244,11 @@ export function createFacebookEmulator(): FacebookEmulator {
         })),
       });
     }
+    const uploads = /^\/([^/]+)\/uploads$/.exec(p);
+    if (uploads && m === "POST") return startUpload(req, url, uploads[1]);
+    const session = /^\/upload:(\d+)$/.exec(p);
+    if (session && m === "POST") return transfer(req, session[1]);
+    if (session && m === "GET") return uploadStatus(session[1]);
     const pageNode = /^\/(\d+)$/.exec(p);
     if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
       const page = pageAuth(req, url, pageNode[1]);
@@ -226,8 +305,18 @@ export function createFacebookEmulator(): FacebookEmulator {
       const page = pageAuth(req, url, edge[1]);
       const f = await body(req);
       const source = f.get("source");
-      if (!(source instanceof Blob)) throw new GraphError(400, 100, "source or file_url is required");
-      const head = Buffer.from(await source.slice(0, 12).arrayBuffer());
+      const handle = f.get("fbuploader_video_file_chunk");
+      let head: Buffer;
+      if (typeof handle === "string") {
+        const up = [...state.uploads.values()].find((u) => u.handle === handle);
+        if (!up) throw new GraphError(400, 100, "(#100) Invalid fbuploader_video_file_chunk handle");
+        head = up.head;
+        state.arrivals.push({ via: "resumable", bytes: up.received });
+      } else if (source instanceof Blob) {
+        // The non-resumable upload: the whole file in the request.
+        head = Buffer.from(await source.slice(0, 12).arrayBuffer());
+        state.arrivals.push({ via: "source", bytes: source.size });
+      } else throw new GraphError(400, 100, "source, file_url or fbuploader_video_file_chunk is required");
       const vid: Video = {
         id: num(),
         page: page.id,
@@ -277,8 +366,36 @@ export function createFacebookEmulator(): FacebookEmulator {
         })),
       });
     }
+    const videoInsights = /^\/(\d+)\/video_insights$/.exec(p);
+    if (videoInsights && m === "GET") {
+      const vid = state.videos.get(videoInsights[1]);
+      if (!vid)
+        throw new GraphError(
+          400,
+          100,
+          `Unsupported get request. Object with ID '${videoInsights[1]}' does not exist`,
+          33,
+        );
+      ownerAuth(req, url, vid.page);
+      const post = state.posts.find((x) => x.id === vid.id)!;
+      // Video Insights (developers.facebook.com/docs/graph-api/reference/video/video_insights, checked
+      // 2026-11-26): total_video_views is lifetime views of 3 seconds or more.
+      const metrics = (url.searchParams.get("metric") ?? "total_video_views").split(",");
+      const unknown = metrics.find((n) => !["total_video_views", "total_video_views_unique"].includes(n));
+      if (unknown) throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
+      return Response.json({
+        data: metrics.map((name) => ({
+          name,
+          period: "lifetime",
+          values: [{ value: post.views }],
+          id: `${vid.id}/video_insights/${name}/lifetime`,
+        })),
+      });
+    }
     const insights = /^\/([\d_]+)\/insights$/.exec(p);
     if (insights && m === "GET") {
+      if (state.videos.has(insights[1]))
+        throw new GraphError(400, 100, "(#100) Tried accessing nonexisting field (insights) on node type (Video)");
       const post = state.posts.find((x) => x.id === insights[1]);
       if (!post) throw new GraphError(400, 100, "Object does not exist");
       ownerAuth(req, url, post.page);
@@ -296,16 +413,23 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (vid && fields.includes("status")) {
         ownerAuth(req, url, vid.page);
         if (vid.status === "processing" && ++vid.reads >= 2) vid.status = "ready";
+        // The Video node's status (developers.facebook.com/docs/graph-api/reference/video, checked
+        // 2026-11-26): video_status, and per phase a status with its errors [{code, message}].
         return Response.json({
           id: vid.id,
           status: {
             video_status: vid.status,
+            uploading_phase: { status: "complete" },
             processing_phase: {
               status: vid.status === "error" ? "error" : vid.status === "ready" ? "complete" : "in_progress",
+              ...(vid.status === "error" && { errors: [{ code: 1363008, message: PROCESSING_ERROR }] }),
             },
           },
         });
       }
+      // The Video node has no shares field; asking for one fails the whole request.
+      if (vid && fields.split(",").some((f) => f.split(".")[0] === "shares"))
+        throw new GraphError(400, 100, "(#100) Tried accessing nonexisting field (shares) on node type (Video)");
       const post = state.posts.find((x) => x.id === node[1]);
       if (!post)
         throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
@@ -352,6 +476,8 @@ export function createFacebookEmulator(): FacebookEmulator {
       addPage("Sandbox Page");
     },
     addPage,
+    videoUploads: () => [...state.arrivals],
+    processingError: PROCESSING_ERROR,
     engage(id, counts) {
       const post = state.posts.find((x) => x.id === id);
       if (!post) throw new Error(`no post ${id}`);

@@ -1,10 +1,10 @@
 /** Facebook specifics beyond the conformance suite: one account per Page, attached photos, link posts, Page tokens, metrics. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { PluginContext } from "../../src/platform/sdk.ts";
+import type { MediaAccess, Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import facebook from "../../plugins/facebook/index.ts";
 import { createFacebookEmulator, type FacebookEmulator } from "../../plugins/facebook/emulator.ts";
 import { job, oauthRig, type OAuthRig } from "./support.ts";
-import { makePng } from "../support/media-fixtures.ts";
+import { makeMp4, makePng } from "../support/media-fixtures.ts";
 
 let emulator: FacebookEmulator;
 let rig: OAuthRig<FacebookEmulator>;
@@ -60,4 +60,56 @@ test("metrics read reactions, comments, shares and media views", async () => {
     shares: 1,
     saves: null,
   });
+});
+
+/** Media that can only be streamed: a plugin that reads the whole file into memory fails on it. */
+function streamOnly(bytes: Uint8Array, contentType = "video/mp4"): MediaAccess {
+  return {
+    open: async () => ({
+      contentType,
+      size: bytes.length,
+      stream: () => new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(),
+      bytes: () => Promise.reject(new Error("the whole file was read into memory")),
+    }),
+  };
+}
+const videoJob = (content: string) => job(content, { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] });
+
+async function settle(ctx: PluginContext, out: Outcome): Promise<Outcome> {
+  for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await facebook.checkStatus!(ctx, out.handle);
+  return out;
+}
+
+test("a video goes up through the resumable upload on the Graph host, streamed, and is published by its handle", async () => {
+  const mp4 = makeMp4(300 * 1024);
+  // The old graph-video host override leads nowhere: every call must go to the one Graph base URL.
+  const ctx = {
+    ...pages[0],
+    media: streamOnly(mp4),
+    settings: { ...pages[0].settings, VIDEO_URL: "http://127.0.0.1:9" },
+  };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("a video")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
+});
+
+test("a video Facebook cannot process fails with the reason in processing_phase.errors", async () => {
+  const ctx = { ...pages[0], media: streamOnly(new Uint8Array(4096).fill(7)) };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("not a video")));
+  expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect((out as { reason: string }).reason).toContain(emulator.processingError);
+});
+
+test("metrics of a video ask the Video node only for what it has; one unreadable post does not fail the batch", async () => {
+  const ctx = { ...pages[0], media: streamOnly(makeMp4(100 * 1024)) };
+  const video = await settle(ctx, await facebook.publish!(ctx, videoJob("measured video")));
+  const text = await facebook.publish!(pages[0], job("measured text"));
+  if (video.kind !== "published" || text.kind !== "published") throw new Error("not published");
+  emulator.engage(video.platformPostId, { reactions: 4, comments: 1, views: 120 });
+  emulator.engage(text.platformPostId, { reactions: 2, shares: 3, views: 9 });
+  const gone = `${pages[0].account.remoteId}_999999`;
+  const m = await facebook.metrics!(pages[0], [video.platformPostId, gone, text.platformPostId]);
+  expect(m[video.platformPostId]).toEqual({ views: 120, likes: 4, comments: 1, shares: null, saves: null });
+  expect(m[text.platformPostId]).toMatchObject({ likes: 2, shares: 3, views: 9 });
+  expect(m[gone]).toBeUndefined();
 });
