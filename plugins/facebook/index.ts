@@ -372,14 +372,17 @@ export default definePlugin({
     tokenUrl: `https://graph.facebook.com/${VERSION}/oauth/access_token`,
     tokenMethod: "GET",
     clientAuth: "body",
+    // Each is what a request needs (docs/platforms.md): Pages listed and posted to (pages_show_list,
+    // pages_manage_posts, pages_read_engagement; the Video API's publishing guide names the same three),
+    // the Page's posts read back (pages_read_user_content), insights (read_insights), and Pages a
+    // business portfolio owns (business_management). publish_video is for live video, which Crier does
+    // not do, and pages_manage_engagement for moderating comments: App Review refuses unused permissions.
     scopes: [
       "pages_show_list",
       "pages_manage_posts",
       "pages_read_engagement",
-      "pages_manage_engagement",
       "pages_read_user_content",
       "read_insights",
-      "publish_video",
       "business_management",
     ],
     scopeSeparator: ",",

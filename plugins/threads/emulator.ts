@@ -25,6 +25,7 @@ import {
 // "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
 // (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
 const TEXT_MAX = 500;
+const LINKS_MAX = 5;
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
 const threadsLength = (text: string) =>
@@ -98,6 +99,12 @@ export function createThreadsEmulator(opts: { now?: () => number } = {}): Thread
     if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type))
       throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
     const text = f.get("text") ?? "";
+    // "Starting December 22, 2025, Threads posts containing more than 5 links will fail to post during
+    // the media creation step ... THREADS_API__LINK_LIMIT_EXCEEDED"; every unique URL of the text counts.
+    // (developers.facebook.com/docs/threads/create-posts/text-attachments, Limitations; checked 2026-11-26)
+    const links = new Set(text.match(/\b(?:https?:\/\/|www\.)[^\s]+/gi) ?? []);
+    if (links.size > LINKS_MAX)
+      throw new GraphError(400, 100, `THREADS_API__LINK_LIMIT_EXCEEDED: a post may contain at most ${LINKS_MAX} links`);
     if (threadsLength(text) > TEXT_MAX)
       throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
     const replyTo = f.get("reply_to_id");

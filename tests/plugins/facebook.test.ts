@@ -113,3 +113,23 @@ test("metrics of a video ask the Video node only for what it has; one unreadable
   expect(m[text.platformPostId]).toMatchObject({ likes: 2, shares: 3, views: 9 });
   expect(m[gone]).toBeUndefined();
 });
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", async () => {
+  const c = rig.h.ctx;
+  const plugin = c.platforms.get("facebook")!;
+  if (plugin.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    plugin.connect.authorizationUrl(
+      { http: pages[0].http, settings: pages[0].settings, log: pages[0].log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "business_management",
+    "pages_manage_posts",
+    "pages_read_engagement",
+    "pages_read_user_content",
+    "pages_show_list",
+    "read_insights",
+  ]);
+});

@@ -103,3 +103,18 @@ test("insights become views, likes, comments, shares and saves", async () => {
     saves: 5,
   });
 });
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", () => {
+  if (instagram.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    instagram.connect.authorizationUrl(
+      { http: ctx.http, settings: ctx.settings, log: ctx.log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "instagram_business_basic",
+    "instagram_business_content_publish",
+    "instagram_business_manage_insights",
+  ]);
+});

@@ -89,3 +89,9 @@ test("emoji count as their UTF-8 bytes within the 500: Crier refuses what Thread
     kind: "published",
   });
 });
+
+test("a post with more than 5 links is refused by Threads for good", async () => {
+  const links = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${i}`).join(" ");
+  expect(await threads.publish!(ctx, job(links(6)))).toMatchObject({ kind: "permanent" });
+  expect(await settle(await threads.publish!(ctx, job(links(5))))).toMatchObject({ kind: "published" });
+});
