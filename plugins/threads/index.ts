@@ -195,13 +195,10 @@ export default definePlugin({
     authorizeUrl: "https://threads.net/oauth/authorize",
     tokenUrl: "https://graph.threads.net/oauth/access_token",
     clientAuth: "body",
-    scopes: [
-      "threads_basic",
-      "threads_content_publish",
-      "threads_manage_replies",
-      "threads_read_replies",
-      "threads_manage_insights",
-    ],
+    // threads_basic for every call, threads_content_publish to publish, threads_manage_replies to publish
+    // a thread's next posts (reply_to_id), threads_manage_insights for numbers (docs/threads/get-started).
+    // threads_read_replies is for GET calls to reply endpoints, which Crier never makes.
+    scopes: ["threads_basic", "threads_content_publish", "threads_manage_replies", "threads_manage_insights"],
     scopeSeparator: ",",
     async identity(c, token) {
       const long = await longLivedToken(c, "th_exchange_token", token);

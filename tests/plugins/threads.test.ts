@@ -95,3 +95,19 @@ test("a post with more than 5 links is refused by Threads for good", async () =>
   expect(await threads.publish!(ctx, job(links(6)))).toMatchObject({ kind: "permanent" });
   expect(await settle(await threads.publish!(ctx, job(links(5))))).toMatchObject({ kind: "published" });
 });
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", () => {
+  if (threads.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    threads.connect.authorizationUrl(
+      { http: ctx.http, settings: ctx.settings, log: ctx.log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "threads_basic",
+    "threads_content_publish",
+    "threads_manage_insights",
+    "threads_manage_replies",
+  ]);
+});
