@@ -211,8 +211,19 @@ export function createInstagramEmulator(opts: { now?: () => number } = {}): Inst
     const m = req.method;
     const token = await auth.route(req, path, url);
     if (token) return token;
-    auth.authed(req, url);
     const p = path.replace(/^\/v\d+\.\d+/, "");
+    // Permissions per request (developers.facebook.com/docs/instagram-platform: each reference's
+    // Requirements; checked 2026-11-26): instagram_business_basic for everything, content_publish to
+    // create and publish containers, manage_insights for insights.
+    const publishing = m === "POST" && /^\/(me|\d+)\/(media|media_publish)$/.test(p);
+    const insight = /\/insights$/.test(p);
+    auth.authed(
+      req,
+      url,
+      "instagram_business_basic",
+      ...(publishing ? ["instagram_business_content_publish"] : []),
+      ...(insight ? ["instagram_business_manage_insights"] : []),
+    );
     if (m === "GET" && p === "/me") {
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({ ...user, ...(fields.includes("followers_count") && { followers_count: followers }) });

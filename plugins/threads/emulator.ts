@@ -93,8 +93,14 @@ export function createThreadsEmulator(opts: { now?: () => number } = {}): Thread
     return null;
   }
 
-  async function createContainer(req: Request): Promise<Response> {
+  async function createContainer(req: Request, scopes: string[] | undefined): Promise<Response> {
     const f = await graphForm(req);
+    if (f.get("reply_to_id") && scopes && !scopes.includes("threads_manage_replies"))
+      throw new GraphError(
+        400,
+        10,
+        "(#10) Application does not have permission for this action: threads_manage_replies",
+      );
     const type = f.get("media_type") as Container["type"];
     if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type))
       throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
@@ -215,7 +221,18 @@ export function createThreadsEmulator(opts: { now?: () => number } = {}): Thread
     const m = req.method;
     const token = await auth.route(req, path, url);
     if (token) return token;
-    auth.authed(req, url);
+    // Permissions per request (developers.facebook.com/docs/threads/get-started, checked 2026-11-26):
+    // threads_basic for every endpoint, threads_content_publish for publishing, threads_manage_insights
+    // for insights; threads_manage_replies for a reply (checked where the container is created).
+    const publishing = m === "POST" && /\/(threads|threads_publish)$/.test(path);
+    const insight = /\/(insights|threads_insights)$/.test(path);
+    const granted = auth.authed(
+      req,
+      url,
+      "threads_basic",
+      ...(publishing ? ["threads_content_publish"] : []),
+      ...(insight ? ["threads_manage_insights"] : []),
+    );
     if (m === "GET" && path === "/v1.0/me") return Response.json(user);
     if (m === "GET" && (path === "/v1.0/me/threads_insights" || path === `/v1.0/${user.id}/threads_insights`)) {
       if (url.searchParams.get("metric") !== "followers_count")
@@ -233,7 +250,7 @@ export function createThreadsEmulator(opts: { now?: () => number } = {}): Thread
       });
     }
     if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`))
-      return createContainer(req);
+      return createContainer(req, granted.scopes);
     if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`))
       return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) {

@@ -118,3 +118,33 @@ test("connecting asks only for the permissions Crier's requests use (App Review 
     "instagram_business_manage_insights",
   ]);
 });
+
+test("the emulator holds a token to the permissions its user granted", async () => {
+  const base = rig.served.url;
+  const consent = await fetch(
+    `${base}/oauth/authorize?client_id=sandbox&redirect_uri=http://127.0.0.1/cb&scope=instagram_business_basic`,
+    { redirect: "manual" },
+  );
+  const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+  const short = await fetch(`${base}/oauth/access_token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      client_id: "sandbox",
+      client_secret: "sandbox",
+      code,
+      redirect_uri: "http://127.0.0.1/cb",
+    }),
+  }).then((r) => r.json());
+  const long = await fetch(
+    `${base}/access_token?grant_type=ig_exchange_token&client_secret=sandbox&access_token=${short.access_token}`,
+  ).then((r) => r.json());
+  const headers = { authorization: `Bearer ${long.access_token}` };
+  expect((await fetch(`${base}/v23.0/me?fields=username`, { headers })).status).toBe(200);
+  const publish = await fetch(`${base}/v23.0/me/media`, {
+    method: "POST",
+    headers,
+    body: new URLSearchParams({ image_url: url("a.jpg") }),
+  });
+  expect(publish.status).toBe(400);
+  expect((await publish.json()).error.code).toBe(10);
+});
