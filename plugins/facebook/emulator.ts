@@ -78,6 +78,12 @@ export interface FacebookEmulator extends Emulator {
 // GET /upload:<session> answers {id, file_offset} to resume. The Video API publishing guide
 // (developers.facebook.com/docs/video-api/guides/publishing, same date) then posts the handle as
 // fbuploader_video_file_chunk to /{page-id}/videos.
+// Permissions (developers.facebook.com/docs/pages-api/posts and docs/video-api/guides/publishing,
+// checked 2026-11-26): publishing to a Page needs pages_manage_posts and pages_read_engagement (Meta's
+// own "(#200) If posting to a page, requires both"); reading the Page and its posts
+// pages_read_engagement (and pages_read_user_content for the feed), insights read_insights, listing the
+// Pages pages_show_list.
+const POSTING = ["pages_manage_posts", "pages_read_engagement"];
 const UPLOAD_TYPES = ["application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4"];
 const PROCESSING_ERROR = "There was a problem processing your video file. Please try again with another file.";
 
@@ -95,7 +101,10 @@ const num = () => String(100_000_000_000_000n + BigInt(randomBytes(5).readUIntBE
 export function createFacebookEmulator(): FacebookEmulator {
   const failures = new FailurePlan();
   const state = resettable(() => ({
-    userTokens: new Map<string, boolean>(),
+    /** User tokens and the permissions granted with them (null: everything, for state saved before). */
+    userTokens: new Map<string, string[] | null>(),
+    codeScopes: new Map<string, string[]>(),
+    pageScopes: new Map<string, string[]>(),
     pages: [] as Page[],
     posts: [] as Post[],
     photos: new Map<string, Photo>(),
@@ -117,17 +126,25 @@ export function createFacebookEmulator(): FacebookEmulator {
   const tokenOf = (req: Request, url: URL) =>
     /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
 
-  function pageAuth(req: Request, url: URL, pageId: string): Page {
+  /**
+   * The Page the call is for, with its own token; each of `permissions` must have been granted by the
+   * user whose /me/accounts gave the token, else Meta's (#200) permissions error.
+   */
+  function pageAuth(req: Request, url: URL, pageId: string, ...permissions: string[]): Page {
     const page = state.pages.find((p) => p.id === pageId);
     if (!page)
       throw new GraphError(400, 100, `Unsupported post request. Object with ID '${pageId}' does not exist`, 33);
     if (tokenOf(req, url) !== page.token)
       throw new GraphError(400, 190, "Error validating access token: the token is not this Page's token.", 460);
+    const granted = state.pageScopes.get(page.token);
+    const missing = permissions.filter((x) => granted && !granted.includes(x));
+    if (missing.length)
+      throw new GraphError(400, 200, `(#200) This call requires the ${missing.join(" and ")} permission`);
     return page;
   }
 
-  function ownerAuth(req: Request, url: URL, ownerPage: string) {
-    return pageAuth(req, url, ownerPage);
+  function ownerAuth(req: Request, url: URL, ownerPage: string, ...permissions: string[]) {
+    return pageAuth(req, url, ownerPage, ...permissions);
   }
 
   /** A token Facebook knows: a user's, or one of the Pages'. */
@@ -212,27 +229,42 @@ export function createFacebookEmulator(): FacebookEmulator {
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const p = path.replace(/^\/v\d+\.\d+/, "");
-    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize"))
-      return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
+    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize")) {
+      const consent = codes.authorize(
+        url,
+        clients,
+        () => new GraphError(400, 100, "client_id and redirect_uri are required"),
+      );
+      const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+      state.codeScopes.set(code, (url.searchParams.get("scope") ?? "").split(",").filter(Boolean));
+      return consent;
+    }
     if (m === "GET" && (p === "/oauth/access_token" || path === "/oauth/token")) {
       const q = url.searchParams;
       if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret"))
         throw new GraphError(400, 1, "Error validating client secret.");
       if (q.get("grant_type") === "fb_exchange_token") {
-        if (!state.userTokens.has(q.get("fb_exchange_token") ?? ""))
-          throw new GraphError(400, 190, "Invalid OAuth access token.");
+        const shortToken = q.get("fb_exchange_token") ?? "";
+        if (!state.userTokens.has(shortToken)) throw new GraphError(400, 190, "Invalid OAuth access token.");
         const long = `EAALong${randomBytes(16).toString("hex")}`;
-        state.userTokens.set(long, true);
+        state.userTokens.set(long, state.userTokens.get(shortToken) ?? null);
         return Response.json({ access_token: long, token_type: "bearer", expires_in: 5184000 });
       }
-      if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri")))
+      const code = q.get("code") ?? "";
+      if (!codes.redeem(code, q.get("redirect_uri")))
         throw new GraphError(400, 100, "Invalid verification code format.", 36007);
       const short = `EAAShort${randomBytes(16).toString("hex")}`;
-      state.userTokens.set(short, false);
+      state.userTokens.set(short, state.codeScopes.get(code) ?? null);
       return Response.json({ access_token: short, token_type: "bearer", expires_in: 5400 });
     }
     if (m === "GET" && p === "/me/accounts") {
-      if (!state.userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
+      const user = tokenOf(req, url);
+      if (!state.userTokens.has(user)) throw new GraphError(400, 190, "Invalid OAuth access token.");
+      const granted = state.userTokens.get(user);
+      if (Array.isArray(granted) && !granted.includes("pages_show_list"))
+        throw new GraphError(400, 200, "(#200) This call requires the pages_show_list permission");
+      // A Page token carries the permissions of the user it was given to.
+      for (const x of state.pages) if (Array.isArray(granted)) state.pageScopes.set(x.token, granted);
       return Response.json({
         data: state.pages.map((x) => ({
           id: x.id,
@@ -251,7 +283,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     if (session && m === "GET") return uploadStatus(session[1]);
     const pageNode = /^\/(\d+)$/.exec(p);
     if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
-      const page = pageAuth(req, url, pageNode[1]);
+      const page = pageAuth(req, url, pageNode[1], "pages_read_engagement");
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({
         id: page.id,
@@ -262,7 +294,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     }
     const edge = /^\/(\d+)\/(feed|photos|videos|posts|insights)$/.exec(p);
     if (edge && m === "POST" && edge[2] === "feed") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const message = String(f.get("message") ?? "");
       const link = f.get("link") ? String(f.get("link")) : null;
@@ -280,7 +312,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: post.id });
     }
     if (edge && m === "POST" && edge[2] === "photos") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const source = f.get("source");
       if (!(source instanceof Blob) && !f.get("url")) throw new GraphError(400, 324, "Requires upload file", 2069019);
@@ -302,7 +334,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: ph.id, post_id: post.id });
     }
     if (edge && m === "POST" && edge[2] === "videos") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const source = f.get("source");
       const handle = f.get("fbuploader_video_file_chunk");
@@ -331,7 +363,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], "pages_read_engagement", "pages_read_user_content");
       const since = Number(url.searchParams.get("since") ?? 0);
       const list = state.posts
         .filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since)
@@ -376,7 +408,7 @@ export function createFacebookEmulator(): FacebookEmulator {
           `Unsupported get request. Object with ID '${videoInsights[1]}' does not exist`,
           33,
         );
-      ownerAuth(req, url, vid.page);
+      ownerAuth(req, url, vid.page, "read_insights");
       const post = state.posts.find((x) => x.id === vid.id)!;
       // Video Insights (developers.facebook.com/docs/graph-api/reference/video/video_insights, checked
       // 2026-11-26): total_video_views is lifetime views of 3 seconds or more.
@@ -398,7 +430,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         throw new GraphError(400, 100, "(#100) Tried accessing nonexisting field (insights) on node type (Video)");
       const post = state.posts.find((x) => x.id === insights[1]);
       if (!post) throw new GraphError(400, 100, "Object does not exist");
-      ownerAuth(req, url, post.page);
+      ownerAuth(req, url, post.page, "read_insights");
       const metric = url.searchParams.get("metric") ?? "";
       if (/post_impressions/.test(metric))
         throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
@@ -411,7 +443,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       const vid = state.videos.get(node[1]);
       const fields = url.searchParams.get("fields") ?? "";
       if (vid && fields.includes("status")) {
-        ownerAuth(req, url, vid.page);
+        ownerAuth(req, url, vid.page, "pages_read_engagement");
         if (vid.status === "processing" && ++vid.reads >= 2) vid.status = "ready";
         // The Video node's status (developers.facebook.com/docs/graph-api/reference/video, checked
         // 2026-11-26): video_status, and per phase a status with its errors [{code, message}].
@@ -433,7 +465,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       const post = state.posts.find((x) => x.id === node[1]);
       if (!post)
         throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
-      ownerAuth(req, url, post.page);
+      ownerAuth(req, url, post.page, "pages_read_engagement");
       return Response.json({
         id: post.id,
         permalink_url: `https://www.facebook.com/${post.id}`,

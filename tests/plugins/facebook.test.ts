@@ -133,3 +133,38 @@ test("connecting asks only for the permissions Crier's requests use (App Review 
     "read_insights",
   ]);
 });
+
+/** A user consents to `scope` on the emulator and lists their Pages: the Pages with their tokens. */
+async function consent(scope: string): Promise<{ id: string; access_token: string }[]> {
+  const base = rig.served.url;
+  const page = await fetch(
+    `${base}/v24.0/dialog/oauth?client_id=sandbox&redirect_uri=http://127.0.0.1/cb&scope=${scope}`,
+    { redirect: "manual" },
+  );
+  const code = new URL(page.headers.get("location")!).searchParams.get("code")!;
+  const user = await fetch(
+    `${base}/v24.0/oauth/access_token?client_id=sandbox&client_secret=sandbox&redirect_uri=http://127.0.0.1/cb&code=${code}`,
+  ).then((r) => r.json());
+  return (await fetch(`${base}/v24.0/me/accounts?access_token=${user.access_token}`).then((r) => r.json())).data;
+}
+
+test("the emulator holds a Page token to the permissions its user granted", async () => {
+  const base = rig.served.url;
+  const [page] = await consent("pages_show_list,pages_read_engagement");
+  const headers = { authorization: `Bearer ${page.access_token}` };
+  try {
+    expect((await fetch(`${base}/v24.0/${page.id}?fields=followers_count`, { headers })).status).toBe(200);
+    const post = await fetch(`${base}/v24.0/${page.id}/feed`, {
+      method: "POST",
+      headers,
+      body: new URLSearchParams({ message: "no permission" }),
+    });
+    expect(post.status).toBe(400);
+    expect((await post.json()).error.code).toBe(200);
+  } finally {
+    // The emulator gives a Page one token: the user grants everything again for the tests after this one.
+    await consent(
+      "pages_show_list,pages_manage_posts,pages_read_engagement,pages_read_user_content,read_insights,business_management",
+    );
+  }
+});
