@@ -57,8 +57,8 @@ interface Upload {
   length: number;
   type: string;
   received: number;
-  /** The first bytes, for judging the file as Facebook does. */
-  head: Buffer;
+  /** The first bytes, for judging the file as Facebook does (a plain byte array once restored from saved state). */
+  head: Uint8Array;
   handle: string | null;
 }
 
@@ -342,7 +342,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       if (typeof handle === "string") {
         const up = [...state.uploads.values()].find((u) => u.handle === handle);
         if (!up) throw new GraphError(400, 100, "(#100) Invalid fbuploader_video_file_chunk handle");
-        head = up.head;
+        head = Buffer.from(up.head);
         state.arrivals.push({ via: "resumable", bytes: up.received });
       } else if (source instanceof Blob) {
         // The non-resumable upload: the whole file in the request.
