@@ -10,6 +10,14 @@
  * call is refused, and before a multi-call upload. A refresh token with a known end of its own is, so a
  * platform that gives its refresh token a lifetime and renews it on use keeps the account alive too.
  *
+ * Per platform, from what each stores (checked 2026-11-26): Instagram and Threads, 60-day tokens, kept
+ * alive here. TikTok (refresh_expires_in, 365 days) and Pinterest (refresh_token_expires_in; continuous
+ * refresh renews it) are refreshed in their refresh token's last week; LinkedIn's refresh token
+ * (refresh_token_expires_in) has a fixed year that a refresh does not extend, so its last week is retried
+ * daily and ends in a reconnect, as it must. YouTube's and X's refresh tokens state no end (Google's
+ * lapses after six months unused; the weekly follower read uses it), Facebook's Page tokens do not expire,
+ * Bluesky's session refreshes on use: none of them is stored with an end, so none is picked.
+ *
  * Each account is leased (credentials_refresh_after moved ahead before the call) so two copies never
  * refresh the same account at once; an account with a publish in flight is left for the next run, so
  * this refresh never races the engine's own.
