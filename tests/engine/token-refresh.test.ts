@@ -5,7 +5,7 @@
  * for a reconnect; two copies never refresh one account twice.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { accounts } from "../../src/db/schema.ts";
 import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
 import { refreshExpiringTokens, tokenRefreshJob } from "../../src/engine/token-refresh.ts";
@@ -26,6 +26,7 @@ let media: ReturnType<typeof Bun.serve>;
 let a: Engine;
 let b: Engine;
 let profileId: string;
+let profileToken: string;
 /** The token each refresh call presented. */
 let refreshed: string[] = [];
 
@@ -55,7 +56,7 @@ beforeAll(async () => {
   h = await createHarness({ env });
   a = createEngine(h.ctx, { id: "copy-a", jobs: [tokenRefreshJob] });
   b = createEngine(h.ctx, { id: "copy-b", jobs: [tokenRefreshJob] });
-  ({ profileId } = await h.profile());
+  ({ profileId, token: profileToken } = await h.profile());
 });
 afterAll(async () => {
   await a?.stop();
@@ -119,6 +120,13 @@ test("an account idle for 59 days is refreshed before its token ends and still p
 });
 
 test("a token left to expire is refused by Meta's refresh and the account asks for a reconnect", async () => {
+  // A webhook endpoint of the profile: the account's change of status is an event for it.
+  h.ctx.config.webhookAllowPrivate = true;
+  const hook = await h.request("POST", "/v1/webhooks", {
+    token: profileToken,
+    body: { url: "http://127.0.0.1:9/hook", events: ["account.auth_required"] },
+  });
+  expect(hook.status).toBe(201);
   const id = await connect("expired");
   // Nothing ran for 61 days (every copy was down): the token is dead when the job first sees it.
   h.clock.advance(61 * DAY);
@@ -127,6 +135,10 @@ test("a token left to expire is refused by Meta's refresh and the account asks f
   await expect(plugin.refresh!(context)).rejects.toMatchObject({ retryable: false });
   await runJobs();
   expect((await account(id)).status).toBe("auth_required");
+  const events = await h.db.rows<{ type: string; payload: unknown }>(
+    sql`select type, payload from webhook_events where profile_id = ${profileId} and type = 'account.auth_required'`,
+  );
+  expect(events.some((e) => JSON.stringify(e.payload).includes(id))).toBe(true);
 });
 
 test("a token younger than a day is not refreshed by Meta", async () => {
