@@ -486,7 +486,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...graphFailingHandler({
       failures,
-      canFail: (path) => /^\/v\d+\.\d+\/\d/.test(path),
+      canFail: (path) => /^\/v\d+\.\d+\/(\d|upload:)/.test(path),
       route: (req, path) => route(req, path, new URL(req.url)),
       apiType: "GraphMethodException",
       throttled: new GraphError(400, 32, "Page request limit reached"),

@@ -106,19 +106,56 @@ async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string 
     headers: auth(ctx),
   });
   if (!session.ok) return session.outcome;
-  const sent = await ctx.http.request<{ h?: string }>("POST", `${v(ctx)}/${session.body.id}`, {
-    headers: {
-      authorization: `OAuth ${String(ctx.credentials.page_access_token)}`,
-      file_offset: "0",
-      "content-type": "application/octet-stream",
-      "content-length": String(size),
-    },
-    body: (bytes ?? body.stream()) as BodyInit,
-    timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
-  });
-  if (!sent.ok) return sent.outcome;
-  if (!sent.body.h) return { kind: "retryable", reason: "Facebook took the video's bytes but gave no file handle" };
-  return sent.body.h;
+  const upload = `${v(ctx)}/${session.body.id}`;
+  const oauth = { authorization: `OAuth ${String(ctx.credentials.page_access_token)}` };
+  let offset = 0;
+  let from: ReadableStream<Uint8Array> | Uint8Array = bytes ?? body.stream();
+  for (let resumes = 0; ; resumes++) {
+    const sent = await ctx.http.request<{ h?: string }>("POST", upload, {
+      headers: {
+        ...oauth,
+        file_offset: String(offset),
+        "content-type": "application/octet-stream",
+        "content-length": String(size - offset),
+      },
+      body: from as BodyInit,
+      timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
+    });
+    if (sent.ok && sent.body.h) return sent.body.h;
+    const why: Fail = sent.ok
+      ? { kind: "retryable", reason: "Facebook took the video's bytes but gave no file handle" }
+      : sent.outcome;
+    if (why.kind !== "retryable" || resumes >= UPLOAD_RESUMES) return why;
+    // A transfer cut short resumes where Facebook's copy ends (GET upload:{id} answers its file_offset).
+    const at = await ctx.http.request<{ file_offset?: number }>("GET", upload, { headers: oauth });
+    if (!at.ok || typeof at.body.file_offset !== "number" || at.body.file_offset > size) return why;
+    offset = at.body.file_offset;
+    try {
+      from = bytes ? bytes.subarray(offset) : skip((await ctx.media.open(item)).stream(), offset);
+    } catch (e) {
+      return unreadableMedia(e);
+    }
+  }
+}
+
+/** How often one attempt resumes a cut transfer before the engine retries the whole publish later. */
+const UPLOAD_RESUMES = 2;
+
+/** The stream without its first `n` bytes. */
+function skip(stream: ReadableStream<Uint8Array>, n: number): ReadableStream<Uint8Array> {
+  let left = n;
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        if (left >= chunk.byteLength) {
+          left -= chunk.byteLength;
+          return;
+        }
+        out.enqueue(left ? chunk.subarray(left) : chunk);
+        left = 0;
+      },
+    }),
+  );
 }
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {

@@ -1,6 +1,6 @@
 /** Facebook specifics beyond the conformance suite: one account per Page, attached photos, link posts, Page tokens, metrics. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { MediaAccess, Outcome, PluginContext } from "../../src/platform/sdk.ts";
+import { MediaError, type MediaAccess, type Outcome, type PluginContext } from "../../src/platform/sdk.ts";
 import facebook from "../../plugins/facebook/index.ts";
 import { createFacebookEmulator, type FacebookEmulator } from "../../plugins/facebook/emulator.ts";
 import { job, oauthRig, type OAuthRig } from "./support.ts";
@@ -167,4 +167,46 @@ test("the emulator holds a Page token to the permissions its user granted", asyn
       "pages_show_list,pages_manage_posts,pages_read_engagement,pages_read_user_content,read_insights,business_management",
     );
   }
+});
+
+test("a transfer cut short resumes at Facebook's file_offset within the attempt", async () => {
+  const mp4 = makeMp4(200 * 1024);
+  const ctx = { ...pages[0], media: streamOnly(mp4) };
+  // The byte transfer fails once with a passing error (nothing of the file kept): the plugin asks where
+  // Facebook's copy ends and sends the rest, and the video is published from one upload session.
+  emulator.failNext({ kind: "server_error" });
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("resumed")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
+});
+
+test("a transfer whose source stalls half-way resumes from the bytes Facebook kept", async () => {
+  const mp4 = makeMp4(256 * 1024);
+  const half = 128 * 1024;
+  let opens = 0;
+  // The first read of the file stops after half of it; the second reads it whole.
+  const flaky: MediaAccess = {
+    open: async () => {
+      const first = opens++ === 0;
+      return {
+        contentType: "video/mp4",
+        size: mp4.length,
+        stream: () =>
+          first
+            ? new ReadableStream<Uint8Array>({
+                start(c) {
+                  c.enqueue(mp4.slice(0, half));
+                  setTimeout(() => c.error(new MediaError("the source stalled", true)), 50);
+                },
+              })
+            : new Blob([mp4]).stream(),
+        bytes: () => Promise.reject(new Error("the whole file was read into memory")),
+      };
+    },
+  };
+  const ctx = { ...pages[0], media: flaky };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("resumed half-way")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(opens).toBe(2);
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
 });
