@@ -148,3 +148,30 @@ test("the emulator holds a token to the permissions its user granted", async () 
   expect(publish.status).toBe(400);
   expect((await publish.json()).error.code).toBe(10);
 });
+
+test("Meta's transient errors are retried, its refusals are not", () => {
+  const answer = (status: number, error: Record<string, unknown>) =>
+    instagram.classifyResponse!({ status, body: { error }, headers: new Headers(), creates: false, idempotent: false });
+  // From Instagram's error-code table: "Instagram server error. Try again." and a media download timeout.
+  expect(answer(400, { message: "Instagram server error", code: -1, error_subcode: 2207001 })?.kind).toBe("retryable");
+  expect(
+    answer(400, { message: "It takes too long to download the media", code: -2, error_subcode: 2207003 })?.kind,
+  ).toBe("retryable");
+  expect(answer(400, { message: "Please retry", code: 36000, is_transient: true })?.kind).toBe("retryable");
+  expect(
+    answer(400, { message: "The image size is too large.", code: 36000, error_subcode: 2207004, is_transient: false })
+      ?.kind,
+  ).toBe("permanent");
+  expect(answer(400, { message: "Session has expired", code: 190, error_subcode: 463 })?.kind).toBe("auth_expired");
+});
+
+test("a passing error on the publishing call itself is an unknown outcome, never retried into a duplicate", () => {
+  const out = instagram.classifyResponse!({
+    status: 400,
+    body: { error: { message: "Instagram server error", code: -1, error_subcode: 2207001 } },
+    headers: new Headers(),
+    creates: true,
+    idempotent: false,
+  });
+  expect(out?.kind).toBe("unknown");
+});
