@@ -101,6 +101,13 @@ async function claimDue(ctx: AppContext, platforms: string[]): Promise<Claimed[]
       a.credentials_expire_at::text as credentials_expire_at, p.sandbox`);
 }
 
+/** Whether the stored credentials have stopped working: past their end and past the access token's own. */
+function ended(row: Claimed, credentials: Record<string, unknown>, now: Date): boolean {
+  const access = Date.parse(String(credentials.expires_at ?? ""));
+  const end = Math.max(Date.parse(row.credentials_expire_at), Number.isFinite(access) ? access : -Infinity);
+  return end <= now.getTime();
+}
+
 async function refreshOne(ctx: AppContext, row: Claimed): Promise<void> {
   const log = ctx.log.child({ component: "token-refresh", account_id: row.id, platform: row.platform });
   const account: HostedAccount = {
@@ -112,8 +119,10 @@ async function refreshOne(ctx: AppContext, row: Claimed): Promise<void> {
     credentials: row.credentials,
   };
   let next: Date | null;
+  let credentials: Record<string, unknown> = {};
   try {
     const { plugin, context } = providerFor(ctx, account, { sandbox: row.sandbox });
+    credentials = context.credentials;
     await plugin.refresh!(context);
     // The saved credentials set the new end; one still inside the window is not tried again at once.
     const [after] = await ctx.db.rows<{ end: string | null }>(
@@ -127,9 +136,14 @@ async function refreshOne(ctx: AppContext, row: Claimed): Promise<void> {
     if (!(e instanceof RefreshError) || e.retryable) {
       log.warn("token refresh could not reach the platform; trying again later", errorFields(e));
       next = new Date(ctx.clock.now().getTime() + RETRY_AFTER_MS);
+    } else if (!ended(row, credentials, ctx.clock.now())) {
+      // Refused while what is stored still works (an access token outliving its refresh token, a token
+      // the platform will not renew yet): publishing goes on, and the job asks again a day later.
+      log.warn("token refresh refused while the token still works; trying again later", errorFields(e));
+      next = new Date(ctx.clock.now().getTime() + STILL_DUE_AFTER_MS);
     } else {
-      // Refused: the token is expired or revoked, and only the user can give a new one. The status
-      // change fires the account webhook (account.auth_required), as a refusal while publishing does.
+      // Refused after the end: nothing brings the token back, only the user can give a new one. The
+      // status change fires the account webhook (account.auth_required), as a refusal while publishing does.
       log.warn("token refresh refused; the account must be reconnected", errorFields(e));
       await ctx.db.rows(sql`
         update accounts set status = 'auth_required', credentials_refresh_after = null,

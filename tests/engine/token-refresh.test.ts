@@ -163,3 +163,19 @@ test("two copies running the job at once refresh a due account once", async () =
   expect(after.credentials).not.toBe(before.credentials);
   expect(after.credentialsExpireAt!.getTime()).toBe(h.clock.now().getTime() + 60 * DAY);
 });
+
+test("a refusal while the token still works leaves the account publishing and asks again a day later", async () => {
+  const id = await connect("refused-young");
+  // Picked now (its end moved into the window by hand), while Meta still refuses a token this young.
+  const soon = new Date(h.clock.now().getTime() + DAY);
+  await h.db.db.update(accounts).set({ credentialsExpireAt: soon }).where(eq(accounts.id, id));
+  refreshed = [];
+  await refreshExpiringTokens(h.ctx);
+  const after = await account(id);
+  expect(refreshed).toHaveLength(1);
+  expect(after.status).toBe("active");
+  expect(after.credentialsRefreshAfter!.getTime()).toBe(h.clock.now().getTime() + DAY);
+  // Not asked again before then.
+  await refreshExpiringTokens(h.ctx);
+  expect(refreshed).toHaveLength(1);
+});
