@@ -25,6 +25,7 @@ import m21 from "./0021_claim_generic_plan.sql" with { type: "text" };
 import m22 from "./0022_user_can_create_profiles.sql" with { type: "text" };
 import m23 from "./0023_upstream_compat.sql" with { type: "text" };
 import m24 from "./0024_sandbox_state_per_profile.sql" with { type: "text" };
+import m25 from "./0025_account_credentials_expiry.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -53,4 +54,5 @@ export const migrationSql: Record<string, string> = {
   "0022_user_can_create_profiles": m22,
   "0023_upstream_compat": m23,
   "0024_sandbox_state_per_profile": m24,
+  "0025_account_credentials_expiry": m25,
 };

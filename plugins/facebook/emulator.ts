@@ -2,8 +2,9 @@
  * An emulator of the Facebook Graph surface the plugin uses: OAuth (dialog, code exchange by GET with
  * id and secret, fb_exchange_token for a long-lived user token), /me/accounts with Page tokens, and for
  * a Page (its own token required): feed posts (message, link, attached_media of unpublished photos),
- * photos (multipart source; published or not), videos processed over status reads, permalinks, the
- * Page's posts, reaction/comment/share summaries and media-view insights. Errors are Graph errors.
+ * photos (multipart source; published or not), videos (the Resumable Upload API's session, bytes and
+ * handle, or a multipart source) processed over status reads, permalinks, the Page's posts,
+ * reaction/comment/share summaries, media-view insights and video insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox"; the user manages one Page, "Sandbox Page" (tests can add
  * more with addPage).
@@ -50,10 +51,41 @@ interface Video {
   reads: number;
 }
 
+/** A session of the Resumable Upload API (POST /{app-id}/uploads, then POST /upload:{id} with the bytes). */
+interface Upload {
+  id: string;
+  length: number;
+  type: string;
+  received: number;
+  /** The first bytes, for judging the file as Facebook does (a plain byte array once restored from saved state). */
+  head: Uint8Array;
+  handle: string | null;
+}
+
 export interface FacebookEmulator extends Emulator {
   addPage(name: string): string;
   engage(id: string, counts: Partial<Pick<Post, "reactions" | "comments" | "shares" | "views">>): void;
+  /** How each Page video arrived: by a Resumable Upload API handle or as a `source` file in the request. */
+  videoUploads(): { via: "resumable" | "source"; bytes: number }[];
+  /** The message of processing_phase.errors for a file Facebook cannot process. */
+  readonly processingError: string;
 }
+
+// The Resumable Upload API (developers.facebook.com/docs/graph-api/guides/upload, checked 2026-11-26):
+// POST /{app-id}/uploads with file_name, file_length and file_type (application/pdf, image/jpeg,
+// image/jpg, image/png or video/mp4) answers {id: "upload:<session>"}; POST /upload:<session> with
+// "Authorization: OAuth <token>" and a file_offset header carries the bytes and answers {h: <handle>};
+// GET /upload:<session> answers {id, file_offset} to resume. The Video API publishing guide
+// (developers.facebook.com/docs/video-api/guides/publishing, same date) then posts the handle as
+// fbuploader_video_file_chunk to /{page-id}/videos.
+// Permissions (developers.facebook.com/docs/pages-api/posts and docs/video-api/guides/publishing,
+// checked 2026-11-26): publishing to a Page needs pages_manage_posts and pages_read_engagement (Meta's
+// own "(#200) If posting to a page, requires both"); reading the Page and its posts
+// pages_read_engagement (and pages_read_user_content for the feed), insights read_insights, listing the
+// Pages pages_show_list.
+const POSTING = ["pages_manage_posts", "pages_read_engagement"];
+const UPLOAD_TYPES = ["application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4"];
+const PROCESSING_ERROR = "There was a problem processing your video file. Please try again with another file.";
 
 function sniffImage(b: Buffer): string | null {
   if (b[0] === 0xff && b[1] === 0xd8) return "image/jpeg";
@@ -69,11 +101,16 @@ const num = () => String(100_000_000_000_000n + BigInt(randomBytes(5).readUIntBE
 export function createFacebookEmulator(): FacebookEmulator {
   const failures = new FailurePlan();
   const state = resettable(() => ({
-    userTokens: new Map<string, boolean>(),
+    /** User tokens and the permissions granted with them (null: everything, for state saved before). */
+    userTokens: new Map<string, string[] | null>(),
+    codeScopes: new Map<string, string[]>(),
+    pageScopes: new Map<string, string[]>(),
     pages: [] as Page[],
     posts: [] as Post[],
     photos: new Map<string, Photo>(),
     videos: new Map<string, Video>(),
+    uploads: new Map<string, Upload>(),
+    arrivals: [] as { via: "resumable" | "source"; bytes: number }[],
     emulated: [] as EmulatedPost[],
   }));
   const clients = new Map([["sandbox", "sandbox"]]);
@@ -89,17 +126,71 @@ export function createFacebookEmulator(): FacebookEmulator {
   const tokenOf = (req: Request, url: URL) =>
     /^Bearer (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? url.searchParams.get("access_token") ?? "";
 
-  function pageAuth(req: Request, url: URL, pageId: string): Page {
+  /**
+   * The Page the call is for, with its own token; each of `permissions` must have been granted by the
+   * user whose /me/accounts gave the token, else Meta's (#200) permissions error.
+   */
+  function pageAuth(req: Request, url: URL, pageId: string, ...permissions: string[]): Page {
     const page = state.pages.find((p) => p.id === pageId);
     if (!page)
       throw new GraphError(400, 100, `Unsupported post request. Object with ID '${pageId}' does not exist`, 33);
     if (tokenOf(req, url) !== page.token)
       throw new GraphError(400, 190, "Error validating access token: the token is not this Page's token.", 460);
+    const granted = state.pageScopes.get(page.token);
+    const missing = permissions.filter((x) => granted && !granted.includes(x));
+    if (missing.length)
+      throw new GraphError(400, 200, `(#200) This call requires the ${missing.join(" and ")} permission`);
     return page;
   }
 
-  function ownerAuth(req: Request, url: URL, ownerPage: string) {
-    return pageAuth(req, url, ownerPage);
+  function ownerAuth(req: Request, url: URL, ownerPage: string, ...permissions: string[]) {
+    return pageAuth(req, url, ownerPage, ...permissions);
+  }
+
+  /** A token Facebook knows: a user's, or one of the Pages'. */
+  function knownToken(token: string): boolean {
+    return state.userTokens.has(token) || state.pages.some((p) => p.token === token);
+  }
+
+  function startUpload(req: Request, url: URL, appId: string): Response {
+    if (!clients.has(appId))
+      throw new GraphError(400, 100, `Unsupported post request. Object with ID '${appId}' does not exist`, 33);
+    if (!knownToken(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
+    const q = url.searchParams;
+    const length = Number(q.get("file_length"));
+    const type = q.get("file_type") ?? "";
+    if (!q.get("file_name")) throw new GraphError(400, 100, "(#100) The parameter file_name is required");
+    if (!Number.isInteger(length) || length <= 0)
+      throw new GraphError(400, 100, "(#100) Param file_length must be a positive integer");
+    if (!UPLOAD_TYPES.includes(type))
+      throw new GraphError(400, 100, `(#100) Param file_type must be one of {${UPLOAD_TYPES.join(", ")}}`);
+    const up: Upload = { id: num(), length, type, received: 0, head: Buffer.alloc(0), handle: null };
+    state.uploads.set(up.id, up);
+    return Response.json({ id: `upload:${up.id}` });
+  }
+
+  /** The upload step: the OAuth scheme (not Bearer) and the offset the bytes start at, as the guide shows them. */
+  async function transfer(req: Request, sessionId: string): Promise<Response> {
+    const up = state.uploads.get(sessionId);
+    if (!up) throw new GraphError(400, 100, "Invalid upload session", 2069021);
+    const token = /^OAuth (.+)$/.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+    if (!knownToken(token)) throw new GraphError(400, 190, "Invalid OAuth access token.");
+    const offset = Number(req.headers.get("file_offset"));
+    if (!Number.isInteger(offset) || offset !== up.received)
+      throw new GraphError(400, 100, `The file_offset header must be ${up.received}`, 2069022);
+    for await (const chunk of (req.body ?? []) as unknown as AsyncIterable<Uint8Array>) {
+      up.received += chunk.byteLength;
+      if (up.head.length < 16) up.head = Buffer.concat([up.head, Buffer.from(chunk)]).subarray(0, 16);
+      if (up.received > up.length) throw new GraphError(400, 100, "More bytes than file_length were sent", 2069023);
+    }
+    if (up.received === up.length) up.handle ??= `4:${Buffer.from(`${up.id}:${up.type}`).toString("base64")}`;
+    return Response.json(up.handle ? { h: up.handle } : { id: `upload:${up.id}`, file_offset: up.received });
+  }
+
+  function uploadStatus(sessionId: string): Response {
+    const up = state.uploads.get(sessionId);
+    if (!up) throw new GraphError(400, 100, "Invalid upload session", 2069021);
+    return Response.json({ id: `upload:${up.id}`, file_offset: up.received });
   }
 
   async function body(req: Request): Promise<Map<string, FormDataEntryValue>> {
@@ -138,27 +229,42 @@ export function createFacebookEmulator(): FacebookEmulator {
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const p = path.replace(/^\/v\d+\.\d+/, "");
-    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize"))
-      return codes.authorize(url, clients, () => new GraphError(400, 100, "client_id and redirect_uri are required"));
+    if (m === "GET" && (p === "/dialog/oauth" || path === "/oauth/authorize")) {
+      const consent = codes.authorize(
+        url,
+        clients,
+        () => new GraphError(400, 100, "client_id and redirect_uri are required"),
+      );
+      const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+      state.codeScopes.set(code, (url.searchParams.get("scope") ?? "").split(",").filter(Boolean));
+      return consent;
+    }
     if (m === "GET" && (p === "/oauth/access_token" || path === "/oauth/token")) {
       const q = url.searchParams;
       if (clients.get(q.get("client_id") ?? "") !== q.get("client_secret"))
         throw new GraphError(400, 1, "Error validating client secret.");
       if (q.get("grant_type") === "fb_exchange_token") {
-        if (!state.userTokens.has(q.get("fb_exchange_token") ?? ""))
-          throw new GraphError(400, 190, "Invalid OAuth access token.");
+        const shortToken = q.get("fb_exchange_token") ?? "";
+        if (!state.userTokens.has(shortToken)) throw new GraphError(400, 190, "Invalid OAuth access token.");
         const long = `EAALong${randomBytes(16).toString("hex")}`;
-        state.userTokens.set(long, true);
+        state.userTokens.set(long, state.userTokens.get(shortToken) ?? null);
         return Response.json({ access_token: long, token_type: "bearer", expires_in: 5184000 });
       }
-      if (!codes.redeem(q.get("code") ?? "", q.get("redirect_uri")))
+      const code = q.get("code") ?? "";
+      if (!codes.redeem(code, q.get("redirect_uri")))
         throw new GraphError(400, 100, "Invalid verification code format.", 36007);
       const short = `EAAShort${randomBytes(16).toString("hex")}`;
-      state.userTokens.set(short, false);
+      state.userTokens.set(short, state.codeScopes.get(code) ?? null);
       return Response.json({ access_token: short, token_type: "bearer", expires_in: 5400 });
     }
     if (m === "GET" && p === "/me/accounts") {
-      if (!state.userTokens.has(tokenOf(req, url))) throw new GraphError(400, 190, "Invalid OAuth access token.");
+      const user = tokenOf(req, url);
+      if (!state.userTokens.has(user)) throw new GraphError(400, 190, "Invalid OAuth access token.");
+      const granted = state.userTokens.get(user);
+      if (Array.isArray(granted) && !granted.includes("pages_show_list"))
+        throw new GraphError(400, 200, "(#200) This call requires the pages_show_list permission");
+      // A Page token carries the permissions of the user it was given to.
+      for (const x of state.pages) if (Array.isArray(granted)) state.pageScopes.set(x.token, granted);
       return Response.json({
         data: state.pages.map((x) => ({
           id: x.id,
@@ -170,9 +276,14 @@ export function createFacebookEmulator(): FacebookEmulator {
         })),
       });
     }
+    const uploads = /^\/([^/]+)\/uploads$/.exec(p);
+    if (uploads && m === "POST") return startUpload(req, url, uploads[1]);
+    const session = /^\/upload:(\d+)$/.exec(p);
+    if (session && m === "POST") return transfer(req, session[1]);
+    if (session && m === "GET") return uploadStatus(session[1]);
     const pageNode = /^\/(\d+)$/.exec(p);
     if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
-      const page = pageAuth(req, url, pageNode[1]);
+      const page = pageAuth(req, url, pageNode[1], "pages_read_engagement");
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({
         id: page.id,
@@ -183,7 +294,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     }
     const edge = /^\/(\d+)\/(feed|photos|videos|posts|insights)$/.exec(p);
     if (edge && m === "POST" && edge[2] === "feed") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const message = String(f.get("message") ?? "");
       const link = f.get("link") ? String(f.get("link")) : null;
@@ -201,7 +312,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: post.id });
     }
     if (edge && m === "POST" && edge[2] === "photos") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const source = f.get("source");
       if (!(source instanceof Blob) && !f.get("url")) throw new GraphError(400, 324, "Requires upload file", 2069019);
@@ -223,11 +334,21 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: ph.id, post_id: post.id });
     }
     if (edge && m === "POST" && edge[2] === "videos") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], ...POSTING);
       const f = await body(req);
       const source = f.get("source");
-      if (!(source instanceof Blob)) throw new GraphError(400, 100, "source or file_url is required");
-      const head = Buffer.from(await source.slice(0, 12).arrayBuffer());
+      const handle = f.get("fbuploader_video_file_chunk");
+      let head: Buffer;
+      if (typeof handle === "string") {
+        const up = [...state.uploads.values()].find((u) => u.handle === handle);
+        if (!up) throw new GraphError(400, 100, "(#100) Invalid fbuploader_video_file_chunk handle");
+        head = Buffer.from(up.head);
+        state.arrivals.push({ via: "resumable", bytes: up.received });
+      } else if (source instanceof Blob) {
+        // The non-resumable upload: the whole file in the request.
+        head = Buffer.from(await source.slice(0, 12).arrayBuffer());
+        state.arrivals.push({ via: "source", bytes: source.size });
+      } else throw new GraphError(400, 100, "source, file_url or fbuploader_video_file_chunk is required");
       const vid: Video = {
         id: num(),
         page: page.id,
@@ -242,7 +363,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {
-      const page = pageAuth(req, url, edge[1]);
+      const page = pageAuth(req, url, edge[1], "pages_read_engagement", "pages_read_user_content");
       const since = Number(url.searchParams.get("since") ?? 0);
       const list = state.posts
         .filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since)
@@ -277,11 +398,39 @@ export function createFacebookEmulator(): FacebookEmulator {
         })),
       });
     }
+    const videoInsights = /^\/(\d+)\/video_insights$/.exec(p);
+    if (videoInsights && m === "GET") {
+      const vid = state.videos.get(videoInsights[1]);
+      if (!vid)
+        throw new GraphError(
+          400,
+          100,
+          `Unsupported get request. Object with ID '${videoInsights[1]}' does not exist`,
+          33,
+        );
+      ownerAuth(req, url, vid.page, "read_insights");
+      const post = state.posts.find((x) => x.id === vid.id)!;
+      // Video Insights (developers.facebook.com/docs/graph-api/reference/video/video_insights, checked
+      // 2026-11-26): total_video_views is lifetime views of 3 seconds or more.
+      const metrics = (url.searchParams.get("metric") ?? "total_video_views").split(",");
+      const unknown = metrics.find((n) => !["total_video_views", "total_video_views_unique"].includes(n));
+      if (unknown) throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
+      return Response.json({
+        data: metrics.map((name) => ({
+          name,
+          period: "lifetime",
+          values: [{ value: post.views }],
+          id: `${vid.id}/video_insights/${name}/lifetime`,
+        })),
+      });
+    }
     const insights = /^\/([\d_]+)\/insights$/.exec(p);
     if (insights && m === "GET") {
+      if (state.videos.has(insights[1]))
+        throw new GraphError(400, 100, "(#100) Tried accessing nonexisting field (insights) on node type (Video)");
       const post = state.posts.find((x) => x.id === insights[1]);
       if (!post) throw new GraphError(400, 100, "Object does not exist");
-      ownerAuth(req, url, post.page);
+      ownerAuth(req, url, post.page, "read_insights");
       const metric = url.searchParams.get("metric") ?? "";
       if (/post_impressions/.test(metric))
         throw new GraphError(400, 100, "(#100) The value must be a valid insights metric");
@@ -294,22 +443,29 @@ export function createFacebookEmulator(): FacebookEmulator {
       const vid = state.videos.get(node[1]);
       const fields = url.searchParams.get("fields") ?? "";
       if (vid && fields.includes("status")) {
-        ownerAuth(req, url, vid.page);
+        ownerAuth(req, url, vid.page, "pages_read_engagement");
         if (vid.status === "processing" && ++vid.reads >= 2) vid.status = "ready";
+        // The Video node's status (developers.facebook.com/docs/graph-api/reference/video, checked
+        // 2026-11-26): video_status, and per phase a status with its errors [{code, message}].
         return Response.json({
           id: vid.id,
           status: {
             video_status: vid.status,
+            uploading_phase: { status: "complete" },
             processing_phase: {
               status: vid.status === "error" ? "error" : vid.status === "ready" ? "complete" : "in_progress",
+              ...(vid.status === "error" && { errors: [{ code: 1363008, message: PROCESSING_ERROR }] }),
             },
           },
         });
       }
+      // The Video node has no shares field; asking for one fails the whole request.
+      if (vid && fields.split(",").some((f) => f.split(".")[0] === "shares"))
+        throw new GraphError(400, 100, "(#100) Tried accessing nonexisting field (shares) on node type (Video)");
       const post = state.posts.find((x) => x.id === node[1]);
       if (!post)
         throw new GraphError(400, 100, `Unsupported get request. Object with ID '${node[1]}' does not exist`, 33);
-      ownerAuth(req, url, post.page);
+      ownerAuth(req, url, post.page, "pages_read_engagement");
       return Response.json({
         id: post.id,
         permalink_url: `https://www.facebook.com/${post.id}`,
@@ -330,7 +486,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
     ...graphFailingHandler({
       failures,
-      canFail: (path) => /^\/v\d+\.\d+\/\d/.test(path),
+      canFail: (path) => /^\/v\d+\.\d+\/(\d|upload:)/.test(path),
       route: (req, path) => route(req, path, new URL(req.url)),
       apiType: "GraphMethodException",
       throttled: new GraphError(400, 32, "Page request limit reached"),
@@ -352,6 +508,8 @@ export function createFacebookEmulator(): FacebookEmulator {
       addPage("Sandbox Page");
     },
     addPage,
+    videoUploads: () => [...state.arrivals],
+    processingError: PROCESSING_ERROR,
     engage(id, counts) {
       const post = state.posts.find((x) => x.id === id);
       if (!post) throw new Error(`no post ${id}`);

@@ -9,6 +9,7 @@ import {
   ConnectError,
   definePlugin,
   unreadableMedia,
+  type MediaBody,
   type MediaItem,
   type Outcome,
   type PluginContext,
@@ -33,10 +34,6 @@ const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null &&
 const v = (ctx: PluginContext) => `/${ctx.settings.VERSION ?? VERSION}`;
 const auth = (ctx: PluginContext) => ({ authorization: `Bearer ${String(ctx.credentials.page_access_token)}` });
 const page = (ctx: PluginContext) => ctx.account.remoteId;
-/** Video uploads go to graph-video.facebook.com, or to the overridden base (an emulator) when there is one. */
-const videoBase = (ctx: PluginContext) =>
-  ctx.settings.VIDEO_URL ??
-  (ctx.http.baseUrl === "https://graph.facebook.com" ? "https://graph-video.facebook.com" : ctx.http.baseUrl);
 
 async function read(ctx: PluginContext, item: MediaItem): Promise<{ type: string; bytes: Uint8Array } | Fail> {
   try {
@@ -78,21 +75,101 @@ async function permalink(ctx: PluginContext, id: string): Promise<string> {
   return res.ok && res.body.permalink_url ? res.body.permalink_url : postUrl(id);
 }
 
+/**
+ * A video through the Resumable Upload API (developers.facebook.com/docs/graph-api/guides/upload and
+ * docs/video-api/guides/publishing, checked 2026-11-26): an upload session on the app, the file streamed
+ * to it from storage (never whole in memory; up to 10 GB), then the handle. Its file handle, or why not.
+ * The guide asks for a user token; the Page token is the Page's admin acting for it, and unlike the
+ * long-lived user token it does not expire after 60 days.
+ */
+async function uploadVideo(ctx: PluginContext, item: MediaItem): Promise<string | Fail> {
+  let body: MediaBody;
+  let size: number;
+  let bytes: Uint8Array | null = null;
+  try {
+    body = await ctx.media.open(item);
+    // Storage and most hosts say the size; otherwise the file must be read to learn it.
+    size = body.size ?? (bytes = await body.bytes()).length;
+  } catch (e) {
+    return unreadableMedia(e);
+  }
+  const type = body.contentType.split(";")[0].trim();
+  // The upload session takes video/mp4 only (the guide's file_type values).
+  if (type !== "video/mp4")
+    return {
+      kind: "permanent",
+      reason: `Facebook's video upload takes MP4 only, not ${type}`,
+      code: "unsupported_media",
+    };
+  const session = await ctx.http.request<{ id: string }>("POST", `${v(ctx)}/${ctx.settings.CLIENT_ID ?? ""}/uploads`, {
+    query: { file_name: "video.mp4", file_length: size, file_type: type },
+    headers: auth(ctx),
+  });
+  if (!session.ok) return session.outcome;
+  const upload = `${v(ctx)}/${session.body.id}`;
+  const oauth = { authorization: `OAuth ${String(ctx.credentials.page_access_token)}` };
+  let offset = 0;
+  let from: ReadableStream<Uint8Array> | Uint8Array = bytes ?? body.stream();
+  for (let resumes = 0; ; resumes++) {
+    const sent = await ctx.http.request<{ h?: string }>("POST", upload, {
+      headers: {
+        ...oauth,
+        file_offset: String(offset),
+        "content-type": "application/octet-stream",
+        "content-length": String(size - offset),
+      },
+      body: from as BodyInit,
+      timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 30 * 60_000),
+    });
+    if (sent.ok && sent.body.h) return sent.body.h;
+    const why: Fail = sent.ok
+      ? { kind: "retryable", reason: "Facebook took the video's bytes but gave no file handle" }
+      : sent.outcome;
+    if (why.kind !== "retryable" || resumes >= UPLOAD_RESUMES) return why;
+    // A transfer cut short resumes where Facebook's copy ends (GET upload:{id} answers its file_offset).
+    const at = await ctx.http.request<{ file_offset?: number }>("GET", upload, { headers: oauth });
+    if (!at.ok || typeof at.body.file_offset !== "number" || at.body.file_offset > size) return why;
+    offset = at.body.file_offset;
+    try {
+      from = bytes ? bytes.subarray(offset) : skip((await ctx.media.open(item)).stream(), offset);
+    } catch (e) {
+      return unreadableMedia(e);
+    }
+  }
+}
+
+/** How often one attempt resumes a cut transfer before the engine retries the whole publish later. */
+const UPLOAD_RESUMES = 2;
+
+/** The stream without its first `n` bytes. */
+function skip(stream: ReadableStream<Uint8Array>, n: number): ReadableStream<Uint8Array> {
+  let left = n;
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, out) {
+        if (left >= chunk.byteLength) {
+          left -= chunk.byteLength;
+          return;
+        }
+        out.enqueue(left ? chunk.subarray(left) : chunk);
+        left = 0;
+      },
+    }),
+  );
+}
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!ctx.credentials.page_access_token)
     return { kind: "auth_expired", reason: "no Page token is stored for this Page; connect it again" };
   const videos = job.media.filter((m) => m.type === "video");
   if (videos.length) {
-    const file = await read(ctx, videos[0]);
-    if (isFail(file)) return file;
-    const form = new FormData();
-    form.set("source", new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.type }), "video");
-    if (job.content) form.set("description", job.content);
-    const res = await ctx.http.request<{ id: string }>("POST", `${videoBase(ctx)}${v(ctx)}/${page(ctx)}/videos`, {
-      multipart: form,
+    const handle = await uploadVideo(ctx, videos[0]);
+    if (typeof handle !== "string") return handle;
+    // Publishing the handle is the creating call; the bytes are already with Facebook.
+    const res = await ctx.http.request<{ id: string }>("POST", `${v(ctx)}/${page(ctx)}/videos`, {
+      form: { fbuploader_video_file_chunk: handle, ...(job.content && { description: job.content }) },
       headers: auth(ctx),
       creates: true,
-      timeoutMs: Math.max(ctx.http.timeoutMs ?? 30_000, 10 * 60_000),
     });
     if (!res.ok) return res.outcome;
     return checkStatus(ctx, res.body.id);
@@ -127,16 +204,21 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   return { kind: "published", platformPostId: res.body.id, url: await permalink(ctx, res.body.id) };
 }
 
+type Phase = { status?: string; errors?: { code?: number; message?: string }[] };
+
 async function checkStatus(ctx: PluginContext, videoId: string): Promise<Outcome> {
+  // The Video node's status: video_status, and per phase its status and errors [{code, message}].
   const res = await ctx.http.request<{
-    status?: { video_status?: string; processing_phase?: { status?: string; error?: { message?: string } } };
+    status?: { video_status?: string; uploading_phase?: Phase; processing_phase?: Phase; publishing_phase?: Phase };
   }>("GET", `${v(ctx)}/${videoId}`, { query: { fields: "status" }, headers: auth(ctx) });
   if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle: videoId } : res.outcome;
   const st = res.body.status;
-  if (st?.video_status === "error" || st?.processing_phase?.status === "error") {
+  const phases = [st?.uploading_phase, st?.processing_phase, st?.publishing_phase];
+  if (st?.video_status === "error" || phases.some((p) => p?.status === "error")) {
+    const why = phases.flatMap((p) => p?.errors ?? []).map((e) => e.message ?? `error ${e.code}`);
     return {
       kind: "permanent",
-      reason: `Facebook could not process the video: ${st.processing_phase?.error?.message ?? "error"}`,
+      reason: `Facebook could not process the video: ${why.join("; ") || "error"}`,
       code: "video_processing_failed",
     };
   }
@@ -192,37 +274,74 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   });
 }
 
+type Summary = { summary?: { total_count?: number } };
+
+/** A Page post's numbers: reactions, comments and shares on the post, media views from its insights. */
+async function postMetrics(ctx: PluginContext, id: string): Promise<PostMetrics | Fail> {
+  const res = await ctx.http.request<{ reactions?: Summary; comments?: Summary; shares?: { count?: number } }>(
+    "GET",
+    `${v(ctx)}/${id}`,
+    {
+      query: { fields: "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),shares" },
+      headers: auth(ctx),
+    },
+  );
+  if (!res.ok) return res.outcome;
+  const views = await ctx.http.request<{ data: { name: string; values?: { value: number }[] }[] }>(
+    "GET",
+    `${v(ctx)}/${id}/insights`,
+    { query: { metric: "post_total_media_view_unique" }, headers: auth(ctx) },
+  );
+  // Facebook Pages expose no saves; a post nobody shared has no shares field.
+  return {
+    views: views.ok
+      ? (views.body.data.find((d) => d.name === "post_total_media_view_unique")?.values?.[0]?.value ?? null)
+      : null,
+    likes: res.body.reactions?.summary?.total_count ?? null,
+    comments: res.body.comments?.summary?.total_count ?? null,
+    shares: res.body.shares?.count ?? 0,
+    saves: null,
+  };
+}
+
+/**
+ * A video's numbers: the Video node has reactions and comments but no shares field (asking for one fails
+ * the request), and its views are total_video_views of /video_insights (developers.facebook.com/docs/
+ * graph-api/reference/video/video_insights, checked 2026-11-26).
+ */
+async function videoMetrics(ctx: PluginContext, id: string): Promise<PostMetrics | Fail> {
+  const res = await ctx.http.request<{ reactions?: Summary; comments?: Summary }>("GET", `${v(ctx)}/${id}`, {
+    query: { fields: "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0)" },
+    headers: auth(ctx),
+  });
+  if (!res.ok) return res.outcome;
+  const views = await ctx.http.request<{ data: { name: string; values?: { value: number }[] }[] }>(
+    "GET",
+    `${v(ctx)}/${id}/video_insights`,
+    { query: { metric: "total_video_views" }, headers: auth(ctx) },
+  );
+  return {
+    views: views.ok ? (views.body.data.find((d) => d.name === "total_video_views")?.values?.[0]?.value ?? null) : null,
+    likes: res.body.reactions?.summary?.total_count ?? null,
+    comments: res.body.comments?.summary?.total_count ?? null,
+    shares: null,
+    saves: null,
+  };
+}
+
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
-    const res = await ctx.http.request<{
-      reactions?: { summary?: { total_count?: number } };
-      comments?: { summary?: { total_count?: number } };
-      shares?: { count?: number };
-    }>("GET", `${v(ctx)}/${id}`, {
-      query: { fields: "reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0),shares" },
-      headers: auth(ctx),
-    });
-    if (!res.ok) throw new Error(`Facebook post ${id}: ${res.outcome.reason}`);
-    const views = await ctx.http.request<{ data: { name: string; values?: { value: number }[] }[] }>(
-      "GET",
-      `${v(ctx)}/${id}/insights`,
-      {
-        query: { metric: "post_total_media_view_unique" },
-        headers: auth(ctx),
-      },
-    );
-    const seen = views.ok
-      ? (views.body.data.find((d) => d.name === "post_total_media_view_unique")?.values?.[0]?.value ?? null)
-      : null;
-    // Facebook Pages expose no saves.
-    out[id] = {
-      views: seen,
-      likes: res.body.reactions?.summary?.total_count ?? null,
-      comments: res.body.comments?.summary?.total_count ?? null,
-      shares: res.body.shares?.count ?? 0,
-      saves: null,
-    };
+    // A feed or photo post is {page}_{post}; a video is published as its own id.
+    const m = id.includes("_") ? await postMetrics(ctx, id) : await videoMetrics(ctx, id);
+    if (!isFail(m)) {
+      out[id] = m;
+      continue;
+    }
+    // A post Facebook no longer shows (deleted, or a field it refuses) keeps its last numbers; an
+    // expired token or a limit stops the batch, so the engine refreshes or waits.
+    if (m.kind === "permanent") ctx.log.warn("Facebook post numbers unreadable", { id, reason: m.reason });
+    else throw new Error(`Facebook post ${id}: ${m.reason}`);
   }
   return out;
 }
@@ -263,8 +382,8 @@ export default definePlugin({
       "image/gif",
       "image/bmp",
       "image/tiff",
+      // The Resumable Upload API's file_type takes video/mp4 only.
       "video/mp4",
-      "video/quicktime",
     ],
     convertible_formats: {},
     max_size_bytes: { image: 4 * MB, video: 10 * GB, gif: 4 * MB },
@@ -290,14 +409,17 @@ export default definePlugin({
     tokenUrl: `https://graph.facebook.com/${VERSION}/oauth/access_token`,
     tokenMethod: "GET",
     clientAuth: "body",
+    // Each is what a request needs (docs/platforms.md): Pages listed and posted to (pages_show_list,
+    // pages_manage_posts, pages_read_engagement; the Video API's publishing guide names the same three),
+    // the Page's posts read back (pages_read_user_content), insights (read_insights), and Pages a
+    // business portfolio owns (business_management). publish_video is for live video, which Crier does
+    // not do, and pages_manage_engagement for moderating comments: App Review refuses unused permissions.
     scopes: [
       "pages_show_list",
       "pages_manage_posts",
       "pages_read_engagement",
-      "pages_manage_engagement",
       "pages_read_user_content",
       "read_insights",
-      "publish_video",
       "business_management",
     ],
     scopeSeparator: ",",

@@ -6,8 +6,10 @@
  * media_publish, permalinks, the user's media and insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the account sandbox.insta.
- * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
- * refresh that follows can succeed.
+ * Tokens age on the emulator's clock (createInstagramEmulator({ now }), advanceClock): a long-lived token lasts 60
+ * days, and refresh_access_token refuses one younger than 24 hours or already expired, as Meta does.
+ * Fidelity note: an injected auth_expired failure answers 190 once without expiring the token (a session
+ * invalidated and restored); a token that really expired is never refreshed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
@@ -55,13 +57,14 @@ export interface InstagramEmulator extends Emulator {
 
 const newId = graphId(18_000_000_000_000_000n);
 
-export function createInstagramEmulator(opts: EmulatorOptions = {}): InstagramEmulator {
+export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => number } = {}): InstagramEmulator {
   const failures = new FailurePlan();
   const user = { user_id: "17841400000000001", id: "17841400000000001", username: "sandbox.insta" };
   const auth = new LongLivedTokens({
     prefix: "IG",
     exchangeGrant: "ig_exchange_token",
     refreshGrant: "ig_refresh_token",
+    now: opts.now,
     expiredStatus: 400,
     codeAnswer: {
       user_id: user.user_id,
@@ -208,8 +211,19 @@ export function createInstagramEmulator(opts: EmulatorOptions = {}): InstagramEm
     const m = req.method;
     const token = await auth.route(req, path, url);
     if (token) return token;
-    auth.authed(req, url);
     const p = path.replace(/^\/v\d+\.\d+/, "");
+    // Permissions per request (developers.facebook.com/docs/instagram-platform: each reference's
+    // Requirements; checked 2026-11-26): instagram_business_basic for everything, content_publish to
+    // create and publish containers, manage_insights for insights.
+    const publishing = m === "POST" && /^\/(me|\d+)\/(media|media_publish)$/.test(p);
+    const insight = /\/insights$/.test(p);
+    auth.authed(
+      req,
+      url,
+      "instagram_business_basic",
+      ...(publishing ? ["instagram_business_content_publish"] : []),
+      ...(insight ? ["instagram_business_manage_insights"] : []),
+    );
     if (m === "GET" && p === "/me") {
       const fields = (url.searchParams.get("fields") ?? "").split(",");
       return Response.json({ ...user, ...(fields.includes("followers_count") && { followers_count: followers }) });
@@ -285,6 +299,7 @@ export function createInstagramEmulator(opts: EmulatorOptions = {}): InstagramEm
     setFollowers(n) {
       followers = n;
     },
+    advanceClock: (ms) => auth.advance(ms),
     reset() {
       failures.clear();
       auth.reset();

@@ -233,12 +233,9 @@ export default definePlugin({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",
     tokenUrl: "https://api.instagram.com/oauth/access_token",
     clientAuth: "body",
-    scopes: [
-      "instagram_business_basic",
-      "instagram_business_content_publish",
-      "instagram_business_manage_comments",
-      "instagram_business_manage_insights",
-    ],
+    // Reading the account and its media, publishing, and insights; comments are never read or written
+    // (instagram_business_manage_comments would be refused by App Review as unused).
+    scopes: ["instagram_business_basic", "instagram_business_content_publish", "instagram_business_manage_insights"],
     scopeSeparator: ",",
     async identity(c, token) {
       // The code gives a one-hour token; the long-lived one lasts 60 days and can be refreshed.

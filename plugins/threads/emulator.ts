@@ -6,8 +6,10 @@
  * `{error:{message, type, code, error_subcode}}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox.threads.
- * Fidelity note: an injected auth_expired failure answers 190 once without revoking the token, so the
- * refresh that follows (which Threads allows only for a still-valid token) can succeed.
+ * Tokens age on the emulator's clock (createThreadsEmulator({ now }), advanceClock): a long-lived token lasts 60
+ * days, and refresh_access_token refuses one younger than 24 hours or already expired, as Meta does.
+ * Fidelity note: an injected auth_expired failure answers 190 once without expiring the token (a session
+ * invalidated and restored); a token that really expired is never refreshed.
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
@@ -20,7 +22,17 @@ import {
   LongLivedTokens,
 } from "../../src/platform/graph-emulator.ts";
 
+// "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
+// (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
 const TEXT_MAX = 500;
+const LINKS_MAX = 5;
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+const threadsLength = (text: string) =>
+  [...graphemes.segment(text)].reduce(
+    (n, { segment }) => n + (emoji.test(segment) ? Buffer.byteLength(segment) : [...segment].length),
+    0,
+  );
 const LONG_TTL_S = 60 * 86400;
 
 interface Container {
@@ -55,13 +67,14 @@ export interface ThreadsEmulator extends Emulator {
 
 const newId = graphId(17_000_000_000_000_000n);
 
-export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulator {
+export function createThreadsEmulator(opts: EmulatorOptions & { now?: () => number } = {}): ThreadsEmulator {
   const failures = new FailurePlan();
   const user = { id: "25000000000000001", username: "sandbox.threads" };
   const auth = new LongLivedTokens({
     prefix: "TH",
     exchangeGrant: "th_exchange_token",
     refreshGrant: "th_refresh_token",
+    now: opts.now,
     expiredStatus: 401,
     codeAnswer: { user_id: Number(user.id.slice(0, 15)) },
   });
@@ -80,13 +93,25 @@ export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulat
     return null;
   }
 
-  async function createContainer(req: Request): Promise<Response> {
+  async function createContainer(req: Request, scopes: string[] | undefined): Promise<Response> {
     const f = await graphForm(req);
+    if (f.get("reply_to_id") && scopes && !scopes.includes("threads_manage_replies"))
+      throw new GraphError(
+        400,
+        10,
+        "(#10) Application does not have permission for this action: threads_manage_replies",
+      );
     const type = f.get("media_type") as Container["type"];
     if (!["TEXT", "IMAGE", "VIDEO", "CAROUSEL"].includes(type))
       throw new GraphError(400, 100, "Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}");
     const text = f.get("text") ?? "";
-    if ([...text].length > TEXT_MAX)
+    // "Starting December 22, 2025, Threads posts containing more than 5 links will fail to post during
+    // the media creation step ... THREADS_API__LINK_LIMIT_EXCEEDED"; every unique URL of the text counts.
+    // (developers.facebook.com/docs/threads/create-posts/text-attachments, Limitations; checked 2026-11-26)
+    const links = new Set(text.match(/\b(?:https?:\/\/|www\.)[^\s]+/gi) ?? []);
+    if (links.size > LINKS_MAX)
+      throw new GraphError(400, 100, `THREADS_API__LINK_LIMIT_EXCEEDED: a post may contain at most ${LINKS_MAX} links`);
+    if (threadsLength(text) > TEXT_MAX)
       throw new GraphError(400, 100, `Param text must be at most ${TEXT_MAX} characters long.`);
     const replyTo = f.get("reply_to_id");
     if (replyTo && !state.posts.some((p) => p.id === replyTo))
@@ -196,7 +221,18 @@ export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulat
     const m = req.method;
     const token = await auth.route(req, path, url);
     if (token) return token;
-    auth.authed(req, url);
+    // Permissions per request (developers.facebook.com/docs/threads/get-started, checked 2026-11-26):
+    // threads_basic for every endpoint, threads_content_publish for publishing, threads_manage_insights
+    // for insights; threads_manage_replies for a reply (checked where the container is created).
+    const publishing = m === "POST" && /\/(threads|threads_publish)$/.test(path);
+    const insight = /\/(insights|threads_insights)$/.test(path);
+    const granted = auth.authed(
+      req,
+      url,
+      "threads_basic",
+      ...(publishing ? ["threads_content_publish"] : []),
+      ...(insight ? ["threads_manage_insights"] : []),
+    );
     if (m === "GET" && path === "/v1.0/me") return Response.json(user);
     if (m === "GET" && (path === "/v1.0/me/threads_insights" || path === `/v1.0/${user.id}/threads_insights`)) {
       if (url.searchParams.get("metric") !== "followers_count")
@@ -214,7 +250,7 @@ export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulat
       });
     }
     if (m === "POST" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`))
-      return createContainer(req);
+      return createContainer(req, granted.scopes);
     if (m === "POST" && (path === "/v1.0/me/threads_publish" || path === `/v1.0/${user.id}/threads_publish`))
       return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (path === "/v1.0/me/threads" || path === `/v1.0/${user.id}/threads`)) {
@@ -281,6 +317,7 @@ export function createThreadsEmulator(opts: EmulatorOptions = {}): ThreadsEmulat
     setFollowers(n) {
       followers = n;
     },
+    advanceClock: (ms) => auth.advance(ms),
     reset() {
       failures.clear();
       auth.reset();

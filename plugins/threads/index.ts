@@ -156,8 +156,9 @@ export default definePlugin({
   platform: "threads",
   displayName: "Threads",
   defaultApiUrl: "https://graph.threads.net",
-  // Threads counts emoji by their UTF-8 byte length inside the 500.
-  textLimit: { max: TEXT_MAX, unit: "characters" },
+  // "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
+  // (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
+  textLimit: { max: TEXT_MAX, unit: "emoji_bytes" },
   capabilities: {
     destination: true,
     source: true,
@@ -194,13 +195,10 @@ export default definePlugin({
     authorizeUrl: "https://threads.net/oauth/authorize",
     tokenUrl: "https://graph.threads.net/oauth/access_token",
     clientAuth: "body",
-    scopes: [
-      "threads_basic",
-      "threads_content_publish",
-      "threads_manage_replies",
-      "threads_read_replies",
-      "threads_manage_insights",
-    ],
+    // threads_basic for every call, threads_content_publish to publish, threads_manage_replies to publish
+    // a thread's next posts (reply_to_id), threads_manage_insights for numbers (docs/threads/get-started).
+    // threads_read_replies is for GET calls to reply endpoints, which Crier never makes.
+    scopes: ["threads_basic", "threads_content_publish", "threads_manage_replies", "threads_manage_insights"],
     scopeSeparator: ",",
     async identity(c, token) {
       const long = await longLivedToken(c, "th_exchange_token", token);

@@ -74,6 +74,10 @@ export const accounts = pgTable(
     status: text("status", { enum: ACCOUNT_STATUSES }).notNull().default("active"),
     /** AES-256-GCM ciphertext of the provider credentials (src/db/crypto.ts); null once disconnected. */
     credentials: text("credentials"),
+    /** When the stored credentials stop working without the user (src/platform/host/credential-expiry.ts). */
+    credentialsExpireAt: ts("credentials_expire_at"),
+    /** The token-refresh job's next attempt for this account (and its lease while one runs). */
+    credentialsRefreshAfter: ts("credentials_refresh_after"),
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: updatedAt(),

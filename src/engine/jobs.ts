@@ -15,6 +15,7 @@ import { errorFields, type Logger } from "../log.ts";
 import { analyticsJob } from "./analytics.ts";
 import { maintenanceJob } from "./maintenance.ts";
 import { reconcileJob } from "./reconcile.ts";
+import { tokenRefreshJob } from "./token-refresh.ts";
 
 export interface PeriodicJob {
   /** Unique across the engine; the key of its lease in engine_jobs. */
@@ -27,7 +28,7 @@ export interface PeriodicJob {
 }
 
 /** The jobs every engine runs unless EngineOptions.jobs says otherwise: register new periodic work here. */
-export const PERIODIC_JOBS: readonly PeriodicJob[] = [analyticsJob, reconcileJob, maintenanceJob];
+export const PERIODIC_JOBS: readonly PeriodicJob[] = [analyticsJob, reconcileJob, maintenanceJob, tokenRefreshJob];
 
 export class JobRunner {
   private readonly runs = new Map<string, Promise<void>>();

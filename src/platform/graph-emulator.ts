@@ -83,8 +83,16 @@ export async function graphForm(req: Request): Promise<URLSearchParams> {
 // Graph platforms download media from a URL they are given; the helper is the emulator kit's.
 export { downloadedType } from "./emulator-kit.ts";
 
+// Instagram: "Refresh a long-lived access token that is at least 24 hours old but has not expired.
+// Refreshed tokens are valid for 60 days from the date at which they are refreshed."
+// (developers.facebook.com/docs/instagram-platform/reference/refresh_access_token, checked 2026-11-26)
+// Threads: "Long-lived tokens are valid for 60 days and can be refreshed as long as they are at least 24
+// hours old but have not expired ... Tokens that have not been refreshed in 60 days will expire and can no
+// longer be refreshed." (developers.facebook.com/docs/threads/get-started/long-lived-tokens, same date)
+// Short-lived tokens last one hour (the same pages).
 const LONG_TTL_S = 60 * 86400;
 const SHORT_TTL_MS = 3600_000;
+const REFRESHABLE_AGE_MS = 86_400_000;
 
 export interface LongLivedTokenSpec {
   /** How the platform's tokens start (IG, TH). */
@@ -96,6 +104,16 @@ export interface LongLivedTokenSpec {
   expiredStatus: number;
   /** What the code exchange answers besides the token (the user id in the platform's shape). */
   codeAnswer: Record<string, unknown>;
+  /** The emulator's clock in ms (default Date.now): tests age tokens with their own clock. */
+  now?: () => number;
+}
+
+interface Token {
+  long: boolean;
+  issued: number;
+  exp: number;
+  /** The permissions the user granted on the consent page (absent in state saved before they were kept). */
+  scopes?: string[];
 }
 
 /**
@@ -105,47 +123,83 @@ export interface LongLivedTokenSpec {
  */
 export class LongLivedTokens {
   private codes = new AuthorizationCodes();
-  private tokens = new Map<string, { long: boolean; exp: number }>();
+  /** The scope each issued code was consented with. */
+  private codeScopes = new Map<string, string[]>();
+  private tokens = new Map<string, Token>();
   private readonly clients = new Map([["sandbox", "sandbox"]]);
+  /** Added to the clock by advance(): sandbox and conformance runs age tokens without waiting a day. */
+  private offset = 0;
 
   constructor(private readonly spec: LongLivedTokenSpec) {}
+
+  private now(): number {
+    return (this.spec.now?.() ?? Date.now()) + this.offset;
+  }
+
+  /** Moves this emulator's clock forward. */
+  advance(ms: number): void {
+    this.offset += ms;
+  }
 
   /** Answers the consent page and the three token calls; null for every other call. */
   async route(req: Request, path: string, url: URL): Promise<Response | null> {
     const m = req.method;
-    if (m === "GET" && path === "/oauth/authorize")
-      return this.codes.authorize(
+    if (m === "GET" && path === "/oauth/authorize") {
+      const consent = this.codes.authorize(
         url,
         this.clients,
         () => new GraphError(400, 100, "client_id and redirect_uri are required"),
       );
+      const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+      // Meta's scope parameter is comma-separated; the user grants what was asked.
+      this.codeScopes.set(code, (url.searchParams.get("scope") ?? "").split(",").filter(Boolean));
+      return consent;
+    }
     if (m === "POST" && (path === "/oauth/access_token" || path === "/oauth/token")) {
       const f = await graphForm(req);
       if (this.clients.get(f.get("client_id") ?? "") !== f.get("client_secret"))
         throw new GraphError(400, 101, "Error validating client secret.");
-      if (!this.codes.redeem(f.get("code") ?? "", f.get("redirect_uri")))
+      const code = f.get("code") ?? "";
+      if (!this.codes.redeem(code, f.get("redirect_uri")))
         throw new GraphError(400, 100, "Invalid authorization code", 36007);
-      return Response.json({ access_token: this.issue(false), ...this.spec.codeAnswer });
+      return Response.json({ access_token: this.issue(false, this.codeScopes.get(code)), ...this.spec.codeAnswer });
     }
     if (m === "GET" && path === "/access_token") {
       if (url.searchParams.get("grant_type") !== this.spec.exchangeGrant)
         throw new GraphError(400, 100, `grant_type must be ${this.spec.exchangeGrant}`);
-      this.authed(req, url);
-      return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
+      const short = this.authed(req, url);
+      return Response.json({
+        access_token: this.issue(true, short.scopes),
+        token_type: "bearer",
+        expires_in: LONG_TTL_S,
+      });
     }
     if (m === "GET" && path === "/refresh_access_token") {
+      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant)
+        throw new GraphError(400, 100, `grant_type must be ${this.spec.refreshGrant}`);
       const t = this.tokens.get(this.presented(req, url));
-      if (url.searchParams.get("grant_type") !== this.spec.refreshGrant || !t?.long || t.exp <= Date.now())
-        throw new GraphError(400, 190, "The access token cannot be refreshed: it is invalid or expired.");
-      return Response.json({ access_token: this.issue(true), token_type: "bearer", expires_in: LONG_TTL_S });
+      // An expired (or unknown) token is Meta's expired-session error: nothing brings it back.
+      if (!t || t.exp <= this.now()) throw this.expired();
+      if (!t.long) throw new GraphError(400, 190, "Only a long-lived access token can be refreshed.");
+      // Meta's words are "at least 24 hours old"; the shape of its refusal is not documented.
+      if (this.now() - t.issued < REFRESHABLE_AGE_MS)
+        throw new GraphError(400, 100, "The access token must be at least 24 hours old to be refreshed.");
+      return Response.json({ access_token: this.issue(true, t.scopes), token_type: "bearer", expires_in: LONG_TTL_S });
     }
     return null;
   }
 
-  /** Throws the platform's expired-session error unless the call carries a live token. */
-  authed(req: Request, url: URL): void {
+  /**
+   * The live token the call carries, else the platform's expired-session error; with `permissions`, each
+   * must have been granted, else Meta's permission error (code 10).
+   */
+  authed(req: Request, url: URL, ...permissions: string[]): Token {
     const t = this.tokens.get(this.presented(req, url));
-    if (!t || t.exp <= Date.now()) throw this.expired();
+    if (!t || t.exp <= this.now()) throw this.expired();
+    const missing = permissions.find((p) => t.scopes && !t.scopes.includes(p));
+    if (missing)
+      throw new GraphError(400, 10, `(#10) Application does not have permission for this action: ${missing}`);
+    return t;
   }
 
   /** The platform's answer to an expired token. */
@@ -155,7 +209,9 @@ export class LongLivedTokens {
 
   reset(): void {
     this.codes.clear();
+    this.codeScopes = new Map();
     this.tokens = new Map();
+    this.offset = 0;
   }
 
   snapshot(): unknown {
@@ -163,7 +219,7 @@ export class LongLivedTokens {
   }
 
   restore(saved: unknown): void {
-    const s = saved as { codes: unknown; tokens: Map<string, { long: boolean; exp: number }> };
+    const s = saved as { codes: unknown; tokens: Map<string, Token> };
     this.codes.restore(s.codes);
     this.tokens = s.tokens;
   }
@@ -174,9 +230,10 @@ export class LongLivedTokens {
     );
   }
 
-  private issue(long: boolean): string {
+  private issue(long: boolean, scopes: string[] | undefined): string {
     const token = `${this.spec.prefix}${randomBytes(20).toString("hex")}`;
-    this.tokens.set(token, { long, exp: Date.now() + (long ? LONG_TTL_S * 1000 : SHORT_TTL_MS) });
+    const issued = this.now();
+    this.tokens.set(token, { long, issued, exp: issued + (long ? LONG_TTL_S * 1000 : SHORT_TTL_MS), scopes });
     return token;
   }
 }

@@ -20,6 +20,7 @@ interface GraphError {
   code?: number;
   error_subcode?: number;
   error_user_msg?: string;
+  is_transient?: boolean;
 }
 
 // Throttling codes: application, user and page request limits, and the newer business-use-case one.
@@ -32,7 +33,15 @@ export function classifyGraph(res: ProviderResponse): FailureOutcome | undefined
   if (err.code === 190 || err.code === 102) return { kind: "auth_expired", reason };
   if (THROTTLED.has(err.code))
     return { kind: "retryable", reason: `rate limited: ${reason}`, retryAfterMs: 10 * 60_000 };
-  if (err.code === 1 || err.code === 2) return { kind: "retryable", reason };
+  // Codes 1 and 2 are Graph's "unknown" and "service" errors; Instagram's -1 and -2 (server error, media
+  // download timeout) say "Try again", and Meta marks any error worth retrying is_transient
+  // (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/error-codes and Graph
+  // API "Handling Errors", checked 2026-11-26).
+  // On the creating call (media_publish, a Page post) a passing error does not prove nothing was made.
+  if (err.code === 1 || err.code === 2 || err.code === -1 || err.code === -2 || err.is_transient === true)
+    return res.creates
+      ? { kind: "unknown", reason: `platform error after the creating call was sent: ${reason}` }
+      : { kind: "retryable", reason };
   if (res.status >= 500) return undefined;
   return { kind: "permanent", reason, code: String(err.error_subcode ?? err.code) };
 }

@@ -78,14 +78,23 @@ export const bearerAuth = (ctx: PluginContext) => ({ authorization: `Bearer ${St
 
 export const pkceChallenge = (verifier: string) => createHash("sha256").update(verifier).digest("base64url");
 
-/** Credentials as stored: the token answer with its expiry made absolute. */
+/**
+ * The refresh token's lifetime in seconds where the platform gives one: refresh_expires_in (TikTok),
+ * refresh_token_expires_in (LinkedIn, Pinterest).
+ */
+const refreshLifetime = (token: TokenResponse): number | undefined =>
+  [token.refresh_expires_in, token.refresh_token_expires_in].find((v): v is number => typeof v === "number");
+
+/** Credentials as stored: the token answer with its expiries made absolute. */
 export function tokenCredentials(token: TokenResponse, now: Date, extra: Credentials = {}): Credentials {
+  const refreshFor = token.refresh_token ? refreshLifetime(token) : undefined;
   return {
     access_token: token.access_token,
     ...(token.refresh_token && { refresh_token: token.refresh_token }),
     ...(typeof token.expires_in === "number" && {
       expires_at: new Date(now.getTime() + token.expires_in * 1000).toISOString(),
     }),
+    ...(refreshFor !== undefined && { refresh_expires_at: new Date(now.getTime() + refreshFor * 1000).toISOString() }),
     ...(token.scope && { scope: token.scope }),
     ...extra,
   };

@@ -546,6 +546,11 @@ export interface Emulator {
   state?: EmulatorState;
   /** Sets the audience count every account of the emulator reports (emulators of platforms with accountStats). */
   setFollowers?(count: number): void;
+  /**
+   * Moves the emulator's clock forward (emulators whose platform ages tokens, as Meta's refresh needs a
+   * token at least a day old): tests of such rules age tokens without waiting.
+   */
+  advanceClock?(ms: number): void;
   reset(): void;
 }
 

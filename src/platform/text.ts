@@ -29,6 +29,30 @@ export function utf8Length(text: string): number {
   return encoder.encode(text).length;
 }
 
+const EMOJI = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
+
+/**
+ * Threads' count: "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8
+ * bytes" (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26). An emoji is the
+ * whole grapheme (with its skin tone, variation selector and joiners), counted by its bytes; every other
+ * code point counts 1.
+ */
+export function emojiBytesLength(text: string): number {
+  let n = 0;
+  for (const cp of text) {
+    if (cp.codePointAt(0)! > 0x7f) return emojiSegments(text);
+    n++;
+  }
+  return n;
+}
+
+function emojiSegments(text: string): number {
+  let n = 0;
+  for (const { segment } of segmenter.segment(text))
+    n += EMOJI.test(segment) ? utf8Length(segment) : [...segment].length;
+  return n;
+}
+
 const URL_WEIGHT = 23;
 /** Code point ranges X counts as 1 (Latin, general punctuation and a few more); everything else is 2. */
 const LIGHT: [number, number][] = [
@@ -60,9 +84,10 @@ export function weightedLength(text: string): number {
 /**
  * How a platform counts the length of a post: characters are Unicode code points, utf16 counts UTF-16
  * code units (String.length, Telegram), graphemes what a reader sees as one character (Bluesky), bytes
- * UTF-8 bytes (Farcaster, Nostr, YouTube), weighted X's weighting (URLs 23, CJK and emoji 2).
+ * UTF-8 bytes (Farcaster, Nostr, YouTube), weighted X's weighting (URLs 23, CJK and emoji 2),
+ * emoji_bytes code points with each emoji counted as its UTF-8 bytes (Threads).
  */
-export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighted";
+export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighted" | "emoji_bytes";
 
 export function countText(text: string, unit: TextUnit): number {
   switch (unit) {
@@ -76,6 +101,8 @@ export function countText(text: string, unit: TextUnit): number {
       return [...text].length;
     case "weighted":
       return weightedLength(text);
+    case "emoji_bytes":
+      return emojiBytesLength(text);
   }
 }
 
@@ -86,6 +113,7 @@ export const UNIT_NAMES: Record<TextUnit, string> = {
   graphemes: "graphemes",
   bytes: "bytes",
   weighted: "weighted characters",
+  emoji_bytes: "characters (emoji as UTF-8 bytes)",
 };
 
 /** The first `max` UTF-16 code units of a text, never cutting a surrogate pair (an emoji) in two. */

@@ -24,3 +24,14 @@ test("a UTF-16 prefix never cuts an emoji in half", () => {
   expect(utf16Prefix("short", 10)).toBe("short");
   expect(countText(utf16Prefix("\u{1F600}".repeat(10), 9), "utf16")).toBe(8);
 });
+
+test("Threads' unit: characters, each emoji as its UTF-8 bytes", () => {
+  expect(countText("hello", "emoji_bytes")).toBe(5);
+  expect(countText("日é", "emoji_bytes")).toBe(2);
+  // 👍 is 4 bytes; with a skin tone 8; a family joined by ZWJ is every byte of the sequence.
+  expect(countText("a👍", "emoji_bytes")).toBe(1 + 4);
+  expect(countText("👍🏽", "emoji_bytes")).toBe(8);
+  expect(countText("👨‍👩‍👧", "emoji_bytes")).toBe(18);
+  expect(countText("🇫🇷", "emoji_bytes")).toBe(8);
+  expect(countText("x".repeat(497) + "👍", "emoji_bytes")).toBe(501);
+});

@@ -62,6 +62,9 @@ const testMedia = () => createMediaAccess({ maxBytes: 50 * 1024 * 1024, allowAdd
 // an ordinary call (Farcaster signs typed data, Nostr talks to a relay) finishes on a loaded CI machine.
 const TIMEOUT_MS = 2_000;
 
+/** Meta refreshes only a token at least a day old: the token just connected is aged past that first. */
+const tokenAge = (emulator: Emulator) => emulator.advanceClock?.(25 * 3_600_000);
+
 let job = 0;
 /** The media kind a platform's default post takes when it requires media (Snapchat: a Spotlight video). */
 const MINIMAL_MEDIA: Record<string, "image" | "video"> = { snapchat: "video" };
@@ -231,6 +234,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
         // Only a timeout after the work was done may leave a post behind; the others created nothing.
         if (spec.kind !== "timeout") expect(emulator.posts().length).toBe(before);
         if (spec.kind === "auth_expired" && plugin.refresh) {
+          tokenAge(emulator);
           await plugin.refresh(ctx);
           const again = await publishAndSettle(plugin, ctx, postJob("after refresh"));
           expect(again.kind).toBe("published");
@@ -241,6 +245,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
     testWhen(typeof plugin.refresh === "function")("refresh saves new credentials, encrypted", async () => {
       const accountId = ctx.account.id;
       const [before] = await h.db.db.select().from(accounts).where(eq(accounts.id, accountId));
+      tokenAge(emulator);
       const fresh = await plugin.refresh!(ctx);
       expect(fresh).toBeTruthy();
       const [after] = await h.db.db.select().from(accounts).where(eq(accounts.id, accountId));

@@ -1,10 +1,10 @@
 /** Facebook specifics beyond the conformance suite: one account per Page, attached photos, link posts, Page tokens, metrics. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { PluginContext } from "../../src/platform/sdk.ts";
+import { MediaError, type MediaAccess, type Outcome, type PluginContext } from "../../src/platform/sdk.ts";
 import facebook from "../../plugins/facebook/index.ts";
 import { createFacebookEmulator, type FacebookEmulator } from "../../plugins/facebook/emulator.ts";
 import { job, oauthRig, type OAuthRig } from "./support.ts";
-import { makePng } from "../support/media-fixtures.ts";
+import { makeMp4, makePng } from "../support/media-fixtures.ts";
 
 let emulator: FacebookEmulator;
 let rig: OAuthRig<FacebookEmulator>;
@@ -60,4 +60,153 @@ test("metrics read reactions, comments, shares and media views", async () => {
     shares: 1,
     saves: null,
   });
+});
+
+/** Media that can only be streamed: a plugin that reads the whole file into memory fails on it. */
+function streamOnly(bytes: Uint8Array, contentType = "video/mp4"): MediaAccess {
+  return {
+    open: async () => ({
+      contentType,
+      size: bytes.length,
+      stream: () => new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(),
+      bytes: () => Promise.reject(new Error("the whole file was read into memory")),
+    }),
+  };
+}
+const videoJob = (content: string) => job(content, { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] });
+
+async function settle(ctx: PluginContext, out: Outcome): Promise<Outcome> {
+  for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await facebook.checkStatus!(ctx, out.handle);
+  return out;
+}
+
+test("a video goes up through the resumable upload on the Graph host, streamed, and is published by its handle", async () => {
+  const mp4 = makeMp4(300 * 1024);
+  // The old graph-video host override leads nowhere: every call must go to the one Graph base URL.
+  const ctx = {
+    ...pages[0],
+    media: streamOnly(mp4),
+    settings: { ...pages[0].settings, VIDEO_URL: "http://127.0.0.1:9" },
+  };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("a video")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
+});
+
+test("a video Facebook cannot process fails with the reason in processing_phase.errors", async () => {
+  const ctx = { ...pages[0], media: streamOnly(new Uint8Array(4096).fill(7)) };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("not a video")));
+  expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect((out as { reason: string }).reason).toContain(emulator.processingError);
+});
+
+test("metrics of a video ask the Video node only for what it has; one unreadable post does not fail the batch", async () => {
+  const ctx = { ...pages[0], media: streamOnly(makeMp4(100 * 1024)) };
+  const video = await settle(ctx, await facebook.publish!(ctx, videoJob("measured video")));
+  const text = await facebook.publish!(pages[0], job("measured text"));
+  if (video.kind !== "published" || text.kind !== "published") throw new Error("not published");
+  emulator.engage(video.platformPostId, { reactions: 4, comments: 1, views: 120 });
+  emulator.engage(text.platformPostId, { reactions: 2, shares: 3, views: 9 });
+  const gone = `${pages[0].account.remoteId}_999999`;
+  const m = await facebook.metrics!(pages[0], [video.platformPostId, gone, text.platformPostId]);
+  expect(m[video.platformPostId]).toEqual({ views: 120, likes: 4, comments: 1, shares: null, saves: null });
+  expect(m[text.platformPostId]).toMatchObject({ likes: 2, shares: 3, views: 9 });
+  expect(m[gone]).toBeUndefined();
+});
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", async () => {
+  const c = rig.h.ctx;
+  const plugin = c.platforms.get("facebook")!;
+  if (plugin.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    plugin.connect.authorizationUrl(
+      { http: pages[0].http, settings: pages[0].settings, log: pages[0].log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "business_management",
+    "pages_manage_posts",
+    "pages_read_engagement",
+    "pages_read_user_content",
+    "pages_show_list",
+    "read_insights",
+  ]);
+});
+
+/** A user consents to `scope` on the emulator and lists their Pages: the Pages with their tokens. */
+async function consent(scope: string): Promise<{ id: string; access_token: string }[]> {
+  const base = rig.served.url;
+  const page = await fetch(
+    `${base}/v24.0/dialog/oauth?client_id=sandbox&redirect_uri=http://127.0.0.1/cb&scope=${scope}`,
+    { redirect: "manual" },
+  );
+  const code = new URL(page.headers.get("location")!).searchParams.get("code")!;
+  const user = await fetch(
+    `${base}/v24.0/oauth/access_token?client_id=sandbox&client_secret=sandbox&redirect_uri=http://127.0.0.1/cb&code=${code}`,
+  ).then((r) => r.json());
+  return (await fetch(`${base}/v24.0/me/accounts?access_token=${user.access_token}`).then((r) => r.json())).data;
+}
+
+test("the emulator holds a Page token to the permissions its user granted", async () => {
+  const base = rig.served.url;
+  const [page] = await consent("pages_show_list,pages_read_engagement");
+  const headers = { authorization: `Bearer ${page.access_token}` };
+  try {
+    expect((await fetch(`${base}/v24.0/${page.id}?fields=followers_count`, { headers })).status).toBe(200);
+    const post = await fetch(`${base}/v24.0/${page.id}/feed`, {
+      method: "POST",
+      headers,
+      body: new URLSearchParams({ message: "no permission" }),
+    });
+    expect(post.status).toBe(400);
+    expect((await post.json()).error.code).toBe(200);
+  } finally {
+    // The emulator gives a Page one token: the user grants everything again for the tests after this one.
+    await consent(
+      "pages_show_list,pages_manage_posts,pages_read_engagement,pages_read_user_content,read_insights,business_management",
+    );
+  }
+});
+
+test("a transfer cut short resumes at Facebook's file_offset within the attempt", async () => {
+  const mp4 = makeMp4(200 * 1024);
+  const ctx = { ...pages[0], media: streamOnly(mp4) };
+  // The byte transfer fails once with a passing error (nothing of the file kept): the plugin asks where
+  // Facebook's copy ends and sends the rest, and the video is published from one upload session.
+  emulator.failNext({ kind: "server_error" });
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("resumed")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
+});
+
+test("a transfer whose source stalls half-way resumes from the bytes Facebook kept", async () => {
+  const mp4 = makeMp4(256 * 1024);
+  const half = 128 * 1024;
+  let opens = 0;
+  // The first read of the file stops after half of it; the second reads it whole.
+  const flaky: MediaAccess = {
+    open: async () => {
+      const first = opens++ === 0;
+      return {
+        contentType: "video/mp4",
+        size: mp4.length,
+        stream: () =>
+          first
+            ? new ReadableStream<Uint8Array>({
+                start(c) {
+                  c.enqueue(mp4.slice(0, half));
+                  setTimeout(() => c.error(new MediaError("the source stalled", true)), 50);
+                },
+              })
+            : new Blob([mp4]).stream(),
+        bytes: () => Promise.reject(new Error("the whole file was read into memory")),
+      };
+    },
+  };
+  const ctx = { ...pages[0], media: flaky };
+  const out = await settle(ctx, await facebook.publish!(ctx, videoJob("resumed half-way")));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(opens).toBe(2);
+  expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
 });

@@ -103,3 +103,75 @@ test("insights become views, likes, comments, shares and saves", async () => {
     saves: 5,
   });
 });
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", () => {
+  if (instagram.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    instagram.connect.authorizationUrl(
+      { http: ctx.http, settings: ctx.settings, log: ctx.log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "instagram_business_basic",
+    "instagram_business_content_publish",
+    "instagram_business_manage_insights",
+  ]);
+});
+
+test("the emulator holds a token to the permissions its user granted", async () => {
+  const base = rig.served.url;
+  const consent = await fetch(
+    `${base}/oauth/authorize?client_id=sandbox&redirect_uri=http://127.0.0.1/cb&scope=instagram_business_basic`,
+    { redirect: "manual" },
+  );
+  const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+  const short = await fetch(`${base}/oauth/access_token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      client_id: "sandbox",
+      client_secret: "sandbox",
+      code,
+      redirect_uri: "http://127.0.0.1/cb",
+    }),
+  }).then((r) => r.json());
+  const long = await fetch(
+    `${base}/access_token?grant_type=ig_exchange_token&client_secret=sandbox&access_token=${short.access_token}`,
+  ).then((r) => r.json());
+  const headers = { authorization: `Bearer ${long.access_token}` };
+  expect((await fetch(`${base}/v23.0/me?fields=username`, { headers })).status).toBe(200);
+  const publish = await fetch(`${base}/v23.0/me/media`, {
+    method: "POST",
+    headers,
+    body: new URLSearchParams({ image_url: url("a.jpg") }),
+  });
+  expect(publish.status).toBe(400);
+  expect((await publish.json()).error.code).toBe(10);
+});
+
+test("Meta's transient errors are retried, its refusals are not", () => {
+  const answer = (status: number, error: Record<string, unknown>) =>
+    instagram.classifyResponse!({ status, body: { error }, headers: new Headers(), creates: false, idempotent: false });
+  // From Instagram's error-code table: "Instagram server error. Try again." and a media download timeout.
+  expect(answer(400, { message: "Instagram server error", code: -1, error_subcode: 2207001 })?.kind).toBe("retryable");
+  expect(
+    answer(400, { message: "It takes too long to download the media", code: -2, error_subcode: 2207003 })?.kind,
+  ).toBe("retryable");
+  expect(answer(400, { message: "Please retry", code: 36000, is_transient: true })?.kind).toBe("retryable");
+  expect(
+    answer(400, { message: "The image size is too large.", code: 36000, error_subcode: 2207004, is_transient: false })
+      ?.kind,
+  ).toBe("permanent");
+  expect(answer(400, { message: "Session has expired", code: 190, error_subcode: 463 })?.kind).toBe("auth_expired");
+});
+
+test("a passing error on the publishing call itself is an unknown outcome, never retried into a duplicate", () => {
+  const out = instagram.classifyResponse!({
+    status: 400,
+    body: { error: { message: "Instagram server error", code: -1, error_subcode: 2207001 } },
+    headers: new Headers(),
+    creates: true,
+    idempotent: false,
+  });
+  expect(out?.kind).toBe("unknown");
+});

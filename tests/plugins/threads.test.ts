@@ -4,6 +4,7 @@ import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import threads from "../../plugins/threads/index.ts";
 import { createThreadsEmulator, type ThreadsEmulator } from "../../plugins/threads/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
+import { countText } from "../../src/platform/text.ts";
 
 let emulator: ThreadsEmulator;
 let rig: OAuthRig<ThreadsEmulator>;
@@ -76,4 +77,37 @@ test("insights become views, likes, replies and reposts", async () => {
   emulator.engage(out.platformPostId, { views: 40, likes: 4, reposts: 2 });
   const m = await threads.metrics!(ctx, [out.platformPostId]);
   expect(m[out.platformPostId]).toMatchObject({ views: 40, likes: 4, shares: 2, comments: 0 });
+});
+
+test("emoji count as their UTF-8 bytes within the 500: Crier refuses what Threads would", async () => {
+  const over = "x".repeat(497) + "👍";
+  expect(countText(over, threads.textLimit.unit)).toBe(501);
+  expect(countText("x".repeat(496) + "👍", threads.textLimit.unit)).toBe(500);
+  // The emulator counts as Threads documents it: 497 characters and an emoji are 501.
+  expect(await threads.publish!(ctx, job(over))).toMatchObject({ kind: "permanent" });
+  expect(await settle(await threads.publish!(ctx, job("x".repeat(496) + "👍")))).toMatchObject({
+    kind: "published",
+  });
+});
+
+test("a post with more than 5 links is refused by Threads for good", async () => {
+  const links = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${i}`).join(" ");
+  expect(await threads.publish!(ctx, job(links(6)))).toMatchObject({ kind: "permanent" });
+  expect(await settle(await threads.publish!(ctx, job(links(5))))).toMatchObject({ kind: "published" });
+});
+
+test("connecting asks only for the permissions Crier's requests use (App Review refuses unused ones)", () => {
+  if (threads.connect?.mode !== "oauth_authorization_url") throw new Error("unexpected connect flow");
+  const url = new URL(
+    threads.connect.authorizationUrl(
+      { http: ctx.http, settings: ctx.settings, log: ctx.log, now: () => new Date() },
+      { state: "s", redirectUri: "http://127.0.0.1/cb", codeVerifier: "v" },
+    ),
+  );
+  expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
+    "threads_basic",
+    "threads_content_publish",
+    "threads_manage_insights",
+    "threads_manage_replies",
+  ]);
 });

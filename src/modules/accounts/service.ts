@@ -7,6 +7,7 @@ import { accounts, profiles } from "../../db/schema.ts";
 import { encryptJson } from "../../db/crypto.ts";
 import { prepared } from "../../db/prepared.ts";
 import { NotFound } from "../../http/errors.ts";
+import { credentialsExpireAt } from "../../platform/host/credential-expiry.ts";
 import { runDisconnectHook, type DisconnectFacts } from "../../platform/host/disconnect.ts";
 import type { CredentialStore } from "../../platform/host/provider.ts";
 import type { Account, DeleteResult } from "./model.ts";
@@ -81,6 +82,11 @@ export interface ConnectedAccount {
 export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAccount, db: Queryable = ctx.db.db) {
   const now = ctx.clock.now();
   const credentials = encryptJson(ctx.config.secretKey, input.credentials);
+  // New credentials: the token-refresh job starts over with them.
+  const expiry = {
+    credentialsExpireAt: credentialsExpireAt(input.credentials as Record<string, unknown>),
+    credentialsRefreshAfter: null,
+  };
   const [row] = await db
     .insert(accounts)
     .values({
@@ -91,6 +97,7 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
       avatarUrl: input.avatarUrl ?? null,
       status: "active",
       credentials,
+      ...expiry,
       metadata: input.metadata ?? {},
       createdAt: now,
       updatedAt: now,
@@ -102,6 +109,7 @@ export async function upsertConnectedAccount(ctx: AppContext, input: ConnectedAc
         avatarUrl: input.avatarUrl ?? null,
         status: "active",
         credentials,
+        ...expiry,
         metadata: input.metadata ?? {},
         updatedAt: now,
       },
@@ -120,7 +128,11 @@ export function accountCredentials(d: { db: Db; config: Pick<Config, "secretKey"
     async save(accountId, credentials) {
       await d.db.db
         .update(accounts)
-        .set({ credentials: encryptJson(d.config.secretKey, credentials), updatedAt: d.clock.now() })
+        .set({
+          credentials: encryptJson(d.config.secretKey, credentials),
+          credentialsExpireAt: credentialsExpireAt(credentials),
+          updatedAt: d.clock.now(),
+        })
         .where(eq(accounts.id, accountId));
     },
   };
@@ -162,6 +174,7 @@ export async function disconnectAccount(ctx: AppContext, profileId: string, id: 
     .set({
       status: "disconnected",
       credentials: null,
+      credentialsExpireAt: null,
       updatedAt: ctx.clock.now(),
       ...(rules?.disableRecord && { metadata: sql`${accounts.metadata} || '{"disabled": true}'::jsonb` }),
     })
