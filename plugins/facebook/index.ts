@@ -404,6 +404,14 @@ export default definePlugin({
   },
   // Page publishing has no AI-generated disclosure (spec); unknown keys are kept but not sent.
   optionsSchema: t.Object({}, { additionalProperties: true }),
+  // The permission each Graph request needs (developers.facebook.com Page and Video references, checked
+  // 2026-11-26); Meta's token answers do not list them, so accounts check compares them only when known.
+  requiredScopes: {
+    publish: ["pages_show_list", "pages_manage_posts", "pages_read_engagement"],
+    metrics: ["read_insights", "pages_read_engagement"],
+    account_stats: ["pages_read_engagement"],
+    workflow_source: ["pages_read_engagement", "pages_read_user_content"],
+  },
   connect: oauthFlow({
     authorizeUrl: `https://www.facebook.com/${VERSION}/dialog/oauth`,
     tokenUrl: `https://graph.facebook.com/${VERSION}/oauth/access_token`,

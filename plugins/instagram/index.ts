@@ -229,6 +229,13 @@ export default definePlugin({
     },
     { additionalProperties: true },
   ),
+  // Each Instagram API with Instagram Login reference's Requirements (checked 2026-11-26).
+  requiredScopes: {
+    publish: ["instagram_business_basic", "instagram_business_content_publish"],
+    metrics: ["instagram_business_basic", "instagram_business_manage_insights"],
+    account_stats: ["instagram_business_basic"],
+    workflow_source: ["instagram_business_basic"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",
     tokenUrl: "https://api.instagram.com/oauth/access_token",

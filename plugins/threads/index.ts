@@ -191,6 +191,13 @@ export default definePlugin({
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
+  // Each Threads API reference's permissions (checked 2026-11-26); replies need threads_manage_replies.
+  requiredScopes: {
+    publish: ["threads_basic", "threads_content_publish", "threads_manage_replies"],
+    metrics: ["threads_basic", "threads_manage_insights"],
+    account_stats: ["threads_basic", "threads_manage_insights"],
+    workflow_source: ["threads_basic"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://threads.net/oauth/authorize",
     tokenUrl: "https://graph.threads.net/oauth/access_token",
