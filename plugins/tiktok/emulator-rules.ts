@@ -83,15 +83,6 @@ export const UNAUDITED_CODE = "unaudited_client_can_only_post_to_private_account
 export const envelope = (data: unknown, code = "ok", message = "", status = 200) =>
   Response.json({ data, error: { code, message, log_id: randomBytes(16).toString("hex").toUpperCase() } }, { status });
 
-/** The scopes a consent grants: those requested that the app is approved for, narrowed by the user. */
-export function consentScopes(requested: string | null, only: string[] | null): string[] {
-  const asked = (requested ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return asked.filter((s) => APP_SCOPES.includes(s) && (only === null || only.includes(s)));
-}
-
 /** The scopes of the user fields asked for that the token lacks; unknown field names are invalid_params. */
 export function missingFieldScopes(fields: string[], granted: string[]): { unknown: string[]; missing: string[] } {
   const unknown = fields.filter((f) => !(f in USER_FIELD_SCOPES));

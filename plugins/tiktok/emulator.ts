@@ -28,7 +28,7 @@ import {
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
-import { TikTokOAuth } from "./emulator-oauth.ts";
+import { tiktokOAuth } from "./emulator-oauth.ts";
 import {
   ENDPOINT_SCOPES,
   envelope,
@@ -101,7 +101,7 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
     display_name: "Sandbox TikToker",
     avatar_url: "https://p16.tiktokcdn.com/sandbox.jpeg",
   };
-  const oauth = new TikTokOAuth(user.open_id);
+  const oauth = tiktokOAuth(user.open_id);
   const state = resettable(() => ({
     publishes: new Map<string, Publish>(),
     videos: [] as Video[],

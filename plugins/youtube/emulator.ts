@@ -20,7 +20,7 @@ import {
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
-import { GoogleOAuth } from "./emulator-oauth.ts";
+import { googleOAuth } from "./emulator-oauth.ts";
 import {
   VIDEO_FIELDS,
   VIDEO_PARTS,
@@ -123,7 +123,7 @@ function refuseUnknown(value: unknown, known: string[], at: string) {
 
 export function createYouTubeEmulator(): YouTubeEmulator {
   const failures = new FailurePlan();
-  const oauth = new GoogleOAuth();
+  const oauth = googleOAuth();
   const state = resettable(() => ({
     sessions: new Map<string, Session>(),
     videos: [] as Video[],

@@ -228,6 +228,16 @@ export interface OAuthServerSpec {
   newToken?(kind: "access" | "refresh"): string;
   /** The rest of a token answer (token_type, scope and whatever the platform adds). */
   answer: Record<string, unknown>;
+  /**
+   * Platforms whose consent screen lets the user untick scopes (Google's granular permissions, TikTok):
+   * the scopes the emulated app may be granted. A consent then grants those asked for that are among
+   * them (narrowed by grantOnly), a sandbox code grants them all, and each token answer lists the granted
+   * scopes joined by `scopeSeparator` (default a space).
+   */
+  grantable?: readonly string[];
+  scopeSeparator?: string;
+  /** How long a refresh token lives (TikTok: 365 days); absent, until it is spent or revoked. */
+  refreshTtlS?: number;
   /** The platform's answer to a refused token request (or a thrown error of its own). */
   refuse(why: OAuthRefusal): Response;
 }
@@ -245,6 +255,10 @@ export class OAuthServer {
   private refreshes = new Set<string>();
   /** The scope each access and refresh token was granted (the consent's), where the consent named one. */
   private scopes = new Map<string, string>();
+  /** When each refresh token dies, for platforms whose refresh tokens expire (spec.refreshTtlS). */
+  private refreshExp = new Map<string, number>();
+  /** The scopes the next consents grant at most: a user unticking boxes (tests); null grants what is asked. */
+  private only: string[] | null = null;
   private clients: Map<string, string>;
 
   constructor(
@@ -262,7 +276,32 @@ export class OAuthServer {
 
   /** The consent page; `refuse` is the platform's error for an unknown client or a missing redirect_uri. */
   authorize(url: URL, refuse: () => Error): Response {
-    return this.codes.authorize(url, this.clients, refuse, this.spec.clientIdParam);
+    const grantable = this.spec.grantable;
+    if (!grantable) return this.codes.authorize(url, this.clients, refuse, this.spec.clientIdParam);
+    // The code remembers what the user granted: the grantable scopes asked for, narrowed by grantOnly.
+    const asked = (url.searchParams.get("scope") ?? "").split(/[\s,]+/).filter(Boolean);
+    const granted = asked.filter((s) => grantable.includes(s) && (this.only === null || this.only.includes(s)));
+    const consent = new URL(url);
+    consent.searchParams.set("scope", granted.join(this.separator));
+    return this.codes.authorize(consent, this.clients, refuse, this.spec.clientIdParam);
+  }
+
+  /** The next consents grant only these of the scopes asked for (a user unticking some); null: all. */
+  grantOnly(scopes: string[] | null): void {
+    this.only = scopes && [...scopes];
+  }
+
+  /** The scopes the token a call presented was granted (a sandbox token: every grantable one). */
+  scopesOf(req: Request): string[] {
+    const token = this.presented(req);
+    const given =
+      (token !== undefined && this.scopes.get(token)) ||
+      (this.spec.grantable?.join(" ") ?? String(this.spec.answer.scope ?? ""));
+    return given.split(/[\s,]+/).filter(Boolean);
+  }
+
+  private get separator(): string {
+    return this.spec.scopeSeparator ?? " ";
   }
 
   /** The token endpoint: a form (or JSON) body with the grant, the client authenticated as the platform wants. */
@@ -275,7 +314,9 @@ export class OAuthServer {
     if (client === null) return this.spec.refuse("invalid_client");
     const grant = form.get("grant_type");
     if (grant === "authorization_code") {
-      const scope = this.codes.scopeOf(form.get("code") ?? "");
+      const scope =
+        this.codes.scopeOf(form.get("code") ?? "") ??
+        (this.spec.grantable ? this.spec.grantable.join(this.separator) : null);
       const wrong = this.codes.spend(form.get("code") ?? "", form.get("redirect_uri"), {
         client,
         verifier: form.get("code_verifier"),
@@ -284,8 +325,12 @@ export class OAuthServer {
     }
     if (grant === "refresh_token" && this.spec.refresh) {
       const token = form.get("refresh_token") ?? "";
-      if (!this.refreshes.has(token)) return this.spec.refuse("invalid_refresh_token");
-      if (this.spec.refresh === "rotating") this.refreshes.delete(token);
+      if (!this.refreshes.has(token) || (this.refreshExp.get(token) ?? Infinity) <= Date.now())
+        return this.spec.refuse("invalid_refresh_token");
+      if (this.spec.refresh === "rotating") {
+        this.refreshes.delete(token);
+        this.refreshExp.delete(token);
+      }
       return Response.json(this.issue(this.spec.refresh !== "kept", this.scopes.get(token) ?? null));
     }
     return this.spec.refuse("unsupported_grant_type");
@@ -303,9 +348,7 @@ export class OAuthServer {
    * tokens from sandbox codes (no consent page), the scope the token answer names.
    */
   granted(req: Request, scope: string): boolean {
-    const token = this.presented(req);
-    const given = (token !== undefined && this.scopes.get(token)) || String(this.spec.answer.scope ?? "");
-    return given.split(/[\s,]+/).includes(scope);
+    return this.scopesOf(req).includes(scope);
   }
 
   /** Expires the token a call presented (a failure test's "auth_expired"). */
@@ -325,6 +368,8 @@ export class OAuthServer {
     this.access = new Map();
     this.refreshes = new Set();
     this.scopes = new Map();
+    this.refreshExp = new Map();
+    this.only = null;
     this.clients = new Map(Object.entries(this.initialClients));
   }
 
@@ -335,6 +380,8 @@ export class OAuthServer {
       refreshes: this.refreshes,
       clients: this.clients,
       scopes: this.scopes,
+      refreshExp: this.refreshExp,
+      only: this.only,
     };
   }
 
@@ -345,6 +392,8 @@ export class OAuthServer {
       refreshes: Set<string>;
       clients: Map<string, string>;
       scopes?: Map<string, string>;
+      refreshExp?: Map<string, number>;
+      only?: string[] | null;
     };
     this.codes.restore(s.codes);
     this.access = s.access;
@@ -352,6 +401,8 @@ export class OAuthServer {
     this.clients = s.clients;
     // State saved before scopes were kept has none: its tokens fall back to the answer's scope.
     this.scopes = s.scopes ?? new Map();
+    this.refreshExp = s.refreshExp ?? new Map();
+    this.only = s.only ?? null;
   }
 
   private presented(req: Request): string | undefined {
@@ -377,6 +428,8 @@ export class OAuthServer {
     this.access.set(access, ttl === undefined ? Infinity : Date.now() + ttl * 1000);
     const refresh = withRefresh ? make("refresh") : undefined;
     if (refresh) this.refreshes.add(refresh);
+    if (refresh && this.spec.refreshTtlS !== undefined)
+      this.refreshExp.set(refresh, Date.now() + this.spec.refreshTtlS * 1000);
     if (scope !== null) {
       this.scopes.set(access, scope);
       if (refresh) this.scopes.set(refresh, scope);
@@ -386,6 +439,7 @@ export class OAuthServer {
       ...(ttl !== undefined && { expires_in: ttl }),
       ...(refresh && { refresh_token: refresh }),
       ...this.spec.answer,
+      ...(this.spec.grantable && scope !== null && { scope }),
     };
   }
 }
