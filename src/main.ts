@@ -397,8 +397,11 @@ async function rotateSecrets(config: Config, call: AdminCall, batch: number) {
     try {
       ({ rotated } = await call("secrets.rotate-batch", { batch }));
     } catch (e) {
-      // A row no key opens (written since the check, by a copy with yet another key): nothing of that batch changed.
-      throw e instanceof UnreadableSecrets ? new Refused(e.message) : e;
+      // A row no key opens (written since the check, by a copy with yet another key): nothing of that
+      // batch changed. Through the socket the error arrives as text, so the report says which rows.
+      const now: SecretsReport = await call("secrets.status", {});
+      if (now.unreadable.length) throw new Refused(new UnreadableSecrets(now.unreadable).message);
+      throw e;
     }
     done += rotated;
     if (rotated > 0) {
