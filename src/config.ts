@@ -39,6 +39,11 @@ export interface Config {
   /** Requests per minute per API key, per running copy; 0 turns the limit off. */
   rateLimitPerMinute: number;
   secretKey: Buffer;
+  /**
+   * The key SECRET_KEY replaced, while `crier secrets rotate` moves what it encrypted to the new one:
+   * stored secrets and signed links made with it still open; nothing new is made with it.
+   */
+  secretKeyPrevious?: Buffer;
   logLevel: LogLevel;
   uploadTicketTtlSeconds: number;
   maxImageBytes: number;
@@ -77,6 +82,7 @@ export const CONFIG_VARIABLES = [
   "DATA_DIR",
   "DATABASE_URL",
   "SECRET_KEY",
+  "SECRET_KEY_PREVIOUS",
   "LOG_LEVEL",
   "UPLOAD_TICKET_TTL",
   "MAX_IMAGE_BYTES",
@@ -213,6 +219,23 @@ function secretKey(env: Env, dataDir: string): Buffer {
   return Buffer.from(key, "utf8");
 }
 
+function secretKeyPrevious(env: Env, current: Buffer): Buffer | undefined {
+  const raw = env.SECRET_KEY_PREVIOUS?.trim();
+  if (!raw) return undefined;
+  if (raw.length < 32) throw new ConfigError("SECRET_KEY_PREVIOUS must be at least 32 characters");
+  const previous = Buffer.from(raw, "utf8");
+  if (previous.equals(current))
+    throw new ConfigError("SECRET_KEY_PREVIOUS is the same as SECRET_KEY: set it to the key SECRET_KEY replaced");
+  return previous;
+}
+
+/**
+ * The keys that open stored secrets and verify signed links, SECRET_KEY first. New things are always
+ * encrypted and signed with SECRET_KEY alone.
+ */
+export const secretKeys = (c: Pick<Config, "secretKey" | "secretKeyPrevious">): Buffer[] =>
+  c.secretKeyPrevious ? [c.secretKey, c.secretKeyPrevious] : [c.secretKey];
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
   const host = env.HOST?.trim() || "127.0.0.1";
@@ -235,6 +258,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
     ttl = parsed;
   }
+  const secret = secretKey(env, dataDir);
   const MB = 1024 * 1024;
   const bucket = env.S3_BUCKET?.trim();
   const s3: S3Config | undefined = bucket
@@ -257,7 +281,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 0, 10_000_000),
-    secretKey: secretKey(env, dataDir),
+    secretKey: secret,
+    secretKeyPrevious: secretKeyPrevious(env, secret),
     logLevel,
     uploadTicketTtlSeconds: ttl,
     maxImageBytes: integer(env, "MAX_IMAGE_BYTES", 20 * MB, 1, 2 ** 40),

@@ -21,6 +21,8 @@ import type { AccountCheckRow } from "./modules/accounts/check.ts";
 import { HELP } from "./cli/help.ts";
 import { releaseStartupMemory } from "./os/startup-memory.ts";
 import { warnIfDataDirOpen } from "./db/data-dir.ts";
+import { keyId } from "./db/crypto.ts";
+import { UnreadableSecrets, type SecretsReport } from "./db/secret-rotation.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -60,27 +62,79 @@ async function admin(config: Config, command: AdminCommand, args: object): Promi
   );
 }
 
-/** Opens the database (taking the embedded database's lock) for one command and closes it after. */
-async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise<T>): Promise<T> {
+type AdminCall = (command: AdminCommand, args: object) => Promise<any>;
+
+/**
+ * Several admin commands in a row on one connection: through the running server's socket while one
+ * answers, otherwise on the database opened once for all of them.
+ */
+async function adminSession<T>(config: Config, run: (call: AdminCall) => Promise<T>): Promise<T> {
+  let viaSocket = !config.databaseUrl;
+  let local: Promise<{ ctx: AppContext; close(): Promise<void> }> | undefined;
+  try {
+    return await run(async (command, args) => {
+      if (viaSocket) {
+        const r = await callAdminSocket(config.dataDir, command, args);
+        if (r) {
+          if (r.error) throw new UsageError(r.error);
+          return r.result;
+        }
+        viaSocket = false;
+      }
+      local ??= openSession(config);
+      const { ctx } = await local;
+      try {
+        return await (adminCommands[command] as (c: AppContext, a: object) => Promise<unknown>)(ctx, args);
+      } catch (e) {
+        if (e instanceof KeyInputError || e instanceof UserInputError) throw new UsageError(e.message);
+        throw e;
+      }
+    });
+  } finally {
+    if (local) await (await local).close();
+  }
+}
+
+/** Opens the database (taking the embedded database's lock) until close(). */
+async function openSession(config: Config): Promise<{ ctx: AppContext; close(): Promise<void> }> {
   warnIfDataDirOpen(config.dataDir, createLogger(config.logLevel));
   const release = config.databaseUrl ? () => {} : acquireLock(config.dataDir);
-  const db = await openDatabase(config);
+  let db;
   try {
+    db = await openDatabase(config);
     await migrate(db);
-    return await run({
-      config,
-      db,
-      clock: systemClock,
-      log: createLogger(config.logLevel),
-      ...sandboxWiring(db, createStorage(config), config.publicUrl),
-      credentials: accountCredentials({ db, config, clock: systemClock }),
-    });
+  } catch (e) {
+    await db?.close();
+    release();
+    throw e;
+  }
+  const ctx: AppContext = {
+    config,
+    db,
+    clock: systemClock,
+    log: createLogger(config.logLevel),
+    ...sandboxWiring(db, createStorage(config), config.publicUrl),
+    credentials: accountCredentials({ db, config, clock: systemClock }),
+  };
+  return {
+    ctx,
+    async close() {
+      await db.close();
+      release();
+    },
+  };
+}
+
+/** Opens the database (taking the embedded database's lock) for one command and closes it after. */
+async function withDatabase<T>(config: Config, run: (ctx: AppContext) => Promise<T>): Promise<T> {
+  const session = await openSession(config);
+  try {
+    return await run(session.ctx);
   } catch (e) {
     if (e instanceof KeyInputError || e instanceof UserInputError) throw new UsageError(e.message);
     throw e;
   } finally {
-    await db.close();
-    release();
+    await session.close();
   }
 }
 
@@ -305,7 +359,66 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   media,
   users,
   accounts: accountsCommand,
+  secrets,
 };
+
+/** A command that ran and refused (exit 1, unlike a mistake on the command line). */
+class Refused extends Error {}
+
+async function secrets(args: string[]) {
+  const [sub, ...rest] = args;
+  if (sub === "rotate") {
+    const { values } = parse(rest, { batch: { type: "string" } }, HELP["secrets rotate"]);
+    const batch = Number(values.batch ?? 100);
+    if (!/^\d+$/.test(values.batch ?? "100") || batch < 1 || batch > 10_000)
+      throw new UsageError(`--batch must be a whole number from 1 to 10000, got "${values.batch}"`);
+    const config = loadConfig();
+    await adminSession(config, (call) => rotateSecrets(config, call, batch));
+  } else if (sub === undefined || sub === "--help" || sub === "-h") {
+    console.log(HELP.secrets);
+  } else throw new UsageError(`unknown command 'secrets ${sub}' (see crier secrets --help)`);
+}
+
+/** Batches until nothing is left under another key; progress on stderr, the outcome on stdout. */
+async function rotateSecrets(config: Config, call: AdminCall, batch: number) {
+  let status: SecretsReport = await call("secrets.status", {});
+  // Through the socket the server's keys are used: refuse to "rotate" to a key this environment does not name.
+  if (status.key_id !== keyId(config.secretKey))
+    throw new Refused(
+      "the running server uses another SECRET_KEY than this environment: restart it with the new SECRET_KEY " +
+        "(and the old one as SECRET_KEY_PREVIOUS) first, then run the rotation again",
+    );
+  if (status.unreadable.length) throw new Refused(new UnreadableSecrets(status.unreadable).message);
+  const total = status.to_rotate;
+  if (total > 0) console.error(`re-encrypting ${total} stored secret(s) with SECRET_KEY, ${batch} per transaction`);
+  let done = 0;
+  for (;;) {
+    let rotated: number;
+    try {
+      ({ rotated } = await call("secrets.rotate-batch", { batch }));
+    } catch (e) {
+      // A row no key opens (written since the check, by a copy with yet another key): nothing of that
+      // batch changed. Through the socket the error arrives as text, so the report says which rows.
+      const now: SecretsReport = await call("secrets.status", {});
+      if (now.unreadable.length) throw new Refused(new UnreadableSecrets(now.unreadable).message);
+      throw e;
+    }
+    done += rotated;
+    if (rotated > 0) {
+      console.error(`re-encrypted ${done}/${Math.max(total, done)}`);
+      continue;
+    }
+    // None free: finished, or the rest is locked by another run (or was written under the old key meanwhile).
+    status = await call("secrets.status", {});
+    if (status.unreadable.length) throw new Refused(new UnreadableSecrets(status.unreadable).message);
+    if (status.to_rotate === 0) break;
+    await Bun.sleep(200);
+  }
+  console.log(
+    `re-encrypted ${done} stored secret(s); nothing is left under another key: SECRET_KEY_PREVIOUS can be removed ` +
+      "(restart each copy without it) once links signed with it have expired",
+  );
+}
 
 async function accountsCommand(args: string[]) {
   const [sub, ...rest] = args;
@@ -386,7 +499,7 @@ main(process.argv.slice(2)).catch((e) => {
     console.error(`crier: ${e.message}`);
     process.exit(2);
   }
-  if (e instanceof ConfigError || e instanceof DataDirLocked) {
+  if (e instanceof ConfigError || e instanceof DataDirLocked || e instanceof Refused) {
     console.error(`crier: ${e.message}`);
     process.exit(1);
   }

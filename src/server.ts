@@ -15,6 +15,7 @@ import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
 import { startAdminSocket } from "./cli/admin.ts";
 import { warnIfDataDirOpen } from "./db/data-dir.ts";
+import { secretKeyNotes } from "./db/secret-rotation.ts";
 
 export interface ServeOptions {
   scheduler: boolean;
@@ -60,6 +61,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
   const url = `http://${server.hostname}:${server.port}`;
   log.info("listening", { url, public_url: config.publicUrl, database: db.kind, scheduler: opts.scheduler });
   for (const w of startupWarnings(ctx, systemClock.now())) log.warn(w.message, { platform: w.platform });
+  await logSecretKeyNotes(ctx);
 
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -74,6 +76,15 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
       log.info("stopped");
     })());
   return { ctx, url, stop };
+}
+
+/** A SECRET_KEY that opens nothing stored is said at start, not only by every publish failing. */
+async function logSecretKeyNotes(ctx: AppContext) {
+  try {
+    for (const n of await secretKeyNotes(ctx.db, ctx.config)) ctx.log[n.level](n.message, n.fields);
+  } catch (e) {
+    ctx.log.warn("could not check the stored secrets against SECRET_KEY", { error: (e as Error).message });
+  }
 }
 
 /** The engine of a `crier serve` copy, started, with the options serve gives it (tests build it here too). */

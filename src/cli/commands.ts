@@ -15,6 +15,7 @@ import { setAccountLimit } from "../modules/accounts/limits.ts";
 import { profileLimits } from "../db/schema.ts";
 import { INBOX_LINK_TTL_MS, inboxLink, principalById } from "../modules/sandbox/sign-in.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
+import { rotateBatch, secretsReport } from "../db/secret-rotation.ts";
 import { createUser, listUsers, resetPassword, setUserRights } from "../modules/users/service.ts";
 
 /** The page of the dashboard where a one-time token sets a password (in the fragment: never sent in logs). */
@@ -110,6 +111,8 @@ export const adminCommands = {
       can_create_profiles: u.canCreateProfiles,
       created_at: u.createdAt.toISOString(),
     })),
+  "secrets.status": (ctx: AppContext) => secretsReport(ctx.db, ctx.config),
+  "secrets.rotate-batch": (ctx: AppContext, a: { batch: number }) => rotateBatch(ctx.db, ctx.config, a.batch),
 } as const;
 
 export type AdminCommand = keyof typeof adminCommands;

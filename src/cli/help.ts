@@ -19,6 +19,7 @@ Commands:
   users set --email EMAIL --can-create-profiles true|false
   users list
   accounts check [--profile ID]   can each connected account publish? (token, expiry, scopes, API version)
+  secrets rotate [--batch N]      re-encrypt stored credentials with SECRET_KEY (after changing it)
   mcp                             MCP server over stdio for AI agents (needs CRIER_URL and CRIER_API_KEY)
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
@@ -154,4 +155,23 @@ Options:
   "users list": `Usage: crier users list
 
 Lists dashboard users: id, email, whether they may create profiles, creation time.`,
+  secrets: `Usage: crier secrets <rotate>
+
+  secrets rotate [--batch N]   re-encrypt every stored credential with SECRET_KEY`,
+  "secrets rotate": `Usage: crier secrets rotate [--batch N]
+
+Changing SECRET_KEY: start every copy with SECRET_KEY set to the new key and SECRET_KEY_PREVIOUS to the
+old one (stored credentials and links signed with either key keep working), then run this once. It
+re-encrypts every stored credential and webhook signing secret still under another key with SECRET_KEY,
+N rows per transaction, and prints its progress on stderr. Copies keep serving and publishing meanwhile,
+and several runs at once share the work. Stopped halfway, it goes on from there when run again.
+When it ends nothing is left under the old key: remove SECRET_KEY_PREVIOUS and restart once links signed
+with it have expired (upload URLs: UPLOAD_TICKET_TTL; connect links: 5 minutes).
+It refuses, changing nothing, while a stored value opens with neither key (it names those accounts and
+webhook endpoints), and when the running server holds another SECRET_KEY than this environment.
+Exits 0 when done, 1 when refused.
+
+Options:
+  --batch N   rows re-encrypted per transaction (default 100, 1 to 10000)
+  -h, --help  show this help`,
 } as const;

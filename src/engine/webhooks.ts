@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import { Webhook } from "standardwebhooks";
 import type { AppContext } from "../context.ts";
 import type { Db } from "../db/client.ts";
+import { secretKeys } from "../config.ts";
 import { decryptJson } from "../db/crypto.ts";
 import { DISABLE_AFTER_FAILING_MS, RETRY_SCHEDULE_SECONDS } from "../domain/webhook-events.ts";
 import { errorFields, type Logger } from "../log.ts";
@@ -134,7 +135,7 @@ export async function claimOne(db: Db, id: string, claimedBy: string, now: Date,
 }
 
 function signingSecrets(ctx: AppContext, stored: string, now: Date): string[] {
-  const s = decryptJson<WebhookSecrets>(ctx.config.secretKey, stored);
+  const s = decryptJson<WebhookSecrets>(secretKeys(ctx.config), stored);
   const old = s.previous && s.previousUntil && Date.parse(s.previousUntil) > now.getTime() ? [s.previous] : [];
   return [s.current, ...old];
 }

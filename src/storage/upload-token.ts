@@ -29,13 +29,19 @@ export function signUploadToken(secret: Buffer, claims: UploadClaims): string {
   return `${payload}.${mac(secret, payload).toString("base64url")}`;
 }
 
-/** The claims when the token was made with this secret and not altered; null otherwise. Expiry is the caller's check. */
-export function verifyUploadToken(secret: Buffer, token: string): UploadClaims | null {
+/**
+ * The claims when the token was made with one of these secrets (SECRET_KEY, or SECRET_KEY_PREVIOUS for
+ * tokens made before a rotation) and not altered; null otherwise. Expiry is the caller's check.
+ */
+export function verifyUploadToken(secrets: Buffer | readonly Buffer[], token: string): UploadClaims | null {
   const m = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!m) return null;
-  const expected = mac(secret, m[1]);
   const given = Buffer.from(m[2], "base64url");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  const signedBy = (secret: Buffer) => {
+    const expected = mac(secret, m[1]);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  if (!(Array.isArray(secrets) ? (secrets as readonly Buffer[]) : [secrets as Buffer]).some(signedBy)) return null;
   try {
     const p = JSON.parse(Buffer.from(m[1], "base64url").toString("utf8"));
     if (

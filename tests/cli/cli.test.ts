@@ -56,6 +56,7 @@ test("--help works on every command", async () => {
     ["keys", "create", "--help"],
     ["keys", "list", "--help"],
     ["keys", "revoke", "--help"],
+    ["secrets", "rotate", "--help"],
   ]) {
     const r = await runCli(args, env);
     expect(r.code).toBe(0);

@@ -41,6 +41,8 @@ export interface ServeProcess {
   proc: ReturnType<typeof Bun.spawn>;
   stop(): Promise<number>;
   firstOkMs: number;
+  /** What the server wrote on stderr so far (its start-up warnings come before the address). */
+  stderr(): string;
 }
 
 /** Starts `crier serve` on a port the system picks (PORT=0) and waits for /healthz; reports the time to the first 200. */
@@ -76,7 +78,11 @@ export async function startServe(
   }
   if (!url) throw new Error(`crier serve did not announce its address: ${seen}`);
   void (async () => {
-    while (!(await reader.read()).done);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+    }
   })();
   for (let i = 0; i < 600; i++) {
     try {
@@ -91,6 +97,7 @@ export async function startServe(
     url,
     proc,
     firstOkMs,
+    stderr: () => seen,
     async stop() {
       proc.kill("SIGTERM");
       return proc.exited;

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { secretKeys } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { Conflict, NotFound } from "../../http/errors.ts";
 import {
@@ -223,7 +224,7 @@ export async function finishOAuth(
       404,
     );
   }
-  const check = verifyState(ctx.config.secretKey, query.state, platform, ctx.clock.now());
+  const check = verifyState(secretKeys(ctx.config), query.state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check.reason);
   // Spent before the provider is called: a replayed callback (browser history, a leaked URL) connects nothing.
   if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");
@@ -250,7 +251,7 @@ export async function finishOAuth(
     const identity = await plugin.connect.exchange(c, {
       code: query.code,
       redirectUri: callbackUrl(ctx, platform),
-      codeVerifier: codeVerifier(ctx.config.secretKey, query.state!),
+      codeVerifier: codeVerifier(check.secret, query.state!),
     });
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
@@ -281,36 +282,40 @@ const CODE_VALUE = "__code_value";
 const CODE_LABEL = "__code_label";
 const SHOWN_ONLY = [LINK_URL, LINK_LABEL, CODE_VALUE, CODE_LABEL];
 
-const attemptOf = (ctx: AppContext, state: ConnectState): ConnectAttempt => ({
-  secret: attemptSecret(ctx.config.secretKey, state),
-  expiresAt: new Date(state.expiresAt),
+const attemptOf = (check: VerifiedState): ConnectAttempt => ({
+  secret: attemptSecret(check.secret, check.state),
+  expiresAt: new Date(check.state.expiresAt),
 });
 
-function carrySignature(ctx: AppContext, state: string, carry: Record<string, string>): string {
+// The flow's derived values use the key that signed its state (SECRET_KEY, or the previous one for a flow
+// begun before a rotation), so a page shown before a restart with a new key still submits after it.
+type VerifiedState = Extract<StateCheck, { ok: true }>;
+
+function carrySignature(check: VerifiedState, state: string, carry: Record<string, string>): string {
   const canonical = JSON.stringify(
     Object.keys(carry)
       .sort()
       .map((k) => [k, carry[k]]),
   );
-  return createHmac("sha256", ctx.config.secretKey)
+  return createHmac("sha256", check.secret)
     .update(`crier/connect-carry/v1\n${state}\n${canonical}`)
     .digest("base64url");
 }
 
-function hiddenCarry(ctx: AppContext, state: string, carry: Record<string, string>): Record<string, string> {
+function hiddenCarry(check: VerifiedState, state: string, carry: Record<string, string>): Record<string, string> {
   if (Object.keys(carry).length === 0) return {};
-  const out: Record<string, string> = { carry_sig: carrySignature(ctx, state, carry) };
+  const out: Record<string, string> = { carry_sig: carrySignature(check, state, carry) };
   for (const [k, v] of Object.entries(carry)) out[CARRY + k] = v;
   return out;
 }
 
-function readCarry(ctx: AppContext, state: string, form: Record<string, unknown>): Record<string, string> | null {
+function readCarry(check: VerifiedState, state: string, form: Record<string, unknown>): Record<string, string> | null {
   const carry: Record<string, string> = {};
   for (const [k, v] of Object.entries(form))
     if (k.startsWith(CARRY) && typeof v === "string") carry[k.slice(CARRY.length)] = v;
   if (Object.keys(carry).length === 0) return {};
   const sig = Buffer.from(typeof form.carry_sig === "string" ? form.carry_sig : "");
-  const expected = Buffer.from(carrySignature(ctx, state, carry));
+  const expected = Buffer.from(carrySignature(check, state, carry));
   return sig.length === expected.length && timingSafeEqual(sig, expected) ? carry : null;
 }
 
@@ -325,7 +330,7 @@ function codeOf(carry: Record<string, string>) {
 export async function showHostedForm(ctx: AppContext, platform: string, state: string | undefined): Promise<Response> {
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
-  const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
+  const check = verifyState(secretKeys(ctx.config), state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check.reason);
   if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const { flow } = found;
@@ -335,10 +340,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
     try {
-      const prepared = await flow.prepare(
-        connectContext(ctx, platform, targetOf(check.state)),
-        attemptOf(ctx, check.state),
-      );
+      const prepared = await flow.prepare(connectContext(ctx, platform, targetOf(check.state)), attemptOf(check));
       carry = {
         ...prepared.carry,
         ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }),
@@ -358,7 +360,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     action: `/connect/${platform}`,
     sandbox: check.state.sandbox,
     requester,
-    hidden: hiddenCarry(ctx, state!, carry),
+    hidden: hiddenCarry(check, state!, carry),
     link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
     code: codeOf(carry),
     values,
@@ -373,11 +375,11 @@ export async function submitHostedForm(
   const found = hostedFlow(ctx, platform);
   if (!found) return notHosted(platform);
   const state = typeof form.state === "string" ? form.state : undefined;
-  const check = verifyState(ctx.config.secretKey, state, platform, ctx.clock.now());
+  const check = verifyState(secretKeys(ctx.config), state, platform, ctx.clock.now());
   if (!check.ok) return stateFailure(platform, check.reason);
   const { plugin, flow } = found;
   const requester = await requesterOf(ctx, check.state);
-  const carry = readCarry(ctx, state!, form);
+  const carry = readCarry(check, state!, form);
   if (!carry)
     return resultPage(
       { ok: false, platform, title: "Connection failed", message: "This form was altered; nothing was connected." },
@@ -398,7 +400,7 @@ export async function submitHostedForm(
       error,
       errorCode,
       values,
-      hidden: hiddenCarry(ctx, state!, carry),
+      hidden: hiddenCarry(check, state!, carry),
       link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
       code: codeOf(carry),
     });
@@ -410,7 +412,7 @@ export async function submitHostedForm(
     const identity = await flow.verify(
       connectContext(ctx, platform, targetOf(check.state)),
       { ...carried, ...values },
-      attemptOf(ctx, check.state),
+      attemptOf(check),
     );
     // Spent only once the values are right, so a mistyped password can be corrected on the same page.
     if (!(await spendState(ctx.db, check.state, ctx.clock.now()))) return stateFailure(platform, "used");

@@ -37,15 +37,28 @@ export function issueState(
   return `${payload}.${sign(secret, payload)}`;
 }
 
+/**
+ * `secret` is the key that signed the state: the flow's PKCE verifier, attempt secret and carried values
+ * are derived from that same key, so a flow begun before SECRET_KEY changed finishes after it.
+ */
 export type StateCheck =
-  { ok: true; state: ConnectState } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
+  { ok: true; state: ConnectState; secret: Buffer } | { ok: false; reason: "invalid" | "expired" | "wrong_platform" };
 
-export function verifyState(secret: Buffer, token: string | undefined, platform: string, now: Date): StateCheck {
+/** Checks a state against SECRET_KEY and SECRET_KEY_PREVIOUS (states live minutes, rotations longer). */
+export function verifyState(
+  secrets: Buffer | readonly Buffer[],
+  token: string | undefined,
+  platform: string,
+  now: Date,
+): StateCheck {
   const [payload, mac, extra] = (token ?? "").split(".");
   if (!payload || !mac || extra !== undefined) return { ok: false, reason: "invalid" };
-  const expected = Buffer.from(sign(secret, payload));
   const given = Buffer.from(mac);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return { ok: false, reason: "invalid" };
+  const secret = (Array.isArray(secrets) ? (secrets as readonly Buffer[]) : [secrets as Buffer]).find((s) => {
+    const expected = Buffer.from(sign(s, payload));
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  });
+  if (!secret) return { ok: false, reason: "invalid" };
   let fields: unknown;
   try {
     fields = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
@@ -56,7 +69,7 @@ export function verifyState(secret: Buffer, token: string | undefined, platform:
   const [profileId, statePlatform, sandbox, expiresAt, nonce] = fields as [string, string, number, number, string];
   if (statePlatform !== platform) return { ok: false, reason: "wrong_platform" };
   if (typeof expiresAt !== "number" || now.getTime() > expiresAt) return { ok: false, reason: "expired" };
-  return { ok: true, state: { profileId, platform: statePlatform, sandbox: sandbox === 1, expiresAt, nonce } };
+  return { ok: true, state: { profileId, platform: statePlatform, sandbox: sandbox === 1, expiresAt, nonce }, secret };
 }
 
 /** The PKCE verifier of a flow: derived from its state, so nothing needs to be stored between the two legs. */

@@ -1,4 +1,5 @@
 import { eq } from "drizzle-orm";
+import { secretKeys } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
@@ -36,7 +37,7 @@ export async function receiveUpload(
   request: Request,
 ) {
   if (!token) throw badToken("The upload URL has no token.");
-  const claims = verifyUploadToken(ctx.config.secretKey, token);
+  const claims = verifyUploadToken(secretKeys(ctx.config), token);
   if (!claims || claims.key !== key) throw badToken("The upload token is not valid for this URL.");
   if (ctx.clock.now().getTime() >= claims.exp * 1000) {
     throw new Forbidden(

@@ -8,6 +8,7 @@
  * /v1/sandbox/deliveries show what the emulators received.
  */
 import { Elysia } from "elysia";
+import { secretKeys } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
 import { Forbidden } from "../../http/errors.ts";
@@ -82,7 +83,7 @@ export async function handleSandbox(ctx: AppContext, request: Request): Promise<
   if (!step) return notServed(request.method, url.pathname);
   // The flow's own state, unspent: only a sandbox profile's key could have started it, minutes ago.
   const check = verifyState(
-    ctx.config.secretKey,
+    secretKeys(ctx.config),
     url.searchParams.get("state") ?? undefined,
     platform,
     ctx.clock.now(),
@@ -128,10 +129,9 @@ function refusal(principal: Principal | null, invalid: string): Response | null 
 async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const now = ctx.clock.now();
-  const secret = ctx.config.secretKey;
   const link = url.searchParams.get("sign_in");
   if (link !== null) {
-    const keyId = await redeemInboxLink(ctx.db, secret, link, now);
+    const keyId = await redeemInboxLink(ctx.db, secretKeys(ctx.config), link, now);
     const principal = keyId ? await principalById(ctx.db, keyId, now) : null;
     const refused = refusal(
       principal,
@@ -144,7 +144,7 @@ async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> 
       headers: {
         location: "/sandbox",
         "cache-control": "no-store",
-        "set-cookie": `${COOKIE}=${inboxSession(secret, keyId!, now)}; Path=/sandbox; HttpOnly; SameSite=Lax; Max-Age=${INBOX_SESSION_TTL_MS / 1000}${secure}`,
+        "set-cookie": `${COOKIE}=${inboxSession(ctx.config.secretKey, keyId!, now)}; Path=/sandbox; HttpOnly; SameSite=Lax; Max-Age=${INBOX_SESSION_TTL_MS / 1000}${secure}`,
       },
     });
   }
@@ -152,7 +152,7 @@ async function inboxRoute(ctx: AppContext, request: Request): Promise<Response> 
     return refusalPage(401, "API keys are not taken in the address: sign in with the link the CLI prints.");
   const session = cookieOf(request);
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-  const keyId = session ? sessionKey(secret, session, now) : null;
+  const keyId = session ? sessionKey(secretKeys(ctx.config), session, now) : null;
   const principal = keyId
     ? await principalById(ctx.db, keyId, now)
     : bearer

@@ -26,12 +26,16 @@ function seal(secret: Buffer, purpose: string, fields: unknown[]): string {
   return `${payload}.${mac}`;
 }
 
-function open(secret: Buffer, purpose: string, token: string): unknown[] | null {
+/** The fields when one of `secrets` (SECRET_KEY, or SECRET_KEY_PREVIOUS for what predates a rotation) sealed them. */
+function open(secrets: readonly Buffer[], purpose: string, token: string): unknown[] | null {
   const [payload, mac, extra] = token.split(".");
   if (!payload || !mac || extra !== undefined) return null;
-  const expected = Buffer.from(createHmac("sha256", signingKey(secret, purpose)).update(payload).digest("base64url"));
   const given = Buffer.from(mac);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return null;
+  const sealedBy = (secret: Buffer) => {
+    const expected = Buffer.from(createHmac("sha256", signingKey(secret, purpose)).update(payload).digest("base64url"));
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  };
+  if (!secrets.some(sealedBy)) return null;
   try {
     const fields = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
     return Array.isArray(fields) ? fields : null;
@@ -51,8 +55,13 @@ export function inboxLink(config: Config, keyId: string, now: Date): string {
 }
 
 /** Spends a sign-in link: the key id it names, or null when it is forged, expired or was used before. */
-export async function redeemInboxLink(db: Db, secret: Buffer, token: string, now: Date): Promise<string | null> {
-  const fields = open(secret, "link", token);
+export async function redeemInboxLink(
+  db: Db,
+  secrets: readonly Buffer[],
+  token: string,
+  now: Date,
+): Promise<string | null> {
+  const fields = open(secrets, "link", token);
   if (!fields || fields.length !== 3) return null;
   const [keyId, expiresAt, nonce] = fields as [unknown, unknown, unknown];
   if (typeof keyId !== "string" || typeof nonce !== "string" || typeof expiresAt !== "number") return null;
@@ -74,8 +83,8 @@ export function inboxSession(secret: Buffer, keyId: string, now: Date): string {
 }
 
 /** The key an inbox session cookie names, or null when it is forged or over. */
-export function sessionKey(secret: Buffer, cookie: string, now: Date): string | null {
-  const fields = open(secret, "session", cookie);
+export function sessionKey(secrets: readonly Buffer[], cookie: string, now: Date): string | null {
+  const fields = open(secrets, "session", cookie);
   if (!fields || fields.length !== 2) return null;
   const [keyId, expiresAt] = fields as [unknown, unknown];
   if (typeof keyId !== "string" || typeof expiresAt !== "number" || now.getTime() > expiresAt) return null;

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { and, asc, eq, inArray } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
+import { secretKeys } from "../../config.ts";
 import { decryptJson, encryptJson } from "../../db/crypto.ts";
 import { webhookAttempts, webhookDeliveries, webhookEndpoints, webhookEvents } from "../../db/schema.ts";
 import { TEST_EVENT } from "../../domain/webhook-events.ts";
@@ -24,7 +25,7 @@ const SENDER = `api:${hostname()}:${process.pid}`;
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`;
 
 function toWebhook(ctx: AppContext, row: EndpointRow): Webhook {
-  const secrets = decryptJson<WebhookSecrets>(ctx.config.secretKey, row.secrets);
+  const secrets = decryptJson<WebhookSecrets>(secretKeys(ctx.config), row.secrets);
   const overlap =
     secrets.previousUntil && Date.parse(secrets.previousUntil) > ctx.clock.now().getTime()
       ? secrets.previousUntil
@@ -141,7 +142,7 @@ export async function deleteWebhook(ctx: AppContext, profileId: string, id: stri
 
 export async function rotateSecret(ctx: AppContext, profileId: string, id: string) {
   const row = await endpointRow(ctx, profileId, id);
-  const old = decryptJson<WebhookSecrets>(ctx.config.secretKey, row.secrets);
+  const old = decryptJson<WebhookSecrets>(secretKeys(ctx.config), row.secrets);
   const secret = newSecret();
   const now = ctx.clock.now();
   const next: WebhookSecrets = {

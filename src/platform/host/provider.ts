@@ -4,8 +4,8 @@
  * its decrypted credentials and a way to save refreshed ones.
  */
 import type { Clock } from "../../clock.ts";
-import type { Config } from "../../config.ts";
-import { decryptJson } from "../../db/crypto.ts";
+import { secretKeys, type Config } from "../../config.ts";
+import { openJson } from "../../db/crypto.ts";
 import type { Logger } from "../../log.ts";
 import type { ConnectContext, Credentials, MediaAccess, Plugin, PluginContext, ProviderHttp } from "../sdk.ts";
 import type { PlatformRegistry } from "./catalog.ts";
@@ -271,24 +271,27 @@ export function providerFor(
  * An account's credentials, decrypted once per stored text: the engine needs them for every publish. A
  * refresh stores a new text (a new IV), so an entry is never stale; beyond DECRYPTED_LIMIT texts the least
  * recently used is dropped. Frozen, as they are shared: a plugin that refreshes hands saveCredentials a
- * new object.
+ * new object. An entry remembers the key that opened it and counts only while the configuration still
+ * has that key (SECRET_KEY or SECRET_KEY_PREVIOUS); `crier secrets rotate` stores new texts.
  */
 function storedCredentials(ctx: HostContext, stored: string): Credentials {
   let bySecret = decrypted.get(ctx.config.secretKey);
   if (!bySecret) decrypted.set(ctx.config.secretKey, (bySecret = new Map()));
-  let credentials = bySecret.get(stored);
-  if (credentials) {
+  let entry = bySecret.get(stored);
+  if (entry && (entry.secret === ctx.config.secretKey || entry.secret === ctx.config.secretKeyPrevious)) {
     // Most recently used last, so the first entry is the one to drop.
     bySecret.delete(stored);
   } else {
-    credentials = deepFreeze(decryptJson<Credentials>(ctx.config.secretKey, stored));
+    const opened = openJson<Credentials>(secretKeys(ctx.config), stored);
+    entry = { credentials: deepFreeze(opened.value), secret: opened.secret };
+    bySecret.delete(stored);
     if (bySecret.size >= DECRYPTED_LIMIT) bySecret.delete(bySecret.keys().next().value!);
   }
-  bySecret.set(stored, credentials);
-  return credentials;
+  bySecret.set(stored, entry);
+  return entry.credentials;
 }
 const DECRYPTED_LIMIT = 1_000;
-const decrypted = new WeakMap<Buffer, Map<string, Credentials>>();
+const decrypted = new WeakMap<Buffer, Map<string, { credentials: Credentials; secret: Buffer }>>();
 
 function deepFreeze<T>(value: T): T {
   if (value && typeof value === "object" && !Object.isFrozen(value)) {

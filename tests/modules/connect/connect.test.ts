@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { eq } from "drizzle-orm";
+import { keyId } from "../../../src/db/crypto.ts";
 import { accounts } from "../../../src/db/schema.ts";
 import { PLUGINS } from "../../../plugins/index.ts";
 import { createRegistry } from "../../../src/platform/host/registry.ts";
@@ -213,7 +214,8 @@ describe("OAuth round trip", () => {
     });
     expect(account.media_requirements.max_size_bytes.image).toBe(5 * 1024 * 1024);
     const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, account.id));
-    expect(row.credentials).toStartWith("v1.");
+    // Encrypted, and naming the key that made it (SECRET_KEY), so a rotation can find it.
+    expect(row.credentials).toStartWith(`v2.${keyId(h.ctx.config.secretKey)}.`);
     expect(row.credentials).not.toContain("at-1001");
 
     const del = await h.request("DELETE", `/v1/accounts/${account.id}`, { token });
