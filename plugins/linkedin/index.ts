@@ -13,6 +13,7 @@ import {
   type PostMetrics,
   type PublishJob,
   type FailureOutcome,
+  type AccountCheck,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
@@ -60,6 +61,30 @@ export function versionWarnings(settings: Record<string, string | undefined>, no
       `LinkedIn-Version ${version} is sunset about ${day}: set CRIER_LINKEDIN_VERSION to a newer version LinkedIn lists as active before then`,
     ];
   return [];
+}
+
+/**
+ * crier accounts check: the member's OpenID userinfo proves the token (the cheapest read; it carries no
+ * version), and the configured LinkedIn-Version is judged against LinkedIn's support window.
+ */
+async function checkAccount(ctx: PluginContext): Promise<AccountCheck> {
+  const me = await ctx.http.request("GET", "/v2/userinfo", { headers: { authorization: headers(ctx).authorization } });
+  if (!me.ok) throw new Error(`LinkedIn refused the member read: ${me.outcome.reason}`);
+  const version = ctx.settings.VERSION ?? DEFAULT_VERSION;
+  const sunset = versionSunset(version);
+  const now = ctx.now();
+  const day = sunset?.toISOString().slice(0, 10);
+  return {
+    apiVersion: {
+      value: version,
+      accepted: sunset !== null && now < sunset,
+      note: !sunset
+        ? "not a LinkedIn version (YYYYMM)"
+        : now >= sunset
+          ? `sunset about ${day}: set CRIER_LINKEDIN_VERSION to a version LinkedIn lists as active`
+          : `served until about ${day}`,
+    },
+  };
 }
 
 const headers = (ctx: PluginContext) => ({
@@ -318,6 +343,7 @@ export default definePlugin({
     return undefined;
   },
   startupWarnings: versionWarnings,
+  checkAccount,
   publish,
   checkStatus,
   metrics,

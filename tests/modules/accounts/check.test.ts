@@ -11,11 +11,13 @@ import { workflowHarness, type WorkflowHarness } from "../../support/workflow-ki
 let h: WorkflowHarness;
 let bsky: string;
 let x: string;
+let li: string;
 
 beforeAll(async () => {
   h = await workflowHarness();
   bsky = await h.connect("bluesky", { handle: "check.test" });
   x = await h.connect("twitter");
+  li = await h.connect("linkedin");
 });
 afterAll(() => h.stop());
 
@@ -25,7 +27,7 @@ const row = async (id: string) => (await check()).find((r) => r.account_id === i
 describe("accounts check", () => {
   test("connected accounts whose tokens work can publish; the expiry and the granted scopes are reported", async () => {
     const rows = await check();
-    expect(rows.map((r) => r.platform).sort()).toEqual(["bluesky", "twitter"]);
+    expect(rows.map((r) => r.platform).sort()).toEqual(["bluesky", "linkedin", "twitter"]);
     const tw = rows.find((r) => r.account_id === x)!;
     expect(tw).toMatchObject({ token: "valid", can_publish: true, problems: [] });
     expect(tw.scopes.granted).toContain("tweet.write");
@@ -59,5 +61,16 @@ describe("accounts check", () => {
     expect(r.token).toBe("unreachable");
     expect(r.can_publish).toBe(false);
     expect(r.problems[0]).toContain("Try again later");
+  });
+
+  test("the API version: accepted while LinkedIn serves it, refused past its sunset, and then no publishing", async () => {
+    const served = await row(li);
+    expect(served.api_version).toMatchObject({ value: "202607", accepted: true });
+    expect(served.can_publish).toBe(true);
+    h.clock.set(new Date("2027-08-01T00:00:00Z"));
+    const sunset = await row(li);
+    expect(sunset.api_version).toMatchObject({ value: "202607", accepted: false });
+    expect(sunset.can_publish).toBe(false);
+    expect(sunset.problems.join(" ")).toContain("CRIER_LINKEDIN_VERSION");
   });
 });
