@@ -139,7 +139,9 @@ export const TargetValidation = t.Object(
           limit: t.Integer({
             description: "The most this platform takes for this post (lower for a caption on some).",
           }),
-          unit: t.String({ description: "What is counted: characters, utf16, graphemes, bytes, weighted or emoji_bytes." }),
+          unit: t.String({
+            description: "What is counted: characters, utf16, graphemes, bytes, weighted or emoji_bytes.",
+          }),
         }),
         t.Null(),
       ],

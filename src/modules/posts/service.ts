@@ -4,17 +4,15 @@ import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
 import { insertCheckedPostSoon, insertCheckedPosts, type NewPostRow } from "../../db/post-insert.ts";
 import { accounts, drafts, posts, postTargets } from "../../db/schema.ts";
-import { BadRequest, Conflict, NotFound } from "../../http/errors.ts";
+import { Conflict, NotFound } from "../../http/errors.ts";
 import { idempotent } from "../../http/idempotency.ts";
 import { pageOrder, pageWhere, toPage } from "../../http/paging.ts";
 import { postStatus, type TargetStatus } from "../../domain/status.ts";
-import type { MediaItem, Plugin } from "../../platform/sdk.ts";
+import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
-import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-accounts.ts";
-import { optionsForPlugin } from "../../platform/host/options.ts";
-import { normalizeMedia, problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
-import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
+import { normalizeMedia, problemError, type Problem } from "../../platform/host/content-check.ts";
+import { buildTargets, refit, type NewTarget } from "./plan.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -91,190 +89,6 @@ export async function getPost(
 ): Promise<Post> {
   const row = await postRow(db, profileId, id);
   return toPost(row, (await targetsOf(db, [id])).get(id)!);
-}
-
-// ---------------------------------------------------------------------------------------------------
-// Building targets from PostTargetInput: every rule is checked here, before anything is written.
-
-interface NewTarget {
-  username: string;
-  accountId: string;
-  platform: string;
-  targetVariant: string | null;
-  position: number;
-  contentOverride: string | null;
-  platformOptions: Record<string, unknown> | null;
-  fittedContent: string | null;
-  fittedMedia: MediaItem[] | null;
-  adjustments: Adjustment[] | null;
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** What the checks found for one input target: the rows it becomes, or the problems that stop it. */
-export interface TargetPlan {
-  accountId: string;
-  platform: string | null;
-  label: string;
-  problems: Problem[];
-  rows: NewTarget[];
-  plugin: Plugin | null;
-  content: string;
-  /** The media this target gets: the post's, or what lenient handling kept. */
-  media: MediaItem[];
-  /** What lenient handling changed; null when the target was checked strictly. */
-  adjustments: Adjustment[] | null;
-}
-
-/**
- * Checks every input target and collects every problem (POST /v1/posts/validate lists them all; create
- * and update throw the first, through buildTargets): one validator for both, so a post that validates
- * is accepted unless its accounts changed in between. With `cached`, accounts this copy remembers stand in
- * for a read when all of them are known, connected and of this profile: only for a create, whose insert
- * checks them again (insertCheckedPostsStatement).
- */
-export async function planTargets(
-  ctx: AppContext,
-  db: Queryable,
-  profileId: string,
-  inputs: PostTargetInput[],
-  content: string,
-  media: MediaItem[],
-  cached = false,
-  lenient = false,
-): Promise<TargetPlan[]> {
-  const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
-  // The ids passed the UUID check above, so the array literal the read builds is well formed.
-  const rows =
-    (cached ? cachedTargetAccounts(ctx.db, profileId, ids) : undefined) ??
-    (await readTargetAccounts(ctx.db, db, profileId, ids));
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const seen = new Map<string, number>();
-  let position = 0;
-  return inputs.map((input, i) => {
-    const account = byId.get(input.account_id);
-    const text = input.content_override ?? content;
-    const plan: TargetPlan = {
-      accountId: input.account_id,
-      platform: account?.platform ?? null,
-      label: account
-        ? `targets[${i}] (account ${input.account_id}, ${account.platform})`
-        : `targets[${i}] (account ${input.account_id})`,
-      problems: [],
-      rows: [],
-      plugin: null,
-      content: text,
-      media,
-      adjustments: null,
-    };
-    const problem = (code: string, message: string, hint: string, field = `targets[${i}].account_id`) => {
-      plan.problems.push({ code, message, hint, field });
-      return plan;
-    };
-    if (!account)
-      return problem(
-        "target_account_not_found",
-        "no connected account with this id in this profile.",
-        "List your accounts with GET /v1/accounts and use one of their ids.",
-      );
-    if (account.status === "disconnected")
-      return problem(
-        "target_account_disconnected",
-        `the ${account.platform} account @${account.username} is disconnected.`,
-        "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.",
-      );
-    const plugin = ctx.platforms.get(account.platform);
-    if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented")
-      return problem(
-        "platform_not_supported",
-        `publishing to ${account.platform} is not available in this version of Crier.`,
-        "Remove this target; the README lists the platforms Crier publishes to.",
-      );
-    plan.plugin = plugin;
-    if (!plugin.capabilities.destination)
-      return problem(
-        "target_not_destination",
-        "this account can only be a source, not a destination.",
-        "Remove this target.",
-      );
-    const repeat = seen.get(account.id) ?? 0;
-    seen.set(account.id, repeat + 1);
-    if (repeat > 0 && !plugin.capabilities.threads)
-      problem(
-        "duplicate_target",
-        `the account appears more than once and ${plugin.displayName} has no threads.`,
-        "List each account once.",
-      );
-    const options = input.platform_options ?? {};
-    const reply = repeat > 0;
-    if (lenient) {
-      const fitted = fitTarget({ plugin, content: text, media, reply });
-      Object.assign(plan, { content: fitted.content, media: fitted.media, adjustments: fitted.adjustments });
-    }
-    const check = {
-      label: plan.label,
-      accountId: account.id,
-      plugin,
-      content: plan.content,
-      media: plan.media,
-      options,
-      reply,
-    };
-    for (const p of targetProblems(check))
-      plan.problems.push({
-        ...p,
-        field:
-          p.field === "content" && input.content_override != null
-            ? `targets[${i}].content_override`
-            : p.field.startsWith("platform_options")
-              ? `targets[${i}].${p.field}`
-              : p.field,
-      });
-    if (plan.problems.length) return plan;
-    const variants = plugin.variants?.(optionsForPlugin(plugin, options) as never) ?? null;
-    // target_variant's schema lists the declared names only: anything else is a plugin bug, not a bad request.
-    const undeclared = variants?.find((v) => !plugin.variantNames?.includes(v));
-    if (undeclared !== undefined)
-      throw new Error(`plugin ${plugin.platform} made the undeclared variant "${undeclared}"`);
-    if (variants && repeat > 0)
-      return problem(
-        "duplicate_target",
-        "the account appears more than once.",
-        "List each account once; choose placements in platform_options.",
-      );
-    for (const variant of variants ?? [null]) {
-      plan.rows.push({
-        username: account.username,
-        accountId: account.id,
-        platform: account.platform,
-        targetVariant: variant,
-        position: position++,
-        contentOverride: input.content_override ?? null,
-        platformOptions: input.platform_options ?? null,
-        fittedContent: plan.content !== text ? plan.content : null,
-        fittedMedia: plan.media !== media ? plan.media : null,
-        adjustments: plan.adjustments,
-      });
-    }
-    return plan;
-  });
-}
-
-/** The targets to write, or the 400 of the first problem (naming its target). */
-async function buildTargets(
-  ctx: AppContext,
-  db: Queryable,
-  profileId: string,
-  inputs: PostTargetInput[],
-  content: string,
-  media: MediaItem[],
-  cached = false,
-  lenient = false,
-): Promise<NewTarget[]> {
-  const plans = await planTargets(ctx, db, profileId, inputs, content, media, cached, lenient);
-  const failed = plans.find((p) => p.problems.length);
-  if (failed) throw problemError(failed.problems[0], failed.label);
-  return plans.flatMap((p) => p.rows);
 }
 
 /** publish_at more than the tolerance in the past; null when it is fine. */
@@ -575,23 +389,6 @@ export async function updatePost(
   });
   if (post.status === "queued") ctx.dispatch?.wake();
   return Object.assign(post, { lenientApplied: lenient });
-}
-
-/**
- * Stores what fitting the new content gave each kept target: the planned rows come in the order of the
- * targets they were rebuilt from, so each is matched to the first unmatched target of its account and variant.
- */
-async function refit(tx: Tx, current: TargetRow[], list: NewTarget[]) {
-  const unmatched = current.filter((t) => t.status === "scheduled");
-  for (const row of list) {
-    const i = unmatched.findIndex((t) => t.accountId === row.accountId && t.targetVariant === row.targetVariant);
-    if (i === -1) continue;
-    const [target] = unmatched.splice(i, 1);
-    await tx
-      .update(postTargets)
-      .set({ fittedContent: row.fittedContent, fittedMedia: row.fittedMedia, adjustments: row.adjustments })
-      .where(eq(postTargets.id, target.id));
-  }
 }
 
 /** Snapchat-style variants are one input target expanded; rebuild the input once per account run. */

@@ -3,7 +3,8 @@ import type { AppContext } from "../../context.ts";
 import { drafts } from "../../db/schema.ts";
 import { mediaProblems, textMeasure, type Problem } from "../../platform/host/content-check.ts";
 import type { PostCreate, PostValidation } from "./model.ts";
-import { draftNotFound, planTargets, publishAtProblem } from "./service.ts";
+import { draftNotFound, publishAtProblem } from "./service.ts";
+import { planTargets } from "./plan.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
