@@ -179,3 +179,51 @@ test("a file that fails stops the start and leaves every function as it was", as
   });
   expect(await definitions(migrated)).toEqual(before);
 }, 60_000);
+
+/** Runs `fn` with one more numbered migration in the journal, as the next release would bring it. */
+async function withMigration<T>(text: string, fn: () => Promise<T>): Promise<T> {
+  const tag = "9999_next_release";
+  const when = Math.max(...journal.entries.map((e) => e.when)) + 1;
+  journal.entries.push({ idx: journal.entries.length, version: "7", when, tag, breakpoints: true });
+  migrationSql[tag] = text;
+  try {
+    return await fn();
+  } finally {
+    journal.entries.pop();
+    delete migrationSql[tag];
+  }
+}
+
+test("after a numbered migration every function is checked again: one it broke fails the whole upgrade", async () => {
+  const columns = async () =>
+    (
+      await migrated.rows<{ n: number }>(sql`
+        SELECT count(*)::int AS n FROM information_schema.columns
+        WHERE table_name = 'post_targets' AND column_name = 'adjustments'`)
+    )[0].n;
+  const applied = async () =>
+    (await migrated.rows<{ n: number }>(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`))[0].n;
+  const before = await applied();
+  // crier_target_json reads t.adjustments: dropping it without changing the function is refused, and the
+  // migration itself is rolled back with it.
+  await withMigration(`ALTER TABLE "post_targets" DROP COLUMN "adjustments";`, async () => {
+    await expect(migrate(migrated)).rejects.toThrow(/adjustments/);
+  });
+  expect(await columns()).toBe(1);
+  expect(await applied()).toBe(before);
+}, 60_000);
+
+test("a release's new column and its function file's change arrive together", async () => {
+  const next = functionSql.crier_target_json.replace(
+    "'adjustments', coalesce(t.adjustments, '[]'::jsonb))",
+    "'adjustments', coalesce(t.adjustments, '[]'::jsonb), 'note', t.note)",
+  );
+  expect(next).not.toBe(functionSql.crier_target_json);
+  await withMigration(`ALTER TABLE "post_targets" ADD COLUMN "note" text;`, () =>
+    withFile("crier_target_json", next, () => migrate(migrated)),
+  );
+  const [row] = await migrated.rows<{ j: Record<string, unknown> }>(sql`
+    SELECT crier_target_json(ROW(t.*)::post_targets) AS j
+    FROM (SELECT (NULL::post_targets).*) t`);
+  expect(row.j).toHaveProperty("note", null);
+}, 60_000);
