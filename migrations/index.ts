@@ -26,6 +26,27 @@ import m22 from "./0022_user_can_create_profiles.sql" with { type: "text" };
 import m23 from "./0023_upstream_compat.sql" with { type: "text" };
 import m24 from "./0024_sandbox_state_per_profile.sql" with { type: "text" };
 import m25 from "./0025_account_credentials_expiry.sql" with { type: "text" };
+import f0 from "./functions/crier_account_changed.sql" with { type: "text" };
+import f1 from "./functions/crier_account_json.sql" with { type: "text" };
+import f2 from "./functions/crier_api_key_changed.sql" with { type: "text" };
+import f3 from "./functions/crier_claim.sql" with { type: "text" };
+import f4 from "./functions/crier_iso.sql" with { type: "text" };
+import f5 from "./functions/crier_post_json.sql" with { type: "text" };
+import f6 from "./functions/crier_post_status.sql" with { type: "text" };
+import f7 from "./functions/crier_post_status_of.sql" with { type: "text" };
+import f8 from "./functions/crier_record_results.sql" with { type: "text" };
+import f9 from "./functions/crier_target_json.sql" with { type: "text" };
+import f10 from "./functions/crier_thread_predecessors.sql" with { type: "text" };
+import f11 from "./functions/crier_webhook_accounts_trigger.sql" with { type: "text" };
+import f12 from "./functions/crier_webhook_emit.sql" with { type: "text" };
+import f13 from "./functions/crier_webhook_post_status.sql" with { type: "text" };
+import f14 from "./functions/crier_webhook_posts_trigger.sql" with { type: "text" };
+import f15 from "./functions/crier_webhook_targets_before_trigger.sql" with { type: "text" };
+import f16 from "./functions/crier_webhook_targets_trigger.sql" with { type: "text" };
+import f17 from "./functions/crier_webhook_triggers_follow_endpoints.sql" with { type: "text" };
+import f18 from "./functions/crier_webhook_workflow_items_trigger.sql" with { type: "text" };
+import f19 from "./functions/crier_webhooks_listening.sql" with { type: "text" };
+import f20 from "./functions/crier_workflow_item_json.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -55,4 +76,28 @@ export const migrationSql: Record<string, string> = {
   "0023_upstream_compat": m23,
   "0024_sandbox_state_per_profile": m24,
   "0025_account_credentials_expiry": m25,
+};
+/** migrations/functions: one SQL function per file, applied again whenever its text changes (src/db/migrate.ts). */
+export const functionSql: Record<string, string> = {
+  "crier_account_changed": f0,
+  "crier_account_json": f1,
+  "crier_api_key_changed": f2,
+  "crier_claim": f3,
+  "crier_iso": f4,
+  "crier_post_json": f5,
+  "crier_post_status": f6,
+  "crier_post_status_of": f7,
+  "crier_record_results": f8,
+  "crier_target_json": f9,
+  "crier_thread_predecessors": f10,
+  "crier_webhook_accounts_trigger": f11,
+  "crier_webhook_emit": f12,
+  "crier_webhook_post_status": f13,
+  "crier_webhook_posts_trigger": f14,
+  "crier_webhook_targets_before_trigger": f15,
+  "crier_webhook_targets_trigger": f16,
+  "crier_webhook_triggers_follow_endpoints": f17,
+  "crier_webhook_workflow_items_trigger": f18,
+  "crier_webhooks_listening": f19,
+  "crier_workflow_item_json": f20,
 };

@@ -594,7 +594,7 @@ export const webhookEndpoints = pgTable(
   (t) => [index("webhook_endpoints_profile_idx").on(t.profileId, t.updatedAt, t.id)],
 );
 
-/** The outbox: written by the triggers of migrations/0008_webhooks.sql in the transaction of the change. */
+/** The outbox: written by the webhook triggers (migrations/functions/crier_webhook_emit.sql) in the transaction of the change. */
 export const webhookEvents = pgTable("webhook_events", {
   id: uuid("id").primaryKey().defaultRandom(),
   profileId: uuid("profile_id")

@@ -2,8 +2,9 @@
  * A migrated, empty PGlite data directory as a tarball, so a new embedded database starts by unpacking it
  * (about a second) instead of running initdb and every migration (several seconds). The compiled binary
  * carries one made at build time (scripts/build.ts); from source it is made on first need and cached
- * under the system's temp directory. Either is named for the migration set it holds, so a tarball from
- * older migrations is never used: a new migration simply makes a new one.
+ * under the system's temp directory. Either is named for the migration set it holds (the numbered migrations
+ * and the function files), so a tarball from older migrations is never used: a new migration, or a changed
+ * function, simply makes a new one.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -11,13 +12,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openPglite, type Db } from "./client.ts";
 import { writeFileAside } from "./write-aside.ts";
-import { embeddedMigrations, migrate } from "./migrate.ts";
+import { embeddedFunctions, embeddedMigrations, migrate } from "./migrate.ts";
 
-/** Names the migration set: a seed holds exactly these migrations. */
+/** Names the migration set: a seed holds exactly these migrations and these function files. */
 export function seedVersion(): string {
-  const hashes = embeddedMigrations()
-    .map((m) => m.hash)
-    .join();
+  const hashes = [
+    ...embeddedMigrations().map((m) => m.hash),
+    ...embeddedFunctions().map((f) => `${f.name}:${f.checksum}`),
+  ].join();
   return createHash("sha256").update(hashes).digest("hex").slice(0, 16);
 }
 

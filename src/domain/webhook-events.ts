@@ -1,6 +1,6 @@
 /**
  * What a webhook can be told about (src/modules/webhooks, written by the database triggers of
- * migrations/0008_webhooks.sql) and what became of a delivery: declared once for the models, the
+ * migrations/functions/crier_webhook_*.sql) and what became of a delivery: declared once for the models, the
  * schema and the OpenAPI description.
  */
 export const WEBHOOK_EVENTS = [

@@ -2,7 +2,7 @@
  * Claiming due targets so that no target is ever handed to two publishers, across any number of copies
  * sharing one database, and at most one publish runs per account at a time.
  *
- * One claim is one call of crier_claim (migrations/0004_engine_rules.sql), one transaction:
+ * One claim is one call of crier_claim (migrations/functions/crier_claim.sql), one transaction:
  *  1. candidate accounts with a due target, each with a transaction-scoped advisory lock taken with try
  *     (a busy account is skipped): two claimers can never both be between "is this account idle?" and
  *     "mark its target processing";
@@ -26,7 +26,7 @@ export interface ClaimedTarget {
   job?: ClaimedJob;
 }
 
-/** The job columns of crier_claim (migrations/0015_claim_jobs.sql), as the driver returns them. */
+/** The job columns of crier_claim (migrations/functions/crier_claim.sql), as the driver returns them. */
 export interface ClaimedJob {
   target: Record<string, unknown>;
   content: string;
@@ -56,7 +56,7 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     platforms.reduce((n, p) => n + req.caps[p], 0),
   );
   if (limit <= 0) return [];
-  // One call, one implicit transaction: crier_claim (migrations/0015_claim_jobs.sql) does both steps and
+  // One call, one implicit transaction: crier_claim (migrations/functions/crier_claim.sql) does both steps and
   // reads the jobs.
   const rows = await claimStatement(db, {
     now: req.now.toISOString(),

@@ -61,7 +61,7 @@ const selectJobs = prepared((d) =>
       account: accounts,
       sandbox: profiles.sandbox,
       // A thread item replies to the item before it and names the first (crier_thread_predecessors,
-      // migrations/0004_engine_rules.sql, is the thread rule the claim and housekeeping use too).
+      // migrations/functions/crier_thread_predecessors.sql, is the thread rule the claim and housekeeping use too).
       replyTo: sql<
         string | null
       >`(select e.platform_post_id from ${threadPredecessors} e order by e.position desc limit 1)`,

@@ -54,7 +54,7 @@ export async function failUnpublishable(db: Db, now: Date): Promise<number> {
 
 /**
  * A thread item cannot reply to an earlier item that failed, was skipped or cancelled: it is skipped.
- * Which items are earlier is crier_thread_predecessors (migrations/0004_engine_rules.sql).
+ * Which items are earlier is crier_thread_predecessors (migrations/functions/crier_thread_predecessors.sql).
  */
 export async function skipOrphanedThreadItems(db: Db, now: Date): Promise<number> {
   const rows = await db.rows(sql`

@@ -51,7 +51,7 @@ interface Pending {
 
 const p = (name: string) => sql.placeholder(name);
 /**
- * One statement, prepared, whatever the batch size: crier_record_results (migrations/0019_record_results.sql).
+ * One statement, prepared, whatever the batch size: crier_record_results (migrations/functions/crier_record_results.sql).
  * Not waiting for the disk is safe here: a result lost in a database crash leaves the target processing,
  * and its lease then ends it outcome_unknown. Nothing is ever published twice by it; the claim, which
  * decides that, is committed durably. set_config(..., true) inside the statement applies to its own

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery: the outbox (webhook_deliveries, written by the triggers of migrations/0008_webhooks.sql
+ * Webhook delivery: the outbox (webhook_deliveries, written by the webhook triggers, migrations/functions/crier_webhook_*.sql,
  * in the transaction of each change) is read by any copy. A copy claims due deliveries with
  * FOR UPDATE SKIP LOCKED and a lease, sends each endpoint's share in order of creation, one at a time,
  * and records every attempt. A copy that dies mid-send leaves its lease to expire; another copy sends

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runCli, startServe } from "../support/cli.ts";
-import { testDatabase } from "../support/db.ts";
+import { sql } from "drizzle-orm";
+import { openPglite } from "../../src/db/client.ts";
+import { applyNumberedMigrations, emptyDatabase, testDatabase } from "../support/db.ts";
 import { killInFreshPidNamespace, pidNamespacesAvailable } from "../support/pid-namespace.ts";
 import type { Db } from "../../src/db/client.ts";
 import { rawHttp } from "../support/raw-http.ts";
@@ -82,3 +84,33 @@ test.skipIf(!pidNamespacesAvailable())(
   },
   120_000,
 );
+
+test("the binary's migrate brings a database at the last numbered migration up to the function files it embeds", async () => {
+  // As a release before the function files left it: numbered migrations only.
+  const cwd = mkdtempSync(join(tmpdir(), "crier-upgrade-"));
+  const runEnv: Record<string, string> = { ...env, DATA_DIR: join(cwd, "data") };
+  mkdirSync(runEnv.DATA_DIR, { mode: 0o700 });
+  let old: Db;
+  if (process.env.TEST_DATABASE_URL) {
+    old = await emptyDatabase();
+    runEnv.DATABASE_URL = old.url!;
+  } else old = await openPglite(join(cwd, "data", "pglite"));
+  try {
+    await applyNumberedMigrations(old);
+    if (!process.env.TEST_DATABASE_URL) await old.close();
+    const res = await runCli(["migrate"], runEnv, { binary, cwd });
+    expect({ code: res.code, stderr: res.stderr }).toMatchObject({ code: 0 });
+    const after = process.env.TEST_DATABASE_URL ? old : await openPglite(join(cwd, "data", "pglite"));
+    try {
+      const recorded = await after.rows<{ name: string }>(
+        sql`SELECT name FROM drizzle.crier_repeatable_migrations ORDER BY name`,
+      );
+      const files = readdirSync(join(ROOT, "migrations", "functions")).map((f) => f.replace(/\.sql$/, ""));
+      expect(recorded.map((r) => r.name)).toEqual(files.sort());
+    } finally {
+      if (after !== old) await after.close();
+    }
+  } finally {
+    if (process.env.TEST_DATABASE_URL) await old.close();
+  }
+}, 120_000);

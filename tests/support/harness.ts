@@ -49,7 +49,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The SECRET_KEY of every harness: tests that write encrypted rows themselves encrypt with it. */
+export const TEST_SECRET_KEY = "test-secret-key-that-is-long-enough-000";
+
 export interface HostOptions {
+  /** A database the test prepared itself (an upgraded one); a fresh migrated one by default. */
+  database?: Db;
   /** The address rule of the sandbox emulators' media downloads (tests whose media live on loopback). */
   emulatorMediaAddress?: (ip: string) => boolean;
 }
@@ -59,10 +64,10 @@ export async function createHarness(
   extra: Partial<AppContext> = {},
   host: HostOptions = {},
 ): Promise<Harness> {
-  const db = await testDatabase();
+  const db = host.database ?? (await testDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
   const config = {
-    ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }),
+    ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: "silent" }),
     ...overrides,
   };
   const clock = new TestClock();

@@ -1,0 +1,15 @@
+-- PostTarget exactly as toTarget() of src/modules/posts/service.ts returns it (tests/modules/webhooks
+-- compares the two): a webhook carries the resource as the API showed it then, adjustments included.
+CREATE OR REPLACE FUNCTION crier_target_json(t post_targets) RETURNS jsonb
+LANGUAGE sql STABLE AS $$
+  SELECT jsonb_build_object(
+    'target_post_id', t.id, 'account_id', t.account_id, 'platform', t.platform,
+    'target_variant', t.target_variant,
+    'username', (SELECT a.username FROM accounts a WHERE a.id = t.account_id),
+    'status', t.status, 'error', t.error, 'error_code', t.error_code,
+    'platform_post_id', t.platform_post_id, 'platform_post_url', t.platform_post_url,
+    'scheduled_time', crier_iso(t.scheduled_time), 'published_at', crier_iso(t.published_at),
+    'attempts', t.attempts, 'content_override', t.content_override,
+    'platform_options', coalesce(t.platform_options, 'null'::jsonb),
+    'adjustments', coalesce(t.adjustments, '[]'::jsonb))
+$$;
