@@ -59,7 +59,8 @@ export async function createHarness(
   extra: Partial<AppContext> = {},
   host: HostOptions = {},
 ): Promise<Harness> {
-  const db = await testDatabase();
+  // A test that needs the database somewhere particular (on a small disk, say) passes its own as extra.db.
+  const db = extra.db ?? (await testDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
   const config = {
     ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }),
