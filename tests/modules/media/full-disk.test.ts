@@ -6,16 +6,31 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statfsSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
 import { createHarness, type Harness } from "../../support/harness.ts";
 import { testDatabase } from "../../support/db.ts";
+import {
+  privatePostgresAvailable,
+  startPrivatePostgres,
+  type PrivatePostgres,
+} from "../../support/private-postgres.ts";
 import { connectBluesky } from "../../support/engine-kit.ts";
 import { makePng } from "../../support/media-fixtures.ts";
 import { startReceiver, type Receiver } from "../../support/webhook-receiver.ts";
-import { openDatabase, type Db } from "../../../src/db/client.ts";
+import { openDatabase, openPostgres, type Db } from "../../../src/db/client.ts";
 import { migrate } from "../../../src/db/migrate.ts";
 import { createEngine, type Engine } from "../../../src/engine/scheduler.ts";
 import { serveEmulator, type ServedEmulator } from "../../../src/platform/emulator-kit.ts";
@@ -23,11 +38,13 @@ import { createBlueskyEmulator } from "../../../plugins/bluesky/emulator.ts";
 import { maxUploadBytes } from "../../../src/storage/index.ts";
 import type { FsStorage } from "../../../src/storage/fs.ts";
 
-// The embedded database takes ≈ 40 MB of a new DATA_DIR; the rest is what the tests fill.
-const TMPFS_SIZE = "64m";
+// The database takes ≈ 40 MB (the embedded one) to ≈ 60 MB (a PostgreSQL cluster); the rest is what the tests fill.
+const TMPFS_SIZE = "96m";
 const workDir = mkdtempSync(join(tmpdir(), "crier-full-disk-"));
 const mountPoint = join(workDir, "data");
 mkdirSync(mountPoint);
+// A PostgreSQL cluster on the tmpfs runs as the postgres user, who must be able to pass through.
+chmodSync(workDir, 0o711);
 const mounted = spawnSync("mount", ["-t", "tmpfs", "-o", `size=${TMPFS_SIZE}`, "tmpfs", mountPoint], {
   encoding: "utf8",
 });
@@ -38,7 +55,18 @@ if (!canMount) {
       `\n!!! They need root (CI runs as root). Run them as root to check ENOSPC handling.\n`,
   );
 }
-const onPglite = !process.env.TEST_DATABASE_URL;
+/**
+ * The database lives on the small disk too: the embedded one in DATA_DIR, or under TEST_DATABASE_URL a
+ * PostgreSQL cluster of the test's own with its data directory on the tmpfs (the shared test server's disk
+ * is not ours to fill).
+ */
+const onPostgres = !!process.env.TEST_DATABASE_URL;
+const dbOnDisk = !onPostgres || privatePostgresAvailable();
+if (canMount && !dbOnDisk)
+  console.error(
+    "\n!!! SKIPPING the full-database tests: no PostgreSQL server binaries to start a cluster on the tmpfs.\n",
+  );
+let pg: PrivatePostgres | undefined;
 
 let h: Harness;
 let db: Db;
@@ -75,15 +103,18 @@ const freeDisk = () => rmSync(FILLER, { force: true });
 
 beforeAll(async () => {
   if (!canMount) return;
-  db = onPglite ? await openDatabase({ dataDir: mountPoint }) : await testDatabase();
-  if (onPglite) await migrate(db);
+  if (onPostgres && dbOnDisk) {
+    pg = await startPrivatePostgres(mountPoint);
+    db = openPostgres(pg.url, 10);
+  } else db = onPostgres ? await testDatabase() : await openDatabase({ dataDir: mountPoint });
+  await migrate(db);
   emulator = createBlueskyEmulator();
   served = serveEmulator(emulator);
   receiver = startReceiver();
   h = await createHarness(
     {
       dataDir: mountPoint,
-      maxImageBytes: 48 * 1024 * 1024,
+      maxImageBytes: 128 * 1024 * 1024,
       env: { CRIER_BLUESKY_API_URL: served.url },
     } as never,
     { db },
@@ -108,6 +139,7 @@ afterAll(async () => {
     await served?.stop();
     await receiver?.stop();
     await h?.close();
+    pg?.destroy();
     spawnSync("umount", [mountPoint]);
   }
   rmSync(workDir, { recursive: true, force: true });
@@ -167,8 +199,8 @@ describe.skipIf(!canMount)("a full disk under DATA_DIR", () => {
     expect((await api("GET", `/v1/media/${t.body.data.media_id}`)).body.data.size).toBe(png.byteLength);
   });
 
-  test.skipIf(!onPglite)(
-    "the embedded database refuses writes with 503 while the disk is full, and takes them again once space is freed",
+  test.skipIf(!dbOnDisk)(
+    "the database refuses writes with 503 storage_full while the disk is full, and takes them again once space is freed",
     async () => {
       const account = await connectBluesky(h.ctx, owner.profileId, "full.test");
       const postsBefore = await count("posts");
@@ -199,7 +231,7 @@ describe.skipIf(!canMount)("a full disk under DATA_DIR", () => {
     },
   );
 
-  test.skipIf(!onPglite)(
+  test.skipIf(!dbOnDisk)(
     "a scheduled post due while the disk is full is published exactly once after space returns",
     async () => {
       const account = await connectBluesky(h.ctx, owner.profileId, "due.test");
