@@ -110,7 +110,7 @@ export function createFsStorage(config: Config): FsStorage {
       } catch (e) {
         // The partial file is gone by now: receiveInto removes it whatever went wrong.
         if (!isNoSpaceError(e)) throw e;
-        throw new StoreFull(`no space left under ${root}`);
+        throw new StoreFull("the disk under DATA_DIR is full");
       }
     },
 

@@ -182,6 +182,8 @@ describe.skipIf(!canMount)("a full disk under DATA_DIR", () => {
     const err = ((await res.json()) as any).error;
     expect(err.code).toBe("insufficient_storage");
     expect(err.hint).toMatch(/free space/i);
+    // The client learns what to do, not where the server keeps its files.
+    expect(err.message).not.toContain(mountPoint);
     // Nothing left behind: no stored file, no partial file, and the space is free again.
     expect(filesIn(storage().root)).toEqual([]);
     expect(readdirSync(join(storage().root, ".partial"))).toEqual([]);
