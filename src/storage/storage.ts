@@ -48,8 +48,8 @@ export class StoreUnavailable extends Error {}
 /** The errno codes of a disk (or the user's quota on it) that has no room left. */
 const NO_SPACE_CODES = new Set(["ENOSPC", "EDQUOT"]);
 
-/** S3 error codes (and HTTP 507) that mean "the store has no room", as S3-compatible stores name it. */
-const FULL_STORE_CODES = new Set(["QuotaExceeded", "InsufficientStorage", "XMinioStorageFull", "StorageFull"]);
+/** S3 error codes that mean "the store has no room": Ceph RGW's quota, the generic 507 code, MinIO's disk full. */
+const FULL_STORE_CODES = new Set(["QuotaExceeded", "InsufficientStorage", "XMinioStorageFull"]);
 
 /**
  * What a store's refusal of a write means: no room (507, or a quota or storage-full error code), not
