@@ -42,11 +42,21 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
- * True when the same statement may well succeed if sent again: the database was unreachable, or it chose
- * this transaction as the victim of a deadlock or a serialization conflict (SQLSTATE class 40).
+ * True when the database refused a write because its disk is full: SQLSTATE 53100 disk_full, which both
+ * PostgreSQL and the embedded PGlite raise when a data file cannot grow. Nothing was written, reads still
+ * work, and the same write succeeds once space is freed, without a restart.
+ */
+export function isStorageFullError(error: unknown): boolean {
+  for (const code of errorCodes(error)) if (code === "53100") return true;
+  return false;
+}
+
+/**
+ * True when the same statement may well succeed if sent again: the database was unreachable, its disk was
+ * full, or it chose this transaction as the victim of a deadlock or a serialization conflict (SQLSTATE class 40).
  */
 export function isTransientError(error: unknown): boolean {
-  if (isConnectionError(error)) return true;
+  if (isConnectionError(error) || isStorageFullError(error)) return true;
   for (const code of errorCodes(error)) if (code.startsWith("40")) return true;
   return false;
 }

@@ -4,6 +4,7 @@ import type { AppContext } from "../context.ts";
 import {
   ApiError,
   BadRequest,
+  DatabaseStorageFull,
   DatabaseUnavailable,
   InternalError,
   MethodNotAllowed,
@@ -14,7 +15,7 @@ import {
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
 import { allowedMethods, type RouteLike } from "./methods.ts";
 import { validationToApiError } from "./validation.ts";
-import { isConnectionError } from "../db/availability.ts";
+import { isConnectionError, isStorageFullError } from "../db/availability.ts";
 
 const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
@@ -141,6 +142,9 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
         if (isConnectionError(error)) {
           ctx.db?.availability?.report(error);
           error = new DatabaseUnavailable();
+        } else if (!(error instanceof ApiError) && isStorageFullError(error)) {
+          // The database's disk is full: writes are refused until space is freed, then work again by themselves.
+          error = new DatabaseStorageFull();
         }
         try {
           return errorResponse(log, error, code, set, request, requestId, routes);

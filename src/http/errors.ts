@@ -146,3 +146,41 @@ export class DatabaseUnavailable extends ApiError {
     );
   }
 }
+
+/** The media store has no room for the file (a full disk or quota, or an S3 store refusing writes); nothing was kept. */
+export class InsufficientStorage extends ApiError {
+  constructor(where: string) {
+    super(
+      507,
+      "insufficient_storage",
+      `The media store has no room for this file (${where}); nothing was stored.`,
+      "Free space in the media store (DATA_DIR/media, or the S3 bucket's quota), then upload again with a new ticket or the same one if it is still open.",
+    );
+  }
+}
+
+/** The media store could not be reached; nothing was stored and the same request can be sent again. */
+export class StorageUnavailable extends ApiError {
+  constructor(retryAfterSeconds = 5) {
+    super(
+      503,
+      "storage_unavailable",
+      "The media store did not take the file right now; nothing was stored.",
+      `Send the request again in ${retryAfterSeconds} s (see Retry-After).`,
+      { "retry-after": String(retryAfterSeconds) },
+    );
+  }
+}
+
+/** The database's disk is full: it refuses writes, reads still work, and it takes writes again once space is freed. */
+export class DatabaseStorageFull extends ApiError {
+  constructor(retryAfterSeconds = 10) {
+    super(
+      503,
+      "storage_full",
+      "The database's disk is full, so it cannot store this change; nothing was changed.",
+      `Free disk space where the database lives (DATA_DIR, or the PostgreSQL server's disk); writes resume by themselves, without a restart. Send the request again in ${retryAfterSeconds} s (see Retry-After).`,
+      { "retry-after": String(retryAfterSeconds) },
+    );
+  }
+}

@@ -3,7 +3,16 @@ import { open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
-import { UploadTooLarge, type ObjectInfo, type OpenedObject, type ServerIntake, type Storage } from "./storage.ts";
+import {
+  isNoSpaceError,
+  StoreFull,
+  UploadTooLarge,
+  type ObjectInfo,
+  type OpenedObject,
+  type ReceivedUpload,
+  type ServerIntake,
+  type Storage,
+} from "./storage.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 import { signUploadToken } from "./upload-token.ts";
 
@@ -37,53 +46,72 @@ export function createFsStorage(config: Config): FsStorage {
     return join(root, key);
   };
 
+  async function receiveInto(
+    key: string,
+    body: ReadableStream<Uint8Array> | null,
+    maxBytes: number,
+    headBytes: number,
+  ): Promise<ReceivedUpload> {
+    filePath(key);
+    const partialPath = join(partialDir, `${key}.${randomBytes(6).toString("hex")}.part`);
+    const fh = await open(partialPath, "wx", 0o644);
+    const head = new Uint8Array(headBytes);
+    let headLength = 0;
+    let size = 0;
+    let lastGc = 0;
+    let ok = false;
+    const reader = body?.getReader();
+    try {
+      while (reader) {
+        const { done, value: chunk } = await reader.read();
+        if (done) break;
+        size += chunk.byteLength;
+        // Every chunk is a fresh buffer that only a collection frees; left to itself the collector lets
+        // hundreds of MB of read chunks pile up during one big upload (bench/upload). A hint every 8 MB
+        // keeps the server's peak growth to a few MB.
+        if (size - lastGc > GC_EVERY_BYTES) {
+          Bun.gc(false);
+          lastGc = size;
+        }
+        if (size > maxBytes) {
+          await reader.cancel().catch(() => {});
+          throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
+        }
+        if (headLength < headBytes) {
+          const take = Math.min(headBytes - headLength, chunk.byteLength);
+          head.set(chunk.subarray(0, take), headLength);
+          headLength += take;
+        }
+        // Awaiting each write is the back-pressure: the socket is read no faster than the disk takes it.
+        let off = 0;
+        while (off < chunk.byteLength) {
+          const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
+          off += bytesWritten;
+        }
+      }
+      ok = true;
+    } finally {
+      await fh.close();
+      if (!ok) {
+        await ignoreMissing(unlink(partialPath));
+        // A write that failed (the disk is full) leaves the rest of the body unread: let the client know now.
+        await reader?.cancel().catch(() => {});
+      }
+    }
+    return { partialPath, size, head: head.subarray(0, headLength) };
+  }
+
   const intake: ServerIntake = {
     kind: "server",
 
     async receive(key, body, maxBytes, headBytes) {
-      filePath(key);
-      const partialPath = join(partialDir, `${key}.${randomBytes(6).toString("hex")}.part`);
-      const fh = await open(partialPath, "wx", 0o644);
-      const head = new Uint8Array(headBytes);
-      let headLength = 0;
-      let size = 0;
-      let lastGc = 0;
-      let ok = false;
       try {
-        const reader = body?.getReader();
-        while (reader) {
-          const { done, value: chunk } = await reader.read();
-          if (done) break;
-          size += chunk.byteLength;
-          // Every chunk is a fresh buffer that only a collection frees; left to itself the collector lets
-          // hundreds of MB of read chunks pile up during one big upload (bench/upload). A hint every 8 MB
-          // keeps the server's peak growth to a few MB.
-          if (size - lastGc > GC_EVERY_BYTES) {
-            Bun.gc(false);
-            lastGc = size;
-          }
-          if (size > maxBytes) {
-            await reader.cancel().catch(() => {});
-            throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
-          }
-          if (headLength < headBytes) {
-            const take = Math.min(headBytes - headLength, chunk.byteLength);
-            head.set(chunk.subarray(0, take), headLength);
-            headLength += take;
-          }
-          // Awaiting each write is the back-pressure: the socket is read no faster than the disk takes it.
-          let off = 0;
-          while (off < chunk.byteLength) {
-            const { bytesWritten } = await fh.write(chunk, off, chunk.byteLength - off);
-            off += bytesWritten;
-          }
-        }
-        ok = true;
-      } finally {
-        await fh.close();
-        if (!ok) await ignoreMissing(unlink(partialPath));
+        return await receiveInto(key, body, maxBytes, headBytes);
+      } catch (e) {
+        // The partial file is gone by now: receiveInto removes it whatever went wrong.
+        if (!isNoSpaceError(e)) throw e;
+        throw new StoreFull("the disk under DATA_DIR is full");
       }
-      return { partialPath, size, head: head.subarray(0, headLength) };
     },
 
     async commit(partialPath, key) {

@@ -11,7 +11,7 @@ import {
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
 import type { Clock } from "../clock.ts";
-import type { ObjectInfo, OpenedObject, Storage, StoreIntake } from "./storage.ts";
+import { storeWriteRefusal, type ObjectInfo, type OpenedObject, type Storage, type StoreIntake } from "./storage.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 
 /** SigV4 presigned URLs live at most seven days; a public_url without S3_PUBLIC_URL is one of these. */
@@ -119,7 +119,8 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
         );
       } catch (e) {
         if (status(e) === 412) return false;
-        throw e;
+        // Copying writes a new object: a store out of room (or down) says so as a typed refusal.
+        throw storeWriteRefusal(status(e), (e as Error)?.name) ?? e;
       }
       await removeObject(INCOMING_PREFIX + key);
       return true;

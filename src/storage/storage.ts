@@ -36,6 +36,36 @@ export interface UploadRequest {
 /** The body went past the ticket's limit; the partial file is already gone. */
 export class UploadTooLarge extends Error {}
 
+/**
+ * The store has no room (a disk full or over quota, an S3 store answering 507 or a quota error); whatever
+ * was partly written is already gone.
+ */
+export class StoreFull extends Error {}
+
+/** The store could not be reached or failed (an S3 store answering 5xx or not at all); nothing was stored. */
+export class StoreUnavailable extends Error {}
+
+/** The errno codes of a disk (or the user's quota on it) that has no room left. */
+const NO_SPACE_CODES = new Set(["ENOSPC", "EDQUOT"]);
+
+/** S3 error codes that mean "the store has no room": Ceph RGW's quota, the generic 507 code, MinIO's disk full. */
+const FULL_STORE_CODES = new Set(["QuotaExceeded", "InsufficientStorage", "XMinioStorageFull"]);
+
+/**
+ * What a store's refusal of a write means: no room (507, or a quota or storage-full error code), not
+ * available (any other 5xx, or no answer), or null for a refusal that is neither (a 4xx: our request was wrong).
+ */
+export function storeWriteRefusal(status: number | undefined, errorCode?: string): StoreFull | StoreUnavailable | null {
+  if (status === 507 || (errorCode && FULL_STORE_CODES.has(errorCode)))
+    return new StoreFull(`the store refused the write (${errorCode ?? `HTTP ${status}`})`);
+  if (status === undefined || status >= 500)
+    return new StoreUnavailable(`the store did not take the write (${errorCode ?? `HTTP ${status ?? "no answer"}`})`);
+  return null;
+}
+
+export const isNoSpaceError = (e: unknown): boolean =>
+  NO_SPACE_CODES.has((e as { code?: unknown } | null)?.code as string);
+
 export interface ReceivedUpload {
   partialPath: string;
   size: number;

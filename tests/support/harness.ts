@@ -64,7 +64,8 @@ export async function createHarness(
   extra: Partial<AppContext> = {},
   host: HostOptions = {},
 ): Promise<Harness> {
-  const db = host.database ?? (await testDatabase());
+  // A test that needs the database somewhere particular (at an old schema, on a small disk) passes its own.
+  const db = host.database ?? extra.db ?? (await testDatabase());
   const dataDir = mkdtempSync(join(tmpdir(), "crier-test-"));
   const config = {
     ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: TEST_SECRET_KEY, LOG_LEVEL: "silent" }),

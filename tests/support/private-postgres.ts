@@ -42,10 +42,13 @@ export interface PrivatePostgres {
   destroy(): void;
 }
 
-/** initdb in a temp dir, started on a port of its own with trust auth on 127.0.0.1, so a test may stop it. */
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * initdb in a temp dir (under `parent`, else the system's temp dir), started on a port of its own with trust
+ * auth on 127.0.0.1, so a test may stop it.
+ */
+export async function startPrivatePostgres(parent = tmpdir()): Promise<PrivatePostgres> {
   const bin = pgBin()!;
-  const dir = mkdtempSync(join(tmpdir(), "crier-pg-"));
+  const dir = mkdtempSync(join(parent, "crier-pg-"));
   chownSync(dir, Number(Bun.spawnSync(["id", "-u", "postgres"]).stdout.toString()), 0);
   const data = join(dir, "data");
   const port = await freePort();

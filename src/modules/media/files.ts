@@ -104,7 +104,7 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
         parse: () => null,
         params: KeyParams,
         query: t.Object({ token: t.Optional(t.String()) }),
-        response: { 200: Data(UploadReceipt), ...errors(403, 404, 409, 413, 422) },
+        response: { 200: Data(UploadReceipt), ...errors(403, 404, 409, 413, 422, 503, 507) },
         detail: {
           summary: "Upload the bytes of a ticket (fs driver)",
           requestBody: {
@@ -117,7 +117,8 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
           description:
             "This is data.upload.signedUrl. Send the raw file as the body with the ticket's Content-Type. " +
             "403 invalid_upload_token or upload_expired; 415 content_type_mismatch; 409 upload_already_used (one upload per ticket); " +
-            "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type.",
+            "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type; " +
+            "507 insufficient_storage when the disk under DATA_DIR runs out of room (nothing is kept, the ticket stays open); 503 storage_full when the database's disk is full.",
         },
       },
     );

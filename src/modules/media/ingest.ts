@@ -14,7 +14,8 @@ import {
   type MediaContentType,
 } from "../../storage/keys.ts";
 import type { Media, UploadBase64, UploadFromUrl } from "./model.ts";
-import { createTicket, getMedia } from "./service.ts";
+import { createTicket, getMedia, storageRefusal } from "./service.ts";
+import { storeWriteRefusal } from "../../storage/storage.ts";
 import { receiveUpload } from "./upload.ts";
 
 /** Decoded bytes an inline upload may carry: JSON-RPC messages are held in memory whole. */
@@ -38,8 +39,14 @@ async function store(
   if (intake.kind === "server") await receiveUpload(ctx, intake, ticket.path, ticket.upload.token, put);
   else {
     // S3: the presigned PUT is the only way in; the store checks it like any client's upload.
-    const res = await fetch(ticket.upload.signedUrl, { method: "PUT", headers: put.headers, body: bytes });
-    if (!res.ok) throw new Error(`storing the upload answered HTTP ${res.status}`);
+    const res = await fetch(ticket.upload.signedUrl, { method: "PUT", headers: put.headers, body: bytes }).catch(
+      () => null,
+    );
+    if (!res?.ok) {
+      const code = res ? /<Code>([^<]+)<\/Code>/.exec(await res.text().catch(() => ""))?.[1] : undefined;
+      const refusal = storeWriteRefusal(res?.status, code);
+      throw refusal ? storageRefusal(refusal) : new Error(`storing the upload answered HTTP ${res?.status}`);
+    }
   }
   return getMedia(ctx, profileId, ticket.media_id);
 }

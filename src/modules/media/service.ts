@@ -3,7 +3,15 @@ import { and, eq } from "drizzle-orm";
 import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
-import { BadRequest, Conflict, NotFound, PayloadTooLarge, Unprocessable } from "../../http/errors.ts";
+import {
+  BadRequest,
+  Conflict,
+  InsufficientStorage,
+  NotFound,
+  PayloadTooLarge,
+  StorageUnavailable,
+  Unprocessable,
+} from "../../http/errors.ts";
 import {
   contentTypeForExtension,
   fitsShorthand,
@@ -12,13 +20,23 @@ import {
   type MediaContentType,
   type MediaKindShorthand,
 } from "../../storage/keys.ts";
-import type { StoreIntake } from "../../storage/storage.ts";
+import { StoreFull, StoreUnavailable, type StoreIntake } from "../../storage/storage.ts";
 import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
 import { probeVideo } from "./probe.ts";
 import { imageDimensions, matchesType, SNIFF_BYTES } from "./sniff.ts";
 
 export type MediaRow = typeof media.$inferSelect;
+
+/**
+ * A store's refusal to write, as the client sees it: no room is 507 insufficient_storage (free space, then
+ * upload again), a store that did not answer is 503 storage_unavailable (send again). Anything else is unchanged.
+ */
+export function storageRefusal(e: unknown): unknown {
+  if (e instanceof StoreFull) return new InsufficientStorage(e.message);
+  if (e instanceof StoreUnavailable) return new StorageUnavailable();
+  return e;
+}
 
 /** The byte limit of one upload of this content type (MAX_IMAGE_BYTES, MAX_GIF_BYTES, MAX_VIDEO_BYTES). */
 export function limitFor(config: Config, contentType: MediaContentType): number {
@@ -176,7 +194,11 @@ export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake,
     // Replaced between the look and the read: the next look settles the new bytes.
     if (info.size > 0 && head.length === 0) return row;
     if (info.size > 0 && matchesType(head, contentType)) {
-      if (!(await incoming.promote(row.path, info.etag))) return row;
+      // A store that cannot take the copy leaves the ticket pending: the next look tries again.
+      const promoted = await incoming.promote(row.path, info.etag).catch((e) => {
+        throw storageRefusal(e);
+      });
+      if (!promoted) return row;
       outcome = { status: "uploaded", size: info.size, head };
     } else {
       await incoming.remove(row.path);

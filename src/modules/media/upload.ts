@@ -7,7 +7,7 @@ import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
 import { verifyUploadToken } from "../../storage/upload-token.ts";
 import { decodeMediaId } from "./ids.ts";
-import { describe, tooLarge, typeMismatch } from "./service.ts";
+import { describe, storageRefusal, tooLarge, typeMismatch } from "./service.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 
 const badToken = (message: string) =>
@@ -70,27 +70,39 @@ export async function receiveUpload(
     received = await intake.receive(key, request.body, claims.maxBytes, SNIFF_BYTES);
   } catch (e) {
     if (e instanceof UploadTooLarge) throw tooLarge(claims.maxBytes);
-    throw e;
+    // A full disk leaves the ticket pending: the same signed URL takes the file again once space is freed.
+    throw storageRefusal(e);
   }
   const contentType = claims.contentType as MediaContentType;
   const matches = received.size > 0 && matchesType(received.head, contentType);
   if (!matches) await intake.discard(received.partialPath);
 
-  const outcome = await ctx.db.db.transaction(async (tx) => {
-    const [current] = await tx.select().from(media).where(eq(media.id, row.id)).for("update");
-    if (!current) return "gone" as const;
-    if (current.status !== "pending") return "used" as const;
-    if (matches) await intake.commit(received.partialPath, key);
-    await tx
-      .update(media)
-      .set({
-        status: matches ? "uploaded" : "invalid",
-        sizeBytes: received.size,
-        uploadedAt: ctx.clock.now(),
-      })
-      .where(eq(media.id, row.id));
-    return matches ? ("stored" as const) : ("invalid" as const);
-  });
+  let committed = false;
+  const outcome = await ctx.db.db
+    .transaction(async (tx) => {
+      const [current] = await tx.select().from(media).where(eq(media.id, row.id)).for("update");
+      if (!current) return "gone" as const;
+      if (current.status !== "pending") return "used" as const;
+      if (matches) {
+        await intake.commit(received.partialPath, key);
+        committed = true;
+      }
+      await tx
+        .update(media)
+        .set({
+          status: matches ? "uploaded" : "invalid",
+          sizeBytes: received.size,
+          uploadedAt: ctx.clock.now(),
+        })
+        .where(eq(media.id, row.id));
+      return matches ? ("stored" as const) : ("invalid" as const);
+    })
+    .catch(async (e) => {
+      // The database refused to record it (its disk is full, say): a file it does not know of must not stay.
+      if (committed) await ctx.storage.remove(key).catch(() => {});
+      else await intake.discard(received.partialPath);
+      throw e;
+    });
   if (outcome === "gone" || outcome === "used") {
     await intake.discard(received.partialPath);
     if (outcome === "used") throw alreadyUsed();
