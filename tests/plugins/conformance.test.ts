@@ -5,6 +5,7 @@
  * claims, each failure class to its outcome, refresh, fetchRecent and metrics where declared; and the
  * same connect + publish for a regular profile whose CRIER_<PLATFORM>_API_URL points at the emulator.
  */
+import { keyId } from "../../src/db/crypto.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { eq } from "drizzle-orm";
@@ -172,7 +173,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       });
       // Credentials are stored encrypted, never in clear.
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, account.id));
-      expect(row.credentials).toStartWith("v1.");
+      expect(row.credentials).toStartWith(`v2.${keyId(h.ctx.config.secretKey)}.`);
       ctx = providerFor(h.ctx, row, { sandbox: true, media: testMedia() }).context;
     });
 
@@ -250,7 +251,7 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
       expect(fresh).toBeTruthy();
       const [after] = await h.db.db.select().from(accounts).where(eq(accounts.id, accountId));
       expect(after.credentials).not.toBe(before.credentials);
-      expect(after.credentials).toStartWith("v1.");
+      expect(after.credentials).toStartWith(`v2.${keyId(h.ctx.config.secretKey)}.`);
     });
 
     testWhen(typeof plugin.fetchRecent === "function")("fetchRecent returns what was published", async () => {
