@@ -14,7 +14,7 @@ import {
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
 import { allowedMethods, type RouteLike } from "./methods.ts";
 import { validationToApiError } from "./validation.ts";
-import { isConnectionError } from "../db/availability.ts";
+import { isConnectionError, isTimeoutError, mayHaveApplied } from "../db/availability.ts";
 
 const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
@@ -141,6 +141,10 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
         if (isConnectionError(error)) {
           ctx.db?.availability?.report(error);
           error = new DatabaseUnavailable();
+        } else if (isTimeoutError(error)) {
+          // No answer in time (db/deadline.ts, statement_timeout): a probe tells a hung server from a busy one.
+          ctx.db?.availability?.suspect();
+          error = new DatabaseUnavailable(2, mayHaveApplied(error));
         }
         try {
           return errorResponse(log, error, code, set, request, requestId, routes);
