@@ -1,7 +1,8 @@
 /**
  * A TCP proxy on 127.0.0.1 in front of PostgreSQL that a test can freeze: while frozen it accepts
  * connections and keeps every socket open but forwards no byte either way, the way a hung server or a
- * dropped route looks to a client (nothing is refused, nothing answers). Resuming forwards what waited.
+ * dropped route looks to a client (nothing is refused, nothing answers). Resuming forwards what waited,
+ * or drops the connections it held.
  */
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -9,7 +10,11 @@ export interface FreezableProxy {
   /** `target` with its host and port replaced by the proxy's. */
   url: string;
   freeze(): void;
-  resume(): void;
+  /**
+   * Forwards again. With `reset`, the connections that were frozen are closed instead, and what waited in
+   * them is lost (a server that restarted, a route that came back on another path); new ones work.
+   */
+  resume(opts?: { reset?: boolean }): void;
   stop(): Promise<void>;
 }
 
@@ -45,9 +50,9 @@ export async function freezableProxy(target: string): Promise<FreezableProxy> {
       frozen = true;
       for (const s of sockets) s.pause();
     },
-    resume() {
+    resume(opts) {
       frozen = false;
-      for (const s of sockets) s.resume();
+      for (const s of sockets) opts?.reset ? s.destroy() : s.resume();
     },
     async stop() {
       for (const s of sockets) s.destroy();
