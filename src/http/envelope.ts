@@ -144,7 +144,9 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
         } else if (isTimeoutError(error)) {
           // No answer in time (db/deadline.ts, statement_timeout): a probe tells a hung server from a busy one.
           ctx.db?.availability?.suspect();
-          error = new DatabaseUnavailable(2, mayHaveApplied(error));
+          // A read changes nothing, whatever became of its statement.
+          const writes = request.method !== "GET" && request.method !== "HEAD";
+          error = new DatabaseUnavailable(2, writes && mayHaveApplied(error));
         }
         try {
           return errorResponse(log, error, code, set, request, requestId, routes);
