@@ -36,7 +36,7 @@ export interface Config {
   databaseUrl?: string;
   /** Connections to PostgreSQL per running copy. */
   databasePoolSize: number;
-  /** PostgreSQL's statement_timeout on the pool's connections, in ms; 0: none. */
+  /** PostgreSQL's statement_timeout on the pool's connections, in ms; 0: not set (the server's own applies). */
   databaseStatementTimeoutMs: number;
   /** Client-side bound of each statement an API request sends to PostgreSQL, in ms (src/db/deadline.ts). */
   databaseRequestTimeoutMs: number;

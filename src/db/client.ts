@@ -162,7 +162,9 @@ export function openPostgres(url: string, max = 10, statementTimeoutMs = DEFAULT
   const client = postgres(url, {
     max,
     onnotice: () => {},
-    connection: { TimeZone: "UTC", statement_timeout: statementTimeoutMs },
+    // 0 sends nothing: the server's (or the role's) own setting applies, and a pooler that refuses
+    // unknown startup parameters (PgBouncer without ignore_startup_parameters) still connects.
+    connection: { TimeZone: "UTC", ...(statementTimeoutMs > 0 && { statement_timeout: statementTimeoutMs }) },
     ...POSTGRES_LIMITS,
   });
   const watch = observer();

@@ -33,9 +33,12 @@ export class DatabaseTimeout extends Error {
 
 const scope = new AsyncLocalStorage<{ ms: number | null }>();
 
-/** Runs `fn` with each PostgreSQL statement it sends bounded by `ms` (null: no client-side bound). */
-export function withQueryDeadline<T>(ms: number | null, fn: () => T): T {
-  return scope.run({ ms }, fn);
+/**
+ * Runs `fn` with each PostgreSQL statement it sends bounded by `ms` (null: no client-side bound). What
+ * `fn` returns is awaited inside the scope: drizzle's queries are lazy and send nothing until awaited.
+ */
+export function withQueryDeadline<T>(ms: number | null, fn: () => T | PromiseLike<T>): Promise<T> {
+  return scope.run({ ms }, async () => await fn());
 }
 
 /** The bound of the statements sent from here, or null. */

@@ -153,7 +153,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     runUntilIdle: () => life.runUntilIdle(),
     // Called from API requests: what the wake-up starts is the engine's work, outside the request's
     // database deadline (src/db/deadline.ts), like every tick's.
-    wake: () => withQueryDeadline(null, () => pool.claimSoon()),
+    wake: () => void withQueryDeadline(null, () => pool.claimSoon()),
     claimPost: (postId, beforeStart, makeDue) => pool.claimPost(postId, beforeStart, makeDue),
     inFlight: () => pool.inFlight(),
     claimStats: () => ({ ...pool.claimStats }),
