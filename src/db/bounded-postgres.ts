@@ -62,7 +62,7 @@ function boundedQuery<T>(q: PendingQuery<T>): unknown {
  * A transaction under a deadline. Each statement in it is bounded as usual; on top, if no connection was
  * free by the deadline the transaction is given up (and, should a connection come later, rolled back
  * before running anything), and a COMMIT or ROLLBACK unanswered for as long is given up too: a COMMIT
- * may have applied, a failed body's ROLLBACK cannot have committed anything.
+ * may have applied; after a failed body the failure stands, as its ROLLBACK cannot have committed anything.
  */
 function boundedBegin(client: Sql, args: unknown[]): Promise<unknown> {
   const ms = queryDeadlineMs();
@@ -70,15 +70,15 @@ function boundedBegin(client: Sql, args: unknown[]): Promise<unknown> {
   const options = args.length > 1 ? [args[0]] : [];
   let givenUp = false;
   let started = false;
-  /** Called once the body has ended: COMMIT (or ROLLBACK) is on its way. */
-  let ending: (committing: boolean) => void = () => {};
+  /** Called once the body has ended: COMMIT (or, with the body's error, ROLLBACK) is on its way. */
+  let ending: (failed?: { error: unknown }) => void = () => {};
   const begin = (client.begin as (...a: unknown[]) => Promise<unknown>)(...options, (tx: Sql) => {
     if (givenUp) throw new DatabaseTimeout(ms ?? 0, false);
     started = true;
     const run = Promise.resolve(body(wrapClient(tx)));
     run.then(
-      () => ending(true),
-      () => ending(false),
+      () => ending(),
+      (error: unknown) => ending({ error }),
     );
     return run;
   });
@@ -89,11 +89,12 @@ function boundedBegin(client: Sql, args: unknown[]): Promise<unknown> {
       givenUp = true;
       reject(new DatabaseTimeout(ms, false));
     }, ms + CANCEL_GRACE_MS);
-    ending = (committing) => {
+    ending = (failed) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         givenUp = true;
-        reject(committing ? new DatabaseTimeout(ms, true) : new DatabaseTimeout(ms, false));
+        // An unanswered ROLLBACK changes nothing about the body's own failure: nothing was committed.
+        reject(failed ? failed.error : new DatabaseTimeout(ms, true));
       }, ms + CANCEL_GRACE_MS);
     };
     begin.then(
