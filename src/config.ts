@@ -36,6 +36,10 @@ export interface Config {
   databaseUrl?: string;
   /** Connections to PostgreSQL per running copy. */
   databasePoolSize: number;
+  /** PostgreSQL's statement_timeout on the pool's connections, in ms; 0: not set (the server's own applies). */
+  databaseStatementTimeoutMs: number;
+  /** Client-side bound of each statement an API request sends to PostgreSQL, in ms (src/db/deadline.ts). */
+  databaseRequestTimeoutMs: number;
   /** Requests per minute per API key, per running copy; 0 turns the limit off. */
   rateLimitPerMinute: number;
   secretKey: Buffer;
@@ -99,6 +103,8 @@ export const CONFIG_VARIABLES = [
   "PUBLISH_LEASE_SECONDS",
   "PUBLISH_MAX_ATTEMPTS",
   "DATABASE_POOL_SIZE",
+  "DATABASE_STATEMENT_TIMEOUT",
+  "DATABASE_REQUEST_TIMEOUT",
   "RATE_LIMIT_PER_MINUTE",
   "WORKFLOW_POLL_INTERVAL",
   "AI_BASE_URL",
@@ -167,6 +173,23 @@ function duration(env: Env, name: string, fallback: number, min: number): number
   if (parsed === null || parsed < min)
     throw new ConfigError(`${name} must be a duration of at least ${min}s like 30s or 5m, got "${raw}"`);
   return parsed;
+}
+
+/**
+ * A duration in milliseconds: "1500ms", "2s", "1m", or a plain number of seconds like every other
+ * duration here; 0 only where `allowZero` (off).
+ */
+function millis(env: Env, name: string, fallback: number, min: number, max: number, allowZero = false): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === "") return fallback;
+  const m = /^(\d+)\s*(ms|s|m)?$/.exec(raw);
+  const ms = m ? Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[(m[2] ?? "s") as "s"] : NaN;
+  if (allowZero && ms === 0) return 0;
+  if (!(ms >= min && ms <= max))
+    throw new ConfigError(
+      `${name} must be a duration between ${min} ms and ${max / 1000} s like 1500ms or 5s${allowZero ? ", or 0" : ""}, got "${raw}"`,
+    );
+  return ms;
 }
 
 function trustedProxies(env: Env): string[] {
@@ -280,6 +303,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     databaseUrl,
     databasePoolSize: integer(env, "DATABASE_POOL_SIZE", 10, 1, 1000),
+    databaseStatementTimeoutMs: millis(env, "DATABASE_STATEMENT_TIMEOUT", 5_000, 100, 3_600_000, true),
+    databaseRequestTimeoutMs: millis(env, "DATABASE_REQUEST_TIMEOUT", 1_500, 100, 600_000),
     rateLimitPerMinute: integer(env, "RATE_LIMIT_PER_MINUTE", 1200, 0, 10_000_000),
     secretKey: secret,
     secretKeyPrevious: secretKeyPrevious(env, secret),

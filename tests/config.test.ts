@@ -41,6 +41,10 @@ const invalid: [Record<string, string>, string][] = [
   [{ UPLOAD_TICKET_TTL: "soon" }, "UPLOAD_TICKET_TTL"],
   [{ MAX_VIDEO_BYTES: "-1" }, "MAX_VIDEO_BYTES"],
   [{ DATABASE_POOL_SIZE: "0" }, "DATABASE_POOL_SIZE"],
+  [{ DATABASE_STATEMENT_TIMEOUT: "soon" }, "DATABASE_STATEMENT_TIMEOUT"],
+  [{ DATABASE_STATEMENT_TIMEOUT: "50ms" }, "DATABASE_STATEMENT_TIMEOUT"],
+  [{ DATABASE_REQUEST_TIMEOUT: "0" }, "DATABASE_REQUEST_TIMEOUT"],
+  [{ DATABASE_REQUEST_TIMEOUT: "1.5s" }, "DATABASE_REQUEST_TIMEOUT"],
   [{ S3_BUCKET: "b", S3_FORCE_PATH_STYLE: "maybe" }, "S3_FORCE_PATH_STYLE"],
   [{ INSTANCE_NAME: "x".repeat(81) }, "INSTANCE_NAME"],
   [{ INSTANCE_NAME: "two\nlines" }, "INSTANCE_NAME"],
@@ -51,6 +55,15 @@ for (const [env, name] of invalid) {
     expect(() => loadConfig({ DATA_DIR: dir(), ...env })).toThrow(name);
   });
 }
+
+test("database time limits: defaults, milliseconds or seconds, and 0 turns statement_timeout off", () => {
+  const d = loadConfig({ DATA_DIR: dir() });
+  expect([d.databaseStatementTimeoutMs, d.databaseRequestTimeoutMs]).toEqual([5000, 1500]);
+  const set = loadConfig({ DATA_DIR: dir(), DATABASE_STATEMENT_TIMEOUT: "0", DATABASE_REQUEST_TIMEOUT: "800ms" });
+  expect([set.databaseStatementTimeoutMs, set.databaseRequestTimeoutMs]).toEqual([0, 800]);
+  expect(loadConfig({ DATA_DIR: dir(), DATABASE_STATEMENT_TIMEOUT: "2m" }).databaseStatementTimeoutMs).toBe(120_000);
+  expect(loadConfig({ DATA_DIR: dir(), DATABASE_REQUEST_TIMEOUT: "2" }).databaseRequestTimeoutMs).toBe(2000);
+});
 
 test("the README's configuration table documents every variable", () => {
   const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");

@@ -52,11 +52,42 @@ export function isStorageFullError(error: unknown): boolean {
 }
 
 /**
- * True when the same statement may well succeed if sent again: the database was unreachable, its disk was
- * full, or it chose this transaction as the victim of a deadlock or a serialization conflict (SQLSTATE class 40).
+ * Errors that mean "the database did not answer in time": a client-side deadline passed (db/deadline.ts),
+ * the statement was cancelled (57014: statement_timeout, or the cancel sent at a deadline), or a lock was
+ * not granted in time (55P03). The database may be reachable and merely busy; a probe tells which.
+ */
+const TIMEOUT_CODES = new Set(["CRIER_DB_TIMEOUT", "57014", "55P03"]);
+
+export function isTimeoutError(error: unknown): boolean {
+  for (const code of errorCodes(error)) if (TIMEOUT_CODES.has(code)) return true;
+  return false;
+}
+
+/**
+ * Whether a statement that timed out may nonetheless have been applied: one whose cancel was not answered
+ * either (DatabaseTimeout with mayHaveApplied). A cancelled statement (57014) or one that never left the
+ * queue applied nothing.
+ */
+export function mayHaveApplied(error: unknown): boolean {
+  for (
+    let e = error, depth = 0;
+    e && typeof e === "object" && depth < 5;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
+    if ((e as { code?: unknown }).code === "CRIER_DB_TIMEOUT")
+      return (e as { mayHaveApplied?: boolean }).mayHaveApplied === true;
+  }
+  return false;
+}
+
+/**
+ * True when the same statement may well succeed if sent again: the database was unreachable, did not
+ * answer in time or had a full disk, or it chose this transaction as the victim of a deadlock or a serialization conflict
+ * (SQLSTATE class 40). A write sent again must be one whose repeat is harmless (fenced or idempotent):
+ * after a timeout the first may have been applied too.
  */
 export function isTransientError(error: unknown): boolean {
-  if (isConnectionError(error) || isStorageFullError(error)) return true;
+  if (isConnectionError(error) || isTimeoutError(error) || isStorageFullError(error)) return true;
   for (const code of errorCodes(error)) if (code.startsWith("40")) return true;
   return false;
 }
@@ -72,6 +103,7 @@ export interface AvailabilityOptions {
 export class DatabaseAvailability {
   private downSince: number | null = null;
   private probing = false;
+  private checking = false;
 
   constructor(private readonly o: AvailabilityOptions) {}
 
@@ -93,6 +125,24 @@ export class DatabaseAvailability {
       error: (error as Error)?.message,
     });
     void this.probeUntilUp();
+  }
+
+  /**
+   * Reports a statement that got no answer in time: the server may be hung or merely busy (a lock held
+   * elsewhere). One probe on a fresh connection tells; the circuit opens only if it fails.
+   */
+  suspect(): void {
+    if (this.down || this.checking) return;
+    this.checking = true;
+    void this.o
+      .probe()
+      .catch((e) => {
+        this.checking = false;
+        this.report(Object.assign(new Error(`probe failed: ${(e as Error)?.message}`), { code: "ETIMEDOUT" }));
+      })
+      .finally(() => {
+        this.checking = false;
+      });
   }
 
   private async probeUntilUp(): Promise<void> {

@@ -11,7 +11,8 @@ import pgliteWasmPath from "@electric-sql/pglite/pglite.wasm" with { type: "file
 import initdbWasmPath from "@electric-sql/pglite/initdb.wasm" with { type: "file" };
 import pgliteDataPath from "@electric-sql/pglite/pglite.data" with { type: "file" };
 import * as schema from "./schema.ts";
-import { DatabaseAvailability } from "./availability.ts";
+import { DatabaseAvailability, isTimeoutError } from "./availability.ts";
+import { wrapClient } from "./bounded-postgres.ts";
 import { untarGz } from "./untar.ts";
 import { pgliteFsBundle } from "./pglite-bundle.ts";
 import { dropZeroPages } from "../os/zero-pages.ts";
@@ -39,6 +40,8 @@ export interface Db {
   close(): Promise<void>;
   /** PostgreSQL only: whether the server answers, as this copy last saw it (the embedded one always does). */
   availability?: DatabaseAvailability;
+  /** PostgreSQL only: the server-side statement_timeout of the pool's connections, in ms (0: none). */
+  statementTimeoutMs?: number;
 }
 
 /** drizzle's logger hook, turned into a switchable statement observer. */
@@ -145,10 +148,27 @@ export async function openPglite(dataDir: string | undefined, loadDataDir?: Blob
  */
 const POSTGRES_LIMITS = { connect_timeout: 1, backoff: () => 0.2 + Math.random() * 0.2 };
 
-export function openPostgres(url: string, max = 10): Db {
-  const client = postgres(url, { max, onnotice: () => {}, connection: { TimeZone: "UTC" }, ...POSTGRES_LIMITS });
+/** The default of DATABASE_STATEMENT_TIMEOUT, in ms. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
+
+/**
+ * The pool's connections run every statement under `statementTimeoutMs` on the server (a lock wait or a
+ * runaway plan ends there with SQLSTATE 57014, rolled back); drizzle sends them through a client that
+ * also bounds them on the client where a deadline is in scope (deadline.ts). LISTEN and migrations use
+ * connections of their own, without either: migrations wait for each other on a lock, for as long as
+ * another copy's take.
+ */
+export function openPostgres(url: string, max = 10, statementTimeoutMs = DEFAULT_STATEMENT_TIMEOUT_MS): Db {
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    // 0 sends nothing: the server's (or the role's) own setting applies, and a pooler that refuses
+    // unknown startup parameters (PgBouncer without ignore_startup_parameters) still connects.
+    connection: { TimeZone: "UTC", ...(statementTimeoutMs > 0 && { statement_timeout: statementTimeoutMs }) },
+    ...POSTGRES_LIMITS,
+  });
   const watch = observer();
-  const db = drizzlePostgres(client, { schema, logger: watch.logger }) as unknown as Database;
+  const db = drizzlePostgres(wrapClient(client), { schema, logger: watch.logger }) as unknown as Database;
   const availability = new DatabaseAvailability({ probe: () => probePostgres(url) });
   const listen: Db["listen"] = async (channel, onNotify, onListen) => {
     await client.listen(channel, onNotify, onListen);
@@ -158,11 +178,13 @@ export function openPostgres(url: string, max = 10): Db {
     ...wrapped,
     rows: <T>(query: ReturnType<typeof sql>, on?: Queryable) =>
       wrapped.rows<T>(query, on).catch((e) => {
-        availability.report(e);
+        if (isTimeoutError(e)) availability.suspect();
+        else availability.report(e);
         throw e;
       }),
     url,
     availability,
+    statementTimeoutMs,
   };
 }
 
@@ -187,8 +209,9 @@ export async function openDatabase(opts: {
   databaseUrl?: string;
   dataDir: string;
   databasePoolSize?: number;
+  databaseStatementTimeoutMs?: number;
 }): Promise<Db> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.databasePoolSize);
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.databasePoolSize, opts.databaseStatementTimeoutMs);
   const dir = join(opts.dataDir, "pglite");
   if (existsSync(join(dir, "PG_VERSION"))) return openPglite(dir);
   // A new directory starts from a migrated tarball, unpacked beside it and renamed into place so a start

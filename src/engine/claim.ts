@@ -10,11 +10,20 @@
  *     account, its first due target in thread order, caps per platform, locks the rows with
  *     FOR UPDATE SKIP LOCKED and marks them processing with a lease, in one UPDATE.
  * The transaction commits before any plugin is called.
+ *
+ * A claim is never abandoned on the client (no client-side deadline, even when an API request asks for
+ * it through claimPost): a claim given up while its statement was still on its way could commit on the
+ * server anyway, leaving targets processing under this copy's lease that this copy never publishes. It
+ * is bounded by the server's statement_timeout instead, whose cancel rolls the claim back: the copy
+ * either gets the rows it claimed or knows it claimed nothing. What remains is a connection lost between
+ * the COMMIT and its answer; the targets then stay processing under a lease nobody renews (no second
+ * publisher can take them) and end outcome_unknown when it runs out, for reconcile to settle. Never twice.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedSql } from "../db/prepared.ts";
 import { uuidArray } from "../db/uuid-array.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 
 export interface ClaimedTarget {
   id: string;
@@ -58,15 +67,17 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
   if (limit <= 0) return [];
   // One call, one implicit transaction: crier_claim (migrations/functions/crier_claim.sql) does both steps and
   // reads the jobs.
-  const rows = await claimStatement(db, {
-    now: req.now.toISOString(),
-    leaseUntil: req.leaseUntil.toISOString(),
-    claimedBy: req.claimedBy,
-    caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
-    limit,
-    busy: uuidArray(req.busyAccounts),
-    postId: req.postId ?? null,
-  });
+  const rows = await withQueryDeadline(null, () =>
+    claimStatement(db, {
+      now: req.now.toISOString(),
+      leaseUntil: req.leaseUntil.toISOString(),
+      claimedBy: req.claimedBy,
+      caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
+      limit,
+      busy: uuidArray(req.busyAccounts),
+      postId: req.postId ?? null,
+    }),
+  );
   return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
     id,
     postId,

@@ -13,6 +13,7 @@ import type { PublishPool } from "./pool.ts";
 import type { StatusChecks } from "./status-checks.ts";
 import type { WebhookSender } from "./webhooks.ts";
 import type { WorkflowRunner } from "./workflows.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 
 export interface LifecycleOptions {
   id: string;
@@ -152,7 +153,18 @@ export class EngineLifecycle {
 
   /** The per-tick housekeeping that moves targets without calling any platform, then due status checks. */
   private async chores(): Promise<void> {
-    const { pool, checks, workflows } = this.parts;
+    const { checks, workflows } = this.parts;
+    // Each of these statements may be given up when unanswered (a connection that died silently) and
+    // run again next tick: applied twice or late, each does what it would have done once. Status checks
+    // and workflows claim rows under leases, so they are never given up (src/engine/claim.ts).
+    const deadline = (this.ctx.db.statementTimeoutMs || 5_000) + 1_000;
+    await withQueryDeadline(deadline, () => this.leaseChores());
+    await checks.startDue();
+    await workflows.chores();
+  }
+
+  private async leaseChores(): Promise<void> {
+    const { pool, checks } = this.parts;
     const now = this.ctx.clock.now();
     await renewLeases(
       this.ctx.db,
@@ -164,8 +176,6 @@ export class EngineLifecycle {
     if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
     await failUnpublishable(this.ctx.db, now);
     await skipOrphanedThreadItems(this.ctx.db, now);
-    await checks.startDue();
-    await workflows.chores();
   }
 
   private async armWakeNow(): Promise<void> {

@@ -10,6 +10,7 @@ import type { AppContext } from "../context.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
 import { publishTarget, type DispatchSettings } from "./dispatch.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 
 export interface PoolOptions {
   /** Publishes at once in this copy, over all platforms. */
@@ -132,7 +133,9 @@ export class PublishPool {
       await this.claimsSettled();
       await makeDue?.();
       if (this.closed || this.count("calling") >= this.o.concurrency) return;
-      await this.countedClaim(() => this.claimRound(postId, beforeStart));
+      // Out of the request's database deadline: the claim must not be given up on (claim.ts), and the
+      // publishes it starts are the engine's, bounded like those of any tick, not by this request.
+      await withQueryDeadline(null, () => this.countedClaim(() => this.claimRound(postId, beforeStart)));
     } finally {
       this.held--;
       if (this.held === 0) this.claimSoon();

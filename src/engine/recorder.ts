@@ -9,6 +9,12 @@
  * A write the database refused for a passing reason (a deadlock victim, a lost connection) is sent again
  * with backoff for as long as a lease lasts: the outcome is known, and a result that is given up on ends
  * outcome_unknown when the lease runs out, a worse answer than the one we had.
+ *
+ * A write that gets no answer (a database that accepts connections and never answers) is given up after
+ * a client-side deadline and counts as passing too (isTransientError), so it is sent again on another
+ * connection rather than waiting minutes on a dead one. Sending it again is harmless even if the first
+ * reached the database after all: crier_record_results is fenced on the claim (the target still held
+ * processing or submitted by this copy), so whichever copy of the write lands second changes nothing.
  */
 import { eq, sql } from "drizzle-orm";
 import { preparedSql } from "../db/prepared.ts";
@@ -16,6 +22,7 @@ import type { Db } from "../db/client.ts";
 import { accounts } from "../db/schema.ts";
 import type { TargetStatus } from "../domain/status.ts";
 import { isTransientError } from "../db/availability.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 import { errorFields, type Logger } from "../log.ts";
 import { uuidArray } from "../db/uuid-array.ts";
 
@@ -65,6 +72,8 @@ const recordStatement = preparedSql(
 );
 
 const MAX_BATCH = 64;
+/** Without statement_timeout, how long a write may go unanswered before it is sent again. */
+const WRITE_DEADLINE_MS = 5_000;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
 const RETRY_FIRST_MS = 50;
 const RETRY_MAX_MS = 2_000;
@@ -147,11 +156,15 @@ export class Recorder {
     if (!batch.length) return;
     this.writing = true;
     try {
-      await recordStatement(this.db, {
-        rows: JSON.stringify(batch.map(resultRow)),
-        ids: uuidArray(batch.map((p) => p.id)),
-        claimedBy: this.claimedBy,
-      });
+      // A little past the server's own statement_timeout: a server that answers cancels first.
+      const deadline = (this.db.statementTimeoutMs || WRITE_DEADLINE_MS) + 1_000;
+      await withQueryDeadline(deadline, () =>
+        recordStatement(this.db, {
+          rows: JSON.stringify(batch.map(resultRow)),
+          ids: uuidArray(batch.map((p) => p.id)),
+          claimedBy: this.claimedBy,
+        }),
+      );
       this.retryMs = 0;
       for (const p of batch) p.done();
     } catch (e) {

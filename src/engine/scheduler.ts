@@ -16,6 +16,7 @@ import { Recorder } from "./recorder.ts";
 import { StatusChecks } from "./status-checks.ts";
 import { WebhookSender } from "./webhooks.ts";
 import { workflowRunner } from "./workflows.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 
 export interface EngineOptions {
   /** Recorded as claimed_by on the targets this copy takes. */
@@ -150,7 +151,9 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     id,
     tick: () => life.tick(),
     runUntilIdle: () => life.runUntilIdle(),
-    wake: () => pool.claimSoon(),
+    // Called from API requests: what the wake-up starts is the engine's work, outside the request's
+    // database deadline (src/db/deadline.ts), like every tick's.
+    wake: () => void withQueryDeadline(null, () => pool.claimSoon()),
     claimPost: (postId, beforeStart, makeDue) => pool.claimPost(postId, beforeStart, makeDue),
     inFlight: () => pool.inFlight(),
     claimStats: () => ({ ...pool.claimStats }),

@@ -15,7 +15,7 @@ import {
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
 import { allowedMethods, type RouteLike } from "./methods.ts";
 import { validationToApiError } from "./validation.ts";
-import { isConnectionError, isStorageFullError } from "../db/availability.ts";
+import { isConnectionError, isStorageFullError, isTimeoutError, mayHaveApplied } from "../db/availability.ts";
 
 const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? "");
 
@@ -145,6 +145,12 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
         } else if (!(error instanceof ApiError) && isStorageFullError(error)) {
           // The database's disk is full: writes are refused until space is freed, then work again by themselves.
           error = new DatabaseStorageFull();
+        } else if (isTimeoutError(error)) {
+          // No answer in time (db/deadline.ts, statement_timeout): a probe tells a hung server from a busy one.
+          ctx.db?.availability?.suspect();
+          // A read changes nothing, whatever became of its statement.
+          const writes = request.method !== "GET" && request.method !== "HEAD";
+          error = new DatabaseUnavailable(2, writes && mayHaveApplied(error));
         }
         try {
           return errorResponse(log, error, code, set, request, requestId, routes);

@@ -134,14 +134,22 @@ export class CsrfRefused extends ApiError {
   }
 }
 
-/** The database does not answer: nothing was done, and the same request can be sent again shortly. */
+/**
+ * The database does not answer: the same request can be sent again shortly. Nothing was done, unless a
+ * write got no answer at all (`mayHaveApplied`): then it may have reached the database, and the client is
+ * told so rather than promised otherwise.
+ */
 export class DatabaseUnavailable extends ApiError {
-  constructor(retryAfterSeconds = 2) {
+  constructor(retryAfterSeconds = 2, mayHaveApplied = false) {
     super(
       503,
       "database_unavailable",
-      "The database is not reachable right now; nothing was changed.",
-      `Send the request again in ${retryAfterSeconds} s (see Retry-After).`,
+      mayHaveApplied
+        ? "The database did not answer in time; a change this request made may or may not have been applied."
+        : "The database is not reachable right now; nothing was changed.",
+      mayHaveApplied
+        ? `Read the resource again, or send the request again in ${retryAfterSeconds} s with the same Idempotency-Key (see Retry-After).`
+        : `Send the request again in ${retryAfterSeconds} s (see Retry-After).`,
       { "retry-after": String(retryAfterSeconds) },
     );
   }

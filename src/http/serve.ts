@@ -8,6 +8,7 @@ import { maxUploadBytes } from "../storage/index.ts";
 import { recordClientAddress, TrustedProxies } from "./client-address.ts";
 import { lockedDownHeaders } from "./envelope.ts";
 import { ApiError, BadRequest, InternalError, PayloadTooLarge } from "./errors.ts";
+import { withQueryDeadline } from "../db/deadline.ts";
 
 interface Handler {
   handle(request: Request): Response | Promise<Response>;
@@ -47,7 +48,8 @@ export function serveApp(app: Handler, opts: ServeOptions) {
         if (ready instanceof Response) return ready;
         const peer = server.requestIP(request)?.address;
         recordClientAddress(ready, peer && proxies.client(peer, request.headers.get("x-forwarded-for")));
-        return await app.handle(ready);
+        // Each statement the request sends is bounded, so it answers 503 in time whatever the database does.
+        return await withQueryDeadline(opts.config.databaseRequestTimeoutMs ?? null, () => app.handle(ready));
       } catch (e) {
         return fallback(e);
       }

@@ -78,7 +78,10 @@ async function roundTrip(ctx: AppContext): Promise<number | null> {
         timer = setTimeout(() => resolve(false), DATABASE_PROBE_MS);
       }),
     ]);
-    return answered ? Math.round((performance.now() - t0) * 100) / 100 : null;
+    if (answered) return Math.round((performance.now() - t0) * 100) / 100;
+    // No answer within the probe's time: a fresh connection tells a hung server from a busy one.
+    ctx.db.availability?.suspect();
+    return null;
   } catch {
     return null;
   } finally {
