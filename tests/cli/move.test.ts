@@ -312,9 +312,10 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
   expect(repeat.stderr).toContain("the target database is not empty");
 }, 240_000);
 
-test("move refuses while the embedded server runs, and without --allow-moved on a moved DATA_DIR", async () => {
+test("move refuses while the embedded server runs, rolls back on any difference, and runs once per DATA_DIR", async () => {
   const dir = mkdtempSync(join(tmpdir(), "crier-move-lock-"));
   const env = { DATA_DIR: dir, SECRET_KEY };
+  expect((await runCli(["profiles", "create", "--name", "kept"], env)).code).toBe(0);
   const running = await startServe({ ...env, PORT: "0" });
   servers.push(running);
   const target = await freshDatabase();
@@ -322,8 +323,28 @@ test("move refuses while the embedded server runs, and without --allow-moved on 
   expect(locked.code).toBe(1);
   expect(locked.stderr).toContain("another Crier process");
   await running.stop();
+
+  // Something on the target that changes rows as they arrive (here a trigger someone left there): the
+  // checksum sees it, nothing is committed, and DATA_DIR is not marked as moved.
+  expect((await runCli(["migrate"], { ...env, DATABASE_URL: target })).code).toBe(0);
+  const pg = postgres(target, { max: 1, onnotice: () => {} });
+  await pg.unsafe(`create function rename_profile() returns trigger language plpgsql as $$
+    begin new.name := new.name || '!'; return new; end $$`);
+  await pg.unsafe(
+    `create trigger rename_profile before insert on profiles for each row execute function rename_profile()`,
+  );
+  const differs = await runCli(["move", "--to-database", target], env);
+  expect(differs.code).toBe(1);
+  expect(differs.stderr).toContain("table profiles differs after the copy");
+  expect(differs.stderr).toContain("nothing was committed");
+  expect(await pg`select count(*)::int as n from profiles`).toEqual([{ n: 0 }]);
+  expect(existsSync(join(dir, "moved-to"))).toBe(false);
+  await pg.unsafe(`drop trigger rename_profile on profiles`);
+
   const done = await runCli(["move", "--to-database", target], env);
   expect(done.code).toBe(0);
+  expect(await pg`select name from profiles`).toEqual([{ name: "kept" }]);
+  await pg.end();
   const twice = await runCli(["move", "--to-database", await freshDatabase()], env);
   expect(twice.code).toBe(1);
   expect(twice.stderr).toContain("already moved");
