@@ -337,13 +337,13 @@ test("move refuses while the embedded server runs, rolls back on any difference,
   expect(differs.code).toBe(1);
   expect(differs.stderr).toContain("table profiles differs after the copy");
   expect(differs.stderr).toContain("nothing was committed");
-  expect(await pg`select count(*)::int as n from profiles`).toEqual([{ n: 0 }]);
+  expect([...(await pg`select count(*)::int as n from profiles`)]).toEqual([{ n: 0 }]);
   expect(existsSync(join(dir, "moved-to"))).toBe(false);
   await pg.unsafe(`drop trigger rename_profile on profiles`);
 
   const done = await runCli(["move", "--to-database", target], env);
   expect(done.code).toBe(0);
-  expect(await pg`select name from profiles`).toEqual([{ name: "kept" }]);
+  expect([...(await pg`select name from profiles`)]).toEqual([{ name: "kept" }]);
   await pg.end();
   const twice = await runCli(["move", "--to-database", await freshDatabase()], env);
   expect(twice.code).toBe(1);
