@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { Config } from "../config.ts";
 import { openDatabase } from "../db/client.ts";
 import { migrate } from "../db/migrate.ts";
@@ -28,6 +30,8 @@ export async function runMove(config: Config, opts: MoveOptions, report: (line: 
     throw new MoveError(`--to-database takes a postgres:// URL, got "${redactedUrl(opts.toDatabase)}"`);
   if (opts.toS3 && !config.s3)
     throw new MoveError("--to-s3 needs the bucket's settings in the environment (S3_BUCKET, S3_ENDPOINT, ...)");
+  if (!existsSync(join(config.dataDir, "pglite", "PG_VERSION")))
+    throw new MoveError(`there is no embedded database in ${config.dataDir} (DATA_DIR) to move`);
   const earlier = readMovedTo(config.dataDir);
   if (earlier && !opts.allowMoved)
     throw new MoveError(

@@ -194,10 +194,11 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
         from post_targets t join clone c on c.old = t.post_id`);
     await db.rows(sql`set session_replication_role = origin`);
   });
-  // Scheduled with media, due shortly after the move: the old server must be gone by then.
+  // Scheduled with media, due shortly: the old server stops at once, so only the new home can publish them
+  // (late, should the move take longer than that, but once).
   const again = await startServe(oldEnv);
   servers.push(again);
-  const publishAt = new Date(Date.now() + 30_000);
+  const publishAt = new Date(Date.now() + 20_000);
   publishAt.setMilliseconds(123);
   const scheduled: string[] = [];
   for (let i = 0; i < SCHEDULED; i++) {
@@ -234,7 +235,6 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
   expect(existsSync(join(dataDir, "moved-to"))).toBe(true);
   console.error(moved.stderr);
   console.error(`moved ${CLONES + SCHEDULED + 1} posts in ${seconds.toFixed(1)} s`);
-  expect(Date.now()).toBeLessThan(publishAt.getTime() - 3000);
 
   // The new home: PostgreSQL and S3, the same SECRET_KEY, another address.
   const fresh = await startServe({
