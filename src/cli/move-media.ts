@@ -1,3 +1,5 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type postgres from "postgres";
 import type { PGlite } from "@electric-sql/pglite";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
@@ -34,9 +36,15 @@ export async function copyMediaToS3(source: PGlite, from: Storage, to: S3Storage
         missing++;
         continue;
       }
-      const bytes = new Uint8Array(await new Response(object.stream()).arrayBuffer());
+      // Streamed with its length, so a video of gigabytes never sits in memory (the SDK wants a Node stream).
       await to.client.send(
-        new PutObjectCommand({ Bucket: to.bucket, Key: key, Body: bytes, ContentType: object.contentType }),
+        new PutObjectCommand({
+          Bucket: to.bucket,
+          Key: key,
+          Body: Readable.fromWeb(object.stream() as unknown as WebReadableStream<Uint8Array>),
+          ContentLength: object.size,
+          ContentType: object.contentType,
+        }),
       );
       const there = await to.stat(key);
       if (there?.size !== object.size)
