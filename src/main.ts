@@ -134,7 +134,6 @@ async function move(args: string[]) {
   );
   if (!values["to-database"]?.trim()) throw new UsageError("--to-database is required (see --help)");
   const { runMove } = await import("./cli/move-run.ts");
-  const { MoveError } = await import("./cli/move.ts");
   try {
     await runMove(
       loadConfig(),
@@ -142,11 +141,10 @@ async function move(args: string[]) {
       (line) => console.error(line),
     );
   } catch (e) {
-    if (e instanceof MoveError) {
-      console.error(`crier: move failed, nothing was committed to the target: ${e.message}`);
-      process.exit(1);
-    }
-    throw e;
+    if (e instanceof DataDirLocked || e instanceof ConfigError) throw e;
+    // Whatever failed (a difference, the target or the bucket unreachable), the target's transaction rolled back.
+    console.error(`crier: move failed, nothing was committed to the target: ${(e as Error)?.message ?? e}`);
+    process.exit(1);
   }
 }
 

@@ -12,7 +12,6 @@ type Report = (line: string) => void;
 interface TableShape {
   name: string;
   columns: string[];
-  /** The columns of the primary key, for the checksum's description only. */
 }
 
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -64,8 +63,8 @@ async function sourceRows<T>(source: PGlite, query: string): Promise<T[]> {
 }
 
 export interface DatabaseMoveResult {
+  /** Each table's row count and checksum, equal on both sides. */
   tables: { name: string; rows: number; checksum: string }[];
-  /** Runs inside the target transaction after the copy is verified (the media URLs' rewrite). */
 }
 
 /**
