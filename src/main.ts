@@ -23,6 +23,7 @@ import { releaseStartupMemory } from "./os/startup-memory.ts";
 import { warnIfDataDirOpen } from "./db/data-dir.ts";
 import { keyId } from "./db/crypto.ts";
 import { UnreadableSecrets, type SecretsReport } from "./db/secret-rotation.ts";
+import { movedMessage, readMovedTo } from "./cli/moved-marker.ts";
 
 /** A mistake on the command line: one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -153,8 +154,18 @@ function table(rows: Record<string, unknown>[], columns: string[]) {
 }
 
 async function serve(args: string[]) {
-  const { values } = parse(args, { "no-scheduler": { type: "boolean" } }, HELP.serve);
+  const { values } = parse(
+    args,
+    { "no-scheduler": { type: "boolean" }, "allow-moved": { type: "boolean" } },
+    HELP.serve,
+  );
   const config = loadConfig();
+  // After `crier move` the embedded database still holds the scheduled posts the new home now publishes.
+  const moved = config.databaseUrl ? null : readMovedTo(config.dataDir);
+  if (moved && !values["no-scheduler"] && !values["allow-moved"]) {
+    console.error(`crier: ${movedMessage(config.dataDir, moved)}`);
+    process.exit(1);
+  }
   const server = await startServer(config, { scheduler: !values["no-scheduler"] });
   releaseStartupMemory();
   console.error(
@@ -167,6 +178,28 @@ async function serve(args: string[]) {
   };
   process.once("SIGTERM", () => void shutdown("SIGTERM"));
   process.once("SIGINT", () => void shutdown("SIGINT"));
+}
+
+async function move(args: string[]) {
+  const { values } = parse(
+    args,
+    { "to-database": { type: "string" }, "to-s3": { type: "boolean" }, "allow-moved": { type: "boolean" } },
+    HELP.move,
+  );
+  if (!values["to-database"]?.trim()) throw new UsageError("--to-database is required (see --help)");
+  const { runMove } = await import("./cli/move-run.ts");
+  try {
+    await runMove(
+      loadConfig(),
+      { toDatabase: values["to-database"].trim(), toS3: !!values["to-s3"], allowMoved: !!values["allow-moved"] },
+      (line) => console.error(line),
+    );
+  } catch (e) {
+    if (e instanceof DataDirLocked || e instanceof ConfigError) throw e;
+    // Whatever failed (a difference, the target or the bucket unreachable), the target's transaction rolled back.
+    console.error(`crier: move failed, nothing was committed to the target: ${(e as Error)?.message ?? e}`);
+    process.exit(1);
+  }
 }
 
 async function migrateCommand(args: string[]) {
@@ -354,6 +387,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   serve,
   mcp,
   migrate: migrateCommand,
+  move,
   profiles,
   keys,
   media,

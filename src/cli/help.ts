@@ -6,6 +6,7 @@ Usage: crier <command> [options]
 Commands:
   serve [--no-scheduler]          serve the API (and the publishing engine unless --no-scheduler)
   migrate                         apply database migrations and exit
+  move --to-database URL [--to-s3]  copy the embedded installation into PostgreSQL (and its media into S3)
   profiles create --name NAME [--sandbox]
   profiles list
   profiles set-limits PROFILE_ID [--accounts N|unlimited] [--workflows N|unlimited]
@@ -33,14 +34,35 @@ which read files on this computer. Nothing is printed to stdout but the protocol
 
 Options:
   -h, --help       show this help`,
-  serve: `Usage: crier serve [--no-scheduler]
+  serve: `Usage: crier serve [--no-scheduler] [--allow-moved]
 
 Serves the HTTP API on HOST:PORT (default 127.0.0.1:8080). Without DATABASE_URL the embedded database
 lives in DATA_DIR (default ./data) and only one 'crier serve' may use it at a time.
 
 Options:
   --no-scheduler   API only: this copy does not publish due posts (run at least one copy without it)
+  --allow-moved    start the engine on an embedded database that 'crier move' copied elsewhere (without it,
+                   such a DATA_DIR serves only with --no-scheduler, so no post is published twice)
   -h, --help       show this help`,
+  move: `Usage: crier move --to-database postgres://USER:PASSWORD@HOST/DB [--to-s3] [--allow-moved]
+
+Copies the embedded installation in DATA_DIR into an empty PostgreSQL database: applies the migrations
+there, copies every table in foreign-key order in one transaction (scheduled times, publishing claims and
+leases, sequences as they are), and compares each table's row count and checksum before committing; any
+difference rolls the target back and leaves it empty. Stop 'crier serve' on DATA_DIR first (move takes
+its lock). Progress goes to stderr, one line per table.
+
+Afterwards DATA_DIR/moved-to records the move and 'crier serve' on DATA_DIR refuses to start its engine
+(see 'crier serve --help'). Start the new home with DATABASE_URL and the same SECRET_KEY (or the
+DATA_DIR/secret.key file's content when Crier generated it).
+
+Options:
+  --to-database URL   the target; it must hold no Crier rows (a freshly created database)
+  --to-s3             also copy the uploaded media files into the bucket configured by S3_BUCKET,
+                      S3_ENDPOINT, ... and rewrite the stored media URLs (PUBLIC_URL/media/...) to the
+                      bucket's (S3_PUBLIC_URL when set, otherwise week-long presigned URLs)
+  --allow-moved       copy a DATA_DIR that was already moved once
+  -h, --help          show this help`,
   migrate: `Usage: crier migrate
 
 Applies pending database migrations and exits ('crier serve' also applies them at start).`,
