@@ -175,10 +175,12 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreSummar
     throw new RestoreRefused(
       `DATA_DIR ${opts.dataDir} is not empty; restore into an empty one, or add --force to replace its database and media`,
     );
+  const existed = existsSync(opts.dataDir);
   const release = acquireLock(opts.dataDir);
   const stage = join(opts.dataDir, `.restore-${process.pid}`);
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { mode: 0o700 });
+  let finished = false;
   try {
     const manifest = await unpack(opts, stage);
     if (manifest.migration && migrationAfter(manifest.migration, latestMigration()))
@@ -214,9 +216,12 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreSummar
       else mkdirSync(into, { mode: 0o700 });
     }
     makeTreePrivate(opts.dataDir);
+    finished = true;
     return { manifest, keyChecked };
   } finally {
     rmSync(stage, { recursive: true, force: true });
     release();
+    // A DATA_DIR this restore created (for its lock) goes again when it is refused: nothing is left behind.
+    if (!finished && !existed) rmSync(opts.dataDir, { recursive: true, force: true });
   }
 }
