@@ -396,6 +396,8 @@ async function restoreCommand(args: string[]) {
       ? `restored the backup of ${m.created_at} (Crier ${m.crier_version}, migration ${m.migration}): posts ${m.counts.posts ?? 0}, accounts ${m.counts.accounts ?? 0}, workflows ${m.counts.workflows ?? 0}, webhooks ${m.counts.webhook_endpoints ?? 0}, ${m.files.length - 1} media file(s), into ${dataDir}`
       : `restored ${m.files.length} media file(s) of the backup of ${m.created_at} into ${dataDir}; the database comes back with pg_restore`,
   );
+  if (m.media === "s3")
+    console.error("The media were kept in an S3 bucket when the backup was made: they are not in it.");
   console.error(
     r.keyChecked
       ? "The configured key opens the stored credentials."
