@@ -5,7 +5,16 @@
  * DATA_DIR are refused leaving DATA_DIR as it was. On PostgreSQL the archive holds the media only.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Db } from "../../src/db/client.ts";
@@ -28,6 +37,8 @@ beforeAll(async () => {
   await probe.stop(true);
   url = `http://127.0.0.1:${port}`;
 });
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const envFor = (dataDir: string, extra: Record<string, string> = {}) => ({
   DATA_DIR: dataDir,
