@@ -226,15 +226,25 @@ function instanceName(env: Env): string | undefined {
   return raw;
 }
 
-function secretKey(env: Env, dataDir: string): Buffer {
+/** The file in DATA_DIR holding the generated key when SECRET_KEY is unset. */
+export const secretKeyFile = (dataDir: string) => join(dataDir, "secret.key");
+
+/** SECRET_KEY, or the key generated earlier into DATA_DIR; null when there is neither (nothing is created). */
+export function existingSecretKey(env: Env, dataDir: string): Buffer | null {
   const raw = env.SECRET_KEY?.trim();
   if (raw) {
     if (raw.length < 32) throw new ConfigError("SECRET_KEY must be at least 32 characters");
     return Buffer.from(raw, "utf8");
   }
+  const file = secretKeyFile(dataDir);
+  return existsSync(file) ? Buffer.from(readFileSync(file, "utf8").trim(), "utf8") : null;
+}
+
+function secretKey(env: Env, dataDir: string): Buffer {
+  const existing = existingSecretKey(env, dataDir);
+  if (existing) return existing;
   // Generated once and kept beside the data so encrypted credentials survive restarts.
-  const file = join(dataDir, "secret.key");
-  if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "utf8");
+  const file = secretKeyFile(dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32).toString("base64url");
   writeFileSync(file, key + "\n", { mode: 0o600, flag: "wx" });
@@ -259,11 +269,18 @@ function secretKeyPrevious(env: Env, current: Buffer): Buffer | undefined {
 export const secretKeys = (c: Pick<Config, "secretKey" | "secretKeyPrevious">): Buffer[] =>
   c.secretKeyPrevious ? [c.secretKey, c.secretKeyPrevious] : [c.secretKey];
 
+/** Where the data lives, read without the rest of the configuration (a restore must not create a key). */
+export function dataLocation(env: Env = process.env): { dataDir: string; databaseUrl?: string } {
+  return {
+    dataDir: resolve(env.DATA_DIR?.trim() || "./data"),
+    databaseUrl: url(env, "DATABASE_URL", ["postgres:", "postgresql:"]),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, "PORT", 8080, 0, 65535);
   const host = env.HOST?.trim() || "127.0.0.1";
-  const dataDir = resolve(env.DATA_DIR?.trim() || "./data");
-  const databaseUrl = url(env, "DATABASE_URL", ["postgres:", "postgresql:"]);
+  const { dataDir, databaseUrl } = dataLocation(env);
   const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got "${env.LOG_LEVEL}"`);

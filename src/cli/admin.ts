@@ -14,6 +14,9 @@ export function startAdminSocket(dataDir: string, ctx: AppContext) {
   if (existsSync(path)) unlinkSync(path);
   const server = Bun.serve({
     unix: path,
+    // A backup answers only once its archive is written, which may take minutes; the socket is the owner's
+    // alone. (Bun's types leave idleTimeout out of a unix socket's options; its server applies it all the same.)
+    ...({ idleTimeout: 0 } as object),
     async fetch(req) {
       if (req.method !== "POST") return new Response("method not allowed", { status: 405 });
       const { command, args } = (await req.json()) as { command: AdminCommand; args: Record<string, unknown> };
@@ -53,6 +56,7 @@ export async function callAdminSocket(
       unix: path,
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ command, args }),
+      timeout: false,
     } as RequestInit);
     return (await res.json()) as { result?: unknown; error?: string };
   } catch {

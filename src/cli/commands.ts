@@ -16,6 +16,7 @@ import { profileLimits } from "../db/schema.ts";
 import { INBOX_LINK_TTL_MS, inboxLink, principalById } from "../modules/sandbox/sign-in.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
 import { rotateBatch, secretsReport } from "../db/secret-rotation.ts";
+import { writeBackup } from "./backup.ts";
 import { createUser, listUsers, resetPassword, setUserRights } from "../modules/users/service.ts";
 
 /** The page of the dashboard where a one-time token sets a password (in the fragment: never sent in logs). */
@@ -80,6 +81,8 @@ export const adminCommands = {
     };
   },
   "media.cleanup": (ctx: AppContext) => cleanupExpiredUploads(ctx),
+  /** Run by `crier backup` inside the server: the snapshot goes through the server's own database. */
+  "backup.write": (ctx: AppContext, a: { to: string }) => writeBackup(ctx, a.to),
   "accounts.check": (ctx: AppContext, a: { profileId?: string; includeSandbox?: boolean }) => checkAccounts(ctx, a),
   "users.create": async (ctx: AppContext, a: { email: string; profileId?: string }) => {
     const r = await createUser(ctx.db, a, ctx.clock.now());

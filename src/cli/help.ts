@@ -21,6 +21,8 @@ Commands:
   users list
   accounts check [--profile ID]   can each connected account publish? (token, expiry, scopes, API version)
   secrets rotate [--batch N]      re-encrypt stored credentials with SECRET_KEY (after changing it)
+  backup --to FILE                one archive of the embedded database and the media files, while serving
+  restore FILE [--force]          restore an archive of 'crier backup' into an empty DATA_DIR
   mcp                             MCP server over stdio for AI agents (needs CRIER_URL and CRIER_API_KEY)
 
 Configuration comes from environment variables (PORT, HOST, PUBLIC_URL, DATA_DIR, DATABASE_URL,
@@ -174,6 +176,41 @@ Options:
   --can-create-profiles true|false   may add new profiles from the dashboard's Preferences page. Off for
                                      every user until granted: a profile a user adds has no limits set
                                      (profiles set-limits), so only users an operator trusts get it.`,
+  backup: `Usage: crier backup --to FILE
+
+Writes one archive (a tar) of the embedded database and the media files under DATA_DIR/media, with a
+manifest: Crier's version, the last migration, the rows per table and a SHA-256 checksum per file.
+While 'crier serve' runs on DATA_DIR the snapshot is taken by the server itself, between two statements:
+the API and the engine wait only while the database's files are copied, and a post being created or
+published is in the archive either whole or not at all. With no server running it reads DATA_DIR
+directly. The archive is written beside FILE and renamed into place once complete (mode 0600); FILE is
+printed as the last line of stdout, progress goes to stderr.
+
+SECRET_KEY is never in the archive (nor DATA_DIR/secret.key): keep the key safe apart from it; a restore
+needs the same one.
+
+With DATABASE_URL (PostgreSQL) the database is not in the archive: back it up with pg_dump; the archive
+then holds the media files only. With S3_BUCKET the media are in the bucket and not in the archive.
+
+Options:
+  --to FILE    where to write the archive (an existing file is replaced)
+  -h, --help   show this help`,
+  restore: `Usage: crier restore FILE [--force]
+
+Restores an archive of 'crier backup' into DATA_DIR, which must be empty (it may already hold
+secret.key). The archive is unpacked beside the data and checked before anything is put in place: every
+file against its checksum, the database against the manifest's migration and row counts, and the
+configured key against a stored credential. When the key (SECRET_KEY, or DATA_DIR/secret.key) does not
+open it, the restore stops and DATA_DIR is left as it was: the archive does not contain the key, and
+credentials only decrypt with the key of the server that made the backup. Then 'crier serve' starts on
+the restored data (and applies newer migrations when this Crier is newer than the backup).
+
+With DATABASE_URL the archive must be one made on PostgreSQL: it restores the media files, and the
+database comes back with pg_restore (restore it first: the key is checked against it when it answers).
+
+Options:
+  --force      replace the database and media of a DATA_DIR that is not empty (no server may be running)
+  -h, --help   show this help`,
   "users list": `Usage: crier users list
 
 Lists dashboard users: id, email, whether they may create profiles, creation time.`,
