@@ -29,6 +29,22 @@ export interface NewTarget {
   adjustments: Adjustment[] | null;
 }
 
+/** What a post's targets are planned from: the input targets, and the post's text and media they share. */
+export interface PostDraft {
+  targets: PostTargetInput[];
+  content: string;
+  media: MediaItem[];
+}
+
+/**
+ * cached: accounts this copy remembers may stand in for a read (create only, whose insert checks them
+ * again); lenient: each target is fitted to its platform before it is checked (Prefer: handling=lenient).
+ */
+export interface PlanOptions {
+  cached?: boolean;
+  lenient?: boolean;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What the checks found for one input target: the rows it becomes, or the problems that stop it. */
@@ -50,19 +66,17 @@ export interface TargetPlan {
  * Checks every input target and collects every problem (POST /v1/posts/validate lists them all; create
  * and update throw the first, through buildTargets): one validator for both, so a post that validates
  * is accepted unless its accounts changed in between. With `cached`, accounts this copy remembers stand in
- * for a read when all of them are known, connected and of this profile: only for a create, whose insert
- * checks them again (insertCheckedPostsStatement).
+ * for a read when all of them are known, connected and of this profile (insertCheckedPostsStatement checks
+ * them again).
  */
 export async function planTargets(
   ctx: AppContext,
   db: Queryable,
   profileId: string,
-  inputs: PostTargetInput[],
-  content: string,
-  media: MediaItem[],
-  cached = false,
-  lenient = false,
+  post: PostDraft,
+  { cached = false, lenient = false }: PlanOptions = {},
 ): Promise<TargetPlan[]> {
+  const { targets: inputs, content, media } = post;
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
   // The ids passed the UUID check above, so the array literal the read builds is well formed.
   const rows =
@@ -185,13 +199,10 @@ export async function buildTargets(
   ctx: AppContext,
   db: Queryable,
   profileId: string,
-  inputs: PostTargetInput[],
-  content: string,
-  media: MediaItem[],
-  cached = false,
-  lenient = false,
+  post: PostDraft,
+  opts: PlanOptions = {},
 ): Promise<NewTarget[]> {
-  const plans = await planTargets(ctx, db, profileId, inputs, content, media, cached, lenient);
+  const plans = await planTargets(ctx, db, profileId, post, opts);
   const failed = plans.find((p) => p.problems.length);
   if (failed) throw problemError(failed.problems[0], failed.label);
   return plans.flatMap((p) => p.rows);

@@ -242,9 +242,10 @@ export async function createPost(
   const lenient = opts.lenient ?? false;
   const media = normalizeMedia(body.media);
   const content = body.content ?? "";
+  const draft = { targets: body.targets, content, media };
   const create = async (q: Queryable, id: string) => {
     const when = timing(ctx, body.publish_at);
-    let list = await buildTargets(ctx, q, profileId, body.targets, content, media, true, lenient);
+    let list = await buildTargets(ctx, q, profileId, draft, { cached: true, lenient });
     if (body.draft_id) {
       const [draft] = await q
         .update(drafts)
@@ -265,7 +266,7 @@ export async function createPost(
         );
       // An account changed since it was remembered or read: plan again from a fresh read, which answers
       // the same 400 as always for an account now foreign, deleted or disconnected.
-      list = await buildTargets(ctx, q, profileId, body.targets, content, media, false, lenient);
+      list = await buildTargets(ctx, q, profileId, draft, { lenient });
     }
   };
   const result =
@@ -361,7 +362,7 @@ export async function updatePost(
         platform_options: t.platformOptions,
       }));
     lenient ||= current.some((t) => t.status !== "cancelled" && t.adjustments != null);
-    const list = await buildTargets(ctx, tx, profileId, inputs, content, nextMedia, false, lenient);
+    const list = await buildTargets(ctx, tx, profileId, { targets: inputs, content, media: nextMedia }, { lenient });
     const now = bump(ctx, row);
     const [updated] = await tx
       .update(posts)

@@ -20,16 +20,8 @@ export async function validatePost(
 ): Promise<PostValidation> {
   const { items: media, problems } = mediaProblems(body.media);
   problems.push(...(await postProblems(ctx, profileId, body)));
-  const plans = await planTargets(
-    ctx,
-    ctx.db.db,
-    profileId,
-    body.targets,
-    body.content ?? "",
-    media,
-    false,
-    opts.lenient,
-  );
+  const draft = { targets: body.targets, content: body.content ?? "", media };
+  const plans = await planTargets(ctx, ctx.db.db, profileId, draft, { lenient: opts.lenient });
   const targets = plans.map((p) => ({
     account_id: p.accountId,
     platform: p.platform,
