@@ -23,7 +23,11 @@ describe("aliases as the plugin receives them", () => {
       { privacy_level: "FOLLOWER_OF_CREATOR", publish_mode: "direct" },
     ],
     ["tiktok", { privacy: "MUTUAL_FOLLOW_FRIENDS" }, { privacy_level: "MUTUAL_FOLLOW_FRIENDS" }],
-    ["pinterest", { boardId: "549755885175", link: "https://example.com" }, { board_id: "549755885175", link: "https://example.com" }],
+    [
+      "pinterest",
+      { boardId: "549755885175", link: "https://example.com" },
+      { board_id: "549755885175", link: "https://example.com" },
+    ],
     ["pinterest", { board_id: "549755885175", boardId: "549755885175" }, { board_id: "549755885175" }],
   ] as const)("%s %j → %j", (platform, given, expected) => {
     expect(optionsForPlugin(plugin(platform), { ...given })).toEqual(expected);
