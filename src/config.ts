@@ -73,6 +73,13 @@ export interface Config {
    * is ignored and the peer is the client.
    */
   trustedProxies: string[];
+  /** Media tools (src/media/tools.ts): ffmpeg and ffprobe, found on PATH unless FFMPEG_PATH/FFPROBE_PATH name them. */
+  ffmpegPath?: string;
+  ffprobePath?: string;
+  /** Keep location metadata (EXIF GPS, XMP) in images sent to platforms; off: it is stripped. */
+  keepMediaMetadata: boolean;
+  /** Conversions (sharp or ffmpeg) one copy runs at once. */
+  mediaConvertConcurrency: number;
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -93,6 +100,10 @@ export const CONFIG_VARIABLES = [
   "MAX_GIF_BYTES",
   "MAX_VIDEO_BYTES",
   "MAX_BODY_BYTES",
+  "FFMPEG_PATH",
+  "FFPROBE_PATH",
+  "KEEP_MEDIA_METADATA",
+  "MEDIA_CONVERT_CONCURRENCY",
   "S3_ENDPOINT",
   "S3_REGION",
   "S3_BUCKET",
@@ -331,6 +342,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxGifBytes: integer(env, "MAX_GIF_BYTES", 15 * MB, 1, 2 ** 40),
     maxVideoBytes: integer(env, "MAX_VIDEO_BYTES", 1024 * MB, 1, 2 ** 40),
     maxBodyBytes: integer(env, "MAX_BODY_BYTES", 1 * MB, 1024, 2 ** 30),
+    ffmpegPath: env.FFMPEG_PATH?.trim() || undefined,
+    ffprobePath: env.FFPROBE_PATH?.trim() || undefined,
+    keepMediaMetadata: bool(env, "KEEP_MEDIA_METADATA", false),
+    mediaConvertConcurrency: integer(env, "MEDIA_CONVERT_CONCURRENCY", 1, 1, 64),
     publishLeaseSeconds: integer(env, "PUBLISH_LEASE_SECONDS", 120, 5, 86400),
     publishMaxAttempts: integer(env, "PUBLISH_MAX_ATTEMPTS", 5, 1, 100),
     s3,

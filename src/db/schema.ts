@@ -16,6 +16,7 @@ import {
   uniqueIndex,
   doublePrecision,
 } from "drizzle-orm/pg-core";
+import type { MediaFacts } from "../domain/media-facts.ts";
 import type { MetricsStatus } from "../domain/metrics-status.ts";
 import { DELIVERY_STATUSES } from "../domain/webhook-events.ts";
 
@@ -158,11 +159,41 @@ export const media = pgTable(
     width: integer("width"),
     height: integer("height"),
     durationSeconds: doublePrecision("duration_seconds"),
+    /** What the file is, read once when the upload completed (src/media/probe.ts). */
+    facts: jsonb("facts").$type<MediaFacts>(),
+    /** A video's poster frame, stored beside it, when no cover was given (needs ffmpeg). */
+    posterPath: text("poster_path"),
     expiresAt: ts("expires_at").notNull(),
     uploadedAt: ts("uploaded_at"),
     createdAt: createdAt(),
   },
   (t) => [index("media_pending_idx").on(t.status, t.expiresAt)],
+);
+
+/**
+ * A media converted for a platform: one row per media and output variant (src/media/renditions.ts),
+ * however many targets use it; the copy converting it holds the lease.
+ */
+export const mediaRenditions = pgTable(
+  "media_renditions",
+  {
+    mediaId: uuid("media_id")
+      .notNull()
+      .references(() => media.id, { onDelete: "cascade" }),
+    variant: text("variant").notNull(),
+    status: text("status", { enum: ["pending", "ready", "failed"] })
+      .notNull()
+      .default("pending"),
+    path: text("path"),
+    contentType: text("content_type"),
+    sizeBytes: bigint("size_bytes", { mode: "number" }),
+    facts: jsonb("facts").$type<MediaFacts>(),
+    error: text("error"),
+    leaseUntil: ts("lease_until"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.mediaId, t.variant] })],
 );
 
 export const posts = pgTable(
