@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { copyFile, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Config } from "../config.ts";
@@ -192,6 +192,20 @@ export function createFsStorage(config: Config): FsStorage {
       if (!info || !contentType) return null;
       const path = filePath(key);
       return { key, contentType, size: info.size, stream: () => Bun.file(path).stream() };
+    },
+
+    async put(key, localPath) {
+      const target = filePath(key);
+      const partial = join(partialDir, `${key}.${randomBytes(6).toString("hex")}`);
+      try {
+        await copyFile(localPath, partial);
+        await rename(partial, target);
+      } catch (e) {
+        await ignoreMissing(unlink(partial));
+        if (isNoSpaceError(e)) throw new StoreFull("the disk under DATA_DIR is full");
+        throw e;
+      }
+      return (await storage.stat(key))!;
     },
 
     async remove(key) {

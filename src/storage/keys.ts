@@ -31,10 +31,19 @@ const BY_EXTENSION = new Map<string, MediaContentType>(
 );
 
 /**
- * A storage key is `med_<22 base64url chars>.<ext>`: the encoded media id plus the file's extension.
- * Nothing else is ever read or written, so a key can never name a path outside the media folder.
+ * A storage key is `med_<22 base64url chars>.<ext>`: the encoded media id plus the file's extension; a
+ * file made from it (a converted copy, a poster frame) adds `~<variant>` before the extension. Nothing
+ * else is ever read or written, so a key can never name a path outside the media folder.
  */
-export const KEY_PATTERN = /^med_[A-Za-z0-9_-]{22}\.([a-z0-9]{2,5})$/;
+export const KEY_PATTERN = /^med_[A-Za-z0-9_-]{22}(?:~[a-z0-9-]{1,48})?\.([a-z0-9]{2,5})$/;
+
+/** The key of a file made from the media stored at `key`: `med_….jpg` → `med_…~<variant>.<ext>`. */
+export function derivedKey(key: string, variant: string, ext: string): string {
+  const base = key.slice(0, key.indexOf("."));
+  const made = `${base.split("~")[0]}~${variant}.${ext}`;
+  if (!isMediaKey(made)) throw new Error(`not a media key: ${made}`);
+  return made;
+}
 
 export function isMediaKey(key: string): boolean {
   const m = KEY_PATTERN.exec(key);

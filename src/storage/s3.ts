@@ -8,6 +8,7 @@ import {
   S3Client,
   S3ServiceException,
 } from "@aws-sdk/client-s3";
+import { createReadStream } from "node:fs";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { S3Config } from "../config.ts";
 import type { Clock } from "../clock.ts";
@@ -167,6 +168,24 @@ export function createS3Storage(s3: S3Config, clock: Clock): S3Storage {
     stat: (key) => statObject(checked(key)),
     readStart: (key, bytes) => readStartOf(checked(key), bytes),
     remove: (key) => removeObject(checked(key)),
+
+    async put(key, localPath) {
+      const file = Bun.file(localPath);
+      try {
+        await client.send(
+          new PutObjectCommand({
+            Bucket,
+            Key: checked(key),
+            Body: createReadStream(localPath),
+            ContentLength: file.size,
+            ContentType: contentTypeForKey(key) ?? undefined,
+          }),
+        );
+      } catch (e) {
+        throw storeWriteRefusal(status(e), (e as Error)?.name) ?? e;
+      }
+      return (await statObject(key))!;
+    },
 
     async open(key): Promise<OpenedObject | null> {
       const contentType = contentTypeForKey(key);

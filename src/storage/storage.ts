@@ -130,6 +130,11 @@ export interface Storage {
   /** Up to `bytes` first bytes of the object (for sniffing), empty when it does not exist. */
   readStart(key: string, bytes: number): Promise<Uint8Array>;
   open(key: string): Promise<OpenedObject | null>;
+  /**
+   * Stores a file Crier made itself (a converted copy, a poster frame) from a local path under `key`,
+   * whole or not at all. Throws StoreFull or StoreUnavailable when the store cannot take it.
+   */
+  put(key: string, localPath: string): Promise<ObjectInfo>;
   remove(key: string): Promise<void>;
   /** The key when `url` is one of our own public URLs (as publicUrl() makes them), else null. */
   keyForPublicUrl(url: string): Promise<string | null>;
