@@ -1,8 +1,9 @@
 /** crier accounts check: can each connected account publish now? */
 import { loadConfig } from "../config.ts";
+import type { MediaToolsReport } from "../media/tools-report.ts";
 import type { AccountCheckRow } from "../modules/accounts/check.ts";
 import { HELP } from "./help.ts";
-import { admin, parse, table, UsageError } from "./run.ts";
+import { adminSession, parse, table, UsageError } from "./run.ts";
 
 export async function accountsCommand(args: string[]) {
   const [sub, ...rest] = args;
@@ -14,10 +15,16 @@ export async function accountsCommand(args: string[]) {
     );
     if (values.profile !== undefined && !/^[0-9a-f-]{36}$/i.test(values.profile))
       throw new UsageError("--profile takes a profile's id from 'crier profiles list'");
-    const rows = (await admin(loadConfig(), "accounts.check", {
-      profileId: values.profile,
-      includeSandbox: !!values.sandbox,
-    })) as AccountCheckRow[];
+    // The media tools are the serving copy's (its FFMPEG_PATH and PATH) when one answers.
+    const [rows, tools] = await adminSession(loadConfig(), async (call) => [
+      (await call("accounts.check", {
+        profileId: values.profile,
+        includeSandbox: !!values.sandbox,
+      })) as AccountCheckRow[],
+      (await call("media.tools", {})) as MediaToolsReport,
+    ]);
+    // On stderr, so --json stays one document: a missing tool turns media features off for every account.
+    for (const line of tools.missing) console.error(`warning: ${line}`);
     if (values.json) console.log(JSON.stringify(rows, null, 2));
     else {
       const now = Date.now();

@@ -1,6 +1,7 @@
 import type { AppContext } from "../context.ts";
 import { cleanupExpiredUploads } from "../modules/media/cleanup.ts";
 import { checkAccounts } from "../modules/accounts/check.ts";
+import { mediaToolsReport } from "../media/tools-report.ts";
 import type { Scope } from "../http/scopes.ts";
 import {
   createKey,
@@ -84,6 +85,8 @@ export const adminCommands = {
   /** Run by `crier backup` inside the server: the snapshot goes through the server's own database. */
   "backup.write": (ctx: AppContext, a: { to: string }) => writeBackup(ctx, a.to),
   "accounts.check": (ctx: AppContext, a: { profileId?: string; includeSandbox?: boolean }) => checkAccounts(ctx, a),
+  /** The serving copy's media tools (its FFMPEG_PATH and PATH), for the warnings of `crier accounts check`. */
+  "media.tools": (ctx: AppContext) => mediaToolsReport(ctx.config),
   "users.create": async (ctx: AppContext, a: { email: string; profileId?: string }) => {
     const r = await createUser(ctx.db, a, ctx.clock.now());
     return {

@@ -14,5 +14,9 @@ export type DraftStatus = (typeof DRAFT_STATUSES)[number];
 /** A draft becomes scheduled only by being published as a post, never by an edit. */
 export const EDITABLE_DRAFT_STATUSES = ["inbox", "ready", "archived"] as const satisfies readonly DraftStatus[];
 
-export const MEDIA_STATUSES = ["pending", "uploaded", "invalid"] as const;
+/**
+ * A media's upload: `invalid` when its bytes were not the declared type, `unreadable` when they were but
+ * sharp or ffprobe could not read them; the bytes of both were discarded.
+ */
+export const MEDIA_STATUSES = ["pending", "uploaded", "invalid", "unreadable"] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];

@@ -168,6 +168,27 @@ describe("keys and profiles", () => {
     expect(JSON.parse(json.stdout)).toEqual([]);
   });
 
+  test("accounts check warns, without failing, when ffmpeg or ffprobe is missing and says what does not work", async () => {
+    const found = await runCli(["accounts", "check"], env);
+    expect(found.code).toBe(0);
+    expect(found.stderr).not.toContain("warning:");
+    const r = await runCli(["accounts", "check", "--json"], {
+      ...env,
+      FFMPEG_PATH: "/nonexistent/ffmpeg",
+      FFPROBE_PATH: "/nonexistent/ffprobe",
+    });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([]);
+    const warnings = r.stderr.split("\n").filter((l) => l.startsWith("warning: "));
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain("ffmpeg not found");
+    expect(warnings[0]).toContain("FFMPEG_PATH");
+    expect(warnings[0]).toContain("MOV/WebM → MP4");
+    expect(warnings[0]).toContain("poster frames");
+    expect(warnings[1]).toContain("FFPROBE_PATH");
+    expect(warnings[1]).toContain("video facts");
+  });
+
   test("commands work while the server runs, and revocation applies at once", async () => {
     const server = await startServe(env);
     try {

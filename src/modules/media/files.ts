@@ -117,7 +117,7 @@ export function mediaFileRoutes(ctx: AppContext, intake: ServerIntake) {
           description:
             "This is data.upload.signedUrl. Send the raw file as the body with the ticket's Content-Type. " +
             "403 invalid_upload_token or upload_expired; 415 content_type_mismatch; 409 upload_already_used (one upload per ticket); " +
-            "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type; " +
+            "413 payload_too_large over the type's limit (nothing is kept); 422 media_type_mismatch when the bytes are not the declared type, 422 unreadable_media when sharp (images) or ffprobe (video) cannot read them (nothing is kept either way); " +
             "507 insufficient_storage when the disk under DATA_DIR runs out of room (nothing is kept, the ticket stays open); 503 storage_full when the database's disk is full.",
         },
       },

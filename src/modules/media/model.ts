@@ -1,4 +1,5 @@
 import { t, type Static } from "elysia";
+import { MediaFacts } from "../../domain/media-facts.ts";
 import { MEDIA_CONTENT_TYPES, MEDIA_KIND_SHORTHANDS } from "../../storage/keys.ts";
 
 export const MediaContentTypeSchema = t.Union(
@@ -68,13 +69,20 @@ export const Media = t.Object(
     content_type: t.String({ description: "Extension." }),
     size: t.Integer({ description: "Extension: bytes stored." }),
     width: t.Union([t.Integer(), t.Null()], {
-      description: "Extension: pixels, when read from the file; null when unknown.",
+      description: "Extension: pixels as displayed, from facts; null when unknown.",
     }),
     height: t.Union([t.Integer(), t.Null()], {
-      description: "Extension: pixels, when read from the file; null when unknown.",
+      description: "Extension: pixels as displayed, from facts; null when unknown.",
     }),
     duration: t.Union([t.Number(), t.Null()], {
-      description: "Extension: seconds of video, when ffprobe is installed; null when unknown.",
+      description: "Extension: seconds of video, from facts; null for images and when unknown.",
+    }),
+    facts: t.Union([MediaFacts, t.Null()], {
+      description:
+        "Extension: what Crier read from the file when its upload completed (sharp for images, ffprobe for video): " +
+        "an image's format, size, EXIF orientation, animation and whether it carries a location; a video's container, " +
+        "codecs, duration, size, rotation and frame rate. A file neither can read is refused with 422 unreadable_media. " +
+        "null for a video when the server has no ffprobe (FFPROBE_PATH): its facts are unknown.",
     }),
   },
   { title: "Media" },

@@ -44,7 +44,7 @@ export function mediaRoutes(ctx: AppContext) {
           summary: "Upload a file from a URL",
           description:
             "Extension for clients that cannot PUT bytes (AI agents): the server fetches the file through the media guard and stores it as an upload, then answers the media as GET /v1/media/{id} does. " +
-            "The type is the Content-Type the URL answers (else the file name's extension). 422 media_fetch_failed when the URL cannot be fetched or is refused by the guard; 400 invalid_content_type; 413 over the type's limit; 422 media_type_mismatch when the bytes are not the type; 507 insufficient_storage when the media store has no room (503 storage_unavailable when it does not answer); nothing is stored then.",
+            "The type is the Content-Type the URL answers (else the file name's extension). 422 media_fetch_failed when the URL cannot be fetched or is refused by the guard; 400 invalid_content_type; 413 over the type's limit; 422 media_type_mismatch when the bytes are not the type; 422 unreadable_media when sharp or ffprobe cannot read the file; 507 insufficient_storage when the media store has no room (503 storage_unavailable when it does not answer); nothing is stored then.",
         },
       },
     )
@@ -61,7 +61,7 @@ export function mediaRoutes(ctx: AppContext) {
         detail: {
           summary: "Upload a small file inline (base64)",
           description:
-            "Extension for clients that cannot PUT bytes: stores the decoded file as an upload and answers the media. 400 invalid_base64, invalid_filename; 413 over 5 MiB decoded or MAX_BODY_BYTES; 422 media_type_mismatch; 507 insufficient_storage when the media store has no room (503 storage_unavailable when it does not answer); nothing is stored then.",
+            "Extension for clients that cannot PUT bytes: stores the decoded file as an upload and answers the media. 400 invalid_base64, invalid_filename; 413 over 5 MiB decoded or MAX_BODY_BYTES; 422 media_type_mismatch; 422 unreadable_media when sharp or ffprobe cannot read the file; 507 insufficient_storage when the media store has no room (503 storage_unavailable when it does not answer); nothing is stored then.",
         },
       },
     )
@@ -76,7 +76,8 @@ export function mediaRoutes(ctx: AppContext) {
           summary: "Resolve an uploaded media",
           description:
             "400 invalid_media_id; 404 not_found (unknown or another profile's); 409 media_not_uploaded while no bytes arrived; " +
-            "422 media_type_mismatch when the bytes were not the declared type; with S3, 413 when the stored object is over the limit " +
+            "422 media_type_mismatch when the bytes were not the declared type, 422 unreadable_media when sharp or ffprobe could not read them (the bytes are discarded either way); " +
+            "data.facts is what was read from the file. With S3, 413 when the stored object is over the limit " +
             "(it is deleted and the ticket stays open), 507 insufficient_storage when the store refuses to copy it into place for lack of room (503 storage_unavailable when it does not answer; the ticket stays pending and the next look tries again). With S3 and no S3_PUBLIC_URL, public_url is a presigned GET valid for 7 days.",
         },
       },

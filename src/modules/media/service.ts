@@ -23,8 +23,8 @@ import {
 import { StoreFull, StoreUnavailable, type StoreIntake } from "../../storage/storage.ts";
 import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
-import { probeVideo } from "./probe.ts";
-import { imageDimensions, matchesType, SNIFF_BYTES } from "./sniff.ts";
+import { mediaArrived, UnreadableMedia, type Arrived } from "../../media/arrival.ts";
+import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 
 export type MediaRow = typeof media.$inferSelect;
 
@@ -159,32 +159,33 @@ export function tooLarge(maxBytes: number, size?: number) {
   );
 }
 
-/** Width, height and duration of stored bytes whose head is already known to match the type. */
-export async function describe(ctx: AppContext, key: string, contentType: MediaContentType, head: Uint8Array) {
-  if (MEDIA_TYPES[contentType].kind === "video") {
-    const facts = await probeVideo(await ctx.storage.probeLocation(key));
-    return { width: facts.width, height: facts.height, durationSeconds: facts.durationSeconds };
-  }
-  const dims = imageDimensions(head, contentType);
-  return { width: dims?.width ?? null, height: dims?.height ?? null, durationSeconds: null };
-}
+export const unreadable = (row: Pick<MediaRow, "contentType">, reason?: string) =>
+  new Unprocessable(
+    "unreadable_media",
+    `The uploaded file could not be read as ${row.contentType}${reason ? ` (${reason})` : ""}; the media is unusable and its bytes were discarded.`,
+    "Check that the file opens in an image viewer or video player (not cut short or damaged), then create a new ticket and upload it again.",
+  );
+
+/** A settled row, with the reason sharp or ffprobe gave when it turned the file down just now. */
+export type SettledRow = MediaRow & { unreadableReason?: string };
 
 /**
  * S3 uploads go straight to the store's upload area, so a pending ticket is settled when someone looks:
  * the upload's size is checked against the limit (too large: deleted, the ticket stays open, 413) and its
  * first bytes against the type (mismatch: deleted, the media invalid); a good upload is copied to the key
- * Crier serves. Used by GET /v1/media/{id} and by cleanup.
+ * Crier serves and read there (src/media/arrival.ts; unreadable: deleted, the media unreadable). Used by
+ * GET /v1/media/{id} and by cleanup.
  */
-export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake, row: MediaRow): Promise<MediaRow> {
+export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake, row: MediaRow): Promise<SettledRow> {
   const storage = ctx.storage;
   const contentType = row.contentType as MediaContentType;
   const info = await incoming.stat(row.path);
-  let outcome: { status: "uploaded" | "invalid"; size: number; head: Uint8Array };
+  let outcome: { status: "uploaded" | "invalid"; size: number };
   if (!info) {
     // A copy that finished before the database heard of it (a crash in between) leaves the served object.
     const served = await storage.stat(row.path);
     if (!served) return row;
-    outcome = { status: "uploaded", size: served.size, head: await storage.readStart(row.path, SNIFF_BYTES) };
+    outcome = { status: "uploaded", size: served.size };
   } else {
     if (info.size > row.maxBytes) {
       await incoming.remove(row.path);
@@ -199,24 +200,36 @@ export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake,
         throw storageRefusal(e);
       });
       if (!promoted) return row;
-      outcome = { status: "uploaded", size: info.size, head };
+      outcome = { status: "uploaded", size: info.size };
     } else {
       await incoming.remove(row.path);
-      outcome = { status: "invalid", size: info.size, head };
+      outcome = { status: "invalid", size: info.size };
     }
   }
-  const facts = outcome.status === "uploaded" ? await describe(ctx, row.path, contentType, outcome.head) : {};
+  let arrived: Arrived | null = null;
+  let refusal: UnreadableMedia | null = null;
+  if (outcome.status === "uploaded") {
+    // Any other failure (the store not answering) leaves the ticket pending with the served copy in
+    // place: the next look reads it again.
+    try {
+      arrived = await mediaArrived(ctx, { key: row.path, contentType });
+    } catch (e) {
+      if (!(e instanceof UnreadableMedia)) throw e;
+      refusal = e;
+      await storage.remove(row.path);
+    }
+  }
   const [updated] = await ctx.db.db
     .update(media)
     .set({
-      status: outcome.status,
+      status: refusal ? "unreadable" : outcome.status,
       sizeBytes: outcome.size,
       uploadedAt: ctx.clock.now(),
-      ...facts,
+      ...(arrived && { facts: arrived.facts, ...arrived.columns }),
     })
     .where(and(eq(media.id, row.id), eq(media.status, "pending")))
     .returning();
-  if (updated) return updated;
+  if (updated) return refusal ? { ...updated, unreadableReason: refusal.message } : updated;
   // Someone else settled it first: their answer stands.
   const [current] = await ctx.db.db.select().from(media).where(eq(media.id, row.id));
   return current ?? row;
@@ -232,6 +245,7 @@ export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
     width: row.width,
     height: row.height,
     duration: row.durationSeconds,
+    facts: row.facts ?? null,
   };
 }
 
@@ -244,7 +258,7 @@ export async function getMedia(ctx: AppContext, profileId: string, id: string): 
       "Use data.media_id from POST /v1/media/uploads (it starts with med_).",
     );
   }
-  let [row] = await ctx.db.db
+  let [row]: SettledRow[] = await ctx.db.db
     .select()
     .from(media)
     .where(and(eq(media.id, uuid), eq(media.profileId, profileId)));
@@ -252,6 +266,7 @@ export async function getMedia(ctx: AppContext, profileId: string, id: string): 
   const intake = ctx.storage.intake;
   if (row.status === "pending" && intake.kind === "store") row = await settleStoredUpload(ctx, intake, row);
   if (row.status === "invalid") throw typeMismatch(row);
+  if (row.status === "unreadable") throw unreadable(row, row.unreadableReason);
   if (row.status === "pending") throw notUploaded(row, ctx.clock.now());
   // The bytes must really be there before we hand out a URL to them.
   if (!(await ctx.storage.stat(row.path))) {

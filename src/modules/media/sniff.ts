@@ -1,7 +1,7 @@
 import type { MediaContentType } from "../../storage/keys.ts";
 
-/** How many first bytes are kept for sniffing and image sizes (JPEG EXIF blocks can be tens of KB). */
-export const SNIFF_BYTES = 256 * 1024;
+/** How many first bytes are kept for sniffing the type (the facts are read from the whole file on arrival). */
+export const SNIFF_BYTES = 4096;
 
 const ascii = (b: Uint8Array, at: number, text: string) =>
   b.length >= at + text.length && [...text].every((c, i) => b[at + i] === c.charCodeAt(0));
@@ -33,65 +33,4 @@ export function matchesType(head: Uint8Array, contentType: MediaContentType): bo
       return Buffer.from(start).includes("webm");
     }
   }
-}
-
-export interface Dimensions {
-  width: number;
-  height: number;
-}
-
-/** Width and height read from an image's header, or null when they are not in the first bytes. */
-export function imageDimensions(head: Uint8Array, contentType: MediaContentType): Dimensions | null {
-  const b = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  const ok = (d: Dimensions) => (d.width > 0 && d.height > 0 ? d : null);
-  try {
-    switch (contentType) {
-      case "image/png":
-        return ascii(head, 12, "IHDR") ? ok({ width: b.readUInt32BE(16), height: b.readUInt32BE(20) }) : null;
-      case "image/gif":
-        return ok({ width: b.readUInt16LE(6), height: b.readUInt16LE(8) });
-      case "image/webp":
-        return webpDimensions(b);
-      case "image/jpeg":
-        return jpegDimensions(b);
-      default:
-        return null;
-    }
-  } catch {
-    // A header cut short by the sniff window: the size stays unknown.
-    return null;
-  }
-}
-
-function webpDimensions(b: Buffer): Dimensions | null {
-  if (ascii(b, 12, "VP8 ")) return { width: b.readUInt16LE(26) & 0x3fff, height: b.readUInt16LE(28) & 0x3fff };
-  if (ascii(b, 12, "VP8L")) {
-    const bits = b.readUInt32LE(21);
-    return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
-  }
-  if (ascii(b, 12, "VP8X")) return { width: b.readUIntLE(24, 3) + 1, height: b.readUIntLE(27, 3) + 1 };
-  return null;
-}
-
-function jpegDimensions(b: Buffer): Dimensions | null {
-  let i = 2;
-  while (i + 9 < b.length) {
-    if (b[i] !== 0xff) return null;
-    const marker = b[i + 1];
-    if (marker === 0xff) {
-      i++;
-      continue;
-    } // fill byte
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
-      i += 2;
-      continue;
-    }
-    // Start-of-frame markers carry the size; C4 (DHT), C8 (JPG) and CC (DAC) share the range but do not.
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
-      const d = { height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
-      return d.width > 0 && d.height > 0 ? d : null;
-    }
-    i += 2 + b.readUInt16BE(i + 2);
-  }
-  return null;
 }

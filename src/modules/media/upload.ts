@@ -6,8 +6,9 @@ import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
 import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
 import { verifyUploadToken } from "../../storage/upload-token.ts";
+import { mediaArrived, UnreadableMedia, type Arrived } from "../../media/arrival.ts";
 import { decodeMediaId } from "./ids.ts";
-import { describe, storageRefusal, tooLarge, typeMismatch } from "./service.ts";
+import { storageRefusal, tooLarge, typeMismatch, unreadable } from "./service.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 
 const badToken = (message: string) =>
@@ -75,7 +76,22 @@ export async function receiveUpload(
   }
   const contentType = claims.contentType as MediaContentType;
   const matches = received.size > 0 && matchesType(received.head, contentType);
-  if (!matches) await intake.discard(received.partialPath);
+  // Read before it is renamed into place: a file sharp or ffprobe cannot read is never stored.
+  let arrived: Arrived | null = null;
+  let refusal: UnreadableMedia | null = null;
+  if (matches) {
+    try {
+      arrived = await mediaArrived(ctx, { key, contentType, localPath: received.partialPath });
+    } catch (e) {
+      if (!(e instanceof UnreadableMedia)) {
+        await intake.discard(received.partialPath);
+        throw e;
+      }
+      refusal = e;
+    }
+  }
+  const status = !matches ? "invalid" : refusal ? "unreadable" : "uploaded";
+  if (status !== "uploaded") await intake.discard(received.partialPath);
 
   let committed = false;
   const outcome = await ctx.db.db
@@ -83,24 +99,25 @@ export async function receiveUpload(
       const [current] = await tx.select().from(media).where(eq(media.id, row.id)).for("update");
       if (!current) return "gone" as const;
       if (current.status !== "pending") return "used" as const;
-      if (matches) {
+      if (arrived) {
         await intake.commit(received.partialPath, key);
         committed = true;
       }
       await tx
         .update(media)
         .set({
-          status: matches ? "uploaded" : "invalid",
+          status,
           sizeBytes: received.size,
           uploadedAt: ctx.clock.now(),
+          ...(arrived && { facts: arrived.facts, ...arrived.columns }),
         })
         .where(eq(media.id, row.id));
-      return matches ? ("stored" as const) : ("invalid" as const);
+      return status;
     })
     .catch(async (e) => {
       // The database refused to record it (its disk is full, say): a file it does not know of must not stay.
       if (committed) await ctx.storage.remove(key).catch(() => {});
-      else await intake.discard(received.partialPath);
+      else if (arrived) await intake.discard(received.partialPath);
       throw e;
     });
   if (outcome === "gone" || outcome === "used") {
@@ -113,9 +130,6 @@ export async function receiveUpload(
     );
   }
   if (outcome === "invalid") throw typeMismatch(row);
-
-  // Sizes and duration are a bonus: failing to read them never fails the upload.
-  const facts = await describe(ctx, key, contentType, received.head).catch(() => null);
-  if (facts) await ctx.db.db.update(media).set(facts).where(eq(media.id, row.id));
+  if (outcome === "unreadable") throw unreadable(row, refusal?.message);
   return { id: claims.mediaId, path: key, size: received.size };
 }

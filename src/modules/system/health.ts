@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import { sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
+import { mediaToolsReport } from "../../media/tools-report.ts";
 
 /** /readyz answers within a second: a database slower than this counts as not answering. */
 const DATABASE_PROBE_MS = 800;
@@ -21,6 +22,18 @@ const Readiness = t.Object({
     { description: "This copy's engine; null under `serve --no-scheduler`." },
   ),
   problems: t.Array(t.String()),
+  media_tools: t.Object(
+    {
+      sharp: t.Boolean({ description: "sharp (libvips) loaded: images are read and converted." }),
+      ffmpeg: t.Boolean({ description: "ffmpeg found (FFMPEG_PATH or PATH): video conversion and poster frames." }),
+      ffprobe: t.Boolean({ description: "ffprobe found (FFPROBE_PATH, beside ffmpeg, or PATH): video facts." }),
+      missing: t.Array(t.String(), { description: "What does not work for each missing tool, and how to add it." }),
+    },
+    {
+      description:
+        "The media tools of this copy. A missing one turns a feature off and is reported here; it never makes the copy unready.",
+    },
+  ),
 });
 
 export function healthRoutes(ctx: AppContext) {
@@ -41,6 +54,7 @@ export function healthRoutes(ctx: AppContext) {
           problems.push(`the engine has not finished a tick ${last}`);
         }
         if (problems.length) set.status = 503;
+        const mediaTools = await mediaToolsReport(ctx.config);
         return {
           status: problems.length ? ("unavailable" as const) : ("ok" as const),
           database: ctx.db.kind,
@@ -53,6 +67,7 @@ export function healthRoutes(ctx: AppContext) {
               }
             : null,
           problems,
+          media_tools: mediaTools,
         };
       },
       {
@@ -60,7 +75,7 @@ export function healthRoutes(ctx: AppContext) {
         detail: {
           summary: "Readiness",
           description:
-            "200 when the database answers `select 1` within 0.8 s and this copy's engine (if it runs one) finished a tick in the last 10 s; 503 otherwise, within a second. Reports the database round trip, the engine's last tick and the claims it holds. No authentication.",
+            "200 when the database answers `select 1` within 0.8 s and this copy's engine (if it runs one) finished a tick in the last 10 s; 503 otherwise, within a second. Reports the database round trip, the engine's last tick and the claims it holds, and the media tools found (sharp, ffmpeg, ffprobe) with what does not work without a missing one, which does not make the copy unready. No authentication.",
         },
       },
     );

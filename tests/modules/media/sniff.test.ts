@@ -1,9 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { probeVideo } from "../../../src/modules/media/probe.ts";
-import { imageDimensions, matchesType } from "../../../src/modules/media/sniff.ts";
+import { matchesType } from "../../../src/modules/media/sniff.ts";
 import { decodeMediaId, encodeMediaId } from "../../../src/modules/media/ids.ts";
 import { makeGif, makeJpeg, makeMp4, makePng, makeWebm } from "../../support/media-fixtures.ts";
 
@@ -41,39 +37,6 @@ describe("sniffing", () => {
     expect(matchesType(mkv, "video/webm")).toBe(false);
     expect(matchesType(new Uint8Array(0), "image/png")).toBe(false);
   });
-
-  test("WebP sizes from all three header kinds", () => {
-    expect(
-      imageDimensions(
-        webp("VP8X", (b) => {
-          b.writeUIntLE(799, 24, 3);
-          b.writeUIntLE(599, 27, 3);
-        }),
-        "image/webp",
-      ),
-    ).toEqual({ width: 800, height: 600 });
-    expect(
-      imageDimensions(
-        webp("VP8L", (b) => b.writeUInt32LE(99 | (49 << 14), 21)),
-        "image/webp",
-      ),
-    ).toEqual({ width: 100, height: 50 });
-    expect(
-      imageDimensions(
-        webp("VP8 ", (b) => {
-          b.writeUInt16LE(320, 26);
-          b.writeUInt16LE(240, 28);
-        }),
-        "image/webp",
-      ),
-    ).toEqual({ width: 320, height: 240 });
-  });
-
-  test("a JPEG whose size lies past the sniffed bytes is unknown, not an error", () => {
-    const jpeg = makeJpeg(100, 100);
-    expect(imageDimensions(jpeg.subarray(0, 12), "image/jpeg")).toBeNull();
-    expect(imageDimensions(jpeg, "image/jpeg")).toEqual({ width: 100, height: 100 });
-  });
 });
 
 describe("media ids", () => {
@@ -86,38 +49,5 @@ describe("media ids", () => {
     const sibling = id.slice(0, -1) + String.fromCharCode(last.charCodeAt(0) + 1);
     expect(decodeMediaId(sibling)).toBeNull();
     expect(decodeMediaId(uuid)).toBeNull();
-  });
-});
-
-describe("video facts from ffprobe", () => {
-  /** Runs probeVideo with a stand-in ffprobe (a shell script) first on PATH, or with none at all. */
-  async function withFfprobe(script: string | null) {
-    const saved = process.env.PATH;
-    const dir = mkdtempSync(join(tmpdir(), "crier-ffprobe-"));
-    if (script !== null) {
-      writeFileSync(join(dir, "ffprobe"), `#!/bin/sh\n${script}\n`);
-      chmodSync(join(dir, "ffprobe"), 0o755);
-    }
-    process.env.PATH = script === null ? dir : `${dir}:${saved}`;
-    try {
-      return await probeVideo("/nonexistent.mp4");
-    } finally {
-      process.env.PATH = saved;
-    }
-  }
-
-  test("reads duration and size from ffprobe's JSON", async () => {
-    const json = JSON.stringify({
-      format: { duration: "12.480000" },
-      streams: [{ codec_type: "audio" }, { codec_type: "video", width: 1920, height: 1080 }],
-    });
-    expect(await withFfprobe(`echo '${json}'`)).toEqual({ durationSeconds: 12.48, width: 1920, height: 1080 });
-  });
-
-  test("no ffprobe, or a failing one, leaves everything unknown", async () => {
-    const unknown = { durationSeconds: null, width: null, height: null };
-    expect(await withFfprobe(null)).toEqual(unknown);
-    expect(await withFfprobe("echo broken; exit 1")).toEqual(unknown);
-    expect(await withFfprobe("echo 'not json'")).toEqual(unknown);
   });
 });

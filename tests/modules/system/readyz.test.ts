@@ -57,3 +57,28 @@ test("/readyz without an engine in this copy (serve --no-scheduler) says so and 
   expect(res.status).toBe(200);
   expect(res.body.engine).toBeNull();
 });
+
+test("/readyz names the media tools it found", async () => {
+  const res = await h.request("GET", "/readyz");
+  expect(res.status).toBe(200);
+  expect(res.body.media_tools).toEqual({ sharp: true, ffmpeg: true, ffprobe: true, missing: [] });
+});
+
+test("/readyz without ffmpeg stays ready and says what does not work without it", async () => {
+  const bare = await createHarness({ ffmpegPath: "/nonexistent/ffmpeg", ffprobePath: "/nonexistent/ffprobe" });
+  try {
+    const res = await bare.request("GET", "/readyz");
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("ok");
+    expect(res.body.problems).toEqual([]);
+    expect(res.body.media_tools).toMatchObject({ sharp: true, ffmpeg: false, ffprobe: false });
+    const said = res.body.media_tools.missing.join("\n");
+    expect(said).toContain("FFMPEG_PATH");
+    expect(said).toContain("MOV/WebM → MP4");
+    expect(said).toContain("poster frames");
+    expect(said).toContain("FFPROBE_PATH");
+    expect(said).toContain("video facts");
+  } finally {
+    await bare.close();
+  }
+});
