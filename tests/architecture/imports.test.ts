@@ -1,7 +1,8 @@
 /**
  * The import rules of the layout, read from the source so they stay true: the plugin contract and the
  * plugins depend on no module and not on the engine, the engine on no module, the posts module not on
- * the engine, and plugins only on the SDK side of src/platform (never on src/platform/host).
+ * the engine, plugins only on the SDK side of src/platform (never on src/platform/host), and the media
+ * pipeline (src/media) on no module and not on the engine.
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -81,6 +82,11 @@ const RULES: Rule[] = [
     from: under("plugins"),
     forbidden: under("src/platform/host"),
   },
+  {
+    name: "src/media imports nothing from src/modules or src/engine",
+    from: under("src/media"),
+    forbidden: (t) => under("src/modules")(t) || under("src/engine")(t),
+  },
 ];
 
 function violations(files: { path: string; text: string }[]): string[] {
@@ -137,6 +143,15 @@ test("the reader sees every form of import, and names the file, line and import 
       path: join(ROOT, "src/modules/posts/probe.ts"),
       text: `import { createEngine } from "../../engine/scheduler.ts";\nimport { DeleteResult } from "../accounts/model.ts";`,
     },
+    {
+      path: join(ROOT, "src/media/probe-rule.ts"),
+      text: [
+        `import { media } from "../db/schema.ts";`,
+        `import type { Storage } from "../storage/storage.ts";`,
+        `import { getMedia } from "../modules/media/service.ts";`,
+        `import { createEngine } from "../engine/scheduler.ts";`,
+      ].join("\n"),
+    },
   ];
   const modules = "src/platform and plugins/ import nothing from src/modules";
   const engine = "src/platform and plugins/ import nothing from src/engine";
@@ -150,5 +165,7 @@ test("the reader sees every form of import, and names the file, line and import 
     `plugins/probe/index.ts:1 imports "../../src/platform/host/provider-http.ts" (plugins import only the SDK side of src/platform, never src/platform/host)`,
     `src/engine/probe.ts:1 imports "../modules/posts/model.ts" (src/engine imports no module)`,
     `src/modules/posts/probe.ts:1 imports "../../engine/scheduler.ts" (the posts module imports nothing from src/engine)`,
+    `src/media/probe-rule.ts:3 imports "../modules/media/service.ts" (src/media imports nothing from src/modules or src/engine)`,
+    `src/media/probe-rule.ts:4 imports "../engine/scheduler.ts" (src/media imports nothing from src/modules or src/engine)`,
   ]);
 });
