@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
-import { fakeMp4 } from "../support/media-fixtures.ts";
+import { makeMp4 } from "../support/media-fixtures.ts";
 import {
   followAuthorization,
   listeningHarness,
@@ -94,7 +94,7 @@ test("fan-out targets: one entry per Snapchat placement; no numbers from a platf
   await fetch(ticket.body.data.upload.signedUrl, {
     method: "PUT",
     headers: { "content-type": "video/mp4" },
-    body: fakeMp4(64 * 1024),
+    body: makeMp4(64 * 1024 - 32),
   });
   const media = await h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
   const created = await h.request("POST", "/v1/posts", {

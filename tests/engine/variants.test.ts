@@ -8,7 +8,7 @@ import { createEngine } from "../../src/engine/scheduler.ts";
 import { createKey } from "../../src/modules/keys/service.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
 import { oauthRig, type OAuthRig } from "../plugins/support.ts";
-import { fakeMp4 } from "../support/media-fixtures.ts";
+import { makeMp4 } from "../support/media-fixtures.ts";
 
 const emulator = createSnapchatEmulator();
 let rig: OAuthRig<typeof emulator>;
@@ -36,7 +36,7 @@ async function uploadVideo(): Promise<string> {
   const put = await fetch(ticket.body.data.upload.signedUrl, {
     method: "PUT",
     headers: { "content-type": "video/mp4" },
-    body: fakeMp4(64 * 1024),
+    body: makeMp4(64 * 1024 - 32),
   });
   expect(put.status).toBeLessThan(300);
   const media = await rig.h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
