@@ -6,7 +6,7 @@ import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
 import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
 import { verifyUploadToken } from "../../storage/upload-token.ts";
-import { decodeMediaId } from "./ids.ts";
+import { decodeMediaId } from "../../domain/media-ids.ts";
 import { describe, storageRefusal, tooLarge, typeMismatch } from "./service.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 

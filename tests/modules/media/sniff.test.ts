@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { probeVideo } from "../../../src/modules/media/probe.ts";
 import { imageDimensions, matchesType } from "../../../src/modules/media/sniff.ts";
-import { decodeMediaId, encodeMediaId } from "../../../src/modules/media/ids.ts";
+import { decodeMediaId, encodeMediaId } from "../../../src/domain/media-ids.ts";
 import { makeGif, makeJpeg, makeMp4, makePng, makeWebm } from "../../support/media-fixtures.ts";
 
 const webp = (chunk: string, fill: (b: Buffer) => void) => {
