@@ -18,7 +18,7 @@ import { createLogger } from "../src/log.ts";
 import type { AppContext } from "../src/context.ts";
 import { accountCredentials, upsertConnectedAccount } from "../src/modules/accounts/service.ts";
 import { createProfile } from "../src/modules/keys/service.ts";
-import { encodeMediaId } from "../src/modules/media/ids.ts";
+import { encodeMediaId } from "../src/domain/media-ids.ts";
 import { BENCH_SECRET, scratchDatabase } from "./engine-support.ts";
 import { figure } from "./figures.ts";
 

@@ -9,9 +9,25 @@ const MB = 1024 * 1024;
 const size = (bytes: number) =>
   bytes >= 1024 * MB ? `${+(bytes / (1024 * MB)).toFixed(1)} GB` : `${+(bytes / MB).toFixed(1)} MB`;
 
+/** 900 → "15 min", 0.5 → "0.5 s": a duration as the platforms' own pages write it. */
+const seconds = (s: number) =>
+  s >= 3600 && s % 3600 === 0 ? `${s / 3600} h` : s >= 60 && s % 60 === 0 ? `${s / 60} min` : `${s} s`;
+/** "3 to 60", "at least 3", "up to 60": a declared range in words, or null when nothing is declared. */
+function range<T>(lo: T | null | undefined, hi: T | null | undefined, show: (v: T) => string): string | null {
+  if (lo != null && hi != null) return `${show(lo)} to ${show(hi)}`;
+  if (lo != null) return `at least ${show(lo)}`;
+  if (hi != null) return `up to ${show(hi)}`;
+  return null;
+}
+const facts = (parts: (string | null)[]) =>
+  parts
+    .filter((x) => x !== null)
+    .map((x) => `, ${x}`)
+    .join("");
+
 export function renderPlatformTable(registry: PlatformRegistry): string {
   const rows = [
-    "| Platform | Connection mode | Text | Images | Video | Replies / threads | Status |",
+    "| Platform | Connection mode | Text | Images (aspect ratio as width:height) | Video (duration, aspect ratio, frame rate) | Replies / threads | Status |",
     "|---|---|---|---|---|---|---|",
   ];
   for (const p of registry.list()) {
@@ -22,11 +38,19 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
     const caption = p.textLimit.withMediaMax !== undefined ? ` (${p.textLimit.withMediaMax} with media)` : "";
     const bytes = p.textLimit.maxBytes !== undefined ? ` and ${p.textLimit.maxBytes} bytes` : "";
     const text = `${c.text ? "" : "with media only; "}${p.textLimit.max} ${unit}${bytes}${caption}`;
+    const mr = d.media_requirements;
+    const ratio = (r?: { min?: string; max?: string }) => range(r?.min, r?.max, (v) => v);
+    // The rules checked at creation beside the counts and sizes: aspect ratio (width:height), duration, frame rate.
     const images = c.images
-      ? `up to ${fc.maxImageFiles}, ${size(d.media_requirements.max_size_bytes.image)} each`
+      ? `up to ${fc.maxImageFiles}, ${size(mr.max_size_bytes.image)} each${facts([ratio(mr.aspect_ratio?.image)])}`
       : "no";
     const video = c.video
-      ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(d.media_requirements.max_size_bytes.video)}`
+      ? `${fc.maxVideoFiles === 1 ? "1" : `up to ${fc.maxVideoFiles}`}, ${size(mr.max_size_bytes.video)}` +
+        facts([
+          range(mr.min_video_duration_seconds, mr.max_video_duration_seconds, seconds),
+          ratio(mr.aspect_ratio?.video),
+          range(fc.minFrameRate, fc.maxFrameRate, String)?.concat(" fps") ?? null,
+        ])
       : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";
     rows.push(

@@ -637,6 +637,8 @@ export default definePlugin({
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
+    // Video up to 3 minutes since March 2025 (bsky.social/about/blog/09-11-2024-video and Bluesky's announcement
+    // of 12 March 2025, checked 2026-11-26); no documented aspect ratio or frame rate bound.
     max_video_duration_seconds: 180,
     aspect_ratio: null,
     thumbnail: null,

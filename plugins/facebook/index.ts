@@ -398,6 +398,8 @@ export default definePlugin({
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
+    // Page videos (not Reels, which Crier does not publish): up to 240 minutes, no documented minimum or
+    // aspect ratio bound (developers.facebook.com/docs/video-api/overview, checked 2026-11-26).
     max_video_duration_seconds: 240 * 60,
     aspect_ratio: null,
     thumbnail: null,

@@ -196,13 +196,21 @@ export default definePlugin({
       gifBehavior: "not supported",
       maxMentions: MENTIONS_MAX,
       imageWidth: { min: 320, max: 1440 },
+      // Reels video: 23-60 FPS, at most 1920 columns, HEVC or H.264 (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
+      minFrameRate: 23,
+      maxFrameRate: 60,
+      maxVideoWidth: 1920,
+      videoCodecs: ["h264", "hevc"],
       mediaUrls: "must be publicly reachable",
     },
     required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),
     max_hashtags: HASHTAGS_MAX,
+    // Reels last 3 s to 15 min (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
     min_video_duration_seconds: 3,
     max_video_duration_seconds: 900,
-    aspect_ratio: { min: "4:5", max: "1.91:1", reels: "9:16" },
+    // Images 4:5 to 1.91:1 ("Image Specifications"); Reels 0.01:1 to 10:1, 9:16 recommended ("Reel
+    // Specifications"); both on developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, checked 2026-11-26.
+    aspect_ratio: { image: { min: "4:5", max: "1.91:1" }, video: { min: "0.01:1", max: "10:1" }, recommended: "9:16" },
     thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
   },
   optionsSchema: t.Object(

@@ -289,9 +289,13 @@ export default definePlugin({
       allowMixedMedia: false,
       maxImagePixels: 36_152_320,
       minVideoBytes: 75 * KB,
+      // Video frame rate 10 to 60 FPS (learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api, "Video Specifications", checked 2026-11-26).
+      minFrameRate: 10,
+      maxFrameRate: 60,
     },
     required_media: null,
     max_hashtags: null,
+    // Video 3 s to 30 min, aspect ratio 1:2.4 to 2.4:1 (learn.microsoft.com/linkedin/marketing/community-management/shares/videos-api, "Video Specifications", checked 2026-11-26).
     min_video_duration_seconds: 3,
     max_video_duration_seconds: 30 * 60,
     aspect_ratio: { video: { min: "1:2.4", max: "2.4:1" } },

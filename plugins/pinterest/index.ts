@@ -305,9 +305,11 @@ export default definePlugin({
     },
     required_media: mediaRequired("Pinterest", ["image", "video"], "an image or a video"),
     max_hashtags: null,
+    // Video pins: 4 s to 15 min, taller than 1.91:1 and shorter than 1:2; 2:3 recommended for pins (help.pinterest.com/en/business/article/pinterest-product-specs,
+    // "Standard video" and "Standard Pin", checked 2026-11-26). Taller images are cut in the feed, not refused.
     min_video_duration_seconds: 4,
     max_video_duration_seconds: 15 * 60,
-    aspect_ratio: { min: "1:2", max: "1.91:1", recommended: "2:3" },
+    aspect_ratio: { video: { min: "1:2", max: "1.91:1" }, recommended: "2:3" },
     // Video pins need a cover: media[].thumbnail_url, else the first frame.
     thumbnail: { formats: ["image/jpeg", "image/png"], applies_to: "video pins (cover)" },
   },

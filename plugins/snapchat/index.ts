@@ -193,12 +193,18 @@ export default definePlugin({
       allowMixedMedia: false,
       gifBehavior: "not supported",
       spotlight: "video only",
+      // Media at least 540x960 (developers.snap.com/api/marketing-api/Public-Profile-API/Media, checked 2026-11-26).
+      minImageWidth: 540,
+      minImageHeight: 960,
+      minVideoWidth: 540,
+      minVideoHeight: 960,
     },
     required_media: mediaRequired("Snapchat", ["image", "video"], "one image or one video"),
     max_hashtags: null,
+    // Spotlight and Story video: 5 to 60 s, 9:16 recommended (developers.snap.com/api/marketing-api/Public-Profile-API/Media, checked 2026-11-26).
     min_video_duration_seconds: 5,
     max_video_duration_seconds: 60,
-    aspect_ratio: { recommended: "9:16", min_width: 540, min_height: 960 },
+    aspect_ratio: { recommended: "9:16" },
     thumbnail: null,
   },
   optionsSchema: t.Object(

@@ -449,13 +449,15 @@ export default definePlugin({
       maxGifFiles: 1,
       allowMixedMedia: true,
       gifBehavior: "animation_alone",
+      maxPhotoWidthPlusHeight: 10000,
     },
     required_media: null,
     max_hashtags: null,
     min_video_duration_seconds: null,
     max_video_duration_seconds: null,
-    // Photos: width + height at most 10000 and a ratio of at most 20.
-    aspect_ratio: { min: 0.05, max: 20 },
+    // Photos: "width and height ratio must be at most 20" (core.telegram.org/bots/api#sendphoto, checked
+    // 2026-11-26); the same rule's width plus height of at most 10000 is file_constraints.maxPhotoWidthPlusHeight.
+    aspect_ratio: { image: { min: "1:20", max: "20:1" } },
     thumbnail: null,
   },
   optionsSchema,

@@ -181,13 +181,21 @@ export default definePlugin({
       allowMixedMedia: true,
       gifBehavior: "not supported",
       imageWidth: { min: 320, max: 1440 },
+      // Video: 23-60 FPS, at most 1920 columns, HEVC or H.264 (developers.facebook.com/docs/threads/overview#media-specifications, checked 2026-11-26).
+      minFrameRate: 23,
+      maxFrameRate: 60,
+      maxVideoWidth: 1920,
+      videoCodecs: ["h264", "hevc"],
       mediaUrls: "must be publicly reachable",
     },
     required_media: null,
     max_hashtags: 1,
     min_video_duration_seconds: null,
+    // Video: at most 300 s, any length above 0 (developers.facebook.com/docs/threads/overview#media-specifications, checked 2026-11-26).
     max_video_duration_seconds: 300,
-    aspect_ratio: { max: "10:1" },
+    // Images: an aspect ratio limit of 10:1 either way; video 0.01:1 to 10:1, 9:16 recommended (developers.facebook.com/docs/threads/overview#media-specifications,
+    // checked 2026-11-26).
+    aspect_ratio: { image: { min: "1:10", max: "10:1" }, video: { min: "0.01:1", max: "10:1" }, recommended: "9:16" },
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),

@@ -363,13 +363,25 @@ export default definePlugin({
       allowMixedMedia: false,
       gifBehavior: "not supported",
       imageMaxResolution: "1080p",
+      // Video: 360 to 4096 pixels per side, 23 to 60 FPS, H.264, H.265, VP8 or VP9 (developers.tiktok.com/doc/content-posting-api-media-transfer-guide, "Video
+      // restrictions", checked 2026-11-26).
+      minVideoWidth: 360,
+      minVideoHeight: 360,
+      maxVideoWidth: 4096,
+      maxVideoHeight: 4096,
+      minFrameRate: 23,
+      maxFrameRate: 60,
+      videoCodecs: ["h264", "hevc", "vp8", "vp9"],
       photoUrls: "must be on a domain verified for the TikTok app",
     },
     required_media: mediaRequired("TikTok", ["image", "video"], "one video or 1 to 35 photos"),
     max_hashtags: null,
+    // Up to 10 min for every creator (a creator's own cap, max_video_post_duration_sec, is read at publish);
+    // 3 s at least (developers.tiktok.com/doc/content-posting-api-media-transfer-guide, checked 2026-11-26).
     min_video_duration_seconds: 3,
     max_video_duration_seconds: 600,
-    aspect_ratio: { recommended: "9:16", min_side: 360, max_side: 4096 },
+    // No aspect ratio bound is documented; 9:16 is recommended.
+    aspect_ratio: { recommended: "9:16" },
     thumbnail: {
       formats: ["image/jpeg", "image/png"],
       max_size_bytes: 8 * MB,

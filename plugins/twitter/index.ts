@@ -325,12 +325,21 @@ export default definePlugin({
       maxGifFiles: 1,
       allowMixedMedia: false,
       gifBehavior: "one animated GIF per post, alone",
+      // Video: at most 60 FPS, at least 32x32 (docs.x.com/x-api/media/quickstart/best-practices, "Video specifications", Advanced, checked 2026-11-26).
+      // The same page's upper bound of 1280x1024 is not declared: it contradicts the 720x1280 portrait
+      // video the page recommends, so it cannot be a width and a height limit as written.
+      maxFrameRate: 60,
+      minVideoWidth: 32,
+      minVideoHeight: 32,
     },
     required_media: null,
     max_hashtags: null,
+    // Post video lasts 0.5 s to 20 min for an account without X Premium (the Premium cap, 125 min, is not
+    // known before publishing), docs.x.com/x-api/media/quickstart/best-practices, "Size and duration limits", checked 2026-11-26.
     min_video_duration_seconds: 0.5,
-    max_video_duration_seconds: 140,
-    aspect_ratio: { min: "1:3", max: "3:1" },
+    max_video_duration_seconds: 20 * 60,
+    // Video between 1:3 and 3:1 (same page, "Video specifications"); images have no documented bound.
+    aspect_ratio: { video: { min: "1:3", max: "3:1" } },
     thumbnail: null,
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),

@@ -299,6 +299,9 @@ export default definePlugin({
     required_media: mediaRequired("YouTube", ["video"], "exactly one video"),
     max_hashtags: 60,
     min_video_duration_seconds: null,
+    // Up to 12 hours for a verified channel (support.google.com/youtube/answer/71673, checked 2026-11-26).
+    // Crier uploads videos, not Shorts as such (YouTube makes a Short of a vertical or square video of 3
+    // minutes or less, which needs no bound here), so no Shorts duration or aspect ratio is declared.
     max_video_duration_seconds: 12 * 3600,
     aspect_ratio: null,
     thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 2 * MB },

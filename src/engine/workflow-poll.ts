@@ -9,6 +9,7 @@ import { rowsOf } from "../db/client.ts";
 import { accounts, profiles, workflows } from "../db/schema.ts";
 import { ApiError } from "../http/errors.ts";
 import { checkTarget } from "../platform/host/content-check.ts";
+import { ownMediaOf, withOwnNumbers } from "../media/own.ts";
 import { providerFor } from "../platform/host/provider.ts";
 import {
   RefreshError,
@@ -175,7 +176,14 @@ async function plan(
       reason: `Crier cannot publish to ${dest.account.platform}.`,
     };
   }
-  const media = mediaFor(dest.account.platform, post.media, settings);
+  // A source that points at Crier's own media (another workflow's upload) is checked with the file's numbers.
+  const picked = mediaFor(dest.account.platform, post.media, settings);
+  const own = await ownMediaOf(
+    { db: ctx.db.db, storage: ctx.storage },
+    dest.account.profileId,
+    picked.map((m) => m.url),
+  );
+  const { items: media, facts: mediaFacts } = withOwnNumbers(picked, own);
   const limit =
     media.length && plugin.textLimit.withMediaMax !== undefined
       ? Math.min(plugin.textLimit.max, plugin.textLimit.withMediaMax)
@@ -196,6 +204,7 @@ async function plan(
       plugin,
       content: caption,
       media,
+      mediaFacts,
       options: options ?? {},
     });
   } catch (e) {

@@ -55,6 +55,47 @@ export const Capabilities = t.Object(
 );
 export type Capabilities = Static<typeof Capabilities>;
 
+const Ratio = (description = 'Width to height, "w:h" (e.g. "4:5", "1.91:1").') =>
+  t.String({ pattern: "^[0-9]+(\\.[0-9]+)?:[0-9]+(\\.[0-9]+)?$", description });
+const RatioRange = (what: string) =>
+  t.Object(
+    { min: t.Optional(Ratio()), max: t.Optional(Ratio()) },
+    { description: `The narrowest (min) and widest (max) ${what} the platform takes, bounds included.` },
+  );
+
+/**
+ * The aspect ratios a platform takes, one shape for every platform: checked at creation against each
+ * media item (src/platform/host/media-rules.ts). Other keys are facts shown to clients and not checked.
+ */
+export const AspectRatio = t.Object(
+  {
+    image: t.Optional(RatioRange("image")),
+    video: t.Optional(RatioRange("video")),
+    recommended: t.Optional(Ratio('What the platform recommends, "w:h"; not checked.')),
+  },
+  { additionalProperties: true, title: "AspectRatio" },
+);
+export type AspectRatio = Static<typeof AspectRatio>;
+
+const Count = (description: string) => t.Optional(Int({ minimum: 0, description }));
+const Rate = (description: string) => t.Optional(t.Number({ minimum: 0, description }));
+
+/** The picture and frame-rate limits among file_constraints that Crier checks at creation; all optional. */
+const PictureConstraints = {
+  minImageWidth: Count("Pixels; a narrower image is refused (media_too_small)."),
+  minImageHeight: Count("Pixels; a lower image is refused (media_too_small)."),
+  minVideoWidth: Count("Pixels; a narrower video is refused (media_too_small)."),
+  minVideoHeight: Count("Pixels; a lower video is refused (media_too_small)."),
+  maxVideoWidth: Count("Pixels; a wider video is refused (video_dimensions_too_large)."),
+  maxVideoHeight: Count("Pixels; a taller video is refused (video_dimensions_too_large)."),
+  minFrameRate: Rate("Frames per second; a slower video is refused (invalid_frame_rate)."),
+  maxFrameRate: Rate("Frames per second; a faster video is refused (invalid_frame_rate)."),
+  videoCodecs: t.Optional(
+    t.Array(t.String(), { description: 'Video codecs the platform takes, as ffprobe names them ("h264", "hevc").' }),
+  ),
+  maxImagePixels: Count("Width times height, at most."),
+};
+
 export const MediaRequirements = t.Object(
   {
     supported_formats: t.Array(t.String()),
@@ -68,6 +109,7 @@ export const MediaRequirements = t.Object(
         maxGifFiles: t.Optional(Int()),
         allowMixedMedia: t.Boolean(),
         gifBehavior: t.Optional(t.String()),
+        ...PictureConstraints,
       },
       { additionalProperties: true },
     ),
@@ -81,11 +123,24 @@ export const MediaRequirements = t.Object(
       t.Null(),
     ]),
     max_hashtags: t.Union([Int({ minimum: 0 }), t.Null()]),
-    min_video_duration_seconds: t.Union([t.Number(), t.Null()]),
-    max_video_duration_seconds: t.Union([t.Number(), t.Null()]),
-    aspect_ratio: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+    min_video_duration_seconds: t.Union([t.Number(), t.Null()], {
+      description: "A shorter video is refused at creation (video_too_short); null: no minimum.",
+    }),
+    max_video_duration_seconds: t.Union([t.Number(), t.Null()], {
+      description: "A longer video is refused at creation (video_too_long); null: no maximum.",
+    }),
+    aspect_ratio: t.Union([AspectRatio, t.Null()]),
     thumbnail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
   },
-  { title: "MediaRequirements" },
+  {
+    title: "MediaRequirements",
+    description:
+      "What the platform takes, checked when a post is created, validated or changed: each media item's " +
+      'duration, aspect ratio (aspect_ratio.image / .video, min and max as "w:h"), dimensions and frame rate ' +
+      "(file_constraints.minImageWidth, minImageHeight, minVideoWidth, minVideoHeight, maxVideoWidth, " +
+      "maxVideoHeight, minFrameRate, maxFrameRate) are compared with what Crier read from the file when it is " +
+      "Crier's own upload, else with the width, height and duration the request gives; a rule whose numbers " +
+      "are unknown is skipped. file_constraints.videoCodecs lists the video codecs the platform takes.",
+  },
 );
 export type MediaRequirements = Static<typeof MediaRequirements>;

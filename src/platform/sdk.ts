@@ -6,7 +6,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
-import type { Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
+import type { AspectRatio, Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
 import type { MediaItem } from "./media-item.ts";
 import type { EmulatorState } from "./emulator-state.ts";
 
@@ -344,9 +344,13 @@ export interface AccountStats {
   followers: number | null;
 }
 
-/** media_requirements as a plugin declares them: file_constraints is a free object in the spec. */
-export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints"> & {
+/**
+ * media_requirements as a plugin declares them: file_constraints and aspect_ratio are free objects in the
+ * spec, so a plugin may add facts of its own beside the keys Crier checks (which are typed in declaration.ts).
+ */
+export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints" | "aspect_ratio"> & {
   file_constraints: MediaRequirements["file_constraints"] & Record<string, unknown>;
+  aspect_ratio: (AspectRatio & Record<string, unknown>) | null;
 };
 
 /**

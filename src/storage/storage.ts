@@ -116,7 +116,7 @@ export interface StoreIntake {
 /**
  * Where media bytes live. Two drivers: fs (files under DATA_DIR/media, uploaded and served by this
  * server) and s3 (any S3-compatible store, uploaded with presigned PUTs). Keys are media paths
- * (see src/modules/media/ids.ts); a driver never accepts a key outside that pattern.
+ * (see src/domain/media-ids.ts); a driver never accepts a key outside that pattern.
  */
 export interface Storage {
   /** How client uploads arrive, which decides who checks them and when (the driver's own operations). */

@@ -20,7 +20,7 @@ import { loadConfig } from "../../src/config.ts";
 import { withDefaults } from "../../src/domain/workflow-settings.ts";
 import { claimDue } from "../../src/engine/claim.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
-import { encodeMediaId } from "../../src/modules/media/ids.ts";
+import { encodeMediaId } from "../../src/domain/media-ids.ts";
 import { applyNumberedMigrations, emptyDatabase } from "../support/db.ts";
 import { createHarness, TEST_SECRET_KEY, type Harness } from "../support/harness.ts";
 

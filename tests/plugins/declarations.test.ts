@@ -45,6 +45,41 @@ describe.each(registry.list().map((p) => [p.platform, p] as const))("%s", (platf
     else expect(plugin.missing?.length ?? 0).toBeGreaterThan(0);
   });
 
+  test("aspect_ratio has the one shape every platform shares, and each range is a range", () => {
+    const ar = description.media_requirements.aspect_ratio;
+    const ratio = (r: string) => {
+      expect(r).toMatch(/^[0-9]+(\.[0-9]+)?:[0-9]+(\.[0-9]+)?$/);
+      const [w, h] = r.split(":").map(Number);
+      return w / h;
+    };
+    if (ar !== null) {
+      // The keys the checks read, and nothing else at the top (a bare min or max would be ambiguous).
+      expect(Object.keys(ar).filter((k) => !["image", "video", "recommended"].includes(k))).toEqual([]);
+      for (const kind of ["image", "video"] as const) {
+        const range = ar[kind];
+        if (!range) continue;
+        expect(Object.keys(range).filter((k) => k !== "min" && k !== "max")).toEqual([]);
+        expect(range.min ?? range.max).toBeDefined();
+        if (range.min && range.max) expect(ratio(range.min)).toBeLessThanOrEqual(ratio(range.max));
+      }
+      if (ar.recommended) ratio(ar.recommended);
+    }
+    const mr = description.media_requirements;
+    const fc = mr.file_constraints;
+    const ordered = (lo: number | null | undefined, hi: number | null | undefined) => {
+      if (lo != null && hi != null) expect(lo).toBeLessThanOrEqual(hi);
+    };
+    ordered(mr.min_video_duration_seconds, mr.max_video_duration_seconds);
+    ordered(fc.minFrameRate, fc.maxFrameRate);
+    ordered(fc.minVideoWidth, fc.maxVideoWidth);
+    ordered(fc.minVideoHeight, fc.maxVideoHeight);
+    // A platform that takes no video declares no video rule.
+    if (!description.capabilities.video) {
+      expect(ar?.video).toBeUndefined();
+      expect(mr.min_video_duration_seconds ?? mr.max_video_duration_seconds ?? fc.minFrameRate ?? null).toBeNull();
+    }
+  });
+
   test("OAuth platforms point at the provider's real HTTPS endpoints", () => {
     if (plugin.connect?.mode !== "oauth_authorization_url") return;
     const url = new URL(

@@ -2,7 +2,7 @@ import { and, eq, lt } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
 import { ApiError } from "../../http/errors.ts";
-import { decodeMediaId } from "./ids.ts";
+import { decodeMediaId } from "../../domain/media-ids.ts";
 import { settleStoredUpload } from "./service.ts";
 
 export interface CleanupResult {

@@ -21,7 +21,7 @@ import {
   type MediaKindShorthand,
 } from "../../storage/keys.ts";
 import { StoreFull, StoreUnavailable, type StoreIntake } from "../../storage/storage.ts";
-import { decodeMediaId, encodeMediaId, mediaKey } from "./ids.ts";
+import { decodeMediaId, encodeMediaId, mediaKey } from "../../domain/media-ids.ts";
 import type { Media, UploadCreate, UploadTicket } from "./model.ts";
 import { mediaArrived, UnreadableMedia, type Arrived } from "../../media/arrival.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";

@@ -7,7 +7,7 @@ import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
 import { verifyUploadToken } from "../../storage/upload-token.ts";
 import { mediaArrived, UnreadableMedia, type Arrived } from "../../media/arrival.ts";
-import { decodeMediaId } from "./ids.ts";
+import { decodeMediaId } from "../../domain/media-ids.ts";
 import { storageRefusal, tooLarge, typeMismatch, unreadable } from "./service.ts";
 import { matchesType, SNIFF_BYTES } from "./sniff.ts";
 

@@ -13,6 +13,8 @@ import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-acc
 import { optionsForPlugin } from "../../platform/host/options.ts";
 import { problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
 import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
+import type { OwnFileFacts } from "../../platform/host/media-rules.ts";
+import { ownMediaOf, withOwnNumbers } from "../../media/own.ts";
 
 type TargetRow = typeof postTargets.$inferSelect;
 
@@ -34,6 +36,29 @@ export interface PostDraft {
   targets: PostTargetInput[];
   content: string;
   media: MediaItem[];
+  /** Parallel to media: what Crier read of each of its own files, null for the others (ownMedia). */
+  mediaFacts?: (OwnFileFacts | null)[];
+}
+
+/**
+ * The post's media with each of Crier's own files described by the file itself: width, height, duration
+ * and size come from what the upload read (the client's numbers stand only for files that are not ours),
+ * and the facts the checks compare. Create, update and validate all plan from this; `db` is the
+ * transaction when there is one (the embedded database has one connection).
+ */
+export async function ownMedia(
+  ctx: AppContext,
+  db: Queryable,
+  profileId: string,
+  media: MediaItem[],
+): Promise<{ media: MediaItem[]; mediaFacts: (OwnFileFacts | null)[] }> {
+  const own = await ownMediaOf(
+    { db, storage: ctx.storage },
+    profileId,
+    media.map((m) => m.url),
+  );
+  const { items, facts } = withOwnNumbers(media, own);
+  return { media: items, mediaFacts: facts };
 }
 
 /**
@@ -77,6 +102,8 @@ export async function planTargets(
   { cached = false, lenient = false }: PlanOptions = {},
 ): Promise<TargetPlan[]> {
   const { targets: inputs, content, media } = post;
+  // Lenient handling may drop items: each kept item finds its facts by identity.
+  const factsOf = new Map(media.map((m, i) => [m, post.mediaFacts?.[i] ?? null]));
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
   // The ids passed the UUID check above, so the array literal the read builds is well formed.
   const rows =
@@ -151,6 +178,7 @@ export async function planTargets(
       plugin,
       content: plan.content,
       media: plan.media,
+      mediaFacts: plan.media.map((m) => factsOf.get(m) ?? null),
       options,
       reply,
     };

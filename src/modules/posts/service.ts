@@ -12,7 +12,7 @@ import type { MediaItem } from "../../platform/sdk.ts";
 import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTargetInput } from "./model.ts";
 import { postStatusSql } from "./status-sql.ts";
 import { normalizeMedia, problemError, type Problem } from "../../platform/host/content-check.ts";
-import { buildTargets, refit, type NewTarget } from "./plan.ts";
+import { buildTargets, ownMedia, refit, type NewTarget } from "./plan.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -240,9 +240,9 @@ export async function createPost(
   opts: { lenient?: boolean } = {},
 ) {
   const lenient = opts.lenient ?? false;
-  const media = normalizeMedia(body.media);
+  const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, normalizeMedia(body.media));
   const content = body.content ?? "";
-  const draft = { targets: body.targets, content, media };
+  const draft = { targets: body.targets, content, media, mediaFacts };
   const create = async (q: Queryable, id: string) => {
     const when = timing(ctx, body.publish_at);
     let list = await buildTargets(ctx, q, profileId, draft, { cached: true, lenient });
@@ -348,7 +348,8 @@ export async function updatePost(
       );
     }
     const content = patch.content ?? row.content;
-    const nextMedia = media ?? (row.media as MediaItem[]);
+    const own = await ownMedia(ctx, tx, profileId, media ?? (row.media as MediaItem[]));
+    const nextMedia = own.media;
     const when = timing(
       ctx,
       patch.publish_at !== undefined ? patch.publish_at : (row.publishAt?.toISOString() ?? null),
@@ -362,7 +363,8 @@ export async function updatePost(
         platform_options: t.platformOptions,
       }));
     lenient ||= current.some((t) => t.status !== "cancelled" && t.adjustments != null);
-    const list = await buildTargets(ctx, tx, profileId, { targets: inputs, content, media: nextMedia }, { lenient });
+    const draft = { targets: inputs, content, media: nextMedia, mediaFacts: own.mediaFacts };
+    const list = await buildTargets(ctx, tx, profileId, draft, { lenient });
     const now = bump(ctx, row);
     const [updated] = await tx
       .update(posts)

@@ -4,7 +4,7 @@ import { drafts } from "../../db/schema.ts";
 import { mediaProblems, textMeasure, type Problem } from "../../platform/host/content-check.ts";
 import type { PostCreate, PostValidation } from "./model.ts";
 import { draftNotFound, publishAtProblem } from "./service.ts";
-import { planTargets } from "./plan.ts";
+import { ownMedia, planTargets } from "./plan.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -18,9 +18,10 @@ export async function validatePost(
   body: PostCreate,
   opts: { lenient?: boolean } = {},
 ): Promise<PostValidation> {
-  const { items: media, problems } = mediaProblems(body.media);
+  const { items, problems } = mediaProblems(body.media);
   problems.push(...(await postProblems(ctx, profileId, body)));
-  const draft = { targets: body.targets, content: body.content ?? "", media };
+  const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, items);
+  const draft = { targets: body.targets, content: body.content ?? "", media, mediaFacts };
   const plans = await planTargets(ctx, ctx.db.db, profileId, draft, { lenient: opts.lenient });
   const targets = plans.map((p) => ({
     account_id: p.accountId,

@@ -10,6 +10,7 @@ import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
 import { resolveAliases } from "./options.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
+import { mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
 const MIME_BY_EXT: Record<string, string> = {
@@ -117,6 +118,8 @@ export interface TargetCheck {
   options: Record<string, unknown>;
   /** A later item of a thread (the account appeared before in the targets): it goes out as a reply. */
   reply?: boolean;
+  /** Parallel to media: what Crier read of each of its own files (src/media/own.ts); null when not ours. */
+  mediaFacts?: (OwnFileFacts | null)[];
 }
 
 /** The text as the platform counts it, and the most it takes for this post (a caption may take less). */
@@ -289,23 +292,9 @@ export function targetProblems(t: TargetCheck): Problem[] {
         `media[${i}] is ${m.size} bytes; ${plugin.displayName} takes at most ${max}.`,
         "Compress the file or send a smaller one.",
       );
-    if (m.type === "video" && m.duration !== undefined) {
-      if (req.min_video_duration_seconds != null && m.duration < req.min_video_duration_seconds)
-        fail(
-          `media[${i}]`,
-          "video_too_short",
-          `media[${i}] lasts ${m.duration} s; ${plugin.displayName} needs at least ${req.min_video_duration_seconds} s.`,
-          "Send a longer video.",
-        );
-      if (req.max_video_duration_seconds != null && m.duration > req.max_video_duration_seconds)
-        fail(
-          `media[${i}]`,
-          "video_too_long",
-          `media[${i}] lasts ${m.duration} s; ${plugin.displayName} takes at most ${req.max_video_duration_seconds} s.`,
-          "Trim the video.",
-        );
-    }
   });
+  // Duration, aspect ratio, dimensions and frame rate: what the file is, not what it is called.
+  problems.push(...mediaRuleProblems(t));
 
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);

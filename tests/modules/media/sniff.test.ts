@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { matchesType } from "../../../src/modules/media/sniff.ts";
-import { decodeMediaId, encodeMediaId } from "../../../src/modules/media/ids.ts";
+import { decodeMediaId, encodeMediaId } from "../../../src/domain/media-ids.ts";
 import { makeGif, makeJpeg, makeMp4, makePng, makeWebm } from "../../support/media-fixtures.ts";
 
 const webp = (chunk: string, fill: (b: Buffer) => void) => {
