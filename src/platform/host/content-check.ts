@@ -9,6 +9,7 @@ import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
 import { resolveAliases } from "./options.ts";
+import { altTextProblems } from "./alt-text-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
@@ -306,6 +307,8 @@ export function targetProblems(t: TargetCheck): Problem[] {
         );
     }
   });
+
+  problems.push(...altTextProblems(t));
 
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);
