@@ -1,6 +1,7 @@
 // The README's platform table, rendered from the registry so the documentation cannot drift from the
 // declarations: scripts/platform-table.ts prints it, and a test checks the README contains it.
 import type { PlatformRegistry } from "../src/platform/host/catalog.ts";
+import type { AltTextSupport } from "../src/platform/declaration.ts";
 import { UNIT_NAMES } from "../src/platform/text.ts";
 import { METRIC_NAMES } from "../src/platform/sdk.ts";
 
@@ -25,10 +26,20 @@ const facts = (parts: (string | null)[]) =>
     .map((x) => `, ${x}`)
     .join("");
 
+/** Where media[].alt_text goes and its limit: "images, up to 1000 characters; videos, no limit". */
+function altTextCell(a: AltTextSupport | null): string {
+  if (!a) return "no";
+  const rule = (r: NonNullable<AltTextSupport["image"]>) =>
+    r.max_length === null ? "no limit" : `up to ${r.max_length} ${UNIT_NAMES[r.unit]}`;
+  const { image, video } = a;
+  if (image && video && JSON.stringify(image) === JSON.stringify(video)) return `images and videos, ${rule(image)}`;
+  return [image && `images, ${rule(image)}`, video && `videos, ${rule(video)}`].filter(Boolean).join("; ");
+}
+
 export function renderPlatformTable(registry: PlatformRegistry): string {
   const rows = [
-    "| Platform | Connection mode | Text | Images (aspect ratio as width:height) | Video (duration, aspect ratio, frame rate) | Replies / threads | Status |",
-    "|---|---|---|---|---|---|---|",
+    "| Platform | Connection mode | Text | Images (aspect ratio as width:height) | Video (duration, aspect ratio, frame rate) | Alt text | Replies / threads | Status |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const p of registry.list()) {
     const d = registry.describe(p.platform)!;
@@ -54,7 +65,7 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
       : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";
     rows.push(
-      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
+      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${altTextCell(d.media_requirements.alt_text)} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
     );
   }
   const missing = registry

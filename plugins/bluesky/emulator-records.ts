@@ -80,6 +80,20 @@ function checkAspectRatio(v: unknown, where: string): string | null {
   return null;
 }
 
+/**
+ * app.bsky.embed.video#main alt: a string of at most 1000 graphemes and 10000 UTF-8 bytes (lexicons/app/
+ * bsky/embed/video.json in github.com/bluesky-social/atproto, 2026-11-26). The lexicon check says the same
+ * where @atproto/api is installed; this keeps the rule in a sandbox without it.
+ */
+function checkVideoAlt(alt: unknown): string | null {
+  if (alt === undefined) return null;
+  if (typeof alt !== "string") return "Record/embed/alt must be a string";
+  const graphemes = [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(alt)].length;
+  if (graphemes > 1000) return "Record/embed/alt must not be longer than 1000 graphemes";
+  if (new TextEncoder().encode(alt).length > 10000) return "Record/embed/alt must not be longer than 10000 characters";
+  return null;
+}
+
 function checkEmbed(embed: unknown, lookups: Lookups): string | null {
   if (!isObj(embed) || typeof embed.$type !== "string") return "Record/embed must be an object with a $type";
   if (embed.$type === "app.bsky.embed.images") {
@@ -104,7 +118,8 @@ function checkEmbed(embed: unknown, lookups: Lookups): string | null {
   if (embed.$type === "app.bsky.embed.video") {
     return (
       checkBlob(embed.video, "Record/embed/video", (m) => m === "video/mp4", 100_000_000, lookups) ??
-      checkAspectRatio(embed.aspectRatio, "Record/embed")
+      checkAspectRatio(embed.aspectRatio, "Record/embed") ??
+      checkVideoAlt(embed.alt)
     );
   }
   if (
@@ -209,6 +224,7 @@ export function postView(r: StoredRecord, c: ViewContext) {
       $type: "app.bsky.embed.video#view",
       cid: videoCid,
       playlist: `${c.blobUrl(r.did, videoCid)}&format=m3u8`,
+      ...(embed.alt && { alt: embed.alt }),
       ...(embed.aspectRatio && { aspectRatio: embed.aspectRatio }),
     };
   }

@@ -653,14 +653,27 @@ function mediaOfRecord(record: Record<string, unknown>): EmulatedPost["media"] {
   const embed = record.embed as
     | {
         $type?: string;
-        images?: { image: { mimeType: string; size: number } }[];
+        images?: { image: { mimeType: string; size: number }; alt: string }[];
         video?: { mimeType: string; size: number };
+        alt?: string;
       }
     | undefined;
   if (embed?.$type === "app.bsky.embed.images")
-    return (embed.images ?? []).map((i) => ({ type: "image", contentType: i.image.mimeType, size: i.image.size }));
+    return (embed.images ?? []).map((i) => ({
+      type: "image",
+      contentType: i.image.mimeType,
+      size: i.image.size,
+      ...(i.alt && { alt: i.alt }),
+    }));
   if (embed?.$type === "app.bsky.embed.video" && embed.video)
-    return [{ type: "video", contentType: embed.video.mimeType, size: embed.video.size }];
+    return [
+      {
+        type: "video",
+        contentType: embed.video.mimeType,
+        size: embed.video.size,
+        ...(embed.alt && { alt: embed.alt }),
+      },
+    ];
   return [];
 }
 

@@ -149,7 +149,8 @@ async function uploadImage(ctx: PluginContext, s: BlueskySession, item: MediaIte
   return {
     ok: true,
     value: {
-      alt: "",
+      // app.bsky.embed.images#image requires alt; "" is the lexicon's way of saying none was given.
+      alt: item.alt_text ?? "",
       image: res.body.blob,
       ...(item.width && item.height ? { aspectRatio: { width: item.width, height: item.height } } : {}),
     },
@@ -247,6 +248,7 @@ async function uploadVideo(
         value: {
           $type: "app.bsky.embed.video",
           video: status.blob,
+          ...(item.alt_text ? { alt: item.alt_text } : {}),
           ...(item.width && item.height ? { aspectRatio: { width: item.width, height: item.height } } : {}),
         },
       };
@@ -645,6 +647,10 @@ export default definePlugin({
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
   textLimit: { max: MAX_GRAPHEMES, unit: "graphemes", maxBytes: MAX_TEXT_BYTES },
+  // app.bsky.embed.video#main alt: maxGraphemes 1000; an image's alt has no cap in app.bsky.embed.images,
+  // and the app's own (app.bsky.draft.defs#draftEmbedImage alt) is 2000 graphemes (@atproto/api
+  // lexicons, github.com/bluesky-social/atproto/tree/main/lexicons/app/bsky, 2026-11-26).
+  altText: { image: { max_length: 2000, unit: "graphemes" }, video: { max_length: 1000, unit: "graphemes" } },
   defaultApiUrl: DEFAULT_API_URL,
   // Bluesky's write limits are per account (per DID: 5,000 points an hour, 3 per created record), which the
   // engine keeps by publishing to one account at a time; what a copy shares across accounts is the PDS's

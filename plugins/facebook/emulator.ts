@@ -43,6 +43,8 @@ interface Photo {
   page: string;
   published: boolean;
   type: string;
+  /** alt_text_custom as sent. */
+  alt?: string;
 }
 interface Video {
   id: string;
@@ -220,7 +222,13 @@ export function createFacebookEmulator(): FacebookEmulator {
     state.emulated.push({
       id: post.id,
       text: post.message,
-      media: [...post.photos.map(() => ({ type: "image" })), ...(post.video ? [{ type: "video" }] : [])],
+      media: [
+        ...post.photos.map((id) => {
+          const alt = state.photos.get(id)?.alt;
+          return { type: "image", ...(alt !== undefined && { alt }) };
+        }),
+        ...(post.video ? [{ type: "video" }] : []),
+      ],
       createdAt: post.createdAt,
     });
     return post;
@@ -321,7 +329,11 @@ export function createFacebookEmulator(): FacebookEmulator {
         source instanceof Blob ? sniffImage(Buffer.from(await source.slice(0, 8).arrayBuffer())) : "image/jpeg";
       if (!type) throw new GraphError(400, 100, "Invalid image format", 1366046);
       const published = String(f.get("published") ?? "true") !== "false";
-      const ph: Photo = { id: num(), page: page.id, published, type };
+      // alt_text_custom: "User provided accessible alternative description for an image", a string
+      // (developers.facebook.com/docs/graph-api/reference/photo/, 2026-11-26).
+      const alt = f.get("alt_text_custom");
+      if (alt instanceof Blob) throw new GraphError(400, 100, "(#100) Param alt_text_custom must be a string.");
+      const ph: Photo = { id: num(), page: page.id, published, type, ...(typeof alt === "string" && { alt }) };
       state.photos.set(ph.id, ph);
       if (!published) return Response.json({ id: ph.id });
       const post = addPost({

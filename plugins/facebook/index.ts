@@ -57,6 +57,9 @@ async function uploadPhoto(
   form.set("source", new Blob([file.bytes as Uint8Array<ArrayBuffer>], { type: file.type }), "photo");
   form.set("published", String(published));
   if (caption) form.set("message", caption);
+  // The photo's own description, as the Photo node documents it (developers.facebook.com/docs/graph-api/
+  // reference/photo/, alt_text_custom: "User provided accessible alternative description", 2026-11-26).
+  if (item.alt_text) form.set("alt_text_custom", item.alt_text);
   const res = await ctx.http.request<{ id: string; post_id?: string }>("POST", `${v(ctx)}/${page(ctx)}/photos`, {
     multipart: form,
     headers: auth(ctx),
@@ -365,6 +368,9 @@ export default definePlugin({
   displayName: "Facebook Page",
   defaultApiUrl: "https://graph.facebook.com",
   textLimit: { max: TEXT_MAX, unit: "characters" },
+  // Photos take alt_text_custom, with no documented length limit; videos have none (Photo and Video nodes,
+  // developers.facebook.com/docs/graph-api/reference/photo/, 2026-11-26).
+  altText: { image: { max_length: null, unit: "characters" }, video: null },
   capabilities: {
     destination: true,
     source: true,

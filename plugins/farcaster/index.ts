@@ -249,6 +249,8 @@ export default definePlugin({
   defaultApiUrl: "https://api.neynar.com",
   // LONG_CAST: up to 1,024 bytes (plain casts stop at 320).
   textLimit: { max: MAX_BYTES, unit: "bytes" },
+  // No alt text: CastAddBody embeds in the Farcaster protocol are bare URLs, with no place for a description (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: true,

@@ -38,6 +38,8 @@ interface Container {
   published: boolean;
   /** trial_params of a REELS container: a Trial Reel. */
   trial: { graduation_strategy: string } | null;
+  /** alt_text as sent (image containers only). */
+  alt?: string;
 }
 
 interface Media {
@@ -128,6 +130,13 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       published: false,
       trial: trialOf(f.get("trial_params"), type),
     };
+    // "the new alt_text field for image posts [...]. Reels and stories are not supported" (developers.
+    // facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, 2026-11-26).
+    const alt = f.get("alt_text");
+    if (alt !== null) {
+      if (type !== "IMAGE") throw new GraphError(400, 100, "Param alt_text is only supported for image posts");
+      c.alt = alt;
+    }
     if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
       if (!/^https?:\/\//.test(url))
@@ -179,7 +188,10 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     state.emulated.push({
       id: m.id,
       text: c.caption,
-      media: items.map((i) => ({ type: i.type === "IMAGE" ? "image" : "video" })),
+      media: items.map((i) => ({
+        type: i.type === "IMAGE" ? "image" : "video",
+        ...(i.alt !== undefined && { alt: i.alt }),
+      })),
       createdAt: m.createdAt,
       ...(c.trial && { options: { trial_params: c.trial } }),
     });

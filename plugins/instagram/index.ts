@@ -50,6 +50,13 @@ interface Options {
 const trialParams = (o: Options): Record<string, string> =>
   o.trial_reel ? { trial_params: JSON.stringify({ graduation_strategy: o.trial_graduation ?? "MANUAL" }) } : {};
 
+/**
+ * An image container's alt text. Instagram takes alt_text on image containers only, single or carousel
+ * items, "Reels and stories are not supported" (developers.facebook.com/docs/instagram-platform/
+ * instagram-graph-api/reference/ig-user/media, changelog of March 24, 2025; read 2026-11-26).
+ */
+const altText = (m: MediaItem): Record<string, string> => (m.alt_text ? { alt_text: m.alt_text } : {});
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const caption: Record<string, string> = job.content ? { caption: job.content } : {};
   const options = (job.options ?? {}) as Options;
@@ -66,10 +73,10 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
             ...trialParams(options),
             ...caption,
           })
-        : await container(ctx, { image_url: m.url, ...caption });
+        : await container(ctx, { image_url: m.url, ...altText(m), ...caption });
   } else {
     const items = job.media.map((m): Record<string, string> =>
-      m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url },
+      m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url, ...altText(m) },
     );
     id = await createCarousel(ctx, `${V}/me/media`, items, caption);
   }
@@ -173,6 +180,8 @@ export default definePlugin({
   displayName: "Instagram",
   defaultApiUrl: "https://graph.instagram.com",
   textLimit: { max: CAPTION_MAX, unit: "characters" },
+  // Image containers take alt_text (no documented length limit); Reels and video carousel items do not.
+  altText: { image: { max_length: null, unit: "characters" }, video: null },
   capabilities: {
     destination: true,
     source: true,

@@ -239,7 +239,10 @@ export function createLinkedInEmulator(): LinkedInEmulator {
         visibility?: string;
         lifecycleState?: string;
         distribution?: unknown;
-        content?: { media?: { id: string }; multiImage?: { images: { id: string }[] } };
+        content?: {
+          media?: { id: string; altText?: unknown };
+          multiImage?: { images: { id: string; altText?: unknown }[] };
+        };
       } | null;
       if (!b || b.author !== author)
         throw new LiError(403, "The author must be the authenticated member", "ACCESS_DENIED");
@@ -251,7 +254,17 @@ export function createLinkedInEmulator(): LinkedInEmulator {
           "visibility, distribution and lifecycleState PUBLISHED are required",
           "UNPROCESSABLE_ENTITY",
         );
-      const media = b.content?.media ? [b.content.media.id] : (b.content?.multiImage?.images ?? []).map((i) => i.id);
+      const parts = b.content?.media ? [b.content.media] : (b.content?.multiImage?.images ?? []);
+      const media = parts.map((i) => i.id);
+      // altText: a string of at most 4086 characters (Posts API, MediaContent and MultiImage;
+      // learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, 2026-11-26).
+      for (const [i, part] of parts.entries())
+        if (part.altText !== undefined && (typeof part.altText !== "string" || [...part.altText].length > 4086))
+          throw new LiError(
+            422,
+            `content image ${i}: altText must be a string of at most 4086 characters`,
+            "UNPROCESSABLE_ENTITY",
+          );
       if (b.content?.multiImage && (media.length < 2 || media.length > 20))
         throw new LiError(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY");
       for (const id of media) {
@@ -273,7 +286,10 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       state.emulated.push({
         id: post.urn,
         text: b.commentary.replace(/\\(.)/g, "$1"),
-        media: media.map((id) => ({ type: state.assets.get(id)!.kind })),
+        media: parts.map((p) => ({
+          type: state.assets.get(p.id)!.kind,
+          ...(typeof p.altText === "string" && { alt: p.altText }),
+        })),
         createdAt: post.createdAt,
       });
       return new Response(null, { status: 201, headers: { "x-restli-id": post.urn } });

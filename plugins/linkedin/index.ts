@@ -215,14 +215,17 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     post.content = { media: { id: video } };
     return checkStatus(ctx, JSON.stringify({ post, video } satisfies Pending));
   }
-  const images: string[] = [];
+  // Each image with its altText, in the single-media and the multiImage content alike (Posts API, Media
+  // and MultiImage content; learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/
+  // posts-api and multiimage-post-api, 2026-11-26).
+  const images: { id: string; altText?: string }[] = [];
   for (const item of job.media) {
     const id = await uploadImage(ctx, item);
     if (isFail(id)) return id;
-    images.push(id);
+    images.push({ id, ...(item.alt_text && { altText: item.alt_text }) });
   }
-  if (images.length === 1) post.content = { media: { id: images[0] } };
-  if (images.length > 1) post.content = { multiImage: { images: images.map((id) => ({ id })) } };
+  if (images.length === 1) post.content = { media: images[0] };
+  if (images.length > 1) post.content = { multiImage: { images } };
   return createPost(ctx, post);
 }
 
@@ -265,6 +268,10 @@ export default definePlugin({
   displayName: "LinkedIn",
   defaultApiUrl: "https://api.linkedin.com",
   textLimit: { max: TEXT_MAX, unit: "characters" },
+  // An image's altText takes up to 4086 characters (Posts API, MediaContent and MultiImage image fields;
+  // learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, 2026-11-26). Crier
+  // sends none with a video.
+  altText: { image: { max_length: 4086, unit: "characters" }, video: null },
   // Reading member posts needs a restricted permission, so a member account is no workflow source.
   capabilities: {
     destination: true,

@@ -182,7 +182,11 @@ export function createNostrEmulator(): NostrEmulator {
           .filter((f: Record<string, string>) => f.url && event.content.includes(f.url) && Object.keys(f).length > 1)
           .map((f: Record<string, string>) => {
             const mime = f.m ?? "";
-            return { type: mime.startsWith("video/") ? "video" : "image", contentType: mime || undefined };
+            return {
+              type: mime.startsWith("video/") ? "video" : "image",
+              contentType: mime || undefined,
+              ...(f.alt !== undefined && { alt: f.alt }),
+            };
           }),
         replyTo: (thread.reply ?? thread.root)?.id ?? null,
         createdAt: new Date(event.created_at * 1000),

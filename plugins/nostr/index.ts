@@ -181,6 +181,8 @@ function noteTemplate(ctx: PluginContext, job: PublishJob, relay: string): Event
     if (m.mime_type) imeta.push(`m ${m.mime_type}`);
     else imeta.push(`m ${m.type === "video" ? "video/mp4" : guessImageType(m.url)}`);
     if (m.width && m.height) imeta.push(`dim ${m.width}x${m.height}`);
+    // NIP-92 imeta takes NIP-94's `alt`, the file's description (github.com/nostr-protocol/nips 92.md, 2026-11-26).
+    if (m.alt_text) imeta.push(`alt ${m.alt_text}`);
     tags.push(imeta);
   }
   if (job.replyTo) {
@@ -342,6 +344,8 @@ export default definePlugin({
   defaultApiUrl: "wss://relay.damus.io",
   // No protocol limit: relays advertise max_content_length (NIP-11); 64 KB is what common relays accept.
   textLimit: { max: MAX_BYTES, unit: "bytes" },
+  // The imeta `alt` field (NIP-92, NIP-94) has no length of its own; the event's content cap does not count tags.
+  altText: { image: { max_length: null, unit: "characters" }, video: { max_length: null, unit: "characters" } },
   capabilities: {
     destination: true,
     source: true,

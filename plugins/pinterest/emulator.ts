@@ -108,6 +108,7 @@ export function createPinterestEmulator(): PinterestEmulator {
       title?: string;
       description?: string;
       link?: string;
+      alt_text?: string | null;
       media_source?: Record<string, unknown>;
     } | null;
     conform(PinCreate, b);
@@ -183,7 +184,11 @@ export function createPinterestEmulator(): PinterestEmulator {
     state.emulated.push({
       id: pin.id,
       text: `${title}\n${description}`,
-      media: Array.from({ length: count }, () => ({ type: kind === "video" ? "video" : "image" })),
+      // The pin's alt_text (checked above against PinCreate: at most 500 characters) describes its first file.
+      media: Array.from({ length: count }, (_, i) => ({
+        type: kind === "video" ? "video" : "image",
+        ...(i === 0 && typeof b.alt_text === "string" && { alt: b.alt_text }),
+      })),
       options: { board_id: pin.board, source_type: src.source_type },
       createdAt: pin.createdAt,
     });

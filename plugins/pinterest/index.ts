@@ -150,6 +150,9 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     title: pinTitle(job),
     description: job.content,
     ...(options.link && { link: options.link }),
+    // A pin has one alt_text (PinCreate, at most 500 characters; Pinterest's OpenAPI v5, 2026-11-26): the
+    // first file's, the one the pin shows first.
+    ...(job.media[0]?.alt_text && { alt_text: job.media[0].alt_text }),
   };
   if (videos.length) {
     const mediaId = await uploadVideo(ctx, videos[0]);
@@ -268,6 +271,9 @@ export default definePlugin({
   defaultApiUrl: "https://api.pinterest.com/v5",
   // The post content becomes the pin description; the title is platform_options.title (100).
   textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
+  // PinCreate.alt_text: maxLength 500 (contract.ts, from Pinterest's OpenAPI), counted here in UTF-16 units,
+  // the stricter reading; one per pin, from its first file.
+  altText: { image: { max_length: 500, unit: "utf16" }, video: { max_length: 500, unit: "utf16" } },
   capabilities: {
     destination: true,
     source: true,

@@ -375,6 +375,8 @@ export default definePlugin({
   displayName: "Reddit",
   defaultApiUrl: "https://oauth.reddit.com",
   textLimit: { max: TEXT_MAX, unit: "characters", replyMax: COMMENT_MAX },
+  // No alt text: Reddit's submit API takes no alt text for images or videos (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: true,

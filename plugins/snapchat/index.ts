@@ -171,6 +171,8 @@ export default definePlugin({
   defaultApiUrl: "https://businessapi.snapchat.com",
   // The Spotlight description; hashtags count inside it.
   textLimit: { max: DESCRIPTION_MAX, unit: "characters" },
+  // No alt text: Snapchat's Public Profile API takes no alt text (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: false,

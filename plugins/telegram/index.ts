@@ -462,6 +462,8 @@ export default definePlugin({
   },
   optionsSchema,
   textLimit: { max: TEXT_MAX, unit: "utf16", withMediaMax: CAPTION_MAX },
+  // No alt text: the Bot API's sendPhoto, sendVideo and sendMediaGroup take no alt text (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   defaultApiUrl: DEFAULT_API_URL,
   // Per channel (= per account: the engine publishes to one at a time) about 1 message a second and 20 a
   // minute; per bot, so across every account of this server, "no more than 30 messages per second or so"

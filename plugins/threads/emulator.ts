@@ -43,6 +43,8 @@ interface Container {
   replyTo: string | null;
   children: string[];
   item: boolean;
+  /** alt_text as sent (image and video containers only). */
+  alt?: string;
   outcome: "FINISHED" | "ERROR";
   error: string | null;
   checks: number;
@@ -130,6 +132,14 @@ export function createThreadsEmulator(opts: EmulatorOptions & { now?: () => numb
       published: false,
     };
     if (type === "TEXT" && !text) throw new GraphError(400, 100, "Param text is required for TEXT posts");
+    // "alt_text — (For images and videos only.)"; "This feature isn't available for text-only posts"
+    // (developers.facebook.com/docs/threads/posts/accessibility, 2026-11-26).
+    const alt = f.get("alt_text");
+    if (alt !== null) {
+      if (type !== "IMAGE" && type !== "VIDEO")
+        throw new GraphError(400, 100, "Param alt_text is only available for images and videos");
+      c.alt = alt;
+    }
     if (type === "IMAGE" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
       if (!/^https?:\/\//.test(url))
@@ -188,7 +198,10 @@ export function createThreadsEmulator(opts: EmulatorOptions & { now?: () => numb
     state.emulated.push({
       id: post.id,
       text: c.text,
-      media: items.map((i) => ({ type: i.type === "VIDEO" ? "video" : "image" })),
+      media: items.map((i) => ({
+        type: i.type === "VIDEO" ? "video" : "image",
+        ...(i.alt !== undefined && { alt: i.alt }),
+      })),
       replyTo: c.replyTo,
       createdAt: post.createdAt,
     });

@@ -39,8 +39,14 @@ type Fail = FailureOutcome;
 const container = (ctx: PluginContext, fields: Record<string, string>) =>
   createContainer(ctx, `${V}/me/threads`, fields);
 
-const mediaFields = (m: MediaItem): Record<string, string> =>
-  m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url };
+/**
+ * An image or video container, with its alt text where one is given: "alt_text — (For images and videos
+ * only.)" on POST /threads (developers.facebook.com/docs/threads/posts/accessibility, 2026-11-26).
+ */
+const mediaFields = (m: MediaItem): Record<string, string> => ({
+  ...(m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { media_type: "IMAGE", image_url: m.url }),
+  ...(m.alt_text && { alt_text: m.alt_text }),
+});
 
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const common: Record<string, string> = {
@@ -159,6 +165,8 @@ export default definePlugin({
   // "Text posts are limited to 500 characters. Emojis are counted as the number of UTF-8 bytes."
   // (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
   textLimit: { max: TEXT_MAX, unit: "emoji_bytes" },
+  // Images and videos take alt_text; the accessibility guide gives no length limit.
+  altText: { image: { max_length: null, unit: "characters" }, video: { max_length: null, unit: "characters" } },
   capabilities: {
     destination: true,
     source: true,

@@ -341,6 +341,8 @@ export default definePlugin({
   defaultApiUrl: "https://open.tiktokapis.com",
   // Video captions: 2,200 UTF-16 code units (photo posts: title 90, description 4,000).
   textLimit: { max: CAPTION_MAX, unit: "utf16" },
+  // No alt text: TikTok's Content Posting API takes no alt text (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: true,

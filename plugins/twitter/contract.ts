@@ -54,6 +54,8 @@ export type UploadStatusQuery = WireQuery<NonNullable<Parameters<MediaClient["ge
 export type CreatePostBody = Wire<Parameters<PostsClient["create"]>[0]>;
 /** POST /2/media/upload/initialize (MediaClient.initializeUpload). */
 export type InitializeUploadBody = Wire<Parameters<MediaClient["initializeUpload"]>[0]>;
+/** POST /2/media/metadata (MediaClient.createMetadata): a media's alt text, among other things. */
+export type CreateMetadataBody = Wire<Parameters<MediaClient["createMetadata"]>[0]>;
 /** The multipart fields of the one-shot POST /2/media/upload (MediaClient.upload). */
 export type UploadFields = Wire<Parameters<MediaClient["upload"]>[0]>;
 /** The multipart fields of POST /2/media/upload/{id}/append (MediaClient.appendUpload). */

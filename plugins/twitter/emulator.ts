@@ -25,6 +25,7 @@ import {
 } from "../../src/platform/emulator-kit.ts";
 import { weightedLength } from "../../src/platform/text.ts";
 import type {
+  CreateMetadataBody,
   CreatePostBody,
   InitializeUploadBody,
   MeQuery,
@@ -56,6 +57,8 @@ interface Media {
   parts: Map<number, Uint8Array>;
   state: "uploading" | "pending" | "in_progress" | "succeeded" | "failed";
   polls: number;
+  /** Set by POST /2/media/metadata. */
+  alt?: string;
 }
 interface Tweet {
   id: string;
@@ -159,6 +162,26 @@ const CREATE_POST_KEYS = {
     "in_reply_to_tweet_id",
   ]),
 };
+const METADATA_KEYS = {
+  "": allKeys<CreateMetadataBody>()(["id", "metadata"]),
+  metadata: allKeys<CreateMetadataBody["metadata"]>()([
+    "allow_download_status",
+    "alt_text",
+    "audience_policy",
+    "content_expiration",
+    "domain_restrictions",
+    "found_media_origin",
+    "geo_restrictions",
+    "management_info",
+    "preview_image",
+    "sensitive_media_warning",
+    "shared_info",
+    "sticker_info",
+    "upload_source",
+  ]),
+};
+/** The most alt text X takes on one media, in characters (docs.x.com/x-api/media/create-media-metadata, 2026-11-26). */
+const ALT_TEXT_MAX = 1000;
 const INITIALIZE_KEYS = {
   "": allKeys<InitializeUploadBody>()(["additional_owners", "media_category", "media_type", "shared", "total_bytes"]),
 };
@@ -309,6 +332,31 @@ export function createXEmulator(): XEmulator {
     return Response.json({ data: mediaJson(m) });
   }
 
+  /**
+   * POST /2/media/metadata: the alt text of an uploaded image or GIF, which X documents for those only
+   * (docs.x.com/x-api/media/create-media-metadata and the media metadata guide, 2026-11-26).
+   */
+  async function mediaMetadata(req: Request, owner: string): Promise<Response> {
+    const b = await jsonBody<CreateMetadataBody>(req, METADATA_KEYS);
+    const v = state.media.get(String(b.id ?? ""));
+    if (!v || v.owner !== owner) throw new Problem(400, "Invalid Request", "media id not found");
+    const text = b.metadata?.alt_text?.text;
+    if (text !== undefined) {
+      if (typeof text !== "string")
+        throw new Problem(400, "Invalid Request", "$.metadata.alt_text.text must be a string");
+      if ([...text].length > ALT_TEXT_MAX)
+        throw new Problem(
+          400,
+          "Invalid Request",
+          `$.metadata.alt_text.text must be at most ${ALT_TEXT_MAX} characters`,
+        );
+      if (v.category === "tweet_video")
+        throw new Problem(400, "Invalid Request", "alt text is supported for images and GIFs only");
+      v.alt = text;
+    }
+    return Response.json({ data: { id: v.id, associated_metadata: b.metadata ?? {} } });
+  }
+
   /** X's answer to a query parameter a method does not declare. */
   function checkParams(url: URL, allowed: readonly string[]): void {
     const unknown = [...new Set(url.searchParams.keys())].filter((k) => !allowed.includes(k));
@@ -356,6 +404,7 @@ export function createXEmulator(): XEmulator {
       });
     }
     if (m === "POST" && path === "/2/media/upload") return simpleUpload(req, me);
+    if (m === "POST" && path === "/2/media/metadata") return mediaMetadata(req, me);
     if (m === "POST" && path === "/2/media/upload/initialize") {
       const b = await jsonBody<InitializeUploadBody>(req, INITIALIZE_KEYS);
       if (
@@ -543,6 +592,7 @@ export function createXEmulator(): XEmulator {
         type: i!.category === "tweet_image" ? "image" : i!.category === "tweet_gif" ? "gif" : "video",
         contentType: i!.type,
         size: i!.total,
+        ...(i!.alt !== undefined && { alt: i!.alt }),
       })),
     });
     return Response.json(

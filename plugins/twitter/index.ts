@@ -31,6 +31,7 @@ import { MB } from "../../src/platform/limits.ts";
 import {
   query,
   type AppendUploadFields,
+  type CreateMetadataBody,
   type CreatePostBody,
   type InitializeUploadBody,
   type MeQuery,
@@ -159,6 +160,19 @@ async function upload(ctx: PluginContext, item: MediaItem, n: number): Promise<U
   return uploadImage(ctx, media, n);
 }
 
+/** X takes alt text of up to 1000 characters (docs.x.com/x-api/media/create-media-metadata, 2026-11-26). */
+const MAX_ALT_TEXT = 1000;
+
+/**
+ * An image's alt text, set on the uploaded media before the post carries it (POST /2/media/metadata;
+ * docs.x.com/x-api/media/create-media-metadata, 2026-11-26). X documents it for images and GIFs only.
+ */
+async function setAltText(ctx: PluginContext, mediaId: string, text: string): Promise<Fail | null> {
+  const body: CreateMetadataBody = { id: mediaId, metadata: { alt_text: { text } } };
+  const res = await ctx.http.request("POST", "/2/media/metadata", { json: body, headers: bearerAuth(ctx) });
+  return res.ok ? null : res.outcome;
+}
+
 interface Pending {
   /** The post to create once the media is processed. */
   tweet: CreatePostBody;
@@ -186,6 +200,10 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   for (const [i, item] of job.media.entries()) {
     const up = await upload(ctx, item, i + 1);
     if (isFail(up)) return up;
+    if (item.alt_text && item.type === "image") {
+      const failed = await setAltText(ctx, up.id, item.alt_text);
+      if (failed) return failed;
+    }
     uploaded.push(up);
   }
   if (uploaded.length) tweet.media = { media_ids: uploaded.map((u) => u.id) };
@@ -304,6 +322,7 @@ export default definePlugin({
   defaultApiUrl: "https://api.x.com",
   // 280 weighted: each URL counts 23, CJK characters and emoji count 2 (checked again at publish).
   textLimit: { max: MAX_WEIGHT, unit: "weighted" },
+  altText: { image: { max_length: MAX_ALT_TEXT, unit: "characters" }, video: null },
   capabilities: {
     destination: true,
     source: true,

@@ -178,6 +178,8 @@ export default definePlugin({
   displayName: "Vimeo",
   defaultApiUrl: "https://api.vimeo.com",
   textLimit: { max: 5000, unit: "characters" },
+  // No alt text: Vimeo's upload API takes no alt text for a video (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: true,

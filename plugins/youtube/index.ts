@@ -274,6 +274,8 @@ export default definePlugin({
   defaultApiUrl: "https://www.googleapis.com",
   // The description: 5,000 bytes.
   textLimit: { max: DESCRIPTION_MAX_BYTES, unit: "bytes" },
+  // No alt text: the YouTube Data API takes no alt text for a video (checked 2026-11-26); media[].alt_text is ignored.
+  altText: null,
   capabilities: {
     destination: true,
     source: true,

@@ -50,6 +50,10 @@ export const Capabilities = t.Object(
     video: t.Boolean(),
     replies: t.Boolean(),
     threads: t.Boolean(),
+    alt_text: t.Boolean({
+      description:
+        "Extension: whether media[].alt_text reaches the platform (see media_requirements.alt_text); false: it is ignored.",
+    }),
   },
   { title: "Capabilities" },
 );
@@ -96,6 +100,26 @@ const PictureConstraints = {
   maxImagePixels: Count("Width times height, at most."),
 };
 
+/** How a platform takes one kind of media's alt text: the most it takes, counted in its unit. */
+const AltTextRule = t.Union(
+  [
+    t.Object({
+      max_length: t.Union([Int({ minimum: 1 }), t.Null()], {
+        description: "The most the platform takes; null: no limit of its own.",
+      }),
+      unit: t.UnionEnum(["characters", "utf16", "graphemes", "bytes"], {
+        description: "What is counted: characters (code points), UTF-16 units, graphemes or UTF-8 bytes.",
+      }),
+    }),
+    t.Null(),
+  ],
+  { description: "null: this kind of media carries no alt text on the platform (the field is ignored)." },
+);
+
+/** Extension: where a platform takes alt text (media[].alt_text) and how long it may be. */
+export const AltTextSupport = t.Object({ image: AltTextRule, video: AltTextRule }, { title: "AltTextSupport" });
+export type AltTextSupport = Static<typeof AltTextSupport>;
+
 export const MediaRequirements = t.Object(
   {
     supported_formats: t.Array(t.String()),
@@ -131,6 +155,10 @@ export const MediaRequirements = t.Object(
     }),
     aspect_ratio: t.Union([AspectRatio, t.Null()]),
     thumbnail: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
+    alt_text: t.Union([AltTextSupport, t.Null()], {
+      description:
+        "Extension: per kind of media, whether media[].alt_text is sent and its longest length (checked at creation: alt_text_too_long). null: the platform has no alt text and ignores it.",
+    }),
   },
   {
     title: "MediaRequirements",

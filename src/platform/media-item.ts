@@ -19,6 +19,16 @@ export const MediaInput = t.Object(
     size: t.Optional(nonNegInt()),
     duration: t.Optional(t.Number({ minimum: 0 })),
     thumbnail_url: t.Optional(t.String()),
+    alt_text: t.Optional(
+      t.String({
+        description:
+          "Extension: the file's description for people who cannot see it. Sent where the platform takes one " +
+          "(X media metadata, Bluesky alt, LinkedIn altText, Pinterest alt_text, Facebook photos, Threads, " +
+          "Instagram images, the Nostr imeta alt); each account's media_requirements.alt_text says for which " +
+          "kinds and up to what length, and a longer text is a 400 alt_text_too_long. Platforms without alt " +
+          "text (capabilities.alt_text false) ignore it.",
+      }),
+    ),
   },
   { additionalProperties: false, title: "MediaInput" },
 );

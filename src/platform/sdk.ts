@@ -6,7 +6,14 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { TextUnit } from "./text.ts";
-import type { AspectRatio, Capabilities, ConnectionMode, MediaRequirements, Platform } from "./declaration.ts";
+import type {
+  AltTextSupport,
+  AspectRatio,
+  Capabilities,
+  ConnectionMode,
+  MediaRequirements,
+  Platform,
+} from "./declaration.ts";
 import type { MediaItem } from "./media-item.ts";
 import type { EmulatorState } from "./emulator-state.ts";
 
@@ -345,10 +352,10 @@ export interface AccountStats {
 }
 
 /**
- * media_requirements as a plugin declares them: file_constraints and aspect_ratio are free objects in the
- * spec, so a plugin may add facts of its own beside the keys Crier checks (which are typed in declaration.ts).
+ * media_requirements as a plugin declares them: file_constraints is a free object in the spec; alt_text is
+ * derived from the plugin's altText.
  */
-export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints" | "aspect_ratio"> & {
+export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints" | "aspect_ratio" | "alt_text"> & {
   file_constraints: MediaRequirements["file_constraints"] & Record<string, unknown>;
   aspect_ratio: (AspectRatio & Record<string, unknown>) | null;
 };
@@ -380,7 +387,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   missing?: string[];
   /** The connection mode when `connect` is absent (a flow not written yet); otherwise connect.mode wins. */
   connectionMode?: ConnectionMode;
-  capabilities: Omit<Capabilities, "connection_mode">;
+  /** alt_text comes from `altText`, connection_mode from connect: declared once each. */
+  capabilities: Omit<Capabilities, "connection_mode" | "alt_text">;
   mediaRequirements: DeclaredMediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
@@ -402,6 +410,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
     /** A lower limit for the later items of a thread, where they are replies of another kind (Reddit comments: 10,000). */
     replyMax?: number;
   };
+  /**
+   * Where the platform takes media[].alt_text and how long it may be, per kind of media (null: the platform
+   * has no alt text, and the field is ignored). The API shows it as capabilities.alt_text and
+   * media_requirements.alt_text; the host refuses a longer text at creation (alt_text_too_long).
+   */
+  altText: AltTextSupport | null;
   /** The real API's base URL; CRIER_<PLATFORM>_API_URL overrides it (tests point it at the emulator). */
   defaultApiUrl: string;
   /** At most this many publishes at once to this platform, per running copy. */
@@ -510,7 +524,8 @@ export interface FailureSpec {
 export interface EmulatedPost {
   id: string;
   text: string;
-  media: { type: string; contentType?: string; size?: number }[];
+  /** alt: the description the platform stored with the file, where it takes one. */
+  media: { type: string; contentType?: string; size?: number; alt?: string }[];
   replyTo?: string | null;
   options?: Record<string, unknown>;
   createdAt: Date;

@@ -74,7 +74,7 @@ function media(items: Delivery["media"]): string {
     const label = [m.type, m.content_type, sizeText(m.size)].filter(Boolean).join(" · ");
     // Only web addresses become images; anything else (javascript:, data:) stays a label.
     return m.url && /^https?:\/\//i.test(m.url) && m.type !== "video"
-      ? `<img src="${esc(m.url)}" alt="${esc(label)}" loading="lazy">`
+      ? `<img src="${esc(m.url)}" alt="${esc(m.alt_text ?? label)}" loading="lazy">`
       : `<span>${esc(label)}</span>`;
   };
   return `<div class="media">${items.map(one).join("")}</div>`;

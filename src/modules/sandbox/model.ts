@@ -7,6 +7,9 @@ export const DeliveryMedia = t.Object(
     content_type: t.Union([t.String(), t.Null()]),
     size: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
     url: t.Union([t.String(), t.Null()], { description: "The post's media URL at this position, for a thumbnail." }),
+    alt_text: t.Union([t.String(), t.Null()], {
+      description: "The alt text the platform stored with the file; null where it has none or takes none.",
+    }),
   },
   { title: "SandboxDeliveryMedia" },
 );

@@ -111,6 +111,7 @@ function toDelivery(row: Row, post: EmulatedPost | undefined, parents: Map<strin
       content_type: m.contentType ?? null,
       size: m.size ?? null,
       url: postMedia[i]?.thumbnail_url ?? postMedia[i]?.url ?? null,
+      alt_text: m.alt ?? null,
     })),
     reply_to: replyTo === null ? null : (parents.get(`${row.accountId} ${replyTo}`) ?? null),
     reply_to_platform_post_id: replyTo,

@@ -9,6 +9,7 @@ import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
 import { resolveAliases } from "./options.ts";
+import { altTextProblems } from "./alt-text-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 import { mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
 
@@ -295,6 +296,8 @@ export function targetProblems(t: TargetCheck): Problem[] {
   });
   // Duration, aspect ratio, dimensions and frame rate: what the file is, not what it is called.
   problems.push(...mediaRuleProblems(t));
+
+  problems.push(...altTextProblems(t));
 
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);

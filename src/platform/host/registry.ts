@@ -22,8 +22,8 @@ export function pluginConnectionMode(p: Plugin): ConnectionMode {
 
 export function describePlugin(p: Plugin): PlatformDescription {
   return {
-    capabilities: { connection_mode: pluginConnectionMode(p), ...p.capabilities },
-    media_requirements: p.mediaRequirements,
+    capabilities: { connection_mode: pluginConnectionMode(p), ...p.capabilities, alt_text: p.altText !== null },
+    media_requirements: { ...p.mediaRequirements, alt_text: p.altText },
     disconnect: p.disconnect,
     status: pluginStatus(p),
   };
