@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { followAuthorization, listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
-import { makeMp4 } from "../support/media-fixtures.ts";
+import { makeVideo } from "../support/media-files.ts";
 import { startS3 } from "../support/s3.ts";
 
 type S3 = Awaited<ReturnType<typeof startS3>>;
@@ -60,7 +60,8 @@ for (const storage of ["fs", "s3"] as const) {
         const put = await fetch(ticket.json.data.upload.signedUrl, {
           method: "PUT",
           headers: { "content-type": "video/mp4" },
-          body: makeMp4(50_000 + n),
+          // A real Reel: Instagram takes 3 s to 15 min at 23 to 60 fps, which Crier now checks from the file.
+          body: makeVideo({ width: 360, height: 640, seconds: 3 + n, fps: 30 }),
         });
         transcript.push(`PUT signedUrl -> ${put.status}`);
         expect(put.status).toBe(200);
