@@ -76,6 +76,10 @@ export const Media = t.Object(
     duration: t.Union([t.Number(), t.Null()], {
       description: "Extension: seconds of video, when ffprobe is installed; null when unknown.",
     }),
+    poster_url: t.Union([t.String(), t.Null()], {
+      description:
+        "Extension: a still of a video (a JPEG of at most 1280 px taken a second in), made in the background once the upload completes when ffmpeg is installed; shown in previews of posts whose media item has no thumbnail_url. null for images, before it is made, and without ffmpeg.",
+    }),
   },
   { title: "Media" },
 );

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
+import { makePosterLater } from "../../media/poster.ts";
 import {
   BadRequest,
   Conflict,
@@ -216,7 +217,11 @@ export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake,
     })
     .where(and(eq(media.id, row.id), eq(media.status, "pending")))
     .returning();
-  if (updated) return updated;
+  if (updated) {
+    // This look settled the upload: its video's poster frame is made in the background.
+    if (updated.status === "uploaded") void makePosterLater(ctx, updated);
+    return updated;
+  }
   // Someone else settled it first: their answer stands.
   const [current] = await ctx.db.db.select().from(media).where(eq(media.id, row.id));
   return current ?? row;
@@ -232,6 +237,7 @@ export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
     width: row.width,
     height: row.height,
     duration: row.durationSeconds,
+    poster_url: row.posterPath ? await ctx.storage.publicUrl(row.posterPath) : null,
   };
 }
 

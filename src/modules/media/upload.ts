@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { secretKeys } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
+import { makePosterLater } from "../../media/poster.ts";
 import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
 import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
@@ -117,5 +118,7 @@ export async function receiveUpload(
   // Sizes and duration are a bonus: failing to read them never fails the upload.
   const facts = await describe(ctx, key, contentType, received.head).catch(() => null);
   if (facts) await ctx.db.db.update(media).set(facts).where(eq(media.id, row.id));
+  // A video's poster frame is made in the background: the upload's answer does not wait for ffmpeg.
+  void makePosterLater(ctx, { ...row, ...facts, status: "uploaded", sizeBytes: received.size });
   return { id: claims.mediaId, path: key, size: received.size };
 }

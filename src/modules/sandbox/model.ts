@@ -7,6 +7,10 @@ export const DeliveryMedia = t.Object(
     content_type: t.Union([t.String(), t.Null()]),
     size: t.Union([t.Integer({ minimum: 0 }), t.Null()]),
     url: t.Union([t.String(), t.Null()], { description: "The post's media URL at this position, for a thumbnail." }),
+    preview_url: t.Union([t.String(), t.Null()], {
+      description:
+        "A picture of the item: the image itself; for a video its thumbnail_url, else the poster frame Crier made of its own video (needs ffmpeg); null when there is none.",
+    }),
   },
   { title: "SandboxDeliveryMedia" },
 );
