@@ -98,6 +98,22 @@ function sniffImage(b: Buffer): string | null {
   return null;
 }
 
+/**
+ * The `thumb` of a Page video: the image file shown while the video is not playing (Page videos reference,
+ * developers.facebook.com/docs/graph-api/reference/page/videos), at most 10 MB ("Maximum thumbnail file size
+ * 10MB", developers.facebook.com/docs/graph-api/reference/video/thumbnails; both checked 2026-11-26).
+ * A value that is not an image file is an invalid parameter.
+ */
+async function thumbOf(value: FormDataEntryValue | undefined): Promise<{ content_type: string; size: number } | null> {
+  if (value === undefined) return null;
+  if (!(value instanceof Blob)) throw new GraphError(400, 100, "(#100) Param thumb must be a file upload");
+  if (value.size > 10 * 1024 * 1024)
+    throw new GraphError(400, 100, "(#100) The thumbnail file is larger than the maximum of 10MB");
+  const type = sniffImage(Buffer.from(await value.slice(0, 12).arrayBuffer()));
+  if (!type) throw new GraphError(400, 100, "(#100) Param thumb is not a valid image file");
+  return { content_type: type, size: value.size };
+}
+
 const num = () => String(100_000_000_000_000n + BigInt(randomBytes(5).readUIntBE(0, 5)));
 
 export function createFacebookEmulator(): FacebookEmulator {
@@ -361,6 +377,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         head = Buffer.from(await source.slice(0, 12).arrayBuffer());
         state.arrivals.push({ via: "source", bytes: source.size });
       } else throw new GraphError(400, 100, "source, file_url or fbuploader_video_file_chunk is required");
+      const thumb = await thumbOf(f.get("thumb"));
       const vid: Video = {
         id: num(),
         page: page.id,
@@ -372,6 +389,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         { page: page.id, message: String(f.get("description") ?? ""), link: null, photos: [], video: vid.id },
         vid.id,
       );
+      if (thumb) state.emulated.at(-1)!.options = { thumb };
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {

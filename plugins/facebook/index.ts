@@ -161,6 +161,12 @@ function skip(stream: ReadableStream<Uint8Array>, n: number): ReadableStream<Uin
   );
 }
 
+/**
+ * A video's cover (media[].thumbnail_url) travels with the publishing call as `thumb`, the image file the
+ * Page videos edge takes as the video's thumbnail (developers.facebook.com/docs/graph-api/reference/page/videos,
+ * checked 2026-11-26), under the permissions publishing already has; the Video thumbnails edge would need
+ * pages_manage_engagement as well. A cover that cannot be read fails the publish before anything is created.
+ */
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!ctx.credentials.page_access_token)
     return { kind: "auth_expired", reason: "no Page token is stored for this Page; connect it again" };
@@ -169,8 +175,16 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     const handle = await uploadVideo(ctx, videos[0]);
     if (typeof handle !== "string") return handle;
     // Publishing the handle is the creating call; the bytes are already with Facebook.
+    const form = new FormData();
+    form.set("fbuploader_video_file_chunk", handle);
+    if (job.content) form.set("description", job.content);
+    if (videos[0].thumbnail_url) {
+      const cover = await read(ctx, { url: videos[0].thumbnail_url, type: "image" });
+      if (isFail(cover)) return cover;
+      form.set("thumb", new Blob([cover.bytes as Uint8Array<ArrayBuffer>], { type: cover.type }), "cover");
+    }
     const res = await ctx.http.request<{ id: string }>("POST", `${v(ctx)}/${page(ctx)}/videos`, {
-      form: { fbuploader_video_file_chunk: handle, ...(job.content && { description: job.content }) },
+      multipart: form,
       headers: auth(ctx),
       creates: true,
     });
@@ -408,7 +422,8 @@ export default definePlugin({
     // aspect ratio bound (developers.facebook.com/docs/video-api/overview, checked 2026-11-26).
     max_video_duration_seconds: 240 * 60,
     aspect_ratio: null,
-    thumbnail: null,
+    // media[].thumbnail_url of a video is sent as its thumb (see publish).
+    thumbnail: { max_size_bytes: 10 * MB, applies_to: "videos (thumb)" },
   },
   // Page publishing has no AI-generated disclosure (spec); unknown keys are kept but not sent.
   optionsSchema: t.Object({}, { additionalProperties: true }),

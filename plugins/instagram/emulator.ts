@@ -13,6 +13,7 @@
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
+import { downloadedFile } from "../../src/platform/emulator-kit.ts";
 import {
   downloadedType,
   GraphError,
@@ -40,6 +41,8 @@ interface Container {
   trial: { graduation_strategy: string } | null;
   /** alt_text as sent (image containers only). */
   alt?: string;
+  /** The cover_url image of a REELS container, as Instagram downloaded it. */
+  cover: { content_type: string; size: number } | null;
 }
 
 interface Media {
@@ -88,6 +91,22 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     return null;
   }
 
+  /**
+   * A Reel's cover_url: "The path to an image to use as the cover image for the Reels tab", downloaded
+   * by Instagram like the video; the IG User Media reference's specifications for a Reels cover photo
+   * (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media,
+   * checked 2026-11-26): format JPEG, file size 8 MB maximum. A cover that breaks them fails the container.
+   */
+  async function inspectCover(url: string): Promise<string | { content_type: string; size: number }> {
+    if (!/^https?:\/\//.test(url)) return "ERROR: the cover image URL is not valid (2207052)";
+    const file = await downloadedFile(url, opts.pullMedia);
+    if (file === null) return "ERROR: the cover image could not be fetched from the URL (2207052)";
+    const jpeg = file.head[0] === 0xff && file.head[1] === 0xd8 && file.head[2] === 0xff;
+    if (!jpeg) return "ERROR: the cover image must be a JPEG (2207026)";
+    if (file.size > 8 * 1024 * 1024) return "ERROR: the cover image is larger than 8 MB (2207026)";
+    return { content_type: "image/jpeg", size: file.size };
+  }
+
   /** trial_params is JSON with a graduation_strategy, and only REELS containers take it. */
   function trialOf(raw: string | null, type: Container["type"]): Container["trial"] {
     if (raw === null) return null;
@@ -129,6 +148,7 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       checks: 0,
       published: false,
       trial: trialOf(f.get("trial_params"), type),
+      cover: null,
     };
     // "the new alt_text field for image posts [...]. Reels and stories are not supported" (developers.
     // facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, 2026-11-26).
@@ -143,6 +163,12 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
         throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} is required`);
       c.url = url;
       c.error = await inspect(url, type !== "IMAGE");
+      const cover = f.get("cover_url");
+      if (!c.error && type === "REELS" && cover) {
+        const checked = await inspectCover(cover);
+        if (typeof checked === "string") c.error = checked;
+        else c.cover = checked;
+      }
       c.outcome = c.error ? "ERROR" : "FINISHED";
     } else {
       c.children = (f.get("children") ?? "").split(",").filter(Boolean);
@@ -193,7 +219,9 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
         ...(i.alt !== undefined && { alt: i.alt }),
       })),
       createdAt: m.createdAt,
-      ...(c.trial && { options: { trial_params: c.trial } }),
+      ...((c.trial || c.cover) && {
+        options: { ...(c.trial && { trial_params: c.trial }), ...(c.cover && { cover: c.cover }) },
+      }),
     });
     return Response.json({ id: m.id });
   }

@@ -61,6 +61,8 @@ interface Publish {
   videoId: string | null;
   photos: number;
   uploadToken: string;
+  /** post_info.video_cover_timestamp_ms of a direct video post: the frame TikTok shows as the cover. */
+  coverMs?: number;
 }
 
 interface Video {
@@ -228,7 +230,11 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
       media: Array.from({ length: p.kind === "photo" ? p.photos : 1 }, () => ({
         type: p.kind === "video" ? "video" : "image",
       })),
-      options: { privacy_level: p.privacy, ...(p.aigc !== null && { ai_generated: p.aigc }) },
+      options: {
+        privacy_level: p.privacy,
+        ...(p.aigc !== null && { ai_generated: p.aigc }),
+        ...(p.coverMs !== undefined && { video_cover_timestamp_ms: p.coverMs }),
+      },
       createdAt: v.createdAt,
     });
   }
@@ -305,7 +311,13 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
         if ((b.post_info?.title ?? "").length > VIDEO_TITLE_MAX_UTF16)
           throw new TikTokError(400, "invalid_params", `title is longer than ${VIDEO_TITLE_MAX_UTF16} UTF-16 runes.`);
       }
+      // post_info.video_cover_timestamp_ms, int32: "Specify which frame (in milliseconds) to use as the video
+      // cover" (developers.tiktok.com/doc/content-posting-api-reference-direct-post, checked 2026-11-26).
+      const coverMs = b.post_info?.video_cover_timestamp_ms;
+      if (coverMs !== undefined && (!Number.isInteger(coverMs) || coverMs < 0 || coverMs > 2 ** 31 - 1))
+        throw new TikTokError(400, "invalid_params", "video_cover_timestamp_ms must be a non-negative int32.");
       const p = newPublish("video", inbox, {
+        ...(coverMs !== undefined && !inbox && { coverMs }),
         title: b.post_info?.title ?? "",
         privacy,
         aigc: b.post_info?.is_aigc ?? null,

@@ -21,6 +21,7 @@ import {
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 import { googleOAuth } from "./emulator-oauth.ts";
+import { thumbnailOf, type CustomThumbnail } from "./emulator-thumbnails.ts";
 import {
   VIDEO_FIELDS,
   VIDEO_PARTS,
@@ -52,6 +53,7 @@ interface Video {
   views: number;
   likes: number;
   comments: number;
+  thumbnail?: CustomThumbnail;
 }
 
 interface Session {
@@ -77,6 +79,8 @@ export interface YouTubeEmulator extends Emulator {
   grantOnly(scopes: string[] | null): void;
   /** Whether the Google account has a YouTube channel (channels.list?mine=true answers none without). */
   setChannel(exists: boolean): void;
+  /** Whether the channel may set custom thumbnails (a channel that may not: thumbnails.set answers 403 forbidden). */
+  setCustomThumbnails(allowed: boolean): void;
 }
 
 class GoogleError extends Error {
@@ -130,6 +134,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     emulated: [] as EmulatedPost[],
     audited: true,
     hasChannel: true,
+    customThumbnails: true,
   }));
   const channel = { id: "UCsandbox0000000000000001", title: "Sandbox Tube", customUrl: "@sandboxtube" };
 
@@ -221,6 +226,22 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     }
     authed(req);
     requireScope(req, path.startsWith("/upload/") ? UPLOAD_SCOPES : READ_SCOPES);
+    if (m === "POST" && path === "/upload/youtube/v3/thumbnails/set") {
+      const v = state.videos.find((x) => x.id === url.searchParams.get("videoId"));
+      const set = await thumbnailOf(
+        req,
+        url,
+        { exists: !!v, customThumbnails: state.customThumbnails },
+        (status, reason, message) => new GoogleError(status, reason, message),
+      );
+      v!.thumbnail = set;
+      const shown = state.emulated.find((p) => p.id === v!.id);
+      if (shown) shown.options = { ...shown.options, thumbnail: { content_type: set.contentType, size: set.size } };
+      return Response.json({
+        kind: "youtube#thumbnailSetResponse",
+        items: [{ default: { url: `https://i.ytimg.com/vi/${v!.id}/default.jpg`, width: 120, height: 90 } }],
+      });
+    }
     if (m === "POST" && path === "/upload/youtube/v3/videos") {
       if (url.searchParams.get("uploadType") !== "resumable")
         throw new GoogleError(400, "invalidUploadType", "uploadType must be resumable");
@@ -386,6 +407,9 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     },
     setAudited(audited) {
       state.audited = audited;
+    },
+    setCustomThumbnails(allowed) {
+      state.customThumbnails = allowed;
     },
   };
 }

@@ -95,7 +95,47 @@ interface Handle {
   shorts: boolean;
   /** The privacyStatus asked for (absent in handles written before it was kept). */
   privacy?: string;
+  /** Why the cover (media[].thumbnail_url) was not set, told when the video is published. */
+  cover?: Notice;
 }
+
+type Notice = { code: string; message: string };
+
+/**
+ * Sets media[].thumbnail_url as the video's custom thumbnail with thumbnails.set
+ * (developers.google.com/youtube/v3/docs/thumbnails/set, checked 2026-11-26: POST
+ * /upload/youtube/v3/thumbnails/set?videoId=…, the image as the body, JPEG or PNG of at most 2 MB). The
+ * video exists already, so a cover that cannot be set never fails it: the reason is a notice on the
+ * published target. A channel may not use custom thumbnails until it is verified (403 forbidden).
+ */
+async function setThumbnail(ctx: PluginContext, videoId: string, url: string): Promise<Notice | undefined> {
+  let image: { contentType: string; bytes: Uint8Array };
+  try {
+    const body = await ctx.media.open({ url, type: "image" });
+    image = { contentType: body.contentType.split(";")[0].trim(), bytes: await body.bytes() };
+  } catch (e) {
+    return { code: "cover_not_set", message: `The cover image could not be read: ${(e as Error).message}.` };
+  }
+  const res = await ctx.http.request("POST", "/upload/youtube/v3/thumbnails/set", {
+    query: { videoId, uploadType: "media" },
+    headers: { ...bearerAuth(ctx), "content-type": image.contentType },
+    body: image.bytes as Uint8Array<ArrayBuffer>,
+  });
+  if (res.ok) return undefined;
+  const forbidden = res.status === 403;
+  return {
+    code: forbidden ? "cover_not_allowed" : "cover_not_set",
+    message: forbidden
+      ? "YouTube did not set the cover: this channel may not use custom thumbnails (verify the channel in YouTube Studio); YouTube picked a frame instead."
+      : `YouTube did not set the cover (${res.outcome.reason}); it picked a frame instead.`,
+  };
+}
+
+/** The notices of one publish, as the one a target carries. */
+const joinNotices = (notices: (Notice | undefined)[]): Notice | undefined => {
+  const all = notices.filter((n): n is Notice => !!n);
+  return all.length ? { code: all[0].code, message: all.map((n) => n.message).join(" ") } : undefined;
+};
 
 const watchUrl = (h: Handle) =>
   h.shorts ? `https://www.youtube.com/shorts/${h.id}` : `https://www.youtube.com/watch?v=${h.id}`;
@@ -149,7 +189,9 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
     !!video.height &&
     video.height >= video.width;
   if (!uploaded.body.id) return { kind: "unknown", reason: "YouTube took the upload but named no video id" };
-  return checkStatus(ctx, JSON.stringify({ id: uploaded.body.id, shorts, privacy } satisfies Handle));
+  const cover = video.thumbnail_url ? await setThumbnail(ctx, uploaded.body.id, video.thumbnail_url) : undefined;
+  const handle: Handle = { id: uploaded.body.id, shorts, privacy, ...(cover && { cover }) };
+  return checkStatus(ctx, JSON.stringify(handle));
 }
 
 async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
@@ -166,15 +208,15 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
     const published = { kind: "published" as const, platformPostId: h.id, url: watchUrl(h) };
     // "All videos uploaded via the videos.insert endpoint from unverified API projects created after
     // 28 July 2020 will be restricted to private viewing mode" (videos.insert reference, 2026-11-26).
-    if (h.privacy && h.privacy !== "private" && status.privacyStatus === "private")
-      return {
-        ...published,
-        notice: {
-          code: "youtube_private_unaudited",
-          message: `YouTube made the video private though it was uploaded as ${h.privacy}: uploads from a Google API project that has not passed YouTube's API audit are restricted to private viewing. Only the channel owner can watch it until the project is audited and the video made ${h.privacy} in YouTube Studio.`,
-        },
-      };
-    return published;
+    const unaudited =
+      h.privacy && h.privacy !== "private" && status.privacyStatus === "private"
+        ? {
+            code: "youtube_private_unaudited",
+            message: `YouTube made the video private though it was uploaded as ${h.privacy}: uploads from a Google API project that has not passed YouTube's API audit are restricted to private viewing. Only the channel owner can watch it until the project is audited and the video made ${h.privacy} in YouTube Studio.`,
+          }
+        : undefined;
+    const notice = joinNotices([unaudited, h.cover]);
+    return notice ? { ...published, notice } : published;
   }
   if (status.uploadStatus === "failed" || status.uploadStatus === "rejected" || status.uploadStatus === "deleted") {
     return {

@@ -504,11 +504,21 @@ export { emulatorState } from "./emulator-state.ts";
  * emulators (EmulatorOptions.pullMedia); without it, plain fetch.
  */
 export async function downloadedType(url: string, pull?: (url: string) => Promise<Response>): Promise<string | null> {
+  return (await downloadedFile(url, pull))?.contentType ?? null;
+}
+
+/** downloadedType with the bytes' count and first bytes, for emulators that check a file's size or signature. */
+export async function downloadedFile(
+  url: string,
+  pull?: (url: string) => Promise<Response>,
+): Promise<{ contentType: string; size: number; head: Uint8Array } | null> {
   try {
     const signal = AbortSignal.timeout(10_000);
     const res = await (pull ? pull(url) : fetch(url, { signal }));
-    await res.arrayBuffer();
-    return res.ok ? (res.headers.get("content-type") ?? "") : null;
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    return res.ok
+      ? { contentType: res.headers.get("content-type") ?? "", size: bytes.length, head: bytes.subarray(0, 16) }
+      : null;
   } catch {
     return null;
   }

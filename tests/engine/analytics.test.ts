@@ -7,6 +7,8 @@ import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
 import { makeMp4 } from "../support/media-fixtures.ts";
+import { makeVideo } from "../support/media-files.ts";
+import { until } from "../support/until.ts";
 import {
   followAuthorization,
   listeningHarness,
@@ -157,4 +159,42 @@ test("the engine's tick runs the collection when analytics is on", async () => {
   await engine.stop();
   const res = await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token });
   expect(res.body.data.accounts[0].followers).toBe(4242);
+});
+
+test("a video of Crier's own media without a thumbnail reports its poster frame as thumbnail_url", async () => {
+  const accountId = await connect("youtube");
+  const ticket = await h.request("POST", "/v1/media/uploads", {
+    token,
+    body: { filename: "clip.mp4", content_type: "video/mp4" },
+  });
+  await fetch(ticket.body.data.upload.signedUrl, {
+    method: "PUT",
+    headers: { "content-type": "video/mp4" },
+    body: makeVideo({ width: 640, height: 360, seconds: 2 }),
+  });
+  const media = await until("the video's poster frame", async () => {
+    const got = (await h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token })).body.data;
+    return got?.poster_url ? (got as { public_url: string; poster_url: string }) : undefined;
+  });
+  const created = await h.request("POST", "/v1/posts", {
+    token,
+    body: {
+      content: "poster",
+      media: [{ url: media.public_url, type: "video" }],
+      targets: [{ account_id: accountId }],
+    },
+  });
+  expect(created.status).toBe(201);
+  const engine = createEngine(h.ctx, { random: () => 0.5, submitPollMs: 1000 });
+  for (let i = 0; i < 6; i++) {
+    await engine.runUntilIdle();
+    h.clock.advance(1000);
+  }
+  await engine.stop();
+  await collectAnalytics(h.ctx, { claimedBy: "test" });
+  const overview = (await h.request("GET", `/v1/analytics?account_id=${accountId}`, { token })).body.data;
+  const entry = overview.posts.find((p: { post_id: string }) => p.post_id === created.body.data.id);
+  expect(entry).toMatchObject({ media_type: "video", media_url: media.public_url, thumbnail_url: media.poster_url });
+  const poster = await fetch(entry.thumbnail_url);
+  expect(poster.headers.get("content-type")).toStartWith("image/jpeg");
 });

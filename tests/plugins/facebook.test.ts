@@ -5,6 +5,7 @@ import facebook from "../../plugins/facebook/index.ts";
 import { createFacebookEmulator, type FacebookEmulator } from "../../plugins/facebook/emulator.ts";
 import { job, oauthRig, type OAuthRig } from "./support.ts";
 import { makeMp4, makePng } from "../support/media-fixtures.ts";
+import { makeImage } from "../support/media-files.ts";
 
 let emulator: FacebookEmulator;
 let rig: OAuthRig<FacebookEmulator>;
@@ -209,4 +210,56 @@ test("a transfer whose source stalls half-way resumes from the bytes Facebook ke
   expect(out).toMatchObject({ kind: "published" });
   expect(opens).toBe(2);
   expect(emulator.videoUploads().at(-1)).toEqual({ via: "resumable", bytes: mp4.length });
+});
+
+test("a video's media[].thumbnail_url goes with the publishing call as its thumb, the cover's own bytes", async () => {
+  const mp4 = makeMp4(64 * 1024);
+  const cover = await makeImage({ width: 1280, height: 720, format: "jpeg" });
+  const ctx: PluginContext = {
+    ...pages[0],
+    media: {
+      open: async (item) => {
+        const bytes = item.type === "image" ? cover : mp4;
+        return {
+          contentType: item.type === "image" ? "image/jpeg" : "video/mp4",
+          size: bytes.length,
+          stream: () => new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(),
+          bytes: async () => bytes,
+        };
+      },
+    },
+  };
+  const withCover = job("covered", {
+    media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video", thumbnail_url: `${rig.mediaUrl}/cover.jpg` }],
+  });
+  const out = await settle(ctx, await facebook.publish!(ctx, withCover));
+  expect(out).toMatchObject({ kind: "published" });
+  expect(emulator.posts().at(-1)!.options).toEqual({ thumb: { content_type: "image/jpeg", size: cover.length } });
+});
+
+test("a cover Facebook cannot take as a thumbnail (not an image) is refused, and no video is published", async () => {
+  const before = emulator.posts().length;
+  const ctx: PluginContext = {
+    ...pages[0],
+    media: {
+      open: async (item) => {
+        const bytes = item.type === "image" ? new Uint8Array(64).fill(1) : makeMp4(8 * 1024);
+        return {
+          contentType: item.type === "image" ? "image/jpeg" : "video/mp4",
+          size: bytes.length,
+          stream: () => new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(),
+          bytes: async () => bytes,
+        };
+      },
+    },
+  };
+  const out = await facebook.publish!(
+    ctx,
+    job("bad cover", {
+      media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video", thumbnail_url: `${rig.mediaUrl}/cover.jpg` }],
+    }),
+  );
+  expect(out).toMatchObject({ kind: "permanent" });
+  expect((out as { reason: string }).reason).toContain("thumb");
+  expect(emulator.posts().length).toBe(before);
 });

@@ -4,17 +4,26 @@ import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import instagram from "../../plugins/instagram/index.ts";
 import { createInstagramEmulator, type InstagramEmulator } from "../../plugins/instagram/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
+import { makeImage } from "../support/media-files.ts";
 
 let emulator: InstagramEmulator;
 let rig: OAuthRig<InstagramEmulator>;
 let ctx: PluginContext;
 
+const covers: Record<string, Uint8Array<ArrayBuffer>> = {};
+
 beforeAll(async () => {
+  covers["/cover.jpg"] = await makeImage({ width: 1080, height: 1920, format: "jpeg" });
+  covers["/cover.png"] = await makeImage({ width: 1080, height: 1920, format: "png" });
   ({ rig, emulator, ctx } = await connectOne(createInstagramEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
     media: (req) => {
       const p = new URL(req.url).pathname;
+      if (covers[p])
+        return new Response(covers[p], {
+          headers: { "content-type": p.endsWith(".png") ? "image/png" : "image/jpeg" },
+        });
       const type = p.endsWith(".jpg") ? "image/jpeg" : p.endsWith(".png") ? "image/png" : "video/mp4";
       return new Response(new Uint8Array(100), { headers: { "content-type": type } });
     },
@@ -174,4 +183,19 @@ test("a passing error on the publishing call itself is an unknown outcome, never
     idempotent: false,
   });
   expect(out?.kind).toBe("unknown");
+});
+
+test("a Reel's media[].thumbnail_url reaches Instagram as cover_url, which Instagram downloads as the cover", async () => {
+  const reel = job("cover", { media: [{ url: url("reel.mp4"), type: "video", thumbnail_url: url("cover.jpg") }] });
+  expect(await settle(await instagram.publish!(ctx, reel))).toMatchObject({ kind: "published" });
+  expect(emulator.posts().at(-1)!.options).toMatchObject({
+    cover: { content_type: "image/jpeg", size: covers["/cover.jpg"].byteLength },
+  });
+});
+
+test("a cover Instagram cannot use (a PNG: Reels covers are JPEG) fails the Reel for good", async () => {
+  const reel = job("png cover", { media: [{ url: url("reel.mp4"), type: "video", thumbnail_url: url("cover.png") }] });
+  const out = await settle(await instagram.publish!(ctx, reel));
+  expect(out).toMatchObject({ kind: "permanent" });
+  expect((out as { reason: string }).reason).toContain("cover image must be a JPEG");
 });

@@ -65,7 +65,7 @@ test("a public video gets its exact 19-digit id, though TikTok sends it as a bar
   expect(out.platformPostId).toMatch(/^\d{19}$/);
   expect(emulator.posts().at(-1)).toMatchObject({
     id: out.platformPostId,
-    options: { privacy_level: "PUBLIC_TO_EVERYONE", ai_generated: true },
+    options: { privacy_level: "PUBLIC_TO_EVERYONE", ai_generated: true, video_cover_timestamp_ms: 1000 },
   });
   expect(out.url).toBe(`https://www.tiktok.com/@sandbox_tiktoker/video/${out.platformPostId}`);
 });
@@ -243,4 +243,21 @@ test("an error code in an envelope answered with HTTP 200 is a failure, never ta
   } finally {
     await r.stop();
   }
+});
+
+test("video_cover_timestamp_ms picks the cover of a direct video only, and wins over media[].thumbnail_url", async () => {
+  const withBoth = post("covered", [{ f: "v.mp4", type: "video" }], { video_cover_timestamp_ms: 2500 });
+  withBoth.media[0].thumbnail_url = `${rig.mediaUrl}/cover.jpg`;
+  const out = await settle(await tiktok.publish!(ctx, withBoth));
+  expect(out.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toMatchObject({ video_cover_timestamp_ms: 2500 });
+  // A draft (inbox upload) takes no post_info: no cover frame is sent with it.
+  const draft = await settle(
+    await tiktok.publish!(
+      ctx,
+      post("draft", [{ f: "v.mp4", type: "video" }], { video_cover_timestamp_ms: 2500, publish_mode: "draft" }),
+    ),
+  );
+  expect(draft.kind).not.toBe("permanent");
+  expect(JSON.stringify(emulator.posts().at(-1)!.options ?? {})).not.toContain("video_cover_timestamp_ms");
 });

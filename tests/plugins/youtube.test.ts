@@ -12,7 +12,8 @@ import { followAuthorization } from "../support/connect-kit.ts";
 import { makeMp4 } from "../support/media-fixtures.ts";
 import { createYouTubeEmulator, type YouTubeEmulator } from "../../plugins/youtube/emulator.ts";
 import { job, connectOne, rig as plainRig, type OAuthRig } from "./support.ts";
-import { fakeMp4 } from "../support/media-fixtures.ts";
+import { fakeMp4, makeGif } from "../support/media-fixtures.ts";
+import { makeImage } from "../support/media-files.ts";
 import { optionsForPlugin } from "../../src/platform/host/options.ts";
 
 let emulator: YouTubeEmulator;
@@ -20,15 +21,22 @@ let rig: OAuthRig<YouTubeEmulator>;
 let ctx: PluginContext;
 
 const MP4 = fakeMp4(4096);
+let COVER: Uint8Array<ArrayBuffer>;
 
 beforeAll(async () => {
+  COVER = await makeImage({ width: 1280, height: 720, format: "jpeg" });
   ({ rig, emulator, ctx } = await connectOne(createYouTubeEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/token",
-    media: (req) =>
-      new Response(new URL(req.url).pathname === "/good.mp4" ? MP4 : new Uint8Array(4096), {
+    media: (req) => {
+      const path = new URL(req.url).pathname;
+      if (path === "/cover.jpg") return new Response(COVER, { headers: { "content-type": "image/jpeg" } });
+      // A GIF is no cover YouTube takes (JPEG or PNG only).
+      if (path === "/cover.gif") return new Response(GIF, { headers: { "content-type": "image/gif" } });
+      return new Response(path === "/good.mp4" ? MP4 : new Uint8Array(4096), {
         headers: { "content-type": "video/mp4" },
-      }),
+      });
+    },
     mediaMaxBytes: 1024 * 1024,
     username: "@sandboxtube",
   }));
@@ -37,6 +45,8 @@ afterAll(() => rig.stop());
 
 const upload = (content: string, video: Partial<MediaItem> = {}, options: Record<string, unknown> = {}) =>
   job(content, { options, media: [{ url: `${rig.mediaUrl}/good.mp4`, type: "video", ...video }] });
+
+const GIF = makeGif(8, 8);
 
 async function settle(out: Outcome): Promise<Outcome> {
   for (let i = 0; out.kind === "submitted" && i < 10; i++) out = await youtube.checkStatus!(ctx, out.handle);
@@ -284,4 +294,39 @@ test("a Google account without a YouTube channel is told so on the connect page"
   } finally {
     emulator.setChannel(true);
   }
+});
+
+test("media[].thumbnail_url becomes the video's custom thumbnail through thumbnails.set, with the cover's bytes", async () => {
+  const out = await settle(
+    await youtube.publish!(ctx, upload("With a cover", { duration: 600, thumbnail_url: `${rig.mediaUrl}/cover.jpg` })),
+  );
+  expect(out.kind).toBe("published");
+  expect(out).not.toHaveProperty("notice");
+  expect(emulator.posts().at(-1)!.options).toMatchObject({
+    thumbnail: { content_type: "image/jpeg", size: COVER.byteLength },
+  });
+});
+
+test("a channel that may not use custom thumbnails (403 forbidden): the video is still published, with a notice", async () => {
+  emulator.setCustomThumbnails(false);
+  try {
+    const out = await settle(
+      await youtube.publish!(
+        ctx,
+        upload("Cover refused", { duration: 600, thumbnail_url: `${rig.mediaUrl}/cover.jpg` }),
+      ),
+    );
+    expect(out).toMatchObject({ kind: "published", notice: { code: "cover_not_allowed" } });
+    expect((out as { notice: { message: string } }).notice.message).toContain("custom thumbnails");
+    expect(emulator.posts().at(-1)!.options).not.toHaveProperty("thumbnail");
+  } finally {
+    emulator.setCustomThumbnails(true);
+  }
+});
+
+test("a cover YouTube refuses as an image (a GIF) leaves the video published with a notice", async () => {
+  const out = await settle(
+    await youtube.publish!(ctx, upload("GIF cover", { duration: 600, thumbnail_url: `${rig.mediaUrl}/cover.gif` })),
+  );
+  expect(out).toMatchObject({ kind: "published", notice: { code: "cover_not_set" } });
 });

@@ -10,10 +10,13 @@ import { join, resolve } from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { adminCommands } from "../../src/cli/commands.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
-import { createProfile } from "../../src/modules/keys/service.ts";
+import { createKey, createProfile } from "../../src/modules/keys/service.ts";
+import { SCOPES } from "../../src/http/scopes.ts";
 import { MAX_FAILURES_PER_USER } from "../../src/modules/users/throttle.ts";
 import { listeningHarness, type ListeningHarness } from "../support/connect-kit.ts";
 import { makePng } from "../support/media-fixtures.ts";
+import { makeVideo } from "../support/media-files.ts";
+import { until } from "../support/until.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ROOT = resolve(import.meta.dir, "../..");
@@ -35,6 +38,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
   let link: string;
   let apiToken = "";
   let postId = "";
+  let acmeId = "";
 
   const shot = async (name: string, p: Page = page) => {
     mkdirSync(OUT, { recursive: true });
@@ -54,6 +58,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     const engine = createEngine(h.ctx, { random: () => 0.5 });
     h.ctx.dispatch = engine;
     const profile = await createProfile(h.db, "Acme", true);
+    acmeId = profile.id;
     link = (await adminCommands["users.create"](h.ctx, { email: "ada@example.com", profileId: profile.id })).link;
     browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), "crier-chromium-")), {
       executablePath: CHROMIUM,
@@ -334,6 +339,55 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await note.waitFor();
     expect(await note.textContent()).toMatch(/Adjusted to fit bluesky.*cut from \d+ to \d+ graphemes/);
     await shot("post-adjusted");
+    expect((await asKey(`/v1/posts/${id}`, { method: "DELETE" })).status).toBe(200);
+  });
+
+  test("a scheduled video without a cover is previewed with the poster frame Crier made of it", async () => {
+    // The dashboard's own key may only post: the upload goes through a key that may write media.
+    const { token: mediaKey } = await createKey(h.db, { name: "media", profileId: acmeId, scopes: [...SCOPES] });
+    const asMedia = (path: string, init: RequestInit = {}) =>
+      fetch(`${h.url}${path}`, { ...init, headers: { authorization: `Bearer ${mediaKey}`, ...init.headers } });
+    const ticket = (
+      await (
+        await asMedia("/v1/media/uploads", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ filename: "clip.mp4", content_type: "video/mp4" }),
+        })
+      ).json()
+    ).data;
+    await fetch(ticket.upload.signedUrl, {
+      method: "PUT",
+      headers: { "content-type": "video/mp4" },
+      body: makeVideo({ width: 640, height: 360, seconds: 2 }),
+    });
+    const media = await until("the video's poster frame", async () => {
+      const got = (await (await asMedia(`/v1/media/${ticket.media_id}`)).json()).data;
+      return got?.poster_url ? (got as { public_url: string; poster_url: string }) : undefined;
+    });
+    const accounts = (await (await asKey("/v1/accounts")).json()).data as { id: string; platform: string }[];
+    const res = await asKey("/v1/posts", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        content: "A clip",
+        media: [{ url: media.public_url, type: "video" }],
+        publish_at: new Date(Date.now() + 7 * 86_400_000).toISOString(),
+        targets: [{ account_id: accounts.find((a) => a.platform === "bluesky")!.id }],
+      }),
+    });
+    expect(res.status).toBe(201);
+    const id = (await res.json()).data.id;
+    await page.goto(`${h.url}/posts/${id}`);
+    const video = page.locator(".media-item video");
+    await video.waitFor();
+    const poster = await until(
+      "the video's poster attribute",
+      async () => (await video.getAttribute("poster")) ?? undefined,
+      10,
+    );
+    expect(poster).toBe(media.poster_url);
+    await shot("post-video-poster");
     expect((await asKey(`/v1/posts/${id}`, { method: "DELETE" })).status).toBe(200);
   });
 

@@ -83,7 +83,10 @@ export const AnalyticsPost = t.Object({
   }),
   title: t.String({ description: "First line of the caption, at most 90 characters, cut between whole characters." }),
   caption: t.String(),
-  thumbnail_url: t.Union([t.String(), t.Null()]),
+  thumbnail_url: t.Union([t.String(), t.Null()], {
+    description:
+      "The post's picture: its media's thumbnail_url or image, the platform's cover, or for a video of Crier's own media without one, the poster frame Crier made of it (needs ffmpeg).",
+  }),
   media_url: t.Union([t.String(), t.Null()]),
   media_type: t.Union([t.Literal("video"), t.Literal("photo")]),
   published_at: DateTime,

@@ -7,6 +7,7 @@ import type { AppContext } from "../../context.ts";
 import { accountAnalytics, accounts, analyticsItems, analyticsRefreshes, posts, postTargets } from "../../db/schema.ts";
 import { ApiError, NotFound } from "../../http/errors.ts";
 import { isoOrNull } from "../../http/model.ts";
+import { posterUrlFor } from "../../media/poster.ts";
 import type { AnalyticsQuery, PostAnalytics, PostTargetAnalytics } from "./model.ts";
 import { engagementRate, median, titleOf, versusMedian, type Numbers } from "./numbers.ts";
 
@@ -125,11 +126,28 @@ export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQ
       followers: stats?.followers ?? null,
       followers_observed_at: isoOrNull(stats?.followersObservedAt),
     })),
-    posts: entries.slice(0, limit),
+    posts: await withPosters(ctx, entries.slice(0, limit)),
     truncated: entries.length > limit,
     refreshing: await refreshing(ctx, profileId, end),
     updated_at: (lastRead ?? end).toISOString(),
   };
+}
+
+/**
+ * A video published through Crier from its own media, with no thumbnail of its own, shows the poster frame
+ * Crier made of it (looked up when answering: the poster may be made after the item was tracked).
+ */
+function withPosters<T extends { thumbnail_url: string | null; media_url: string | null; media_type: string }>(
+  ctx: AppContext,
+  entries: T[],
+): Promise<T[]> {
+  return Promise.all(
+    entries.map(async (e) =>
+      e.thumbnail_url || e.media_type !== "video" || !e.media_url
+        ? e
+        : { ...e, thumbnail_url: await posterUrlFor(ctx, e.media_url) },
+    ),
+  );
 }
 
 /** A read of the profile is due or under way: numbers, followers, or a published copy not yet tracked. */

@@ -84,6 +84,10 @@ export const Media = t.Object(
         "codecs, duration, size, rotation and frame rate. A file neither can read is refused with 422 unreadable_media. " +
         "null for a video when the server has no ffprobe (FFPROBE_PATH): its facts are unknown.",
     }),
+    poster_url: t.Union([t.String(), t.Null()], {
+      description:
+        "Extension: a still of a video (a JPEG of at most 1280 px taken a second in), made in the background once the upload completes when ffmpeg is installed; shown in previews of posts whose media item has no thumbnail_url. null for images, before it is made, and without ffmpeg.",
+    }),
   },
   { title: "Media" },
 );

@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import type { Config } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
+import { makePosterLater } from "../../media/poster.ts";
 import {
   BadRequest,
   Conflict,
@@ -229,7 +230,11 @@ export async function settleStoredUpload(ctx: AppContext, incoming: StoreIntake,
     })
     .where(and(eq(media.id, row.id), eq(media.status, "pending")))
     .returning();
-  if (updated) return refusal ? { ...updated, unreadableReason: refusal.message } : updated;
+  if (updated) {
+    // This look settled the upload: its video's poster frame is made in the background.
+    if (updated.status === "uploaded") void makePosterLater(ctx, updated);
+    return refusal ? { ...updated, unreadableReason: refusal.message } : updated;
+  }
   // Someone else settled it first: their answer stands.
   const [current] = await ctx.db.db.select().from(media).where(eq(media.id, row.id));
   return current ?? row;
@@ -246,6 +251,7 @@ export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
     height: row.height,
     duration: row.durationSeconds,
     facts: row.facts ?? null,
+    poster_url: row.posterPath ? await ctx.storage.publicUrl(row.posterPath) : null,
   };
 }
 

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { secretKeys } from "../../config.ts";
 import type { AppContext } from "../../context.ts";
 import { media } from "../../db/schema.ts";
+import { makePosterLater } from "../../media/poster.ts";
 import { ApiError, Conflict, Forbidden, NotFound } from "../../http/errors.ts";
 import { UploadTooLarge, type ServerIntake } from "../../storage/storage.ts";
 import type { MediaContentType } from "../../storage/keys.ts";
@@ -131,5 +132,12 @@ export async function receiveUpload(
   }
   if (outcome === "invalid") throw typeMismatch(row);
   if (outcome === "unreadable") throw unreadable(row, refusal?.message);
+  // A video's poster frame is made in the background: the upload's answer does not wait for ffmpeg.
+  void makePosterLater(ctx, {
+    ...row,
+    status: "uploaded",
+    sizeBytes: received.size,
+    ...(arrived && { facts: arrived.facts, ...arrived.columns }),
+  });
   return { id: claims.mediaId, path: key, size: received.size };
 }

@@ -72,9 +72,11 @@ function media(items: Delivery["media"]): string {
   if (!items.length) return "";
   const one = (m: Delivery["media"][number]) => {
     const label = [m.type, m.content_type, sizeText(m.size)].filter(Boolean).join(" · ");
-    // Only web addresses become images; anything else (javascript:, data:) stays a label.
-    return m.url && /^https?:\/\//i.test(m.url) && m.type !== "video"
-      ? `<img src="${esc(m.url)}" alt="${esc(m.alt_text ?? label)}" loading="lazy">`
+    // Only web addresses become images; anything else (javascript:, data:) stays a label. A video shows
+    // its cover or poster frame.
+    const picture = m.preview_url;
+    return picture && /^https?:\/\//i.test(picture)
+      ? `<img src="${esc(picture)}" alt="${esc(m.alt_text ?? label)}" loading="lazy">`
       : `<span>${esc(label)}</span>`;
   };
   return `<div class="media">${items.map(one).join("")}</div>`;

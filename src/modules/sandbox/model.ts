@@ -10,6 +10,10 @@ export const DeliveryMedia = t.Object(
     alt_text: t.Union([t.String(), t.Null()], {
       description: "The alt text the platform stored with the file; null where it has none or takes none.",
     }),
+    preview_url: t.Union([t.String(), t.Null()], {
+      description:
+        "A picture of the item: the image itself; for a video its thumbnail_url, else the poster frame Crier made of its own video (needs ffmpeg); null when there is none.",
+    }),
   },
   { title: "SandboxDeliveryMedia" },
 );

@@ -7,6 +7,7 @@ import type { AppContext } from "../../context.ts";
 import { accounts, posts, postTargets } from "../../db/schema.ts";
 import { NotFound } from "../../http/errors.ts";
 import { pageOrder, pageSize, pageWhere, toPage } from "../../http/paging.ts";
+import { previewImageFor } from "../../media/poster.ts";
 import type { EmulatedPost } from "../../platform/sdk.ts";
 import type { Delivery, DeliveryListQuery } from "./model.ts";
 
@@ -75,11 +76,24 @@ async function deliveries(ctx: AppContext, profileId: string, where: SQL[], limi
   );
   const received = rows.map((row) => ({ row, post: emulatedFor(emulated.get(row.platform)!, row) }));
   const parents = await parentTargets(ctx, profileId, received);
-  return received.map(({ row, post }) => ({
-    id: row.id,
-    updatedAt: row.publishedAt,
-    delivery: toDelivery(row, post, parents),
-  }));
+  return Promise.all(
+    received.map(async ({ row, post }) => ({
+      id: row.id,
+      updatedAt: row.publishedAt,
+      delivery: toDelivery(row, post, parents, await previews(ctx, row)),
+    })),
+  );
+}
+
+type PostMedia = { url?: string; thumbnail_url?: string; type?: string }[];
+
+/** The picture of each of the post's media items (see previewImageFor); an image is its own picture. */
+function previews(ctx: AppContext, row: Row): Promise<(string | null)[]> {
+  return Promise.all(
+    (row.media as PostMedia).map((m) =>
+      m.type === "video" && m.url ? previewImageFor(ctx, { ...m, url: m.url }) : (m.thumbnail_url ?? m.url ?? null),
+    ),
+  );
 }
 
 /** Target ids of the posts that deliveries answer, by account and platform post id. */
@@ -95,8 +109,13 @@ async function parentTargets(ctx: AppContext, profileId: string, received: { row
   return out;
 }
 
-function toDelivery(row: Row, post: EmulatedPost | undefined, parents: Map<string, string>): Delivery {
-  const postMedia = row.media as { url?: string; thumbnail_url?: string; type?: string }[];
+function toDelivery(
+  row: Row,
+  post: EmulatedPost | undefined,
+  parents: Map<string, string>,
+  pictures: (string | null)[],
+): Delivery {
+  const postMedia = row.media as PostMedia;
   const replyTo = post?.replyTo ?? null;
   return {
     id: row.id,
@@ -112,6 +131,7 @@ function toDelivery(row: Row, post: EmulatedPost | undefined, parents: Map<strin
       size: m.size ?? null,
       url: postMedia[i]?.thumbnail_url ?? postMedia[i]?.url ?? null,
       alt_text: m.alt ?? null,
+      preview_url: pictures[i] ?? null,
     })),
     reply_to: replyTo === null ? null : (parents.get(`${row.accountId} ${replyTo}`) ?? null),
     reply_to_platform_post_id: replyTo,

@@ -1,6 +1,7 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import { localInput, timeZone } from "../dates.ts";
+import { MediaPreview } from "../media-preview.tsx";
 import { navigate } from "../router.tsx";
 import type { Post, PostTarget } from "../types.ts";
 import { Confirm, ErrorNote, PageTitle, PlatformIcon, StatusBadge, useLoad, when } from "../ui.tsx";
@@ -92,7 +93,7 @@ export function PostDetailPage({ params }: { params: Record<string, string> }) {
               <ul class="media-list">
                 {p.media.map((m) => (
                   <li key={m.url} class="media-item">
-                    {m.type === "video" ? <video src={m.url} controls /> : <img src={m.url} alt="" />}
+                    <MediaPreview item={m} />
                   </li>
                 ))}
               </ul>

@@ -8,6 +8,8 @@ import { authenticate, createKey, createProfile } from "../../../src/modules/key
 import { inboxLink } from "../../../src/modules/sandbox/sign-in.ts";
 import { SCOPES } from "../../../src/http/scopes.ts";
 import { makePng } from "../../support/media-fixtures.ts";
+import { makeVideo } from "../../support/media-files.ts";
+import { until } from "../../support/until.ts";
 import { connectSandbox, sandboxCluster, type Copy, type SandboxCluster } from "../../support/sandbox-kit.ts";
 
 let cluster: SandboxCluster;
@@ -227,4 +229,43 @@ test("a path segment naming an object property is no emulator: 404, not a 500", 
     const res = await fetch(`${cluster.url}/sandbox/${name}/x`);
     expect({ name, status: res.status }).toEqual({ name, status: 404 });
   }
+});
+
+describe("a video in the inbox", () => {
+  test("shows the poster frame Crier made of its own video, and a given thumbnail_url first", async () => {
+    const ticket = await cluster.request("POST", "/v1/media/uploads", {
+      token,
+      body: { filename: "clip.mp4", content_type: "video/mp4" },
+    });
+    await fetch(ticket.body.data.upload.signedUrl, {
+      method: "PUT",
+      headers: { "content-type": "video/mp4" },
+      body: makeVideo({ width: 320, height: 240, seconds: 1 }),
+    });
+    const id = ticket.body.data.media_id;
+    const media = await until("the video's poster frame", async () => {
+      const got = (await cluster.request("GET", `/v1/media/${id}`, { token })).body.data;
+      return got?.poster_url ? (got as { public_url: string; poster_url: string }) : undefined;
+    });
+    const video = await publish({
+      content: "a clip",
+      media: [{ url: media.public_url, type: "video" }],
+      targets: [{ account_id: telegram }],
+    });
+    const res = await cluster.request("GET", `/v1/sandbox/deliveries?account_id=${telegram}&limit=1`, { token });
+    expect(res.body.data[0]).toMatchObject({ id: video.targets[0].target_post_id });
+    expect(res.body.data[0].media[0]).toMatchObject({ type: "video", preview_url: media.poster_url });
+    const { html } = await openInbox();
+    expect(html).toContain(`<img src="${media.poster_url}"`);
+
+    // A cover the post names wins over the poster frame.
+    const cover = await uploadPng();
+    await publish({
+      content: "a clip with a cover",
+      media: [{ url: media.public_url, type: "video", thumbnail_url: cover }],
+      targets: [{ account_id: telegram }],
+    });
+    const covered = await cluster.request("GET", `/v1/sandbox/deliveries?account_id=${telegram}&limit=1`, { token });
+    expect(covered.body.data[0].media[0]).toMatchObject({ type: "video", preview_url: cover });
+  }, 60_000);
 });
