@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { eq } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { media } from "../db/schema.ts";
-import { decodeMediaId } from "../modules/media/ids.ts";
+import { decodeMediaId } from "../domain/media-ids.ts";
 import { derivedKey, MEDIA_TYPES, type MediaContentType } from "../storage/keys.ts";
 import { videoTools } from "./tools.ts";
 
