@@ -13,6 +13,8 @@ import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-acc
 import { optionsForPlugin } from "../../platform/host/options.ts";
 import { problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
 import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
+import { ownMediaOf } from "../../media/own.ts";
+import { videoTools } from "../../media/tools.ts";
 
 type TargetRow = typeof postTargets.$inferSelect;
 
@@ -83,6 +85,13 @@ export async function planTargets(
     (cached ? cachedTargetAccounts(ctx.db, profileId, ids) : undefined) ??
     (await readTargetAccounts(ctx.db, db, profileId, ids));
   const byId = new Map(rows.map((r) => [r.id, r]));
+  // Crier's own uploads among the media, by URL: they are checked by what the upload showed.
+  const known = await ownMediaOf(
+    ctx,
+    media.map((m) => m.url),
+  );
+  const ownByUrl = new Map(media.map((m, i) => [m.url, known[i]]));
+  const ffmpeg = videoTools(ctx.config).ffmpeg !== null;
   const seen = new Map<string, number>();
   let position = 0;
   return inputs.map((input, i) => {
@@ -153,6 +162,11 @@ export async function planTargets(
       media: plan.media,
       options,
       reply,
+      mediaFacts: plan.media.map((m) => {
+        const own = ownByUrl.get(m.url);
+        return own ? { facts: own.facts, size: own.size, contentType: own.contentType } : null;
+      }),
+      ffmpeg,
     };
     for (const p of targetProblems(check))
       plan.problems.push({
