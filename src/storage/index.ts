@@ -37,6 +37,7 @@ function lazyS3Storage(s3: S3Config, clock: Clock): Storage {
       "stat",
       "readStart",
       "open",
+      "put",
       "remove",
       "keyForPublicUrl",
       "openByPublicUrl",
