@@ -9,10 +9,30 @@ const MB = 1024 * 1024;
 const size = (bytes: number) =>
   bytes >= 1024 * MB ? `${+(bytes / (1024 * MB)).toFixed(1)} GB` : `${+(bytes / MB).toFixed(1)} MB`;
 
+const SHORT: Record<string, string> = {
+  "image/jpeg": "JPEG",
+  "image/png": "PNG",
+  "image/webp": "WebP",
+  "video/mp4": "MP4",
+  "video/quicktime": "MOV",
+  "video/webm": "WebM",
+};
+
+/** The declared conversions (the plugin's, not this machine's: video ones need ffmpeg), grouped by output. */
+function conversions(declared: Record<string, string>): string {
+  const byOutput = new Map<string, string[]>();
+  for (const [from, to] of Object.entries(declared))
+    byOutput.set(to, [...(byOutput.get(to) ?? []), SHORT[from] ?? from]);
+  if (!byOutput.size) return "—";
+  return [...byOutput]
+    .map(([to, from]) => `${from.join(", ")} → ${SHORT[to] ?? to}${to.startsWith("video/") ? " (ffmpeg)" : ""}`)
+    .join("; ");
+}
+
 export function renderPlatformTable(registry: PlatformRegistry): string {
   const rows = [
-    "| Platform | Connection mode | Text | Images | Video | Replies / threads | Status |",
-    "|---|---|---|---|---|---|---|",
+    "| Platform | Connection mode | Text | Images | Video | Replies / threads | Converted by Crier | Status |",
+    "|---|---|---|---|---|---|---|---|",
   ];
   for (const p of registry.list()) {
     const d = registry.describe(p.platform)!;
@@ -30,7 +50,7 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
       : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";
     rows.push(
-      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
+      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${yes(c.replies)} / ${yes(c.threads)} | ${conversions(p.mediaRequirements.convertible_formats)} | ${status} |`,
     );
   }
   const missing = registry

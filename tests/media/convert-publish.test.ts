@@ -13,6 +13,7 @@ import { videoTools } from "../../src/media/tools.ts";
 import { connectSandbox, sandboxCluster, type Copy, type SandboxCluster } from "../support/sandbox-kit.ts";
 import { makeImage, makeVideo } from "../support/media-files.ts";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { prepareUpcomingMedia } from "../../src/engine/media-prepare.ts";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -235,6 +236,45 @@ describe("conversions a platform needs", () => {
     expect(target.error).toContain("broken.png");
     expect(target.error).toContain("Instagram");
     expect(received.get("instagram")?.some((r) => r.url.includes("/media"))).toBeFalsy();
+  }, 60_000);
+});
+
+describe("ahead of publishing", () => {
+  test("a scheduled post's media is converted before it falls due, and the publish uses that copy", async () => {
+    const png = await upload("later.png", "image/png", await makeImage({ width: 900, height: 900, format: "png" }));
+    const due = new Date(cluster.clock.now().getTime() + 5 * 60_000);
+    const res = await cluster.request("POST", "/v1/posts", {
+      token,
+      body: {
+        content: "later",
+        media: [{ url: png.url, type: "image" }],
+        publish_at: due.toISOString(),
+        targets: [{ account_id: accountOf.get("instagram") }],
+      },
+    });
+    expect(res.status).toBe(201);
+    const rows = () =>
+      cluster.db.rows<{ status: string; updated_at: string }>(
+        sql`SELECT r.status, r.updated_at::text FROM media_renditions r JOIN media m ON m.id = r.media_id WHERE m.path LIKE ${`${png.id}.%`}`,
+      );
+    expect(await rows()).toEqual([]);
+    expect(await prepareUpcomingMedia(copy.ctx)).toBeGreaterThan(0);
+    const ready = await rows();
+    expect(ready).toMatchObject([{ status: "ready" }]);
+    received.clear();
+    cluster.clock.set(new Date(due.getTime() + 1000));
+    await cluster.settle();
+    for (let i = 0; i < 5; i++) {
+      cluster.clock.advance(60_000);
+      await cluster.settle();
+    }
+    const post = await cluster.request("GET", `/v1/posts/${res.body.data.id}`, { token });
+    expect(post.body.data.status).toBe("published");
+    // Still the one copy made ahead (not made again), and that is what Instagram pulled.
+    expect(await rows()).toEqual(ready);
+    const files = await filesSentTo("instagram");
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) expect(f.contentType).toBe("image/jpeg");
   }, 60_000);
 });
 
