@@ -21,7 +21,8 @@ export async function prepareUpcomingMedia(ctx: AppContext): Promise<number> {
   const rows = await ctx.db.rows<{ platform: string; media: string }>(
     sql`SELECT DISTINCT t.platform, coalesce(t.fitted_media, p.media)::text AS media
         FROM post_targets t JOIN posts p ON p.id = t.post_id
-        WHERE t.status = 'scheduled' AND t.due_at >= ${now} AND t.due_at < ${new Date(now.getTime() + AHEAD_MS)}
+        WHERE t.status = 'scheduled' AND t.due_at >= ${now.toISOString()}::timestamptz
+          AND t.due_at < ${new Date(now.getTime() + AHEAD_MS).toISOString()}::timestamptz
           AND jsonb_array_length(coalesce(t.fitted_media, p.media)) > 0
         LIMIT ${BATCH}`,
   );
