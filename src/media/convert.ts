@@ -44,8 +44,7 @@ const FFMPEG_THREADS = "2";
 const FFMPEG_TIMEOUT_MS = 30 * 60_000;
 
 export interface ConvertOptions {
-  /** Where temporary files go (DATA_DIR/tmp); os tmp when it cannot be made. */
-  tempRoot?: string;
+  /** Conversions this process runs at once (MEDIA_CONVERT_CONCURRENCY). */
   concurrency: number;
   tools: VideoTools;
 }

@@ -120,7 +120,6 @@ async function make(ctx: Ctx, m: OwnMedia, facts: MediaFacts, spec: OutputSpec, 
       await convertFile(source, facts, spec, out, {
         concurrency: ctx.config.mediaConvertConcurrency,
         tools: videoTools(ctx.config),
-        tempRoot: dir,
       });
     } catch (e) {
       if (!(e instanceof ConversionFailed || e instanceof UnreadableMedia)) throw e;
