@@ -63,9 +63,10 @@ async function prepareOne(
   try {
     facts = await factsOf(ctx, m);
   } catch (e) {
-    if (e instanceof UnreadableMedia)
-      return { kind: "failed", code: "unreadable_media", reason: `${name} cannot be read: ${e.message}.` };
-    return { kind: "retry", reason: `${name} could not be read from storage: ${(e as Error).message}` };
+    // Unreadable files are refused at upload once they are probed there; one that slipped through (an
+    // upload from before probing) goes as it is unless it needs converting, and the platform judges it.
+    if (e instanceof UnreadableMedia) facts = null;
+    else return { kind: "retry", reason: `${name} could not be read from storage: ${(e as Error).message}` };
   }
   const plan = planMedia(
     plugin.mediaRequirements,
@@ -83,7 +84,7 @@ async function prepareOne(
     return {
       kind: "failed",
       code: "media_conversion_failed",
-      reason: `${name} must be converted for ${plugin.displayName} (${plan.reasons.join("; ")}), and Crier cannot read it to do so (ffprobe is not installed).`,
+      reason: `${name} must be converted for ${plugin.displayName} (${plan.reasons.join("; ")}), and Crier cannot read the file to do so (unreadable, or ffprobe is not installed).`,
     };
   try {
     const r = await renditionOf(ctx, m, facts, plan.output);
