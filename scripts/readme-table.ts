@@ -36,10 +36,36 @@ function altTextCell(a: AltTextSupport | null): string {
   return [image && `images, ${rule(image)}`, video && `videos, ${rule(video)}`].filter(Boolean).join("; ");
 }
 
+const SHORT: Record<string, string> = {
+  "image/jpeg": "JPEG",
+  "image/png": "PNG",
+  "image/webp": "WebP",
+  "video/mp4": "MP4",
+  "video/quicktime": "MOV",
+  "video/webm": "WebM",
+};
+
+/** The declared conversions (the plugin's, not this machine's: video ones need ffmpeg), grouped by output. */
+function conversions(declared: Record<string, string>): string {
+  const byOutput = new Map<string, string[]>();
+  for (const [from, to] of Object.entries(declared))
+    byOutput.set(to, [...(byOutput.get(to) ?? []), SHORT[from] ?? from]);
+  if (!byOutput.size) return "—";
+  return [...byOutput]
+    .map(([to, from]) => `${from.join(", ")} → ${SHORT[to] ?? to}${to.startsWith("video/") ? " (ffmpeg)" : ""}`)
+    .join("; ");
+}
+
+/** Where a video's cover (media[].thumbnail_url) is applied, from the declaration's `thumbnail`. */
+function coverCell(thumbnail: Record<string, unknown> | null): string {
+  if (!thumbnail) return "no";
+  return typeof thumbnail.applies_to === "string" ? thumbnail.applies_to : "yes";
+}
+
 export function renderPlatformTable(registry: PlatformRegistry): string {
   const rows = [
-    "| Platform | Connection mode | Text | Images (aspect ratio as width:height) | Video (duration, aspect ratio, frame rate) | Alt text | Replies / threads | Status |",
-    "|---|---|---|---|---|---|---|---|",
+    "| Platform | Connection mode | Text | Images (aspect ratio as width:height) | Video (duration, aspect ratio, frame rate) | Alt text | Cover (media[].thumbnail_url) | Converted by Crier | Replies / threads | Status |",
+    "|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const p of registry.list()) {
     const d = registry.describe(p.platform)!;
@@ -65,7 +91,7 @@ export function renderPlatformTable(registry: PlatformRegistry): string {
       : "no";
     const status = d.status === "implemented" ? "implemented" : "declared only";
     rows.push(
-      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${altTextCell(d.media_requirements.alt_text)} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
+      `| ${p.displayName} (\`${p.platform}\`) | \`${c.connection_mode}\`${p.connect ? "" : " (not yet)"} | ${text} | ${images} | ${video} | ${altTextCell(d.media_requirements.alt_text)} | ${coverCell(mr.thumbnail)} | ${conversions(p.mediaRequirements.convertible_formats)} | ${yes(c.replies)} / ${yes(c.threads)} | ${status} |`,
     );
   }
   const missing = registry

@@ -10,6 +10,7 @@ import { serveApp } from "./http/serve.ts";
 import { startupWarnings } from "./platform/host/startup-warnings.ts";
 import { startEngine, type Engine } from "./engine/index.ts";
 import { accountCredentials } from "./modules/accounts/service.ts";
+import { videoTools } from "./media/tools.ts";
 import { sandboxWiring } from "./modules/sandbox/state-store.ts";
 import { cleanupExpiredUploads } from "./modules/media/cleanup.ts";
 import { acquireLock } from "./cli/lock.ts";
@@ -49,7 +50,7 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     db,
     clock: systemClock,
     log,
-    ...sandboxWiring(db, createStorage(config), config.publicUrl),
+    ...sandboxWiring(db, createStorage(config), config.publicUrl, videoTools(config).ffmpeg !== null),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   const app = createApp(ctx);

@@ -405,7 +405,13 @@ export default definePlugin({
       // The Resumable Upload API's file_type takes video/mp4 only.
       "video/mp4",
     ],
-    convertible_formats: {},
+    convertible_formats: {
+      // Photos: JPG, PNG, GIF, BMP, TIFF (https://developers.facebook.com/docs/graph-api/reference/page/photos/, read 2026-11-26);
+      // videos: the Resumable Upload API's file_type is video/mp4 only (https://developers.facebook.com/docs/video-api/guides/publishing, read 2026-11-26).
+      "image/webp": "image/jpeg",
+      "video/quicktime": "video/mp4",
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: 4 * MB, video: 10 * GB, gif: 4 * MB },
     file_constraints: {
       maxFiles: PHOTOS_MAX,

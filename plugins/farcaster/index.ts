@@ -263,7 +263,11 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Casts embed URLs; clients play MP4 (https://docs.farcaster.xyz/developers/guides/writing/casts, read 2026-11-26).
+      "video/quicktime": "video/mp4",
+      "video/webm": "video/mp4",
+    },
     // Media travel as URL embeds the clients fetch; Crier's own upload limits are the only byte caps.
     max_size_bytes: { image: 20 * MB, video: 1 * GB, gif: 15 * MB },
     file_constraints: {

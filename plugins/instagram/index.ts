@@ -194,7 +194,12 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "video/mp4", "video/quicktime"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Images: JPEG only; video: MOV or MP4 (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, read 2026-11-26).
+      "image/png": "image/jpeg",
+      "image/webp": "image/jpeg",
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: 8 * MB, video: 300 * MB, gif: 0 },
     file_constraints: {
       maxFiles: CAROUSEL_MAX,
@@ -210,6 +215,8 @@ export default definePlugin({
       maxFrameRate: 60,
       maxVideoWidth: 1920,
       videoCodecs: ["h264", "hevc"],
+      // Wider images are scaled down by Crier before they leave (own media); same source as imageWidth.
+      maxImageWidth: 1440,
       mediaUrls: "must be publicly reachable",
     },
     required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),

@@ -285,7 +285,13 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "video/mp4"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Images API: JPG, PNG, GIF (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api, read 2026-11-26);
+      // Videos API: MP4 only (https://learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/videos-api, read 2026-11-26).
+      "image/webp": "image/jpeg",
+      "video/quicktime": "video/mp4",
+      "video/webm": "video/mp4",
+    },
     // LinkedIn limits images by pixels (36,152,320), not bytes; Crier's default image cap applies.
     max_size_bytes: { image: 20 * MB, video: VIDEO_MAX, gif: 20 * MB },
     file_constraints: {

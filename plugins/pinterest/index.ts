@@ -295,7 +295,10 @@ export default definePlugin({
       "video/mp4",
       "video/quicktime",
     ],
-    convertible_formats: {},
+    convertible_formats: {
+      // Video Pins: MP4, MOV, M4V (https://help.pinterest.com/en/business/article/pinterest-product-specs, read 2026-11-26).
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: 20 * MB, video: 2 * GB, gif: 20 * MB },
     file_constraints: {
       maxFiles: CAROUSEL_MAX,

@@ -185,7 +185,12 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Public Profile API media: JPEG or PNG images, MP4 video (https://developers.snap.com/api/marketing-api/Public-Profile-API/ProfileAssetManagement, read 2026-11-26).
+      "image/webp": "image/jpeg",
+      "video/quicktime": "video/mp4",
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: 20 * MB, video: 500 * MB, gif: 0 },
     file_constraints: {
       maxFiles: 1,

@@ -179,7 +179,11 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "video/mp4", "video/quicktime"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Images: JPEG or PNG; video: MOV or MP4 (https://developers.facebook.com/docs/threads/overview#media-specifications, read 2026-11-26).
+      "image/webp": "image/jpeg",
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: 8 * MB, video: 1 * GB, gif: 0 },
     file_constraints: {
       maxFiles: CAROUSEL_MAX,
@@ -194,6 +198,8 @@ export default definePlugin({
       maxFrameRate: 60,
       maxVideoWidth: 1920,
       videoCodecs: ["h264", "hevc"],
+      // Wider images are scaled down by Crier before they leave (own media); same source as imageWidth.
+      maxImageWidth: 1440,
       mediaUrls: "must be publicly reachable",
     },
     required_media: null,

@@ -355,7 +355,11 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/webp", "video/mp4", "video/webm", "video/quicktime"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Photo posts take JPG, JPEG and WEBP, not PNG (https://developers.tiktok.com/doc/content-posting-api-media-transfer-guide, read 2026-11-26);
+      // videos may be MP4, WebM or MOV (same page), so none is converted.
+      "image/png": "image/jpeg",
+    },
     max_size_bytes: { image: 20 * MB, video: 4 * GB, gif: 0 },
     file_constraints: {
       maxFiles: PHOTOS_MAX,

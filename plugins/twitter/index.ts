@@ -335,7 +335,10 @@ export default definePlugin({
   },
   mediaRequirements: {
     supported_formats: ["image/jpeg", "image/png", "image/gif", "image/webp", "video/mp4", "video/quicktime"],
-    convertible_formats: {},
+    convertible_formats: {
+      // Video: MP4 or MOV (https://docs.x.com/x-api/media/quickstart/best-practices, read 2026-11-26).
+      "video/webm": "video/mp4",
+    },
     max_size_bytes: { image: MAX_IMAGE_BYTES, video: MAX_VIDEO_BYTES, gif: MAX_GIF_BYTES },
     file_constraints: {
       maxFiles: 4,

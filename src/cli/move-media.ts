@@ -13,13 +13,17 @@ type Report = (line: string) => void;
 const COPY_CONCURRENCY = 4;
 
 /**
- * Puts every uploaded media object of the embedded installation into the bucket under the same key, and
+ * Puts every uploaded media object of the embedded installation (and every converted copy of one) into the bucket under the same key, and
  * checks each one's size there. Runs before the database commits, so a failure leaves the target empty;
  * a repeated move overwrites the same keys with the same bytes.
  */
 export async function copyMediaToS3(source: PGlite, from: Storage, to: S3Storage, report: Report): Promise<number> {
+  // The converted copies go too (media_renditions): their rows move with the database and name these keys.
   const keys = (
-    await source.query<{ path: string }>(`select path from media where status = 'uploaded' order by path`)
+    await source.query<{ path: string }>(
+      `select path from media where status = 'uploaded'
+       union select path from media_renditions where status = 'ready' and path is not null order by path`,
+    )
   ).rows
     .map((r) => r.path)
     .filter(isMediaKey);

@@ -2,6 +2,7 @@
  * What every command of the command line shares: parsing its flags (with --help), the two ways an admin
  * command runs (through the running server's socket, or on the database directly), and printing tables.
  */
+import { videoTools } from "../media/tools.ts";
 import { sandboxWiring } from "../modules/sandbox/state-store.ts";
 import { parseArgs } from "node:util";
 import { type Config } from "../config.ts";
@@ -112,7 +113,7 @@ export async function openSession(config: Config): Promise<{ ctx: AppContext; cl
     db,
     clock: systemClock,
     log: createLogger(config.logLevel),
-    ...sandboxWiring(db, createStorage(config), config.publicUrl),
+    ...sandboxWiring(db, createStorage(config), config.publicUrl, videoTools(config).ffmpeg !== null),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   return {

@@ -23,6 +23,7 @@ import { rowFromJson } from "../db/row-json.ts";
 import type { Recorder } from "./recorder.ts";
 import { finderFor } from "../platform/find-published.ts";
 import { uuidArray } from "../db/uuid-array.ts";
+import { prepareJobMedia } from "../media/prepare.ts";
 
 export interface DispatchSettings {
   claimedBy: string;
@@ -259,10 +260,35 @@ export async function publishTarget(
     return "failed";
   }
   const t = job.target;
+  // Crier's own files get their probed numbers, and a converted copy where the platform needs one.
+  const media = await prepareJobMedia(ctx, job.account.profileId, plugin, (t.fittedMedia ?? job.media) as MediaItem[]);
+  if (media.kind === "failed") {
+    await record(ctx, s, target.id, { kind: "failed", code: media.code, reason: media.reason });
+    return "failed";
+  }
+  if (media.kind === "retry") {
+    await record(
+      ctx,
+      s,
+      target.id,
+      target.attempts >= s.maxAttempts
+        ? {
+            kind: "failed",
+            code: "retries_exhausted",
+            reason: `Gave up after ${target.attempts} attempts: ${media.reason}`,
+          }
+        : {
+            kind: "retry",
+            at: new Date(ctx.clock.now().getTime() + backoffMs(target.attempts, s)),
+            reason: media.reason,
+          },
+    );
+    return "retryable";
+  }
   const publishJob: PublishJob = {
     // Lenient handling stored what this platform takes when it differs from the post (src/platform/host/fit.ts).
     content: t.fittedContent ?? t.contentOverride ?? job.content,
-    media: (t.fittedMedia ?? job.media) as MediaItem[],
+    media: media.media,
     options: optionsForPlugin(plugin, t.platformOptions),
     variant: t.targetVariant,
     idempotencyToken: t.id,

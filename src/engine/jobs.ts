@@ -16,6 +16,7 @@ import { analyticsJob } from "./analytics.ts";
 import { maintenanceJob } from "./maintenance.ts";
 import { reconcileJob } from "./reconcile.ts";
 import { tokenRefreshJob } from "./token-refresh.ts";
+import { mediaPrepareJob } from "./media-prepare.ts";
 
 export interface PeriodicJob {
   /** Unique across the engine; the key of its lease in engine_jobs. */
@@ -28,7 +29,13 @@ export interface PeriodicJob {
 }
 
 /** The jobs every engine runs unless EngineOptions.jobs says otherwise: register new periodic work here. */
-export const PERIODIC_JOBS: readonly PeriodicJob[] = [analyticsJob, reconcileJob, maintenanceJob, tokenRefreshJob];
+export const PERIODIC_JOBS: readonly PeriodicJob[] = [
+  analyticsJob,
+  reconcileJob,
+  maintenanceJob,
+  tokenRefreshJob,
+  mediaPrepareJob,
+];
 
 export class JobRunner {
   private readonly runs = new Map<string, Promise<void>>();

@@ -11,8 +11,12 @@ import { decodeMediaId } from "../domain/media-ids.ts";
 import type { MediaFacts } from "../domain/media-facts.ts";
 import type { Storage } from "../storage/storage.ts";
 
-/** One own media file as the checks and the stored post see it. */
+/** One own media file as the checks, the stored post and the conversions see it. */
 export interface OwnMedia {
+  id: string;
+  /** The storage key of the original. */
+  path: string;
+  filename: string;
   /** What the probe read; null for a file uploaded before files were probed. */
   facts: MediaFacts | null;
   size: number;
@@ -53,6 +57,9 @@ export async function ownMediaOf(
     const facts = row.facts ?? null;
     const video = facts?.kind === "video" ? facts : null;
     return {
+      id: row.id,
+      path: row.path,
+      filename: row.filename,
       facts,
       size: row.sizeBytes ?? 0,
       contentType: row.contentType,

@@ -5,6 +5,8 @@
  * SECRET_KEY then publishes the scheduled posts exactly once (the Bluesky emulator counts), their media
  * come from the bucket, and the old DATA_DIR no longer starts an engine. Needs PostgreSQL always.
  */
+import { ownMediaOf } from "../../src/media/own.ts";
+import { factsOf, renditionOf } from "../../src/media/renditions.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -181,6 +183,19 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
 
   await old.stop();
 
+  // A converted copy of the media (as a platform taking only JPEG gets it): it moves with its original.
+  const converted = await withEmbedded(async (ctx) => {
+    const [own] = await ownMediaOf({ db: ctx.db.db, storage: ctx.storage }, profileId, [mediaUrl]);
+    const r = await renditionOf(ctx, own!, (await factsOf(ctx, own!))!, {
+      contentType: "image/jpeg",
+      stripMetadata: true,
+    });
+    return {
+      key: r.key,
+      bytes: new Uint8Array(await new Response((await ctx.storage.open(r.key))!.stream()).arrayBuffer()),
+    };
+  });
+
   // 10,000 more published posts like the first, written straight into the embedded database (test data:
   // the webhook triggers stay quiet for them).
   await withEmbedded(async (_ctx, db) => {
@@ -231,7 +246,7 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
   expect(moved.stderr).toContain("verified:");
   expect(moved.code).toBe(0);
   expect(moved.stderr).toMatch(/^posts: 10006 row\(s\) copied/m);
-  expect(moved.stderr).toMatch(/^media: 1 file\(s\) copied/m);
+  expect(moved.stderr).toMatch(/^media: 2 file\(s\) copied/m);
   expect(existsSync(join(dataDir, "moved-to"))).toBe(true);
   console.error(moved.stderr);
   console.error(`moved ${CLONES + SCHEDULED + 1} posts in ${seconds.toFixed(1)} s`);
@@ -254,6 +269,10 @@ test("an embedded installation with 10,000 posts and media moves to PostgreSQL a
   const fetched = await fetch(movedUrl);
   expect(fetched.status).toBe(200);
   expect(new Uint8Array(await fetched.arrayBuffer())).toEqual(png);
+  // The converted copy is in the bucket under its key, byte for byte.
+  const copied = await fetch(`${s3.endpoint}/${s3.bucket}/${converted.key}`);
+  expect(copied.status).toBe(200);
+  expect(new Uint8Array(await copied.arrayBuffer())).toEqual(converted.bytes);
   // The copies' media moved too; the first post still reads as published.
   const first = await api(fresh.url, "GET", `/v1/posts/${now.body.data.id}`);
   expect(first.body.data.status).toBe("published");

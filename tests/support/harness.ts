@@ -6,6 +6,7 @@ import type { Db } from "../../src/db/client.ts";
 import { createLogger } from "../../src/log.ts";
 import { createStorage } from "../../src/storage/index.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
+import { videoTools } from "../../src/media/tools.ts";
 import { sandboxEmulatorOptions } from "../../src/platform/host/sandbox-media.ts";
 import { accountCredentials } from "../../src/modules/accounts/service.ts";
 import { createKey, createProfile } from "../../src/modules/keys/service.ts";
@@ -80,6 +81,7 @@ export async function createHarness(
     log: createLogger("silent"),
     // As src/server.ts wires it: emulators download media through the guard, the server's own from storage.
     platforms: createRegistry(undefined, undefined, {
+      ffmpeg: videoTools(config).ffmpeg !== null,
       emulatorOptions: sandboxEmulatorOptions({
         publicUrl: config.publicUrl,
         ownStorage: storage,

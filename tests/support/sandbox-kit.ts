@@ -7,7 +7,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp } from "../../src/app.ts";
-import { loadConfig } from "../../src/config.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import { videoTools } from "../../src/media/tools.ts";
 import type { AppContext } from "../../src/context.ts";
 import { openPostgres, type Db } from "../../src/db/client.ts";
 import { createEngine, type Engine } from "../../src/engine/scheduler.ts";
@@ -31,8 +32,8 @@ export interface SandboxCluster {
   db: Db;
   /** The copies' clock, moved by hand. */
   clock: TestClock;
-  /** Starts another copy (on PostgreSQL with its own connection pool) and puts it behind the address. */
-  start(): Promise<Copy>;
+  /** Starts another copy (on PostgreSQL with its own connection pool, with `config` over the defaults) behind the address. */
+  start(config?: Partial<Config>): Promise<Copy>;
   /** Stops a copy and takes it from behind the address. */
   stopCopy(copy: Copy): Promise<void>;
   /** Calls the address as a client would; `token` adds the bearer header. */
@@ -64,19 +65,20 @@ export async function sandboxCluster(): Promise<SandboxCluster> {
   const clock = new TestClock();
   const pools: Db[] = [];
 
-  async function start(): Promise<Copy> {
+  async function start(overrides: Partial<Config> = {}): Promise<Copy> {
     const own = copies.length === 0 || !db.url ? db : openPostgres(db.url, 5);
     if (own !== db) pools.push(own);
     const config = {
       ...loadConfig({ DATA_DIR: dataDir, SECRET_KEY: "test-secret-key-that-is-long-enough-000", LOG_LEVEL: "silent" }),
       publicUrl: url,
+      ...overrides,
     };
     const ctx: AppContext = {
       config,
       db: own,
       clock,
       log: createLogger("silent"),
-      ...sandboxWiring(own, createStorage(config, clock), url),
+      ...sandboxWiring(own, createStorage(config, clock), url, videoTools(config).ffmpeg !== null),
       credentials: accountCredentials({ db: own, config, clock }),
     };
     const engine = createEngine(ctx, { random: () => 0.5 });

@@ -15,6 +15,7 @@ import { problemError, targetProblems, type Problem } from "../../platform/host/
 import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
 import type { OwnFileFacts } from "../../platform/host/media-rules.ts";
 import { ownMediaOf, withOwnNumbers } from "../../media/own.ts";
+import { videoTools } from "../../media/tools.ts";
 
 type TargetRow = typeof postTargets.$inferSelect;
 
@@ -110,6 +111,8 @@ export async function planTargets(
     (cached ? cachedTargetAccounts(ctx.db, profileId, ids) : undefined) ??
     (await readTargetAccounts(ctx.db, db, profileId, ids));
   const byId = new Map(rows.map((r) => [r.id, r]));
+  // Own videos can be converted only where ffmpeg is found.
+  const ffmpeg = videoTools(ctx.config).ffmpeg !== null;
   const seen = new Map<string, number>();
   let position = 0;
   return inputs.map((input, i) => {
@@ -181,6 +184,7 @@ export async function planTargets(
       mediaFacts: plan.media.map((m) => factsOf.get(m) ?? null),
       options,
       reply,
+      ffmpeg,
     };
     for (const p of targetProblems(check))
       plan.problems.push({

@@ -18,9 +18,12 @@ export function sandboxWiring<S extends OwnStorageOpener>(
   db: Db,
   storage: S,
   publicUrl: string,
+  /** ffmpeg is installed: video conversions are declared (videoTools(config).ffmpeg !== null). */
+  ffmpeg?: boolean,
 ): { platforms: PlatformRegistry; storage: S } {
   return {
     platforms: createRegistry(undefined, undefined, {
+      ffmpeg,
       sandboxState: sandboxStateStore(db),
       emulatorOptions: sandboxEmulatorOptions({ publicUrl, ownStorage: storage }),
     }),

@@ -12,6 +12,7 @@ import { resolveAliases } from "./options.ts";
 import { altTextProblems } from "./alt-text-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 import { mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
+import { planMedia } from "./media-plan.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
 const MIME_BY_EXT: Record<string, string> = {
@@ -119,8 +120,13 @@ export interface TargetCheck {
   options: Record<string, unknown>;
   /** A later item of a thread (the account appeared before in the targets): it goes out as a reply. */
   reply?: boolean;
-  /** Parallel to media: what Crier read of each of its own files (src/media/own.ts); null when not ours. */
+  /**
+   * Parallel to `media`: what Crier knows of each item that is one of its own uploads (src/media/own.ts),
+   * null for a URL on another host. Own media may be converted at publish, so they pass where a URL would not.
+   */
   mediaFacts?: (OwnFileFacts | null)[];
+  /** ffmpeg is installed, so own videos can be converted (default: not). */
+  ffmpeg?: boolean;
 }
 
 /** The text as the platform counts it, and the most it takes for this post (a caption may take less). */
@@ -265,34 +271,22 @@ export function targetProblems(t: TargetCheck): Problem[] {
       "Send images and videos as separate posts.",
     );
 
-  const formats = new Set(
-    [...req.supported_formats, ...Object.keys(req.convertible_formats)].map((f) => f.toLowerCase()),
-  );
   media.forEach((m, i) => {
-    const ext = extensionOf(m.url);
-    const mime = mimeOf(m);
-    // Without a recognisable extension the format is unknown until the file is fetched; the plugin decides then.
-    if (formats.size && mime && !formats.has(mime) && !formats.has(ext)) {
-      fail(
-        `media[${i}]`,
-        "unsupported_media_format",
-        `media[${i}] is ${mime}; ${plugin.displayName} takes ${[...formats].join(", ")}.`,
-        "Convert the file to a supported format.",
-      );
-    }
-    const max =
-      m.type === "video"
-        ? req.max_size_bytes.video
-        : mime === "image/gif"
-          ? req.max_size_bytes.gif
-          : req.max_size_bytes.image;
-    if (m.size !== undefined && max > 0 && m.size > max)
-      fail(
-        `media[${i}]`,
-        "media_too_large",
-        `media[${i}] is ${m.size} bytes; ${plugin.displayName} takes at most ${max}.`,
-        "Compress the file or send a smaller one.",
-      );
+    // Crier's own media are judged by what the upload showed, and may be converted; other URLs by what
+    // their extension and the client say (without a recognisable type the plugin decides at publish).
+    const own = t.mediaFacts?.[i] ?? null;
+    const plan = planMedia(
+      req,
+      {
+        type: m.type,
+        mime: own ? own.contentType : mimeOf(m),
+        size: own ? own.size : m.size,
+        facts: own?.facts ?? null,
+        own: own !== null,
+      },
+      { ffmpeg: t.ffmpeg ?? false, keepMetadata: true, displayName: plugin.displayName, label: `media[${i}]` },
+    );
+    if (plan.kind === "refuse") fail(`media[${i}]`, plan.code, plan.message, plan.hint);
   });
   // Duration, aspect ratio, dimensions and frame rate: what the file is, not what it is called.
   problems.push(...mediaRuleProblems(t));

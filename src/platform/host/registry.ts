@@ -6,6 +6,8 @@ import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
 import type { ConnectionMode, Emulator, EmulatorOptions, Plugin, PluginStatus } from "../sdk.ts";
 import { mediaPuller } from "./media-guard.ts";
+import { presentedRequirements } from "./media-plan.ts";
+import { videoTools } from "../../media/tools.ts";
 import { persistedEmulator, type PersistedEmulator, type SandboxStateStore } from "./sandbox-state.ts";
 
 export type { PlatformRegistry };
@@ -20,10 +22,14 @@ export function pluginConnectionMode(p: Plugin): ConnectionMode {
   return mode;
 }
 
-export function describePlugin(p: Plugin): PlatformDescription {
+/**
+ * What the account routes show of a platform. Video conversions are declared only where this machine
+ * can make them (ffmpeg found): without it, convertible_formats lists the image ones alone.
+ */
+export function describePlugin(p: Plugin, ffmpeg = true): PlatformDescription {
   return {
     capabilities: { connection_mode: pluginConnectionMode(p), ...p.capabilities, alt_text: p.altText !== null },
-    media_requirements: { ...p.mediaRequirements, alt_text: p.altText },
+    media_requirements: { ...presentedRequirements(p.mediaRequirements, ffmpeg), alt_text: p.altText },
     disconnect: p.disconnect,
     status: pluginStatus(p),
   };
@@ -47,6 +53,8 @@ export interface RegistryOptions {
    * the server's own media from storage). Without it, downloads go through the guard alone.
    */
   emulatorOptions?: (platform: string, profileId: string, registry: PlatformRegistry) => EmulatorOptions;
+  /** ffmpeg is installed (videoTools(config).ffmpeg); by default, whether one is on PATH. */
+  ffmpeg?: boolean;
 }
 
 export function createRegistry(
@@ -64,7 +72,8 @@ export function createRegistry(
       throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
     byId.set(folder, plugin);
   }
-  const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p)]));
+  const ffmpeg = opts.ffmpeg ?? videoTools().ffmpeg !== null;
+  const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p, ffmpeg)]));
   // Own keys only: a path segment such as "__proto__" or "constructor" names no emulator.
   const factory = (platform: string) => (Object.hasOwn(emulators, platform) ? emulators[platform] : undefined);
   const guardOnly: EmulatorOptions = { pullMedia: mediaPuller({}) };

@@ -1,0 +1,109 @@
+/**
+ * A job's media made ready for its platform just before the plugin runs: each of Crier's own files gets
+ * its numbers from the probe, and where the platform needs another file (another format, fewer bytes or
+ * pixels, no location in its metadata) the item points at a converted copy instead.
+ */
+import type { AppContext } from "../context.ts";
+import type { MediaFacts } from "../domain/media-facts.ts";
+import { planMedia } from "../platform/host/media-plan.ts";
+import type { MediaItem, Plugin } from "../platform/sdk.ts";
+import { ownMediaOf, type OwnMedia } from "./own.ts";
+import { UnreadableMedia } from "./probe.ts";
+import { factsOf, renditionOf, RenditionFailed } from "./renditions.ts";
+import { videoTools } from "./tools.ts";
+
+export type PreparedMedia =
+  | { kind: "ready"; media: MediaItem[] }
+  /** The file cannot go to this platform: the target fails, naming the file and why. */
+  | { kind: "failed"; code: string; reason: string }
+  /** Something that may pass (the store away): the attempt is tried again later. */
+  | { kind: "retry"; reason: string };
+
+type Ctx = Pick<AppContext, "db" | "storage" | "clock" | "config" | "log">;
+
+/** The numbers a probed file has, for the item a plugin reads. */
+function withFacts(item: MediaItem, m: { size: number; facts: MediaFacts | null; contentType: string }): MediaItem {
+  const f = m.facts;
+  const out: MediaItem = { ...item, mime_type: m.contentType, size: m.size };
+  if (f?.width) out.width = f.width;
+  if (f?.height) out.height = f.height;
+  if (f?.kind === "video" && f.duration) out.duration = f.duration;
+  return out;
+}
+
+/** The job's media of a target of `profileId` (only that profile's uploads count as Crier's own files). */
+export async function prepareJobMedia(
+  ctx: Ctx,
+  profileId: string,
+  plugin: Plugin,
+  media: MediaItem[],
+): Promise<PreparedMedia> {
+  if (!media.length) return { kind: "ready", media };
+  const own = await ownMediaOf(
+    { db: ctx.db.db, storage: ctx.storage },
+    profileId,
+    media.map((m) => m.url),
+  );
+  const out: MediaItem[] = [];
+  for (const [i, item] of media.entries()) {
+    const m = own[i];
+    if (!m) {
+      out.push(item);
+      continue;
+    }
+    const done = await prepareOne(ctx, plugin, item, m, i);
+    if (done.kind !== "ready") return done;
+    out.push(done.item);
+  }
+  return { kind: "ready", media: out };
+}
+
+async function prepareOne(
+  ctx: Ctx,
+  plugin: Plugin,
+  item: MediaItem,
+  m: OwnMedia,
+  i: number,
+): Promise<{ kind: "ready"; item: MediaItem } | Exclude<PreparedMedia, { kind: "ready" }>> {
+  const name = `media[${i}] (${m.filename})`;
+  let facts: MediaFacts | null;
+  try {
+    facts = await factsOf(ctx, m);
+  } catch (e) {
+    // Unreadable files are refused at upload once they are probed there; one that slipped through (an
+    // upload from before probing) goes as it is unless it needs converting, and the platform judges it.
+    if (e instanceof UnreadableMedia) facts = null;
+    else return { kind: "retry", reason: `${name} could not be read from storage: ${(e as Error).message}` };
+  }
+  const plan = planMedia(
+    plugin.mediaRequirements,
+    { type: item.type, mime: m.contentType, size: m.size, facts, own: true },
+    {
+      ffmpeg: videoTools(ctx.config).ffmpeg !== null,
+      keepMetadata: ctx.config.keepMediaMetadata,
+      displayName: plugin.displayName,
+      label: name,
+    },
+  );
+  if (plan.kind === "as_is") return { kind: "ready", item: withFacts(item, { ...m, facts }) };
+  if (plan.kind === "refuse") return { kind: "failed", code: plan.code, reason: `${plan.message} ${plan.hint}` };
+  if (!facts)
+    return {
+      kind: "failed",
+      code: "media_conversion_failed",
+      reason: `${name} must be converted for ${plugin.displayName} (${plan.reasons.join("; ")}), and Crier cannot read the file to do so (unreadable, or ffprobe is not installed).`,
+    };
+  try {
+    const r = await renditionOf(ctx, m, facts, plan.output);
+    const made = withFacts({ ...item, url: r.url }, { size: r.size, facts: r.facts, contentType: r.contentType });
+    return { kind: "ready", item: made };
+  } catch (e) {
+    if (e instanceof RenditionFailed)
+      return {
+        kind: "failed",
+        code: "media_conversion_failed",
+        reason: `${name} could not be converted for ${plugin.displayName} (${plan.reasons.join("; ")}): ${e.message}`,
+      };
+    return { kind: "retry", reason: `${name} could not be converted now: ${(e as Error).message}` };
+  }
+}
