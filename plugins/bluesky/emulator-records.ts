@@ -38,6 +38,9 @@ export interface Lookups {
 
 const IMAGE_MAX_BYTES = 2_000_000;
 
+/** How checkBlob's messages start, so the emulator answers them with the PDS's error names. */
+export const BLOB_REFUSAL = { size: "This file is too large.", mime: "Wrong type of file." } as const;
+
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
 const AT_URI = /^at:\/\/did:[a-z]+:[a-zA-Z0-9._:%-]+\/[a-zA-Z0-9.]+\/[a-zA-Z0-9._~:-]{1,512}$/;
 
@@ -61,8 +64,11 @@ function checkBlob(
   const stored = lookups.blob(v.ref.$link);
   if (!stored) return `Could not find blob: ${v.ref.$link}`;
   if (stored.mimeType !== v.mimeType || stored.size !== v.size) return `${where} does not match the uploaded blob`;
-  if (!accept(v.mimeType)) return `${where} has an unsupported MIME type: ${v.mimeType}`;
-  if (v.size > maxSize) return `${where} file too large (${v.size} bytes). Maximum is ${maxSize} bytes`;
+  // The PDS's own refusals (BlobTooLarge, InvalidMimeType), raised when a record is written that embeds a
+  // blob its lexicon does not accept (atproto packages/pds, actor-store/blob; checked 2026-11-26).
+  if (!accept(v.mimeType)) return `${BLOB_REFUSAL.mime} It is ${v.mimeType}. (${where})`;
+  if (v.size > maxSize)
+    return `${BLOB_REFUSAL.size} It is ${v.size} bytes but the maximum size is ${maxSize} bytes. (${where})`;
   return null;
 }
 

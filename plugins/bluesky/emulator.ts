@@ -15,7 +15,8 @@ import {
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
-import { postView, validatePost, type StoredRecord } from "./emulator-records.ts";
+import { BLOB_REFUSAL, postView, validatePost, type StoredRecord } from "./emulator-records.ts";
+import { inspectMedia } from "../../src/platform/emulator-media.ts";
 import { loadLexicons } from "./emulator-lexicon.ts";
 
 const ACCESS_TTL_MS = 2 * 3600_000;
@@ -346,7 +347,11 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       // Crier's sandbox rule, not the PDS's (a PDS stores a blob of any type, the lexicon's accept is */*):
       // only the image and video types posts embed, so nothing a browser would run is ever stored here.
       if (!BLOB_TYPES.test(mimeType)) throw bad(`Unsupported blob type in the sandbox: ${mimeType}`);
-      return json({ blob: blobRef(storeBlob(acc.did, mimeType, bytes)) });
+      // The PDS sniffs the bytes and records the type they are, over the one the client declared (atproto
+      // packages/pds, actor-store/blob: sniffed type first; checked 2026-11-26): a PNG sent as image/jpeg
+      // is an image/png blob, and a record then claiming image/jpeg does not match it.
+      const sniffed = inspectMedia(bytes).mime;
+      return json({ blob: blobRef(storeBlob(acc.did, sniffed ?? mimeType, bytes)) });
     },
     async "com.atproto.repo.createRecord"(req) {
       const acc = authed(req);
@@ -364,6 +369,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
         record: (uri) => state.records.get(uri),
         imageMaxSize: lexicons?.blobMaxSize("app.bsky.embed.images#image", "image"),
       });
+      if (problem?.startsWith(BLOB_REFUSAL.size)) throw bad(problem, "BlobTooLarge");
+      if (problem?.startsWith(BLOB_REFUSAL.mime)) throw bad(problem, "InvalidMimeType");
       if (problem) throw bad(`Invalid app.bsky.feed.post record: ${problem}`);
       const rkey = typeof body.rkey === "string" ? body.rkey : tid(now());
       const uri = `at://${acc.did}/app.bsky.feed.post/${rkey}`;

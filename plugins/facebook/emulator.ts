@@ -9,6 +9,7 @@
  * Sandbox rule: client "sandbox"/"sandbox"; the user manages one Page, "Sandbox Page" (tests can add
  * more with addPage).
  */
+import { breach, inspectMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import {
@@ -88,6 +89,12 @@ export interface FacebookEmulator extends Emulator {
 const POSTING = ["pages_manage_posts", "pages_read_engagement"];
 const UPLOAD_TYPES = ["application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4"];
 const PROCESSING_ERROR = "There was a problem processing your video file. Please try again with another file.";
+
+/**
+ * POST /{page-id}/photos (developers.facebook.com/docs/graph-api/reference/page/photos, checked
+ * 2026-11-26): JPEG, BMP, PNG, GIF or TIFF, at most 4 MB. The type is checked by sniffImage below.
+ */
+const PHOTO_RULE: MediaRule = { maxBytes: 4 * 1024 * 1024 };
 
 function sniffImage(b: Buffer): string | null {
   if (b[0] === 0xff && b[1] === 0xd8) return "image/jpeg";
@@ -344,6 +351,13 @@ export function createFacebookEmulator(): FacebookEmulator {
       const type =
         source instanceof Blob ? sniffImage(Buffer.from(await source.slice(0, 8).arrayBuffer())) : "image/jpeg";
       if (!type) throw new GraphError(400, 100, "Invalid image format", 1366046);
+      if (source instanceof Blob && breach(inspectMedia(new Uint8Array(await source.arrayBuffer())), PHOTO_RULE))
+        throw new GraphError(
+          400,
+          100,
+          "Your photos couldn't be uploaded. Photos should be less than 4 MB and saved as JPG, PNG, GIF, TIFF, HEIF or WebP files.",
+          1366046,
+        );
       const published = String(f.get("published") ?? "true") !== "false";
       // alt_text_custom: "User provided accessible alternative description for an image", a string
       // (developers.facebook.com/docs/graph-api/reference/photo/, 2026-11-26).

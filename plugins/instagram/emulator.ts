@@ -14,8 +14,8 @@
 import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import { downloadedFile } from "../../src/platform/emulator-kit.ts";
+import { breach, pullMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import {
-  downloadedType,
   GraphError,
   graphFailingHandler,
   graphForm,
@@ -24,6 +24,28 @@ import {
 } from "../../src/platform/graph-emulator.ts";
 
 const CAPTION_MAX = 2200;
+
+// Image specifications of POST /{ig-user-id}/media (developers.facebook.com/docs/instagram-platform/
+// instagram-graph-api/reference/ig-user/media, checked 2026-11-26): JPEG only, 8 MB at most, aspect ratio
+// within 4:5 and 1.91:1 (width 320–1440 is scaled, not refused). The refusals' codes and subcodes are the
+// error-codes page's (…/instagram-graph-api/reference/error-codes, checked 2026-11-26): 36000/2207004 too
+// large, 36001/2207005 not JPEG, 36003/2207009 aspect ratio.
+const IMAGE_RULE: MediaRule = { types: ["image/jpeg"], maxBytes: 8 * 1024 * 1024, minAspect: 4 / 5, maxAspect: 1.91 };
+// Reels specifications (same reference page, checked 2026-11-26): MOV or MP4, HEVC or H.264, 23–60 fps,
+// at most 1920 columns, aspect ratio 0.01:1 to 10:1, 3 seconds to 15 minutes, 300 MB at most. A video out
+// of spec ends its container in ERROR with 2207026 (unsupported video format, error-codes page).
+const REELS_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime"],
+  codecs: ["avc1", "avc3", "hvc1", "hev1"],
+  minFrameRate: 23,
+  maxFrameRate: 60,
+  maxWidth: 1920,
+  minAspect: 0.01,
+  maxAspect: 10,
+  minDuration: 3,
+  maxDuration: 15 * 60,
+  maxBytes: 300 * 1024 * 1024,
+};
 const LONG_TTL_S = 60 * 86400;
 
 interface Container {
@@ -82,13 +104,30 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     emulated: [] as EmulatedPost[],
   }));
 
-  /** Instagram downloads the media itself: JPEG only for images; MP4 or MOV for video. */
+  /**
+   * Instagram downloads the media itself and reads it. An image out of spec is refused when the container
+   * is created; a video is refused later, on the container's status (ERROR with the subcode).
+   */
   async function inspect(url: string, video: boolean): Promise<string | null> {
-    const type = await downloadedType(url, opts.pullMedia);
-    if (type === null) return "ERROR: media could not be fetched from the URL (2207052)";
-    if (!video && type !== "image/jpeg") return "ERROR: only JPEG images are supported (2207026)";
-    if (video && !/^video\/(mp4|quicktime)/.test(type)) return "ERROR: the video format is not supported (2207026)";
-    return null;
+    const seen = await pullMedia(url, opts.pullMedia);
+    if (seen === null) return "ERROR: media could not be fetched from the URL (2207052)";
+    if (!video) {
+      const b = breach(seen, IMAGE_RULE);
+      if (b?.rule === "maxBytes")
+        throw new GraphError(400, 36000, "The image is too large to download. It should be less than 8 MiB.", 2207004);
+      if (b?.rule === "types")
+        throw new GraphError(400, 36001, "The image format is not supported. Supported formats are: JPEG", 2207005);
+      if (b)
+        throw new GraphError(
+          400,
+          36003,
+          `The submitted image with aspect ratio (${seen.width}/${seen.height}) cannot be published. Please submit an image with a valid aspect ratio.`,
+          2207009,
+        );
+      return null;
+    }
+    const b = breach(seen, REELS_RULE);
+    return b ? `ERROR: the video does not meet the Reels specifications: ${b.message} (2207026)` : null;
   }
 
   /**

@@ -8,6 +8,7 @@
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the member "Sandbox Member".
  */
+import { breach, inspectMedia, joinParts, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
@@ -57,6 +58,15 @@ const READ_SCOPE = "r_member_social";
 const WRITE_SCOPE = "w_member_social";
 const ACCESS_TTL_MS = 60 * 86400_000;
 
+// Images API (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api,
+// checked 2026-11-26): JPG, GIF or PNG, fewer than 36,152,320 pixels. Videos API (…/shares/videos-api,
+// checked 2026-11-26): MP4, 3 seconds to 30 minutes, 75 KB to 500 MB (the size is checked at
+// initializeUpload). A file out of spec ends PROCESSING_FAILED, and a post cannot use it.
+const IMAGE_RULE: MediaRule = { types: ["image/jpeg", "image/gif", "image/png"], maxPixels: 36_152_320 - 1 };
+const VIDEO_RULE: MediaRule = { types: ["video/mp4"], minDuration: 3, maxDuration: 30 * 60 };
+/** Videos up to this size are kept whole until finalized; a larger one keeps its first part only (memory). */
+const KEEP_VIDEO_BYTES = 256 * 1024 * 1024;
+
 interface Asset {
   urn: string;
   owner: string;
@@ -66,7 +76,8 @@ interface Asset {
   received: number;
   status: "WAITING_UPLOAD" | "PROCESSING" | "AVAILABLE" | "PROCESSING_FAILED";
   reads: number;
-  head: Uint8Array | null;
+  /** The parts received, kept to read the file once it is in (a large video keeps its first part only). */
+  chunks: Map<number, Uint8Array | null>;
   token: string;
 }
 interface Post {
@@ -146,11 +157,11 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       if (!a) throw new LiError(404, "Upload URL not found");
       const bytes = new Uint8Array(await req.arrayBuffer());
       const index = Number(upload[2]);
-      if (index === 0) a.head = bytes.subarray(0, 16);
+      if (index === 0 || a.size <= KEEP_VIDEO_BYTES) a.chunks.set(index, bytes);
       a.received += bytes.length;
       const etag = `"${createHash("md5").update(bytes).digest("hex")}"`;
       a.parts.set(index, etag);
-      if (a.kind === "image") a.status = "AVAILABLE";
+      if (a.kind === "image") a.status = breach(inspectMedia(bytes), IMAGE_RULE) ? "PROCESSING_FAILED" : "AVAILABLE";
       return new Response(null, { status: 201, headers: { etag } });
     }
     if (m === "GET" && path === "/v2/userinfo") {
@@ -184,7 +195,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
         received: 0,
         status: "WAITING_UPLOAD",
         reads: 0,
-        head: null,
+        chunks: new Map(),
         token: randomBytes(10).toString("hex"),
       };
       state.assets.set(a.urn, a);
@@ -220,9 +231,9 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       const ids = b.finalizeUploadRequest.uploadedPartIds ?? [];
       if (a.received !== a.size || ids.length !== a.parts.size || ids.some((id, i) => a.parts.get(i) !== id))
         throw new LiError(400, "uploadedPartIds do not match the uploaded parts");
-      const mp4 =
-        a.head !== null && a.head.length > 8 && Buffer.from(a.head.subarray(4, 8)).toString("latin1") === "ftyp";
-      a.status = mp4 ? "PROCESSING" : "PROCESSING_FAILED";
+      const refused = breach({ ...inspectMedia(joinParts(a.chunks)), bytes: a.size }, VIDEO_RULE);
+      a.chunks.clear();
+      a.status = refused ? "PROCESSING_FAILED" : "PROCESSING";
       return Response.json({});
     }
     const video = /^\/rest\/videos\/(.+)$/.exec(path);

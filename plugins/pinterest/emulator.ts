@@ -9,6 +9,7 @@
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_pinner, who has one
  * board, "Crier".
  */
+import { breach, inspectMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { randomBytes } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { MediaUploadCreate, PinCreate, SCOPES } from "./contract.ts";
@@ -46,6 +47,20 @@ interface Pin {
 export interface PinterestEmulator extends Emulator {
   engage(id: string, m: Partial<Record<"impression" | "save" | "reaction" | "comment" | "pin_click", number>>): void;
 }
+
+// Pinterest's product specs (help.pinterest.com/en/business/article/pinterest-product-specs, checked
+// 2026-11-26): images at most 20 MB; video MP4, MOV or M4V, H.264 or H.265, at most 2 GB, 4 seconds to
+// 15 minutes, aspect ratio between 1:2 and 1.91:1. A video out of spec ends its media "failed".
+const IMAGE_RULE: MediaRule = { maxBytes: 20 * 1024 * 1024 };
+const VIDEO_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime"],
+  codecs: ["avc1", "avc3", "hvc1", "hev1"],
+  maxBytes: 2 * 1024 * 1024 * 1024,
+  minDuration: 4,
+  maxDuration: 15 * 60,
+  minAspect: 1 / 2,
+  maxAspect: 1.91,
+};
 
 class PinError extends Error {
   constructor(
@@ -129,6 +144,7 @@ export function createPinterestEmulator(): PinterestEmulator {
           throw new PinError(400, 1, "content_type must be image/jpeg or image/png.");
         const data = Buffer.from(String(src.data ?? ""), "base64");
         if (sniff(data) !== declared) throw new PinError(400, 1, "The image data does not match its content_type.");
+        if (breach(inspectMedia(data), IMAGE_RULE)) throw new PinError(400, 1, "The image is larger than 20 MB.");
         kind = "image";
         break;
       }
@@ -225,9 +241,8 @@ export function createPinterestEmulator(): PinterestEmulator {
         return new Response("<Error><Code>AccessDenied</Code></Error>", { status: 403 });
       const file = form.get("file");
       if (!(file instanceof Blob)) return new Response("<Error><Code>InvalidArgument</Code></Error>", { status: 400 });
-      const head = Buffer.from(await file.slice(0, 12).arrayBuffer());
       v.uploaded = true;
-      v.status = head.subarray(4, 8).toString("latin1") === "ftyp" ? "processing" : "failed";
+      v.status = breach(inspectMedia(new Uint8Array(await file.arrayBuffer())), VIDEO_RULE) ? "failed" : "processing";
       return new Response(null, { status: 204 });
     }
     authed(req);

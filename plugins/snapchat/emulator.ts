@@ -7,6 +7,7 @@
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the profile sandbox.snap.
  */
+import { inspectMedia } from "../../src/platform/emulator-media.ts";
 import { createDecipheriv, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
@@ -72,8 +73,11 @@ export function createSnapchatEmulator(): Emulator {
       const joined = Buffer.concat([...m.parts.entries()].sort(([a], [b]) => a - b).map(([, p]) => p));
       const d = createDecipheriv("aes-256-cbc", m.key, m.iv);
       const full = Buffer.concat([d.update(joined), d.final()]);
-      if (m.type === "VIDEO") return full.subarray(4, 8).toString("latin1") === "ftyp";
-      return (full[0] === 0xff && full[1] === 0xd8) || full.subarray(1, 4).toString("latin1") === "PNG";
+      // Only the type is checked: Snap's Public Profile API pages give no media limits of their own.
+      const mime = inspectMedia(full).mime ?? "";
+      return m.type === "VIDEO"
+        ? ["video/mp4", "video/quicktime"].includes(mime)
+        : ["image/jpeg", "image/png"].includes(mime);
     } catch {
       return false;
     }

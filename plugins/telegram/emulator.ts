@@ -14,6 +14,7 @@
  * has no Telegram app to post from: POST /crier-sandbox/channel-post {chat_id, text} posts as the
  * channel's administrator (the sandbox setting SANDBOX_ADMIN_POST_PATH names it to the plugin).
  */
+import { breach, inspectMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import { failingHandler, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
 import type { ApiMethods, Chat, ChatMemberAdministrator, Message, Update, User } from "@grammyjs/types";
@@ -138,6 +139,13 @@ function obj<T>(p: Params, k: string): T | undefined {
     throw bad(`can't parse ${k} JSON object`);
   }
 }
+
+/**
+ * sendPhoto (core.telegram.org/bots/api#sendphoto, checked 2026-11-26): "The photo must be at most 10 MB
+ * in size. The photo's width and height must not exceed 10000 in total. Width and height ratio must be
+ * at most 20."
+ */
+const PHOTO_RULE: MediaRule = { maxSideSum: 10000, minAspect: 1 / 20, maxAspect: 20 };
 
 function looksLikeImage(b: Uint8Array): boolean {
   const ascii = (from: number, to: number) => String.fromCharCode(...b.subarray(from, to));
@@ -298,7 +306,9 @@ export function createTelegramEmulator(opts: { now?: () => number } = {}): Teleg
     if (m.size! > 50 * MB) throw new TgError(413, "Request Entity Too Large");
     if (m.type === "photo") {
       if (m.size! > 10 * MB) throw bad("PHOTO_INVALID_DIMENSIONS");
-      if (!looksLikeImage(new Uint8Array(await m.file.slice(0, 16).arrayBuffer()))) throw bad("IMAGE_PROCESS_FAILED");
+      const bytes = new Uint8Array(await m.file.arrayBuffer());
+      if (!looksLikeImage(bytes.subarray(0, 16))) throw bad("IMAGE_PROCESS_FAILED");
+      if (breach(inspectMedia(bytes), PHOTO_RULE)) throw bad("PHOTO_INVALID_DIMENSIONS");
     }
   }
 

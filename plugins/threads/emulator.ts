@@ -13,8 +13,8 @@
  */
 import { defineEmulator, type EmulatedPost, type Emulator, type EmulatorOptions } from "../../src/platform/sdk.ts";
 import { addCounts, FailurePlan, resettable, emulatorState } from "../../src/platform/emulator-kit.ts";
+import { breach, pullMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import {
-  downloadedType,
   GraphError,
   graphFailingHandler,
   graphForm,
@@ -26,6 +26,30 @@ import {
 // (developers.facebook.com/docs/threads/posts, Limitations; checked 2026-11-26)
 const TEXT_MAX = 500;
 const LINKS_MAX = 5;
+
+// Media specifications (developers.facebook.com/docs/threads/overview, "Media Specifications"; checked
+// 2026-11-26): images JPEG or PNG, 8 MB at most, aspect ratio at most 10:1 (widths outside 320–1440 are
+// scaled, not refused); video MOV or MP4, HEVC or H.264, 23–60 fps, at most 1920 columns, aspect ratio
+// 0.01:1 to 10:1, longer than 0 s and at most 300 s, 1 GB at most. A container out of spec ends in ERROR
+// with one of the messages the troubleshooting page lists (developers.facebook.com/docs/threads/
+// troubleshooting, checked 2026-11-26): INVALID_DURATION, INVALID_ASPEC_RATIO, INVALID_FRAME_RATE, …
+const IMAGE_RULE: MediaRule = {
+  types: ["image/jpeg", "image/png"],
+  maxBytes: 8 * 1024 * 1024,
+  minAspect: 1 / 10,
+  maxAspect: 10,
+};
+const VIDEO_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime"],
+  codecs: ["avc1", "avc3", "hvc1", "hev1"],
+  minFrameRate: 23,
+  maxFrameRate: 60,
+  maxWidth: 1920,
+  minAspect: 0.01,
+  maxAspect: 10,
+  maxDuration: 300,
+  maxBytes: 1024 * 1024 * 1024,
+};
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 const emoji = /\p{Extended_Pictographic}|\p{Regional_Indicator}/u;
 const threadsLength = (text: string) =>
@@ -86,13 +110,18 @@ export function createThreadsEmulator(opts: EmulatorOptions & { now?: () => numb
     emulated: [] as EmulatedPost[],
   }));
 
-  /** Threads downloads the media itself; a URL it cannot fetch, or of the wrong kind, fails the container. */
+  /** Threads downloads the media itself; a URL it cannot fetch, or media out of spec, fails the container. */
   async function inspect(url: string, kind: "IMAGE" | "VIDEO"): Promise<string | null> {
-    const type = await downloadedType(url, opts.pullMedia);
-    if (type === null) return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
-    if (kind === "IMAGE" && !/^image\/(jpeg|png)/.test(type)) return "UNSUPPORTED_IMAGE_FORMAT";
-    if (kind === "VIDEO" && !/^video\/(mp4|quicktime)/.test(type)) return "UNSUPPORTED_VIDEO_FORMAT";
-    return null;
+    const seen = await pullMedia(url, opts.pullMedia);
+    if (seen === null) return kind === "VIDEO" ? "FAILED_DOWNLOADING_VIDEO" : "FAILED_DOWNLOADING_IMAGE";
+    const b = breach(seen, kind === "IMAGE" ? IMAGE_RULE : VIDEO_RULE);
+    if (!b) return null;
+    if (b.rule === "types") return kind === "IMAGE" ? "UNSUPPORTED_IMAGE_FORMAT" : "UNSUPPORTED_VIDEO_FORMAT";
+    if (kind === "IMAGE") return "UNKNOWN"; // the troubleshooting page lists no image-specific message
+    if (b.rule === "minDuration" || b.rule === "maxDuration") return "INVALID_DURATION";
+    if (b.rule === "minAspect" || b.rule === "maxAspect") return "INVALID_ASPEC_RATIO"; // sic, as documented
+    if (b.rule === "minFrameRate" || b.rule === "maxFrameRate") return "INVALID_FRAME_RATE";
+    return "FAILED_PROCESSING_VIDEO";
   }
 
   async function createContainer(req: Request, scopes: string[] | undefined): Promise<Response> {

@@ -4,6 +4,7 @@
  * shared with the adapter: the emulator must refuse what TikTok refuses even where the adapter misreads it.
  */
 import { randomBytes } from "node:crypto";
+import type { MediaRule } from "../../src/platform/emulator-media.ts";
 
 /**
  * Which scope each /v2/user/info/ field needs. Source: "Get User Info" (developers.tiktok.com/doc/
@@ -91,3 +92,42 @@ export function missingFieldScopes(fields: string[], granted: string[]): { unkno
   ] as string[];
   return { unknown, missing };
 }
+
+/**
+ * What TikTok checks in the media it receives. Source: "Media Transfer Guide" (developers.tiktok.com/doc/
+ * content-posting-api-media-transfer-guide, checked 2026-11-26). Video: MP4, WebM or MOV; H.264, H.265,
+ * VP8 or VP9; 23 to 60 fps; 360 to 4096 pixels in both height and width; at most 10 minutes (the longest
+ * a developer can send); at most 4 GB. Photos: WebP or JPEG, at most 20 MB each (the "maximum 1080p" the
+ * guide gives photos is not checked: it does not say which side it bounds).
+ */
+export const VIDEO_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime", "video/webm"],
+  codecs: ["avc1", "avc3", "hvc1", "hev1", "vp08", "vp09", "V_VP8", "V_VP9", "V_MPEG4/ISO/AVC", "V_MPEGH/ISO/HEVC"],
+  minFrameRate: 23,
+  maxFrameRate: 60,
+  minWidth: 360,
+  minHeight: 360,
+  maxWidth: 4096,
+  maxHeight: 4096,
+  maxDuration: 600,
+  maxBytes: 4096 * 1024 * 1024,
+};
+export const PHOTO_RULE: MediaRule = { types: ["image/jpeg", "image/webp"], maxBytes: 20 * 1024 * 1024 };
+
+/**
+ * The fail_reason "Get Post Status" gives for each check (developers.tiktok.com/doc/content-posting-api-
+ * reference-get-video-status, checked 2026-11-26); anything else is a file format failure.
+ */
+export const VIDEO_FAIL_REASON: Partial<Record<keyof MediaRule, string>> = {
+  minDuration: "duration_check_failed",
+  maxDuration: "duration_check_failed",
+  minFrameRate: "frame_rate_check_failed",
+  maxFrameRate: "frame_rate_check_failed",
+  minWidth: "picture_size_check_failed",
+  minHeight: "picture_size_check_failed",
+  maxWidth: "picture_size_check_failed",
+  maxHeight: "picture_size_check_failed",
+};
+
+/** Uploads up to this size are kept whole until read; a larger one keeps its first chunk only (memory). */
+export const KEEP_UPLOAD_BYTES = 256 * 1024 * 1024;

@@ -21,13 +21,13 @@ import {
 } from "../../src/platform/sdk.ts";
 import {
   addCounts,
-  downloadedType,
   failingHandler,
   FailurePlan,
   mountBase,
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import { breach, inspectMedia, joinParts, pullMedia } from "../../src/platform/emulator-media.ts";
 import { tiktokOAuth } from "./emulator-oauth.ts";
 import {
   ENDPOINT_SCOPES,
@@ -38,6 +38,10 @@ import {
   UNAUDITED_CODE,
   USER_FIELD_SCOPES,
   VIDEO_TITLE_MAX_UTF16,
+  KEEP_UPLOAD_BYTES,
+  PHOTO_RULE,
+  VIDEO_FAIL_REASON,
+  VIDEO_RULE,
 } from "./emulator-rules.ts";
 
 const MB = 1024 * 1024;
@@ -54,7 +58,8 @@ interface Publish {
   chunk: number;
   chunks: number;
   received: Map<number, number>;
-  head: Uint8Array | null;
+  /** The chunks received, kept to read the whole file once it is in (up to KEEP_UPLOAD_BYTES). */
+  parts: Map<number, Uint8Array>;
   status: "PROCESSING_UPLOAD" | "PROCESSING_DOWNLOAD" | "SEND_TO_USER_INBOX" | "PUBLISH_COMPLETE" | "FAILED";
   fail: string | null;
   polls: number;
@@ -149,7 +154,7 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
       chunk: 0,
       chunks: 0,
       received: new Map(),
-      head: null,
+      parts: new Map(),
       status: "PROCESSING_UPLOAD",
       fail: null,
       polls: 0,
@@ -187,12 +192,14 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
     return { size, chunk, count };
   }
 
+  /** The whole file is in: TikTok reads it and fails the post with the check it did not pass. */
   function finish(p: Publish) {
-    const mp4 =
-      p.head !== null && p.head.length > 8 && Buffer.from(p.head.subarray(4, 8)).toString("latin1") === "ftyp";
-    if (!mp4) {
+    // Over KEEP_UPLOAD_BYTES only the first chunk is kept: the type is known, what is further in is not.
+    const refused = breach({ ...inspectMedia(joinParts(p.parts)), bytes: p.size }, VIDEO_RULE);
+    p.parts.clear();
+    if (refused) {
       p.status = "FAILED";
-      p.fail = "file_format_check_failed";
+      p.fail = VIDEO_FAIL_REASON[refused.rule] ?? "file_format_check_failed";
       return;
     }
     p.status = "PROCESSING_DOWNLOAD";
@@ -256,7 +263,7 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
       if (!range || Number(range[3]) !== p.size || Number(range[2]) - Number(range[1]) + 1 !== bytes.length)
         return new Response(null, { status: 400 });
       const index = Math.floor(Number(range[1]) / p.chunk);
-      if (index === 0) p.head = bytes.subarray(0, 16);
+      if (index === 0 || p.size <= KEEP_UPLOAD_BYTES) p.parts.set(index, bytes);
       p.received.set(index, bytes.length);
       const total = [...p.received.values()].reduce((a, b) => a + b, 0);
       if (total < p.size) return new Response(null, { status: 206 });
@@ -358,12 +365,17 @@ export function createTikTokEmulator(opts: EmulatorOptions = {}): TikTokEmulator
         photos: images.length,
         status: "PROCESSING_DOWNLOAD",
       });
-      // TikTok pulls each photo itself: JPEG or WebP only.
+      // TikTok pulls each photo itself and reads it.
       for (const image of images) {
-        const type = (await downloadedType(image, opts.pullMedia)) ?? "";
-        if (!/^image\/(jpeg|webp)/.test(type)) {
+        const seen = await pullMedia(image, opts.pullMedia);
+        const refused = seen && breach(seen, PHOTO_RULE);
+        if (!seen || refused) {
           p.status = "FAILED";
-          p.fail = type ? "picture_format_unsupported" : "url_ownership_unverified";
+          p.fail = !seen
+            ? "url_ownership_unverified"
+            : refused!.rule === "types"
+              ? "picture_format_unsupported"
+              : "picture_size_check_failed";
         }
       }
       return envelope({ publish_id: p.id });

@@ -13,6 +13,7 @@
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user sandbox_x, and the sandbox
  * authorize page's codes (sandbox_…) are accepted without PKCE.
  */
+import { breach, inspectMedia, joinParts, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
@@ -46,6 +47,22 @@ const CODE_TTL_MS = 30_000;
 const IMAGE_MAX = 5 * MB;
 const GIF_MAX = 15 * MB;
 const VIDEO_MAX = 512 * MB;
+// docs.x.com/x-api/media/quickstart/best-practices (checked 2026-11-26): images JPG, PNG, GIF or WEBP;
+// video (MP4 or MOV, H.264 recommended) at least 0.5 s and at most 20 minutes on a Post for a default
+// account, 32×32 to 1280×1024, at most 60 fps, aspect ratio between 1:3 and 3:1.
+const IMAGE_RULE: MediaRule = { types: ["image/jpeg", "image/png", "image/gif", "image/webp"] };
+const VIDEO_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime"],
+  minDuration: 0.5,
+  maxDuration: 20 * 60,
+  minWidth: 32,
+  minHeight: 32,
+  maxWidth: 1280,
+  maxHeight: 1024,
+  maxFrameRate: 60,
+  minAspect: 1 / 3,
+  maxAspect: 3,
+};
 
 interface Media {
   id: string;
@@ -59,6 +76,8 @@ interface Media {
   polls: number;
   /** Set by POST /2/media/metadata. */
   alt?: string;
+  /** Why processing failed, as processing_info.error.message says it. */
+  failure?: string;
 }
 interface Tweet {
   id: string;
@@ -295,7 +314,7 @@ export function createXEmulator(): XEmulator {
             state: m.state,
             ...(m.state === "pending" || m.state === "in_progress" ? { check_after_secs: 1 } : {}),
             ...(m.state === "failed" && {
-              error: { code: 1, name: "InvalidMedia", message: "Unsupported video format" },
+              error: { code: 1, name: "InvalidMedia", message: m.failure ?? "Unsupported video format" },
             }),
           };
     return { id: m.id, media_key: m.key, size: m.total, ...(info && { processing_info: info }) };
@@ -316,6 +335,8 @@ export function createXEmulator(): XEmulator {
         `${category} media must use the chunked upload (initialize, append, finalize); the one-shot upload takes tweet_image only`,
       );
     if (file.size > IMAGE_MAX) throw new Problem(400, "Invalid Request", `media is larger than ${IMAGE_MAX} bytes`);
+    const refused = breach(inspectMedia(new Uint8Array(await file.arrayBuffer())), IMAGE_RULE);
+    if (refused) throw new Problem(400, "Invalid Request", `media type unrecognized: ${refused.message}`);
     const m: Media = {
       id: id19(),
       key: "",
@@ -454,12 +475,15 @@ export function createXEmulator(): XEmulator {
       const size = [...v.parts.values()].reduce((n, p) => n + p.length, 0);
       if (size !== v.total)
         throw new Problem(400, "Invalid Request", `received ${size} bytes, total_bytes was ${v.total}`);
-      const first = v.parts.get(0) ?? new Uint8Array();
-      const readable =
+      const seen = { ...inspectMedia(joinParts(v.parts)), bytes: v.total };
+      const refused =
         v.category === "tweet_gif"
-          ? Buffer.from(first.subarray(0, 4)).toString("latin1") === "GIF8"
-          : first.length > 8 && Buffer.from(first.subarray(4, 8)).toString("latin1") === "ftyp";
-      v.state = readable ? "pending" : "failed";
+          ? seen.mime === "image/gif"
+            ? null
+            : { message: "not a GIF" }
+          : breach(seen, VIDEO_RULE);
+      v.failure = refused?.message;
+      v.state = refused ? "failed" : "pending";
       return Response.json({ data: mediaJson(v) });
     }
     if (m === "GET" && path === "/2/media/upload" && url.searchParams.get("command") === "STATUS") {

@@ -6,6 +6,7 @@
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the user "Sandbox Vimeo".
  */
+import { inspectMedia } from "../../src/platform/emulator-media.ts";
 import { randomBytes } from "node:crypto";
 import { Value } from "@sinclair/typebox/value";
 import { ListVideosQuery, UploadVideo } from "./contract.ts";
@@ -140,9 +141,10 @@ export function createVimeoEmulator(): VimeoEmulator {
       v.bytes.push(chunk);
       v.offset += chunk.length;
       if (v.offset === v.size) {
-        const head = v.bytes[0] ?? new Uint8Array();
-        v.transcode =
-          head.length > 8 && Buffer.from(head.subarray(4, 8)).toString("latin1") === "ftyp" ? "in_progress" : "error";
+        // Vimeo transcodes any common video container (MP4, MOV, WebM, MKV, …: vimeo.com/help, "Video
+        // and audio compression guidelines", checked 2026-11-26); anything else ends in error.
+        const seen = inspectMedia(Buffer.concat(v.bytes.filter((b) => b instanceof Uint8Array)));
+        v.transcode = seen.mime?.startsWith("video/") ? "in_progress" : "error";
       }
       return new Response(null, { status: 204, headers: { ...tus, "upload-offset": String(v.offset) } });
     }

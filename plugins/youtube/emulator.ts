@@ -10,6 +10,7 @@
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the channel "@sandboxtube".
  */
+import { breach, inspectMedia, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { createHash, randomBytes } from "node:crypto";
 import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
 import {
@@ -82,6 +83,15 @@ export interface YouTubeEmulator extends Emulator {
   /** Whether the channel may set custom thumbnails (a channel that may not: thumbnails.set answers 403 forbidden). */
   setCustomThumbnails(allowed: boolean): void;
 }
+
+// videos.insert (developers.google.com/youtube/v3/docs/videos/insert, checked 2026-11-26): at most 256 GB,
+// video/* (the formats of support.google.com/youtube/answer/4497585: MOV, MP4, WebM, …); at most 12 hours
+// (support.google.com/youtube/answer/71673, checked 2026-11-26). A file that is none of these fails.
+const VIDEO_RULE: MediaRule = {
+  types: ["video/mp4", "video/quicktime", "video/webm", "video/x-matroska"],
+  maxBytes: 256 * 1024 ** 3,
+  maxDuration: 12 * 3600,
+};
 
 class GoogleError extends Error {
   constructor(
@@ -198,7 +208,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       if (bytes.length !== s.length)
         throw new GoogleError(400, "invalidContentLength", `Expected ${s.length} bytes, got ${bytes.length}.`);
       s.done = true;
-      const mp4 = bytes.length > 8 && Buffer.from(bytes.subarray(4, 8)).toString("latin1") === "ftyp";
+      const mp4 = !breach(inspectMedia(bytes), VIDEO_RULE);
       const v: Video = {
         id: randomBytes(8).toString("base64url").slice(0, 11),
         title: s.snippet.title,

@@ -4,12 +4,16 @@ import { createBlueskyEmulator, type BlueskyEmulator } from "../../plugins/blues
 import { ConnectError, RefreshError } from "../../src/platform/sdk.ts";
 import { job, rig, serveMedia, type Rig } from "./support.ts";
 import { fakeImage, fakeMp4 } from "../support/media-fixtures.ts";
+import { makeImage } from "../support/media-files.ts";
+
+/** A real PNG (noisy, about 3 KB): the PDS records the type the bytes are, not the one declared. */
+const png = await makeImage({ width: 30, height: 30, format: "png", noise: true });
 
 let clock = Date.now();
 let r: Rig<BlueskyEmulator>;
 const media = serveMedia({
   "a.jpg": { type: "image/jpeg", bytes: fakeImage(2000) },
-  "b.png": { type: "image/png", bytes: fakeImage(3000) },
+  "b.png": { type: "image/png", bytes: png },
   "big.jpg": { type: "image/jpeg", bytes: fakeImage(2_000_001) },
   "1.5mb.jpg": { type: "image/jpeg", bytes: fakeImage(1_500_000) },
   "clip.mp4": { type: "video/mp4", bytes: fakeMp4(5000) },
@@ -136,7 +140,7 @@ describe("publish", () => {
     const [post] = r.emulator.posts();
     expect(post.media).toEqual([
       { type: "image", contentType: "image/jpeg", size: 2000 },
-      { type: "image", contentType: "image/png", size: 3000 },
+      { type: "image", contentType: "image/png", size: png.length },
     ]);
     const embed = r.emulator.record(post.id)!.embed as any;
     expect(embed.$type).toBe("app.bsky.embed.images");
@@ -420,6 +424,8 @@ describe("the AT Protocol's own lexicons check every request", () => {
       },
     });
     expect(res.status).toBe(400);
-    expect((await res.json()).message).toContain("Maximum is 2000000 bytes");
+    const body = await res.json();
+    expect(body.error).toBe("BlobTooLarge");
+    expect(body.message).toContain("the maximum size is 2000000 bytes");
   });
 });

@@ -74,6 +74,29 @@ function streamOnly(bytes: Uint8Array, contentType = "video/mp4"): MediaAccess {
     }),
   };
 }
+test("a photo over the 4 MB of POST /{page-id}/photos is refused with 1366046; a small JPEG is posted", async () => {
+  // Real JPEGs (sharp): noisy pixels at high quality make a large file.
+  const big = await makeImage({ width: 2500, height: 2500, noise: true, quality: 95 });
+  expect(big.length).toBeGreaterThan(4 * 1024 * 1024);
+  const photo = (bytes: Uint8Array) => ({
+    ...pages[0],
+    media: {
+      open: async () => ({
+        contentType: "image/jpeg",
+        size: bytes.length,
+        stream: () => new Blob([bytes as Uint8Array<ArrayBuffer>]).stream(),
+        bytes: async () => bytes,
+      }),
+    } as MediaAccess,
+  });
+  const jpgJob = job("photo", { media: [{ url: `${rig.mediaUrl}/a.jpg`, type: "image" }] });
+  expect(await facebook.publish!(photo(big), jpgJob)).toMatchObject({
+    kind: "permanent",
+    reason: expect.stringContaining("less than 4 MB"),
+  });
+  expect((await facebook.publish!(photo(await makeImage({ width: 400, height: 300 })), jpgJob)).kind).toBe("published");
+});
+
 const videoJob = (content: string) => job(content, { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] });
 
 async function settle(ctx: PluginContext, out: Outcome): Promise<Outcome> {

@@ -4,7 +4,7 @@ import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import instagram from "../../plugins/instagram/index.ts";
 import { createInstagramEmulator, type InstagramEmulator } from "../../plugins/instagram/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
-import { makeImage } from "../support/media-files.ts";
+import { makeImage, makeVideo } from "../support/media-files.ts";
 
 let emulator: InstagramEmulator;
 let rig: OAuthRig<InstagramEmulator>;
@@ -15,6 +15,15 @@ const covers: Record<string, Uint8Array<ArrayBuffer>> = {};
 beforeAll(async () => {
   covers["/cover.jpg"] = await makeImage({ width: 1080, height: 1920, format: "jpeg" });
   covers["/cover.png"] = await makeImage({ width: 1080, height: 1920, format: "png" });
+  // Real files (sharp, ffmpeg), as Instagram reads what it downloads: a square JPEG, a PNG, a JPEG wider
+  // than 1.91:1, a 4 s Reel, and a 2 s clip (Reels take 3 s at least).
+  const files: Record<string, Uint8Array<ArrayBuffer>> = {
+    "/a.png": await makeImage({ width: 400, height: 400, format: "png" }),
+    "/wide.jpg": await makeImage({ width: 1000, height: 400 }),
+    "/short.mp4": makeVideo({ width: 360, height: 640, seconds: 2 }),
+  };
+  const jpg = await makeImage({ width: 400, height: 400 });
+  const reel = makeVideo({ width: 360, height: 640, seconds: 4 });
   ({ rig, emulator, ctx } = await connectOne(createInstagramEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
@@ -25,7 +34,8 @@ beforeAll(async () => {
           headers: { "content-type": p.endsWith(".png") ? "image/png" : "image/jpeg" },
         });
       const type = p.endsWith(".jpg") ? "image/jpeg" : p.endsWith(".png") ? "image/png" : "video/mp4";
-      return new Response(new Uint8Array(100), { headers: { "content-type": type } });
+      const bytes = files[p] ?? (type === "video/mp4" ? reel : jpg);
+      return new Response(bytes, { headers: { "content-type": type } });
     },
     username: "sandbox.insta",
   }));
@@ -43,11 +53,27 @@ async function settle(out: Outcome): Promise<Outcome> {
 // Captions over 2,200 characters, 30 hashtags or 20 mentions are refused at creation
 // (tests/modules/posts/platform-limits.test.ts).
 
+// The error-codes page: a PNG is refused when the container is created (code 36001, subcode 2207005).
 test("a PNG is refused by Instagram for good", async () => {
   expect(await settle(await instagram.publish!(ctx, post("png", [{ f: "a.png", type: "image" }])))).toMatchObject({
     kind: "permanent",
-    code: "error",
+    code: "2207005",
   });
+});
+
+test("Instagram reads what it downloads: an image wider than 1.91:1 and a 2 s Reel are refused", async () => {
+  expect(await settle(await instagram.publish!(ctx, post("wide", [{ f: "wide.jpg", type: "image" }])))).toMatchObject({
+    kind: "permanent",
+    code: "2207009",
+    reason: expect.stringContaining("aspect ratio (1000/400)"),
+  });
+  expect(await settle(await instagram.publish!(ctx, post("short", [{ f: "short.mp4", type: "video" }])))).toMatchObject(
+    {
+      kind: "permanent",
+      code: "error",
+      reason: expect.stringMatching(/under 3 s.*2207026/),
+    },
+  );
 });
 
 test("a video is a Reel with a reel permalink; a mixed carousel is one post", async () => {

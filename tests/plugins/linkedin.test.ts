@@ -6,19 +6,29 @@ import { createLinkedInEmulator, type LinkedInEmulator } from "../../plugins/lin
 import { job, connectOne, type OAuthRig } from "./support.ts";
 import { collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
+import { makeImage, makeVideo } from "../support/media-files.ts";
 
 let emulator: LinkedInEmulator;
 let rig: OAuthRig<LinkedInEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
+  // Real files (sharp, ffmpeg): LinkedIn reads what it receives. Videos over its 75 KB floor: one of
+  // 4 s, one of 2 s (the Videos API takes 3 s at least).
+  const files: Record<string, Uint8Array<ArrayBuffer>> = {
+    "/a.png": await makeImage({ width: 120, height: 80, format: "png" }),
+    "/four.mp4": makeVideo({ width: 640, height: 480, seconds: 4 }),
+    "/two.mp4": makeVideo({ width: 960, height: 720, seconds: 2 }),
+  };
   ({ rig, emulator, ctx } = await connectOne(createLinkedInEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/v2/accessToken",
     media: (req) =>
       new URL(req.url).pathname.endsWith(".png")
-        ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
-        : new Response(new Uint8Array(1000), { headers: { "content-type": "video/mp4" } }),
+        ? new Response(files["/a.png"], { headers: { "content-type": "image/png" } })
+        : new Response(files[new URL(req.url).pathname] ?? new Uint8Array(1000), {
+            headers: { "content-type": "video/mp4" },
+          }),
     mediaMaxBytes: 1024 * 1024,
     // This app was granted r_member_social (LinkedIn grants it to approved developers only).
     settings: { EXTRA_SCOPES: "r_member_social" },
@@ -47,6 +57,18 @@ test("a video under 75 KB is refused before uploading", async () => {
   expect(
     await linkedin.publish!(ctx, job("tiny", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] })),
   ).toMatchObject({ kind: "permanent", code: "media_size" });
+});
+
+test("LinkedIn reads the video: one of 2 s fails processing with no post, one of 4 s is published", async () => {
+  const before = emulator.posts().length;
+  const video = (f: string) => ({ media: [{ url: `${rig.mediaUrl}/${f}`, type: "video" as const }] });
+  let out = await linkedin.publish!(ctx, job("two seconds", video("two.mp4")));
+  for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await linkedin.checkStatus!(ctx, out.handle);
+  expect(out.kind).toBe("permanent");
+  expect(emulator.posts().length).toBe(before);
+  out = await linkedin.publish!(ctx, job("four seconds", video("four.mp4")));
+  for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await linkedin.checkStatus!(ctx, out.handle);
+  expect(out.kind).toBe("published");
 });
 
 test("media that cannot be read fails for good, with no post", async () => {

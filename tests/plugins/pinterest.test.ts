@@ -1,4 +1,5 @@
 /** Pinterest specifics beyond the conformance suite: boards, titles, carousels, a GIF by URL, a failed video, refresh, metrics. */
+import { makeVideo } from "../support/media-files.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { MediaItem, Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import pinterest, { pinTitle } from "../../plugins/pinterest/index.ts";
@@ -10,6 +11,11 @@ let rig: OAuthRig<PinterestEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
+  // Real videos (ffmpeg): Pinterest's specs take 4 s to 15 min.
+  const videos: Record<string, Uint8Array<ArrayBuffer>> = {
+    "/two.mp4": makeVideo({ width: 360, height: 640, seconds: 2 }),
+    "/five.mp4": makeVideo({ width: 360, height: 640, seconds: 5 }),
+  };
   ({ rig, emulator, ctx } = await connectOne(createPinterestEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/token",
@@ -20,7 +26,7 @@ beforeAll(async () => {
         return new Response(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]), {
           headers: { "content-type": "image/png" },
         });
-      return new Response(new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
+      return new Response(videos[p] ?? new Uint8Array(500), { headers: { "content-type": "video/mp4" } });
     },
     mediaMaxBytes: 1024 * 1024,
   }));
@@ -68,6 +74,15 @@ test("a video Pinterest cannot process fails for good", async () => {
   expect(
     await settle(await pinterest.publish!(ctx, pin("bad video", [{ url: url("v.mp4"), type: "video" }]))),
   ).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+});
+
+test("Pinterest reads the uploaded video: 2 s fails processing, 5 s is pinned", async () => {
+  const video = (f: string) => pin(f, [{ url: url(f), type: "video" }]);
+  expect(await settle(await pinterest.publish!(ctx, video("two.mp4")))).toMatchObject({
+    kind: "permanent",
+    code: "video_processing_failed",
+  });
+  expect((await settle(await pinterest.publish!(ctx, video("five.mp4")))).kind).toBe("published");
 });
 
 test("refresh rotates the tokens; metrics read lifetime numbers", async () => {

@@ -6,6 +6,7 @@ import { proofCode } from "../../plugins/telegram/proof.ts";
 import { ConnectError, type ConnectAttempt } from "../../src/platform/sdk.ts";
 import { job, rig, serveMedia, type Rig } from "./support.ts";
 import { fakeImage, fakeMp4 } from "../support/media-fixtures.ts";
+import { makeImage } from "../support/media-files.ts";
 
 let r: Rig<TelegramEmulator>;
 const media = serveMedia({
@@ -14,6 +15,9 @@ const media = serveMedia({
   "anim.gif": { type: "image/gif", bytes: new Uint8Array([...new TextEncoder().encode("GIF89a"), 0, 0, 0, 0]) },
   "huge.jpg": { type: "image/jpeg", bytes: fakeImage(10 * 1024 * 1024 + 1) },
   "clip.mp4": { type: "video/mp4", bytes: fakeMp4(6000) },
+  // Real photos (sharp): one of ratio 21:1 (sendPhoto takes 20 at most) and one of 4:3.
+  "banner.jpg": { type: "image/jpeg", bytes: await makeImage({ width: 2100, height: 100 }) },
+  "photo.jpg": { type: "image/jpeg", bytes: await makeImage({ width: 400, height: 300 }) },
 });
 const flow = plugin.connect as Extract<NonNullable<typeof plugin.connect>, { verify: unknown }>;
 const BOT = "crier_7000000001_bot";
@@ -313,6 +317,18 @@ describe("publish", () => {
       ),
     ).toMatchObject({ kind: "permanent", code: "gif_in_album" });
     expect(r.emulator.posts()).toHaveLength(1);
+  });
+});
+
+describe("what sendPhoto reads in the photo", () => {
+  test("a width-to-height ratio over 20 is PHOTO_INVALID_DIMENSIONS; a 4:3 photo is sent", async () => {
+    const ctx = await channel();
+    const photo = (name: string) => job({ media: [{ url: media.url(name), type: "image" }] });
+    expect(await plugin.publish!(ctx, photo("banner.jpg"))).toMatchObject({
+      kind: "permanent",
+      reason: expect.stringContaining("PHOTO_INVALID_DIMENSIONS"),
+    });
+    expect((await plugin.publish!(ctx, photo("photo.jpg"))).kind).toBe("published");
   });
 });
 

@@ -1,4 +1,5 @@
 /** Threads specifics beyond the conformance suite: carousels, reply chains, media Threads cannot download, insights. */
+import { makeImage, makeVideo } from "../support/media-files.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Outcome, PluginContext } from "../../src/platform/sdk.ts";
 import threads from "../../plugins/threads/index.ts";
@@ -11,13 +12,18 @@ let rig: OAuthRig<ThreadsEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
+  // Real files (sharp, ffmpeg), as Threads reads what it downloads; slow.mp4 runs at 15 fps (23 at least).
+  const jpg = await makeImage({ width: 400, height: 300 });
+  const mp4 = makeVideo({ width: 360, height: 640, seconds: 1 });
+  const slow = makeVideo({ width: 360, height: 640, seconds: 1, fps: 15 });
   ({ rig, emulator, ctx } = await connectOne(createThreadsEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/access_token",
     media: (req) => {
       const p = new URL(req.url).pathname;
-      if (p.endsWith(".jpg")) return new Response(new Uint8Array(100), { headers: { "content-type": "image/jpeg" } });
-      if (p.endsWith(".mp4")) return new Response(new Uint8Array(100), { headers: { "content-type": "video/mp4" } });
+      if (p.endsWith(".jpg")) return new Response(jpg, { headers: { "content-type": "image/jpeg" } });
+      if (p.endsWith(".mp4"))
+        return new Response(p === "/slow.mp4" ? slow : mp4, { headers: { "content-type": "video/mp4" } });
       return new Response("gone", { status: 404 });
     },
     username: "sandbox.threads",
@@ -69,6 +75,13 @@ test("media Threads cannot download fail the post for good", async () => {
     await threads.publish!(ctx, job("missing", { media: [{ url: url("missing.png"), type: "image" }] })),
   );
   expect(out).toMatchObject({ kind: "permanent", code: "FAILED_DOWNLOADING_IMAGE" });
+});
+
+test("a video under Threads' 23 fps fails its container with INVALID_FRAME_RATE", async () => {
+  const out = await settle(
+    await threads.publish!(ctx, job("slow", { media: [{ url: url("slow.mp4"), type: "video" }] })),
+  );
+  expect(out).toMatchObject({ kind: "permanent", code: "INVALID_FRAME_RATE" });
 });
 
 test("insights become views, likes, replies and reposts", async () => {

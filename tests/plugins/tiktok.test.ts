@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import tiktok, { chunkPlan } from "../../plugins/tiktok/index.ts";
 import { createTikTokEmulator, type TikTokEmulator } from "../../plugins/tiktok/emulator.ts";
 import { job, connectOne, rig as plainRig, type OAuthRig } from "./support.ts";
-import { fakeMp4 } from "../support/media-fixtures.ts";
+import { makeImage, makeVideo } from "../support/media-files.ts";
 import { followAuthorization } from "../support/connect-kit.ts";
 import { accounts } from "../../src/db/schema.ts";
 import { targetProblems } from "../../src/platform/host/content-check.ts";
@@ -18,18 +18,25 @@ let emulator: TikTokEmulator;
 let rig: OAuthRig<TikTokEmulator>;
 let ctx: PluginContext;
 
-const MP4 = fakeMp4(4096);
+// Real files (sharp, ffmpeg): a video TikTok takes (360 px at least, 23 fps at least), and two it refuses.
+const MP4 = makeVideo({ width: 360, height: 640, seconds: 1 });
+const VIDEOS: Record<string, Uint8Array<ArrayBuffer>> = {
+  "/small.mp4": makeVideo({ width: 320, height: 240, seconds: 1 }),
+  "/slow.mp4": makeVideo({ width: 360, height: 640, seconds: 1, fps: 15 }),
+};
 
 beforeAll(async () => {
+  const jpg = await makeImage({ width: 108, height: 192 });
+  const png = await makeImage({ width: 108, height: 192, format: "png" });
   ({ rig, emulator, ctx } = await connectOne(createTikTokEmulator(), {
     authorizePath: "/v2/auth/authorize/",
     tokenPath: "/v2/oauth/token/",
     clientIdSetting: "CLIENT_KEY",
     media: (req) => {
       const p = new URL(req.url).pathname;
-      if (p.endsWith(".jpg")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/jpeg" } });
-      if (p.endsWith(".png")) return new Response(new Uint8Array(64), { headers: { "content-type": "image/png" } });
-      return new Response(MP4, { headers: { "content-type": "video/mp4" } });
+      if (p.endsWith(".jpg")) return new Response(jpg, { headers: { "content-type": "image/jpeg" } });
+      if (p.endsWith(".png")) return new Response(png, { headers: { "content-type": "image/png" } });
+      return new Response(VIDEOS[p] ?? MP4, { headers: { "content-type": "video/mp4" } });
     },
     mediaMaxBytes: 10 * MB,
     username: "sandbox_tiktoker",
@@ -111,6 +118,20 @@ test("photos are pulled by TikTok; a PNG fails for good", async () => {
     kind: "permanent",
     code: "picture_format_unsupported",
   });
+});
+
+test("TikTok reads the uploaded video: under 360 px or 23 fps it fails with the check's fail_reason", async () => {
+  expect(await settle(await tiktok.publish!(ctx, post("small", [{ f: "small.mp4", type: "video" }])))).toMatchObject({
+    kind: "permanent",
+    code: "picture_size_check_failed",
+  });
+  expect(await settle(await tiktok.publish!(ctx, post("slow", [{ f: "slow.mp4", type: "video" }])))).toMatchObject({
+    kind: "permanent",
+    code: "frame_rate_check_failed",
+  });
+  expect((await settle(await tiktok.publish!(ctx, post("fine", [{ f: "fine.mp4", type: "video" }])))).kind).toBe(
+    "published",
+  );
 });
 
 /** Connects one more account through the consent page; the user grants `scopes` only (null: all asked). */

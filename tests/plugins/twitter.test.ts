@@ -8,21 +8,31 @@ import twitter from "../../plugins/twitter/index.ts";
 import { createXEmulator, type XEmulator } from "../../plugins/twitter/emulator.ts";
 import { job, connectOne, type OAuthRig } from "./support.ts";
 import { makeGif } from "../support/media-fixtures.ts";
+import { makeImage, makeVideo } from "../support/media-files.ts";
 
 let emulator: XEmulator;
 let rig: OAuthRig<XEmulator>;
 let ctx: PluginContext;
 
 beforeAll(async () => {
+  const png = await makeImage({ width: 64, height: 64, format: "png" });
+  // Real videos (ffmpeg): one X takes, one shorter than its 0.5 s, one wider than its 3:1.
+  const videos: Record<string, Uint8Array<ArrayBuffer>> = {
+    "/good.mp4": makeVideo({ width: 320, height: 240, seconds: 1 }),
+    "/short.mp4": makeVideo({ width: 320, height: 240, seconds: 0.3 }),
+    "/wide.mp4": makeVideo({ width: 640, height: 160, seconds: 1 }),
+  };
   ({ rig, emulator, ctx } = await connectOne(createXEmulator(), {
     authorizePath: "/oauth/authorize",
     tokenPath: "/oauth/token",
     media: (req) =>
-      new URL(req.url).pathname.endsWith(".png")
-        ? new Response(new Uint8Array(100), { headers: { "content-type": "image/png" } })
-        : new URL(req.url).pathname.endsWith(".gif")
-          ? new Response(makeGif(2, 2), { headers: { "content-type": "image/gif" } })
-          : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
+      videos[new URL(req.url).pathname]
+        ? new Response(videos[new URL(req.url).pathname], { headers: { "content-type": "video/mp4" } })
+        : new URL(req.url).pathname.endsWith(".png")
+          ? new Response(png, { headers: { "content-type": "image/png" } })
+          : new URL(req.url).pathname.endsWith(".gif")
+            ? new Response(makeGif(2, 2), { headers: { "content-type": "image/gif" } })
+            : new Response(new Uint8Array(5000), { headers: { "content-type": "video/mp4" } }), // no ftyp: not a real MP4
     mediaMaxBytes: 10 * 1024 * 1024,
   }));
 });
@@ -54,6 +64,21 @@ describe("posting", () => {
     for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
     expect(out).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
     expect(emulator.posts().length).toBe(before);
+  });
+
+  test("X's processing refuses a video under 0.5 s or wider than 3:1, and takes one within its rules", async () => {
+    const video = async (name: string) => {
+      let out = await twitter.publish!(ctx, job(name, { media: [{ url: `${rig.mediaUrl}/${name}`, type: "video" }] }));
+      for (let i = 0; out.kind === "submitted" && i < 5; i++) out = await twitter.checkStatus!(ctx, out.handle);
+      return out;
+    };
+    expect(await video("short.mp4")).toMatchObject({
+      kind: "permanent",
+      code: "video_processing_failed",
+      reason: expect.stringContaining("under 0.5 s"),
+    });
+    expect(await video("wide.mp4")).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+    expect((await video("good.mp4")).kind).toBe("published");
   });
 
   test("a rate limit waits until X's reset time", async () => {
