@@ -392,6 +392,9 @@ export default definePlugin({
       formats: ["image/jpeg", "image/png"],
       max_size_bytes: 8 * MB,
       applies_to: "direct videos (inserted as first frame)",
+      // TikTok's Content Posting API takes no cover file, only video_cover_timestamp_ms: Crier puts the
+      // cover in front of the video as its first frame (needs ffmpeg), as the upstream service does.
+      insert_as_first_frame: true,
     },
   },
   optionsSchema: t.Object(

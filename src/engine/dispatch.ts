@@ -261,7 +261,10 @@ export async function publishTarget(
   }
   const t = job.target;
   // Crier's own files get their probed numbers, and a converted copy where the platform needs one.
-  const media = await prepareJobMedia(ctx, job.account.profileId, plugin, (t.fittedMedia ?? job.media) as MediaItem[]);
+  const options = optionsForPlugin(plugin, t.platformOptions);
+  const media = await prepareJobMedia(ctx, job.account.profileId, plugin, (t.fittedMedia ?? job.media) as MediaItem[], {
+    coverChosen: options.video_cover_timestamp_ms !== undefined,
+  });
   if (media.kind === "failed") {
     await record(ctx, s, target.id, { kind: "failed", code: media.code, reason: media.reason });
     return "failed";
@@ -289,7 +292,7 @@ export async function publishTarget(
     // Lenient handling stored what this platform takes when it differs from the post (src/platform/host/fit.ts).
     content: t.fittedContent ?? t.contentOverride ?? job.content,
     media: media.media,
-    options: optionsForPlugin(plugin, t.platformOptions),
+    options,
     variant: t.targetVariant,
     idempotencyToken: t.id,
     ...(job.replyTo && { replyTo: { platformPostId: job.replyTo, rootPlatformPostId: job.root ?? job.replyTo } }),

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MediaFacts, VideoFacts } from "../domain/media-facts.ts";
 import type { OutputSpec } from "../platform/host/media-plan.ts";
+import { insertCoverFrame } from "./cover-frame.ts";
 import { sharp, type VideoTools } from "./tools.ts";
 
 /** The file could not be converted: a permanent error that names why. */
@@ -69,16 +70,20 @@ export async function tempFolder(root?: string): Promise<string> {
 export async function convertFile(
   source: string,
   facts: MediaFacts,
-  spec: OutputSpec,
+  spec: OutputSpec & { coverPath?: string },
   outPath: string,
   opts: ConvertOptions,
 ): Promise<void> {
   gate.capacity = Math.max(1, opts.concurrency);
-  await gate.run(() =>
-    facts.kind === "image"
-      ? convertImage(source, facts, spec, outPath)
-      : convertVideo(source, facts, spec, outPath, opts.tools),
-  );
+  await gate.run(async () => {
+    if (spec.coverPath && facts.kind === "video") {
+      // The cover frame re-encodes the whole video to H.264 + AAC MP4 anyway: one pass does both.
+      await insertCoverFrame(opts.tools, source, spec.coverPath, outPath).catch((e: Error) => {
+        throw new ConversionFailed(e.message);
+      });
+    } else if (facts.kind === "image") await convertImage(source, facts, spec, outPath);
+    else await convertVideo(source, facts, spec, outPath, opts.tools);
+  });
 }
 
 /** The scale (≤ 1) that fits width × height within the spec's maximum dimensions. */

@@ -36,6 +36,8 @@ export async function insertCoverFrame(tools: VideoTools, video: string, cover: 
     ...["-v", "error", "-y", "-i", video, "-loop", "1", "-t", frame, "-i", cover],
     ...(audio ? ["-f", "lavfi", "-t", frame, "-i", "anullsrc=r=48000:cl=stereo"] : []),
     ...["-filter_complex", graph, "-map", "[ov]", ...(audio ? ["-map", "[oa]"] : [])],
+    // Nothing of the source's metadata (a phone's recording location) goes with the new video.
+    ...["-map_metadata", "-1"],
     ...["-c:v", "libx264", "-preset", "veryfast", "-crf", "20", "-pix_fmt", "yuv420p"],
     ...(audio ? ["-c:a", "aac", "-b:a", "128k"] : []),
     ...["-movflags", "+faststart", "-f", "mp4", output],

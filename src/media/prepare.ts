@@ -21,6 +21,24 @@ export type PreparedMedia =
 
 type Ctx = Pick<AppContext, "db" | "storage" | "clock" | "config" | "log">;
 
+export interface PrepareOptions {
+  /**
+   * The target picks its cover another way (TikTok's video_cover_timestamp_ms, which the spec says wins
+   * over media[].thumbnail_url): no cover frame is put in front of the video.
+   */
+  coverChosen?: boolean;
+}
+
+/** The cover to put in front of this video as its first frame, or null (see OutputSpec.coverUrl). */
+function coverFrameOf(plugin: Plugin, item: MediaItem, opts: PrepareOptions): string | null {
+  const thumbnail = plugin.mediaRequirements.thumbnail as { insert_as_first_frame?: boolean } | null;
+  if (item.type !== "video" || !item.thumbnail_url || opts.coverChosen || !thumbnail?.insert_as_first_frame)
+    return null;
+  return item.thumbnail_url;
+}
+
+const ffmpegFound = (ctx: Ctx) => videoTools(ctx.config).ffmpeg !== null;
+
 /** The numbers a probed file has, for the item a plugin reads. */
 function withFacts(item: MediaItem, m: { size: number; facts: MediaFacts | null; contentType: string }): MediaItem {
   const f = m.facts;
@@ -37,6 +55,7 @@ export async function prepareJobMedia(
   profileId: string,
   plugin: Plugin,
   media: MediaItem[],
+  opts: PrepareOptions = {},
 ): Promise<PreparedMedia> {
   if (!media.length) return { kind: "ready", media };
   const own = await ownMediaOf(
@@ -51,7 +70,7 @@ export async function prepareJobMedia(
       out.push(item);
       continue;
     }
-    const done = await prepareOne(ctx, plugin, item, m, i);
+    const done = await prepareOne(ctx, plugin, item, m, i, coverFrameOf(plugin, item, opts));
     if (done.kind !== "ready") return done;
     out.push(done.item);
   }
@@ -64,6 +83,7 @@ async function prepareOne(
   item: MediaItem,
   m: OwnMedia,
   i: number,
+  cover: string | null,
 ): Promise<{ kind: "ready"; item: MediaItem } | Exclude<PreparedMedia, { kind: "ready" }>> {
   const name = `media[${i}] (${m.filename})`;
   let facts: MediaFacts | null;
@@ -75,16 +95,31 @@ async function prepareOne(
     if (e instanceof UnreadableMedia) facts = null;
     else return { kind: "retry", reason: `${name} could not be read from storage: ${(e as Error).message}` };
   }
-  const plan = planMedia(
+  const planned = planMedia(
     plugin.mediaRequirements,
     { type: item.type, mime: m.contentType, size: m.size, facts, own: true },
     {
-      ffmpeg: videoTools(ctx.config).ffmpeg !== null,
+      ffmpeg: ffmpegFound(ctx),
       keepMetadata: ctx.config.keepMediaMetadata,
       displayName: plugin.displayName,
       label: name,
     },
   );
+  // A cover frame makes a new video even where the file could go as it is.
+  const plan: typeof planned =
+    cover && planned.kind !== "refuse" && ffmpegFound(ctx)
+      ? {
+          kind: "convert",
+          output: {
+            ...(planned.kind === "convert"
+              ? planned.output
+              : { contentType: "video/mp4", stripMetadata: !ctx.config.keepMediaMetadata }),
+            contentType: "video/mp4",
+            coverUrl: cover,
+          },
+          reasons: [...(planned.kind === "convert" ? planned.reasons : []), "its cover put in as the first frame"],
+        }
+      : planned;
   if (plan.kind === "as_is") return { kind: "ready", item: withFacts(item, { ...m, facts }) };
   if (plan.kind === "refuse") return { kind: "failed", code: plan.code, reason: `${plan.message} ${plan.hint}` };
   if (!facts)

@@ -11,6 +11,8 @@ import type { AppContext } from "../context.ts";
 import { mediaRenditions } from "../db/schema.ts";
 import type { MediaFacts } from "../domain/media-facts.ts";
 import { outputExtension, variantKey, type OutputSpec } from "../platform/host/media-plan.ts";
+import { createMediaAccess } from "../platform/host/media-guard.ts";
+import { MediaError } from "../platform/sdk.ts";
 import { derivedKey } from "../storage/keys.ts";
 import { ConversionFailed, convertFile, tempFolder } from "./convert.ts";
 import type { OwnMedia } from "./own.ts";
@@ -117,7 +119,8 @@ async function make(ctx: Ctx, m: OwnMedia, facts: MediaFacts, spec: OutputSpec, 
     const out = join(dir, `out.${outputExtension(spec)}`);
     try {
       const source = await localSource(ctx, m, facts, dir);
-      await convertFile(source, facts, spec, out, {
+      const coverPath = spec.coverUrl ? await downloadCover(ctx, spec.coverUrl, dir) : undefined;
+      await convertFile(source, facts, { ...spec, coverPath }, out, {
         concurrency: ctx.config.mediaConvertConcurrency,
         tools: videoTools(ctx.config),
       });
@@ -174,6 +177,28 @@ async function localSource(ctx: Ctx, m: OwnMedia, facts: MediaFacts, dir: string
   if (!opened) throw new UnreadableMedia("the file is no longer in storage");
   const file = join(dir, "source");
   await Bun.write(file, new Response(opened.stream()));
+  return file;
+}
+
+/** The most a cover image may weigh (spec: thumbnail_url is a JPEG or PNG of 8 MB or less). */
+const COVER_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * A video's cover image (media[].thumbnail_url) in a local file: Crier's own upload read from storage,
+ * anything else fetched through the media guard (never from a private address). A cover that cannot be
+ * had fails the conversion, naming why.
+ */
+async function downloadCover(ctx: Ctx, url: string, dir: string): Promise<string> {
+  const access = createMediaAccess({ ownStorage: ctx.storage, maxBytes: COVER_MAX_BYTES, timeoutMs: 60_000 });
+  const file = join(dir, "cover");
+  try {
+    const body = await access.open({ url, type: "image" });
+    await Bun.write(file, new Response(body.stream()));
+  } catch (e) {
+    // A cover that may come back later (a timeout) is tried again; one refused for good fails the video.
+    if (e instanceof MediaError && !e.retryable) throw new ConversionFailed(`its cover ${url} could not be read: ${e.message}`);
+    throw e;
+  }
   return file;
 }
 

@@ -326,3 +326,53 @@ describe("location metadata", () => {
     }
   }, 60_000);
 });
+
+describe("a cover as TikTok's first frame", () => {
+  /** The mean colour of a received video's first frame. */
+  async function firstFrameColour(video: Uint8Array): Promise<{ r: number; g: number; b: number }> {
+    const dir = mkdtempSync(join(tmpdir(), "crier-cover-"));
+    writeFileSync(join(dir, "in.mp4"), video);
+    const ffmpeg = videoTools().ffmpeg!;
+    const r = Bun.spawnSync([ffmpeg, "-v", "error", "-i", join(dir, "in.mp4"), "-frames:v", "1", join(dir, "f.png")]);
+    expect(r.exitCode).toBe(0);
+    const { channels } = await (await sharp())(join(dir, "f.png")).stats();
+    return { r: channels[0].mean, g: channels[1].mean, b: channels[2].mean };
+  }
+
+  async function redCover() {
+    const lib = await sharp();
+    const png = await lib({ create: { width: 360, height: 640, channels: 3, background: { r: 230, g: 20, b: 20 } } })
+      .png()
+      .toBuffer();
+    return upload("cover.png", "image/png", Uint8Array.from(png));
+  }
+
+  test("media[].thumbnail_url goes in front of the video as its first frame; video_cover_timestamp_ms wins over it", async () => {
+    if (!accountOf.has("tiktok")) {
+      await connectSandbox(cluster, token, "tiktok");
+      const list = await cluster.request("GET", "/v1/accounts?limit=100", { token });
+      for (const a of list.body.data) accountOf.set(a.platform, a.id);
+    }
+    const cover = await redCover();
+    const clip = await upload("clip.mp4", "video/mp4", makeVideo({ width: 360, height: 640, seconds: 4, fps: 30 }));
+    const item = { url: clip.url, type: "video", thumbnail_url: cover.url };
+
+    const covered = await publish(["tiktok"], [item]);
+    expect(notPublished(covered)).toEqual([]);
+    const sent = (await filesSentTo("tiktok")).filter((f) => f.contentType !== "image/jpeg");
+    expect(sent.length).toBeGreaterThan(0);
+    const first = await firstFrameColour(sent[0].bytes);
+    // The cover is red; the test pattern's first frame is not.
+    expect(first.r).toBeGreaterThan(180);
+    expect(first.g).toBeLessThan(80);
+    expect(first.b).toBeLessThan(80);
+
+    // A cover frame picked by time: the video goes as it was uploaded.
+    const timed = await publish(["tiktok"], [item], { tiktok: { video_cover_timestamp_ms: 1000 } });
+    expect(notPublished(timed)).toEqual([]);
+    const plain = (await filesSentTo("tiktok")).filter((f) => f.contentType !== "image/jpeg");
+    expect(plain.length).toBeGreaterThan(0);
+    const original = await firstFrameColour(plain[0].bytes);
+    expect(original.r < 180 || original.g > 80 || original.b > 80).toBe(true);
+  }, 180_000);
+});

@@ -41,6 +41,11 @@ export interface OutputSpec {
   maxPixels?: number;
   /** Metadata (EXIF, XMP, QuickTime tags, so the location) left out; an image keeps its ICC profile. */
   stripMetadata: boolean;
+  /**
+   * A video only: this image (media[].thumbnail_url) becomes the first frame, for a platform that takes
+   * no cover file (declaration: thumbnail.insert_as_first_frame).
+   */
+  coverUrl?: string;
 }
 
 export type MediaPlan =
@@ -232,6 +237,7 @@ export function variantKey(spec: OutputSpec): string {
   if (spec.maxPixels) parts.push(`p${spec.maxPixels}`);
   if (spec.maxBytes) parts.push(`b${spec.maxBytes}`);
   parts.push(spec.stripMetadata ? "s" : "k");
+  if (spec.coverUrl) parts.push(`c${createHash("sha1").update(spec.coverUrl).digest("hex").slice(0, 12)}`);
   const key = parts.join("-");
   return key.length <= 48 ? key : `${parts[0]}-${createHash("sha1").update(key).digest("hex").slice(0, 20)}`;
 }
