@@ -6,7 +6,6 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { analyticsJob, collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createRegistry } from "../../src/platform/host/registry.ts";
-import { makeMp4 } from "../support/media-fixtures.ts";
 import { makeVideo } from "../support/media-files.ts";
 import { until } from "../support/until.ts";
 import {
@@ -96,7 +95,8 @@ test("fan-out targets: one entry per Snapchat placement; no numbers from a platf
   await fetch(ticket.body.data.upload.signedUrl, {
     method: "PUT",
     headers: { "content-type": "video/mp4" },
-    body: makeMp4(64 * 1024 - 32),
+    // Snapchat takes 5 to 60 s at 540×960 or more, which Crier checks from the file.
+    body: makeVideo({ width: 540, height: 960, seconds: 6, fps: 30 }),
   });
   const media = await h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });
   const created = await h.request("POST", "/v1/posts", {

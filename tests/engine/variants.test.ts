@@ -2,13 +2,13 @@
  * Platforms that fan one account target into several publications (Snapchat placements): one target per
  * variant with target_variant, each published once through the engine, from media uploaded to Crier.
  */
+import { makeVideo } from "../support/media-files.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createSnapchatEmulator } from "../../plugins/snapchat/emulator.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { createKey } from "../../src/modules/keys/service.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
 import { oauthRig, type OAuthRig } from "../plugins/support.ts";
-import { makeMp4 } from "../support/media-fixtures.ts";
 
 const emulator = createSnapchatEmulator();
 let rig: OAuthRig<typeof emulator>;
@@ -36,7 +36,8 @@ async function uploadVideo(): Promise<string> {
   const put = await fetch(ticket.body.data.upload.signedUrl, {
     method: "PUT",
     headers: { "content-type": "video/mp4" },
-    body: makeMp4(64 * 1024 - 32),
+    // Snapchat takes 5 to 60 s at 540×960 or more, which Crier checks from the file.
+    body: makeVideo({ width: 540, height: 960, seconds: 6, fps: 30 }),
   });
   expect(put.status).toBeLessThan(300);
   const media = await rig.h.request("GET", `/v1/media/${ticket.body.data.media_id}`, { token });

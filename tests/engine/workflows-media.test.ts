@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { makeMp4, makePng } from "../support/media-fixtures.ts";
+import { makeVideo } from "../support/media-files.ts";
 import { workflowHarness, type WorkflowHarness } from "../support/workflow-kit.ts";
 
 let h: WorkflowHarness;
@@ -183,7 +184,9 @@ describe("destination rules", () => {
         destination_publish_settings: { [ig]: { instagram: { publish_as_trial_reel: true } }, [rd]: REDDIT },
       },
     });
-    await h.native(src, "v4 behind the scenes", [{ url: h.serveFile(makeMp4(8192), "video/mp4"), type: "video" }]);
+    // A real Reel: Instagram takes 3 s to 15 min at 23 to 60 fps, which its emulator checks from the file.
+    const clip = makeVideo({ width: 360, height: 640, seconds: 4, fps: 30 });
+    await h.native(src, "v4 behind the scenes", [{ url: h.serveFile(clip, "video/mp4"), type: "video" }]);
     tick();
     await settle();
 

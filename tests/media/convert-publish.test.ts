@@ -280,7 +280,8 @@ describe("ahead of publishing", () => {
 
 describe("location metadata", () => {
   test("a phone photo's GPS position reaches no platform, and one stripped copy serves them all", async () => {
-    const gps = await makeImage({ width: 1200, height: 900, gps: true, orientation: 6 });
+    // Turned upright it is 1000×1200 (5:6), inside every platform's aspect ratio range (Instagram: 4:5 at the narrowest).
+    const gps = await makeImage({ width: 1200, height: 1000, gps: true, orientation: 6 });
     expect(exifHasGps((await imageMeta(gps)).exif)).toBe(true);
     const photo = await upload("phone.jpg", "image/jpeg", gps);
     const post = await publish(IMAGE_PLATFORMS, [{ url: photo.url, type: "image" }]);
@@ -295,7 +296,7 @@ describe("location metadata", () => {
           platform,
           xmp: false,
         });
-        // The camera's turn is applied to the pixels: 1200×900 stored, shown 900×1200.
+        // The camera's turn is applied to the pixels: 1200×1000 stored, shown 1000×1200.
         expect({ platform, portrait: meta.height! > meta.width! }).toEqual({ platform, portrait: true });
       }
     }
