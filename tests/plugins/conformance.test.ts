@@ -22,7 +22,8 @@ import {
   submitHostedForm,
   type ListeningHarness,
 } from "../support/connect-kit.ts";
-import { makeJpeg, makeMp4, makePng } from "../support/media-fixtures.ts";
+import { makeJpeg, makePng } from "../support/media-fixtures.ts";
+import { makeVideo } from "../support/media-files.ts";
 
 const registry = createRegistry();
 /**
@@ -32,11 +33,12 @@ const registry = createRegistry();
 const testWhen = (applies: boolean) => (applies ? test : ((() => {}) as unknown as typeof test));
 const withEmulator = registry.list().filter((p) => registry.hasEmulator(p.platform));
 
-// Small but real files: a 1x1 PNG, a 1x1 JPEG, and an MP4 of 96 KB (above the smallest video any
-// platform takes, LinkedIn's 75 KB).
+// Small but real files: a 1x1 PNG, a 1x1 JPEG, and a video every platform's emulator takes as the
+// platform documents it: 540×960 (Snapchat's least, inside Pinterest's 1:2 and X's 1280×1024), 6 s
+// (Snapchat's 5 s and Pinterest's 4 s at least), 30 fps, H.264 and AAC, about 230 KB (over LinkedIn's 75 KB).
 const PNG = makePng(1, 1);
 const JPEG = makeJpeg(1, 1, 0);
-const MP4 = makeMp4(96 * 1024);
+const MP4 = makeVideo({ width: 540, height: 960, seconds: 6, fps: 30 });
 
 let mediaServer: ReturnType<typeof Bun.serve>;
 let mediaBase: string;

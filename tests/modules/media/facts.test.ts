@@ -43,16 +43,19 @@ async function startDriver(name: "fs" | "s3", overrides: Partial<Config> = {}): 
     base,
     token,
     async storedKeys() {
+      // Files Crier makes from an upload (`~`: an earlier video's poster frame, made in the background,
+      // may land at any moment) are not uploads: only what clients sent is compared.
+      const uploads = (keys: string[]) => keys.filter((k) => !k.includes("~"));
       if (client && s3) {
         const listed = await client.send(new ListObjectsV2Command({ Bucket: s3.bucket }));
-        return (listed.Contents ?? []).map((o) => o.Key!);
+        return uploads((listed.Contents ?? []).map((o) => o.Key!));
       }
       const root = (h.ctx.storage as FsStorage).root;
       const partial = join(root, ".partial");
-      return [
+      return uploads([
         ...readdirSync(root).filter((f) => !f.startsWith(".")),
         ...(existsSync(partial) ? readdirSync(partial) : []),
-      ];
+      ]);
     },
     async stop() {
       server.stop(true);
