@@ -196,7 +196,8 @@ async function downloadCover(ctx: Ctx, url: string, dir: string): Promise<string
     await Bun.write(file, new Response(body.stream()));
   } catch (e) {
     // A cover that may come back later (a timeout) is tried again; one refused for good fails the video.
-    if (e instanceof MediaError && !e.retryable) throw new ConversionFailed(`its cover ${url} could not be read: ${e.message}`);
+    if (e instanceof MediaError && !e.retryable)
+      throw new ConversionFailed(`its cover ${url} could not be read: ${e.message}`);
     throw e;
   }
   return file;
