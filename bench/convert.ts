@@ -1,7 +1,7 @@
 // bench/convert: Crier's conversions against the bare tool doing the same work on the same file, same run.
 //   (a) a 4000×3000 photo to a 1440-wide JPEG: src/media/convert.ts against sharp alone (same operations);
 //   (b) a 60 s 1080p MOV (made here by ffmpeg) to MP4 H.264 + AAC: Crier against the same ffmpeg command.
-//   npx bun bench/convert.ts     (BENCH_IMAGE_RUNS=5, BENCH_VIDEO_SECONDS=60)
+//   npx bun bench/convert.ts     (BENCH_IMAGE_RUNS=20, BENCH_VIDEO_SECONDS=60)
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,7 +13,7 @@ import type { OutputSpec } from "../src/platform/host/media-plan.ts";
 import { figure, times } from "./figures.ts";
 
 const work = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "crier-bench-convert-"));
-const imageRuns = Number(process.env.BENCH_IMAGE_RUNS ?? 5);
+const imageRuns = Number(process.env.BENCH_IMAGE_RUNS ?? 20);
 const videoSeconds = Number(process.env.BENCH_VIDEO_SECONDS ?? 60);
 const tools = videoTools({ ffmpegPath: process.env.FFMPEG_PATH });
 
