@@ -227,7 +227,9 @@ export default definePlugin({
     // Images 4:5 to 1.91:1 ("Image Specifications"); Reels 0.01:1 to 10:1, 9:16 recommended ("Reel
     // Specifications"); both on developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, checked 2026-11-26.
     aspect_ratio: { image: { min: "4:5", max: "1.91:1" }, video: { min: "0.01:1", max: "10:1" }, recommended: "9:16" },
-    thumbnail: { formats: ["image/jpeg", "image/png"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
+    // Reels cover photo: JPEG, 8 MB at most (IG User Media reference, "Reels cover photo specifications",
+    // checked 2026-11-26). A PNG thumbnail_url of Crier's own is sent as a JPEG copy (src/media/prepare.ts).
+    thumbnail: { formats: ["image/jpeg"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
   },
   optionsSchema: t.Object(
     {

@@ -37,6 +37,44 @@ function coverFrameOf(plugin: Plugin, item: MediaItem, opts: PrepareOptions): st
   return item.thumbnail_url;
 }
 
+/**
+ * A video's cover (media[].thumbnail_url) in a format the platform's cover takes (declaration:
+ * thumbnail.formats): one of Crier's own images in another format (a PNG for Instagram, whose cover_url
+ * takes JPEG) is replaced by a JPEG copy, made once. Covers on other hosts go as they are.
+ */
+async function coverInFormat(
+  ctx: Ctx,
+  profileId: string,
+  plugin: Plugin,
+  item: MediaItem,
+  i: number,
+): Promise<{ kind: "ready"; item: MediaItem } | Exclude<PreparedMedia, { kind: "ready" }>> {
+  const thumbnail = plugin.mediaRequirements.thumbnail as { formats?: string[]; max_size_bytes?: number } | null;
+  if (item.type !== "video" || !item.thumbnail_url || !thumbnail?.formats?.length) return { kind: "ready", item };
+  const [cover] = await ownMediaOf({ db: ctx.db.db, storage: ctx.storage }, profileId, [item.thumbnail_url]);
+  if (!cover || thumbnail.formats.includes(cover.contentType) || !thumbnail.formats.includes("image/jpeg"))
+    return { kind: "ready", item };
+  const name = `media[${i}].thumbnail_url (${cover.filename})`;
+  try {
+    const facts = await factsOf(ctx, cover);
+    if (facts?.kind !== "image") throw new RenditionFailed("it is not an image");
+    const r = await renditionOf(ctx, cover, facts, {
+      contentType: "image/jpeg",
+      stripMetadata: !ctx.config.keepMediaMetadata,
+      ...(thumbnail.max_size_bytes && { maxBytes: thumbnail.max_size_bytes }),
+    });
+    return { kind: "ready", item: { ...item, thumbnail_url: r.url } };
+  } catch (e) {
+    if (e instanceof RenditionFailed || e instanceof UnreadableMedia)
+      return {
+        kind: "failed",
+        code: "media_conversion_failed",
+        reason: `${name} could not be made a JPEG for ${plugin.displayName}'s cover: ${e.message}`,
+      };
+    return { kind: "retry", reason: `${name} could not be converted now: ${(e as Error).message}` };
+  }
+}
+
 const ffmpegFound = (ctx: Ctx) => videoTools(ctx.config).ffmpeg !== null;
 
 /** The numbers a probed file has, for the item a plugin reads. */
@@ -72,7 +110,9 @@ export async function prepareJobMedia(
     }
     const done = await prepareOne(ctx, plugin, item, m, i, coverFrameOf(plugin, item, opts));
     if (done.kind !== "ready") return done;
-    out.push(done.item);
+    const cover = await coverInFormat(ctx, profileId, plugin, done.item, i);
+    if (cover.kind !== "ready") return cover;
+    out.push(cover.item);
   }
   return { kind: "ready", media: out };
 }

@@ -69,7 +69,7 @@ async function upload(
 
 async function publish(
   platforms: string[],
-  media: { url: string; type?: string }[],
+  media: { url: string; type?: string; thumbnail_url?: string }[],
   options: Record<string, unknown> = {},
 ) {
   received.clear();
@@ -376,4 +376,26 @@ describe("a cover as TikTok's first frame", () => {
     const original = await firstFrameColour(plain[0].bytes);
     expect(original.r < 180 || original.g > 80 || original.b > 80).toBe(true);
   }, 180_000);
+});
+
+describe("a cover in the format the platform's cover takes", () => {
+  test("an uploaded PNG cover of an Instagram Reel goes out as a JPEG copy, which Instagram takes", async () => {
+    const lib = await sharp();
+    const png = await lib({ create: { width: 360, height: 640, channels: 3, background: { r: 20, g: 120, b: 220 } } })
+      .png()
+      .toBuffer();
+    const cover = await upload("cover.png", "image/png", Uint8Array.from(png));
+    const clip = await upload("reel.mp4", "video/mp4", makeVideo({ width: 360, height: 640, seconds: 4, fps: 30 }));
+    const post = await publish(["instagram"], [{ url: clip.url, type: "video", thumbnail_url: cover.url }]);
+    // Instagram's Reels covers are JPEG only: its emulator fails the container for a PNG.
+    expect(notPublished(post)).toEqual([]);
+    const sentCovers = (received.get("instagram") ?? [])
+      .map((r) => new URLSearchParams(new TextDecoder().decode(r.body)).get("cover_url"))
+      .filter((u): u is string => !!u);
+    expect(sentCovers.length).toBe(1);
+    expect(sentCovers[0]).not.toBe(cover.url);
+    const res = await fetch(sentCovers[0]);
+    expect(res.headers.get("content-type")).toBe("image/jpeg");
+    expect((await imageMeta(new Uint8Array(await res.arrayBuffer()))).format).toBe("jpeg");
+  }, 120_000);
 });
