@@ -54,6 +54,10 @@ export const Capabilities = t.Object(
       description:
         "Extension: whether media[].alt_text reaches the platform (see media_requirements.alt_text); false: it is ignored.",
     }),
+    first_comment: t.Boolean({
+      description:
+        "Extension: whether a target may carry first_comment, posted by the same account right after the post (see media_requirements.first_comment for its limit and kind).",
+    }),
   },
   { title: "Capabilities" },
 );
@@ -120,6 +124,16 @@ const AltTextRule = t.Union(
 export const AltTextSupport = t.Object({ image: AltTextRule, video: AltTextRule }, { title: "AltTextSupport" });
 export type AltTextSupport = Static<typeof AltTextSupport>;
 
+/** Extension: a platform's first comment, as media_requirements.first_comment shows it. */
+export const FirstCommentRule = t.Object(
+  {
+    kind: t.Union([t.Literal("comment"), t.Literal("reply")]),
+    max_length: Int({ minimum: 1 }),
+    unit: t.String({ description: "How max_length counts: characters, utf16, graphemes, bytes, weighted." }),
+  },
+  { title: "FirstCommentRule" },
+);
+
 export const MediaRequirements = t.Object(
   {
     supported_formats: t.Array(t.String()),
@@ -158,6 +172,10 @@ export const MediaRequirements = t.Object(
     alt_text: t.Union([AltTextSupport, t.Null()], {
       description:
         "Extension: per kind of media, whether media[].alt_text is sent and its longest length (checked at creation: alt_text_too_long). null: the platform has no alt text and ignores it.",
+    }),
+    first_comment: t.Union([FirstCommentRule, t.Null()], {
+      description:
+        "Extension: the limit of a target's first_comment (checked at creation: first_comment_too_long) and whether it is a comment under the post or a reply to it. null: the platform takes no first comment (a target with one is 400 first_comment_unsupported).",
     }),
   },
   {

@@ -119,6 +119,40 @@ export interface PublishJob {
 
 export type Credentials = Record<string, unknown>;
 
+/**
+ * A target's first comment: posted by the same account right after its post was published, as a comment
+ * on the post (Facebook, Instagram, LinkedIn, YouTube, Reddit) or a reply to it (X, Threads, Bluesky, Nostr).
+ */
+export interface CommentJob {
+  /** The comment's text, as the user wrote it (checked against firstComment.textLimit at creation). */
+  text: string;
+  /** The published post the comment belongs to. */
+  parent: { platformPostId: string; url: string | null };
+  /** The target's platform options, as its publish got them (a Reddit subreddit, a Bluesky reply root). */
+  options: Record<string, unknown>;
+  /** Stable across attempts of one comment: send it where the platform supports idempotency keys. */
+  idempotencyToken: string;
+}
+
+/**
+ * What a comment attempt came to: the same classes as a publish (a comment is never "submitted").
+ * `unknown` is never retried automatically: the reconciler asks findComment, else it stays unknown.
+ */
+export type CommentOutcome = Exclude<Outcome, { kind: "submitted" }>;
+
+/** A platform's first-comment support: declared once, shown as capabilities.first_comment. */
+export interface FirstCommentSupport {
+  /** The comment's own text limit (often not the post's): checked at creation, 400 first_comment_too_long. */
+  textLimit: { max: number; unit: TextUnit };
+  /** "comment" (a comment under the post) or "reply" (a post replying to it): shown to clients. */
+  kind: "comment" | "reply";
+  /** Scopes the comment needs beyond publish's, asked for at connect and checked by `crier accounts check`. */
+  scopes?: readonly string[];
+  publish(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome>;
+  /** Whether the comment exists under the parent, for an attempt whose outcome is unknown. */
+  find?(ctx: PluginContext, job: CommentJob, window: { since: Date; until: Date }): Promise<FindResult>;
+}
+
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   headers?: Record<string, string>;
@@ -355,7 +389,10 @@ export interface AccountStats {
  * media_requirements as a plugin declares them: file_constraints is a free object in the spec; alt_text is
  * derived from the plugin's altText.
  */
-export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraints" | "aspect_ratio" | "alt_text"> & {
+export type DeclaredMediaRequirements = Omit<
+  MediaRequirements,
+  "file_constraints" | "aspect_ratio" | "alt_text" | "first_comment"
+> & {
   file_constraints: MediaRequirements["file_constraints"] & Record<string, unknown>;
   aspect_ratio: (AspectRatio & Record<string, unknown>) | null;
 };
@@ -367,7 +404,7 @@ export type DeclaredMediaRequirements = Omit<MediaRequirements, "file_constraint
 export type PluginStatus = "implemented" | "declared_only";
 
 /** What a plugin can be asked to do, as `crier accounts check` reports the scopes each needs. */
-export const SCOPED_CAPABILITIES = ["publish", "metrics", "account_stats", "workflow_source"] as const;
+export const SCOPED_CAPABILITIES = ["publish", "metrics", "account_stats", "workflow_source", "first_comment"] as const;
 export type ScopedCapability = (typeof SCOPED_CAPABILITIES)[number];
 
 /** What a plugin's checkAccount read learnt beyond "the token works". */
@@ -388,7 +425,7 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   /** The connection mode when `connect` is absent (a flow not written yet); otherwise connect.mode wins. */
   connectionMode?: ConnectionMode;
   /** alt_text comes from `altText`, connection_mode from connect: declared once each. */
-  capabilities: Omit<Capabilities, "connection_mode" | "alt_text">;
+  capabilities: Omit<Capabilities, "connection_mode" | "alt_text" | "first_comment">;
   mediaRequirements: DeclaredMediaRequirements;
   /** platform_options accepted on a target. Unknown keys are kept but not forwarded unless the schema forbids them. */
   optionsSchema: O;
@@ -448,6 +485,8 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   onDisconnect?(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void>;
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  /** First comments (a target's `first_comment`); absent: the platform takes none and such a target is 400. */
+  firstComment?: FirstCommentSupport;
   /**
    * What the server logs as warnings at start about this platform's settings (an API version close to
    * its sunset); asked only of platforms whose required settings are set.

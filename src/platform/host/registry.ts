@@ -28,8 +28,19 @@ export function pluginConnectionMode(p: Plugin): ConnectionMode {
  */
 export function describePlugin(p: Plugin, ffmpeg = true): PlatformDescription {
   return {
-    capabilities: { connection_mode: pluginConnectionMode(p), ...p.capabilities, alt_text: p.altText !== null },
-    media_requirements: { ...presentedRequirements(p.mediaRequirements, ffmpeg), alt_text: p.altText },
+    capabilities: {
+      connection_mode: pluginConnectionMode(p),
+      ...p.capabilities,
+      alt_text: p.altText !== null,
+      first_comment: p.firstComment !== undefined,
+    },
+    media_requirements: {
+      ...presentedRequirements(p.mediaRequirements, ffmpeg),
+      alt_text: p.altText,
+      first_comment: p.firstComment
+        ? { kind: p.firstComment.kind, max_length: p.firstComment.textLimit.max, unit: p.firstComment.textLimit.unit }
+        : null,
+    },
     disconnect: p.disconnect,
     status: pluginStatus(p),
   };
