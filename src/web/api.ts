@@ -24,13 +24,19 @@ export function whenSignedOut(handler: () => void) {
   onSignedOut = handler;
 }
 
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { "x-csrf-token": csrfToken };
-  if (body !== undefined) headers["content-type"] = "application/json";
+/** `raw`: send the body as it is with this content type (a CSV file), plus extra headers (Idempotency-Key). */
+export async function api<T = unknown>(
+  method: string,
+  path: string,
+  body?: unknown,
+  raw?: { contentType: string; headers?: Record<string, string> },
+): Promise<T> {
+  const headers: Record<string, string> = { "x-csrf-token": csrfToken, ...raw?.headers };
+  if (body !== undefined) headers["content-type"] = raw?.contentType ?? "application/json";
   const res = await fetch(path, {
     method,
     headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined ? undefined : raw ? (body as string) : JSON.stringify(body),
     credentials: "same-origin",
   });
   const text = await res.text();

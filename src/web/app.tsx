@@ -9,6 +9,7 @@ import { AccountsPage } from "./pages/accounts.tsx";
 import { CalendarPage } from "./pages/calendar.tsx";
 import { ComposePage } from "./pages/compose.tsx";
 import { DraftsPage } from "./pages/drafts.tsx";
+import { ImportPage } from "./pages/import.tsx";
 import { PostDetailPage } from "./pages/post-detail.tsx";
 import { PostsPage } from "./pages/posts.tsx";
 import { PreferencesPage } from "./pages/preferences.tsx";
@@ -25,6 +26,7 @@ const NAV: { href: string; label: string }[] = [
   { href: "/calendar", label: "Calendar" },
   { href: "/posts", label: "Posts" },
   { href: "/drafts", label: "Drafts" },
+  { href: "/import", label: "Import" },
   { href: "/accounts", label: "Accounts" },
   { href: "/preferences", label: "Preferences" },
 ];
@@ -36,6 +38,7 @@ const ROUTES: [string, Page][] = [
   ["/posts/:id", PostDetailPage],
   ["/drafts", DraftsPage],
   ["/drafts/:id", ComposePage],
+  ["/import", ImportPage],
   ["/accounts", AccountsPage],
   ["/preferences", PreferencesPage],
 ];

@@ -2,12 +2,14 @@ import { useState } from "preact/hooks";
 import { api } from "../api.ts";
 import type { Account, ConnectResult, DeleteResult, PlatformInfo } from "../types.ts";
 import { Confirm, ErrorNote, PageTitle, PlatformIcon, StatusBadge, useLoad, when } from "../ui.tsx";
+import { QueueEditor } from "./queue-editor.tsx";
 
 const CAPABILITY_LABELS: [keyof NonNullable<Account["capabilities"]>, string][] = [
   ["text", "Text"],
   ["images", "Images"],
   ["video", "Video"],
   ["threads", "Threads"],
+  ["first_comment", "First comment"],
   ["source", "Workflow source"],
 ];
 
@@ -80,6 +82,7 @@ export function AccountsPage() {
                     <li key={label}>{label}</li>
                   ))}
                 </ul>
+                {a.status === "active" && a.capabilities?.destination ? <QueueEditor account={a} /> : null}
               </div>
               <div class="actions">
                 {a.status !== "active" ? (

@@ -1,12 +1,13 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { countText, utf8Length } from "../../platform/text.ts";
 import { api, ApiFailure, putWithProgress } from "../api.ts";
-import { localInput, timeZone } from "../dates.ts";
-import { OptionsForm } from "../options-form.tsx";
+import { timeZone } from "../dates.ts";
+import { buildRule, noRepeat, weekdayOf, type RepeatChoice } from "../repeat-rule.ts";
 import { navigate } from "../router.tsx";
 import type { Account, Draft, Media, PlatformInfo, Post, UploadTicket } from "../types.ts";
-import { ErrorNote, PageTitle, PlatformIcon, useLoad } from "../ui.tsx";
+import { ErrorNote, PageTitle, useLoad } from "../ui.tsx";
 import { ProblemList, refusal, useValidation, withoutTargetPrefix } from "../validation.tsx";
+import { emptyTarget, TargetItem, type TargetState } from "./compose-target.tsx";
+import { WhenPanel, type Submit } from "./compose-when.tsx";
 
 interface MediaSlot {
   key: string;
@@ -17,19 +18,6 @@ interface MediaSlot {
   url?: string;
   error?: unknown;
 }
-
-interface TargetState {
-  override: string;
-  options: Record<string, unknown>;
-}
-
-const UNIT_NAMES: Record<string, string> = {
-  characters: "characters",
-  utf16: "UTF-16 units",
-  graphemes: "characters",
-  bytes: "bytes",
-  weighted: "weighted characters",
-};
 
 /** Uploads one file through the ticket flow: ask for a ticket, PUT the bytes to it, read the stored media. */
 async function upload(file: File, onProgress: (f: number) => void): Promise<string> {
@@ -52,6 +40,7 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
   const [selected, setSelected] = useState<string[]>([]);
   const [targets, setTargets] = useState<Record<string, TargetState>>({});
   const [publishAt, setPublishAt] = useState("");
+  const [repeat, setRepeat] = useState<RepeatChoice>(noRepeat());
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [targetErrors, setTargetErrors] = useState<Record<string, unknown>>({});
@@ -103,21 +92,30 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
 
   const toggle = (id: string, on: boolean) => {
     setSelected((s) => (on ? [...s, id] : s.filter((x) => x !== id)));
-    setTargets((t) => (t[id] ? t : { ...t, [id]: { override: "", options: {} } }));
+    setTargets((t) => (t[id] ? t : { ...t, [id]: emptyTarget() }));
   };
 
-  const body = (when: "now" | "schedule") => {
+  const body = (when: Submit) => {
     const list = selected.filter((id) => active.some((a) => a.id === id));
+    const rule = when === "queue" ? null : buildRule(repeat);
+    // A weekly series without picked days repeats on the weekday of its first post.
+    const ruleWithDay =
+      rule && repeat.frequency === "weekly" && !repeat.days.length
+        ? `${rule};BYDAY=${weekdayOf(when === "schedule" && publishAt ? publishAt : new Date().toString())}`
+        : rule;
     return {
       content,
       media: media.filter((m) => m.url).map((m) => ({ url: m.url!, type: m.kind })),
       ...(when === "schedule" && publishAt ? { publish_at: new Date(publishAt).toISOString() } : {}),
+      ...(when === "queue" ? { queue: true } : {}),
+      ...(ruleWithDay ? { repeat: { rule: ruleWithDay, time_zone: timeZone() } } : {}),
       targets: list.map((id) => {
         const t = targets[id];
         return {
           account_id: id,
           ...(t?.override.trim() ? { content_override: t.override } : {}),
           ...(t && Object.keys(t.options).length ? { platform_options: t.options } : {}),
+          ...(t?.firstComment.trim() ? { first_comment: t.firstComment } : {}),
         };
       }),
       ...(draftId ? { draft_id: draftId } : {}),
@@ -142,12 +140,13 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
   const validation = useValidation(body(publishAt ? "schedule" : "now"));
   const checked = validation.result?.data;
   const postProblems = checked?.problems ?? refusal(validation.result?.error);
-  const whenProblems = postProblems.filter((p) => p.field.startsWith("publish_at"));
-  const contentProblems = postProblems.filter((p) => !p.field.startsWith("publish_at"));
+  const isWhen = (field: string) => /^(publish_at|repeat|queue)/.test(field);
+  const whenProblems = postProblems.filter((p) => isWhen(p.field));
+  const contentProblems = postProblems.filter((p) => !isWhen(p.field));
   // A refused create's error beside a target stands until the user edits again: then the live check takes over.
   useEffect(() => setTargetErrors({}), [validation.result]);
 
-  const submit = async (when: "now" | "schedule") => {
+  const submit = async (when: Submit) => {
     setError(null);
     setTargetErrors({});
     if (when === "schedule" && !publishAt) {
@@ -279,115 +278,38 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
             <p class="muted">No active account: connect one on the Accounts page.</p>
           ) : null}
           <ul class="targets">
-            {active.map((a) => {
-              const p = platformOf(a);
-              const on = selected.includes(a.id);
-              const t = targets[a.id] ?? { override: "", options: {} };
-              const text = t.override.trim() ? t.override : content;
-              const v = on ? checked?.targets.find((x) => x.account_id === a.id) : undefined;
-              // The server's count once it has seen this very text; until then, the same rule counted here.
-              const server = validation.current ? v?.text : null;
-              const unit = server?.unit ?? p?.text_limit.unit;
-              const limit = server
-                ? server.limit
-                : p
-                  ? (media.length && p.text_limit.withMediaMax) || p.text_limit.max
-                  : null;
-              const used = server ? server.length : p ? countText(text, p.text_limit.unit) : text.length;
-              const bytesOver = p?.text_limit.maxBytes ? utf8Length(text) > p.text_limit.maxBytes : false;
-              const over = (limit !== null && used > limit) || (!server && bytesOver);
-              return (
-                <li key={a.id} class={`target${on ? " on" : ""}`} data-target={a.username}>
-                  <div class="row">
-                    <input
-                      id={`t-${a.id}`}
-                      type="checkbox"
-                      checked={on}
-                      onChange={(e) => toggle(a.id, (e.target as HTMLInputElement).checked)}
-                    />
-                    <label for={`t-${a.id}`} class="row">
-                      <PlatformIcon platform={a.platform} size={24} />
-                      <span>
-                        {a.username} <span class="muted small">{p?.display_name ?? a.platform}</span>
-                      </span>
-                    </label>
-                    {limit !== null ? (
-                      <span class={`count${over ? " over" : ""}`} aria-live="polite">
-                        {used} / {limit}
-                        <span class="visually-hidden"> {UNIT_NAMES[unit!] ?? unit}</span>
-                      </span>
-                    ) : null}
-                  </div>
-                  {v ? (
-                    <ProblemList
-                      // The refused create's own error, shown below, says the same: not twice.
-                      problems={v.problems.filter(
-                        (x) => x.code !== (targetErrors[a.id] as ApiFailure | undefined)?.code,
-                      )}
-                      label={`Problems for ${a.username}`}
-                    />
-                  ) : null}
-                  {targetErrors[a.id] ? <ErrorNote error={targetErrors[a.id]} /> : null}
-                  {on ? (
-                    <details>
-                      <summary>Customise for {a.username}</summary>
-                      <label for={`o-${a.id}`}>Text for this account only</label>
-                      <textarea
-                        id={`o-${a.id}`}
-                        rows={3}
-                        value={t.override}
-                        placeholder="Leave empty to use the main text"
-                        onInput={(e) =>
-                          setTargets({
-                            ...targets,
-                            [a.id]: { ...t, override: (e.target as HTMLTextAreaElement).value },
-                          })
-                        }
-                      />
-                      {p ? (
-                        <OptionsForm
-                          idPrefix={`opt-${a.id}`}
-                          schema={p.options_schema}
-                          values={t.options}
-                          onChange={(options) => setTargets({ ...targets, [a.id]: { ...t, options } })}
-                        />
-                      ) : null}
-                    </details>
-                  ) : null}
-                </li>
-              );
-            })}
+            {active.map((a) => (
+              <TargetItem
+                key={a.id}
+                account={a}
+                platform={platformOf(a)}
+                on={selected.includes(a.id)}
+                state={targets[a.id] ?? emptyTarget()}
+                content={content}
+                hasMedia={media.length > 0}
+                checked={selected.includes(a.id) ? checked?.targets.find((x) => x.account_id === a.id) : undefined}
+                current={validation.current}
+                error={targetErrors[a.id]}
+                onToggle={(on) => toggle(a.id, on)}
+                onChange={(state) => setTargets({ ...targets, [a.id]: state })}
+              />
+            ))}
           </ul>
         </section>
 
-        <section class="panel">
-          <label for="publish-at">Schedule for (your time zone: {timeZone()})</label>
-          <input
-            id="publish-at"
-            type="datetime-local"
-            value={publishAt}
-            min={localInput(new Date())}
-            onInput={(e) => setPublishAt((e.target as HTMLInputElement).value)}
-          />
-          <ProblemList problems={whenProblems} label="Problems with the date" />
-          <ErrorNote error={error} />
-          {saved ? (
-            <p class="note" role="status">
-              {saved}
-            </p>
-          ) : null}
-          <div class="actions">
-            <button type="button" class="primary" disabled={!!busy || uploading} onClick={() => void submit("now")}>
-              {busy === "now" ? "Publishing…" : "Publish now"}
-            </button>
-            <button type="button" disabled={!!busy || uploading} onClick={() => void submit("schedule")}>
-              {busy === "schedule" ? "Scheduling…" : "Schedule"}
-            </button>
-            <button type="button" disabled={!!busy || uploading} onClick={() => void saveDraft()}>
-              {busy === "draft" ? "Saving…" : "Save draft"}
-            </button>
-          </div>
-        </section>
+        <WhenPanel
+          publishAt={publishAt}
+          onPublishAt={setPublishAt}
+          repeat={repeat}
+          onRepeat={setRepeat}
+          problems={whenProblems}
+          error={error}
+          saved={saved}
+          busy={busy}
+          uploading={uploading}
+          onSubmit={(when) => void submit(when)}
+          onSaveDraft={() => void saveDraft()}
+        />
       </form>
     </>
   );
