@@ -36,10 +36,10 @@ const HINT = `Columns: ${CSV_COLUMNS.join(", ")} (content and account_ids requir
 const list = (cell: string) => cell.split(/[\s,]+/).filter(Boolean);
 
 /**
- * The rows of a CSV import. Throws 400 invalid_csv (naming the line), unknown_csv_columns,
+ * The rows of a CSV import (at most `maxRows`: the API's cap, or the command line's, which sends parts). Throws 400 invalid_csv (naming the line), unknown_csv_columns,
  * missing_csv_columns, no_posts or too_many_posts for the file as a whole.
  */
-export function csvEntries(text: string): BulkEntry[] {
+export function csvEntries(text: string, maxRows = MAX_BULK_POSTS): BulkEntry[] {
   let records: string[][];
   try {
     // Blank lines stay records ([""]), so a row's number is the spreadsheet's row number.
@@ -74,17 +74,17 @@ export function csvEntries(text: string): BulkEntry[] {
     entries.push(csvEntry(i + 2, columns as Column[], cells));
   });
   if (!entries.length) throw noPosts();
-  if (entries.length > MAX_BULK_POSTS) throw tooMany(entries.length);
+  if (entries.length > maxRows) throw tooMany(entries.length, maxRows);
   return entries;
 }
 
 export const noPosts = () =>
   new BadRequest("no_posts", "The import holds no posts.", "Send at least one post (one CSV row under the header).");
 
-export const tooMany = (n: number) =>
+export const tooMany = (n: number, max = MAX_BULK_POSTS) =>
   new BadRequest(
     "too_many_posts",
-    `The import holds ${n} posts; one request takes at most ${MAX_BULK_POSTS}.`,
+    `The import holds ${n} posts; one request takes at most ${max}.`,
     `Split it into files of ${MAX_BULK_POSTS} rows or fewer (crier posts import sends any file in parts).`,
   );
 
