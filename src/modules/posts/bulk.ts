@@ -90,7 +90,8 @@ export async function runBulk(
           Object.assign(w.result, { post_id: value.id, status: value.status, replayed });
           if (!replayed) created++;
         } catch (e) {
-          // What changed since the check (an account disconnected meanwhile) fails this row only.
+          // What changed since the check (an account disconnected meanwhile) fails this row only. A database
+          // failure fails the request (503 through the envelope): sent again, rows already created replay.
           if (!(e instanceof ApiError)) throw e;
           w.result.ok = false;
           w.result.problems.push({ code: e.errorCode, message: e.message, hint: e.hint ?? "", field: "" });
