@@ -11,6 +11,7 @@ import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
+import { bulkPostsRoutes } from "./modules/posts/bulk-routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { usersRoutes } from "./modules/users/routes.ts";
 import { dashboardRoutes } from "./web/serve.ts";
@@ -30,7 +31,7 @@ an X-CSRF-Token header (every scope, on the session's profile). Errors are alway
 Decisions where the public spec is silent: unknown, foreign or malformed ids are 404 not_found; schema
 failures are 400 validation_error naming the field, what was wrong and what is allowed; conflicts are 409
 with their own code; bodies over MAX_BODY_BYTES are 413 payload_too_large; a /v1 body sent with another
-Content-Type than application/json is 415 unsupported_media_type; a method the path does not have is 405
+Content-Type than application/json (or text/csv, which POST /v1/posts/bulk also takes) is 415 unsupported_media_type; a method the path does not have is 405
 method_not_allowed with an Allow header. Paged lists are most recently updated first, with limit (1..100),
 after and after_id; accounts are listed in the order they were first connected.
 
@@ -112,6 +113,7 @@ export function createApp(ctx: AppContext) {
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
+    .use(bulkPostsRoutes(ctx))
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
     .use(webhooksRoutes(ctx))

@@ -13,6 +13,7 @@ import { admin, parse, Refused, table, UsageError, withDatabase } from "./cli/ru
 import { secrets } from "./cli/secrets-command.ts";
 import { backupCommand, restoreCommand } from "./cli/backup-commands.ts";
 import { accountsCommand } from "./cli/accounts-command.ts";
+import { postsCommand } from "./cli/posts-command.ts";
 
 async function serve(args: string[]) {
   const { values } = parse(
@@ -254,6 +255,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   media,
   users,
   accounts: accountsCommand,
+  posts: postsCommand,
   secrets,
   backup: backupCommand,
   restore: restoreCommand,

@@ -13,7 +13,10 @@ import {
   revokeKey,
 } from "../modules/keys/service.ts";
 import { setAccountLimit } from "../modules/accounts/limits.ts";
-import { profileLimits } from "../db/schema.ts";
+import { asc, eq } from "drizzle-orm";
+import { profileLimits, profiles } from "../db/schema.ts";
+import { runBulk } from "../modules/posts/bulk.ts";
+import type { BulkEntry } from "../modules/posts/bulk-csv.ts";
 import { INBOX_LINK_TTL_MS, inboxLink, principalById } from "../modules/sandbox/sign-in.ts";
 import { setWorkflowLimit } from "../modules/workflows/service.ts";
 import { rotateBatch, secretsReport } from "../db/secret-rotation.ts";
@@ -117,8 +120,31 @@ export const adminCommands = {
       can_create_profiles: u.canCreateProfiles,
       created_at: u.createdAt.toISOString(),
     })),
+  /** One part of `crier posts import`: its rows keep their numbers in the whole file. */
+  "posts.import": async (
+    ctx: AppContext,
+    a: { profileId?: string; entries: BulkEntry[]; dryRun: boolean; key?: string },
+  ) => {
+    const profile = a.profileId ? await findProfile(ctx.db, a.profileId) : await namedDefault(ctx);
+    if (!profile)
+      throw new KeyInputError(
+        a.profileId ? `no profile with id ${a.profileId}` : "no profile named default; give --profile ID",
+      );
+    return runBulk(ctx, profile.id, a.entries, { dryRun: a.dryRun, key: a.key });
+  },
   "secrets.status": (ctx: AppContext) => secretsReport(ctx.db, ctx.config),
   "secrets.rotate-batch": (ctx: AppContext, a: { batch: number }) => rotateBatch(ctx.db, ctx.config, a.batch),
 } as const;
 
 export type AdminCommand = keyof typeof adminCommands;
+
+/** The profile named default, if there is one (an import never creates a profile). */
+async function namedDefault(ctx: AppContext) {
+  const [row] = await ctx.db.db
+    .select()
+    .from(profiles)
+    .where(eq(profiles.name, "default"))
+    .orderBy(asc(profiles.createdAt))
+    .limit(1);
+  return row;
+}

@@ -20,6 +20,7 @@ Commands:
   users set --email EMAIL --can-create-profiles true|false
   users list
   accounts check [--profile ID]   can each connected account publish? (token, expiry, scopes, API version)
+  posts import FILE [--profile ID] [--dry-run]   bulk import of posts from a CSV or JSON file
   secrets rotate [--batch N]      re-encrypt stored credentials with SECRET_KEY (after changing it)
   backup --to FILE                one archive of the embedded database and the media files, while serving
   restore FILE [--force]          restore an archive of 'crier backup' into an empty DATA_DIR
@@ -147,6 +148,34 @@ Options:
   --profile ID   only this profile's accounts (sandbox or not)
   --sandbox      also the accounts of sandbox profiles (they talk to the emulators)
   --json         the rows as JSON instead of the table`,
+  posts: `Usage: crier posts <import>
+
+  posts import FILE [--profile ID] [--dry-run] [--idempotency-key K] [--json]
+                    create posts from a CSV or JSON file (or only check them with --dry-run)`,
+  "posts import": `Usage: crier posts import FILE [--profile ID] [--dry-run] [--idempotency-key K] [--json]
+
+Creates one post per row of FILE, as POST /v1/posts/bulk does: a CSV file with a header row (columns
+content, account_ids, publish_at, queue, media_urls, options, first_comment, external_id; see the README)
+or a JSON file {"posts": [<the body of POST /v1/posts>, ...]} (a plain array of posts too). Each row is
+checked as POST /v1/posts/validate checks a post; rows with problems are not created and do not stop the
+others. Rows are numbered as the file shows them: in a CSV the header is row 1 (the first post is row 2,
+as a spreadsheet shows it), in JSON the first post is row 1.
+
+The file is sent in parts of 50 rows through the running server (or straight to the database when none
+runs), with a progress bar on stderr. Each row is created at most once: a row's key is made from the row
+itself (or is K:ROW with --idempotency-key K), so running the command again, after a failure half way or
+after fixing the rows that had problems, creates only what is missing. Posts due now are published by
+the running server's engine (or by the next 'crier serve').
+
+Prints one line per problem (row number, code, column, message), then a line of counts. Exits 1 when any
+row has a problem, 0 otherwise.
+
+Options:
+  --profile ID            the profile to import into (default: the profile named default)
+  --dry-run               check every row and report; create nothing
+  --idempotency-key K     row keys are K:ROW (as with POST /v1/posts/bulk and Idempotency-Key: K)
+  --json                  print the whole result (every row, with post ids) as JSON
+  -h, --help              show this help`,
   users: `Usage: crier users <create|reset-password|set|list>
 
   users create --email EMAIL [--profile ID]   a dashboard user; prints a one-time sign-in link

@@ -28,3 +28,29 @@ export function watchFileGrowth(path: string, label: string): { stop(): void } {
   }, EVERY_MS / 4);
   return { stop: () => clearInterval(timer) };
 }
+
+/**
+ * Progress of a count of rows on stderr: a bar redrawn in place on a terminal; elsewhere (a log, a
+ * pipe) a line every two seconds, so a long run shows it is alive without flooding the log.
+ */
+export function rowProgress(label: string, total: number) {
+  const tty = process.stderr.isTTY === true;
+  let last = Date.now();
+  const bar = (done: number) => {
+    const width = 30;
+    const full = Math.round((done / Math.max(total, 1)) * width);
+    return `[${"#".repeat(full)}${"-".repeat(width - full)}] ${done}/${total} rows`;
+  };
+  return {
+    update(done: number) {
+      if (tty) process.stderr.write(`\r${label} ${bar(done)}`);
+      else if (Date.now() - last >= EVERY_MS) {
+        last = Date.now();
+        console.error(`${label}: ${done}/${total} rows`);
+      }
+    },
+    end() {
+      if (tty) process.stderr.write("\n");
+    },
+  };
+}

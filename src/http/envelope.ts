@@ -14,6 +14,7 @@ import {
 } from "./errors.ts";
 import { checkJsonShape, findNul, nulError } from "./json-guard.ts";
 import { allowedMethods, type RouteLike } from "./methods.ts";
+import { bodyAllowance, isCsv } from "./body-allowance.ts";
 import { validationToApiError } from "./validation.ts";
 import { isConnectionError, isStorageFullError, isTimeoutError, mayHaveApplied } from "../db/availability.ts";
 
@@ -21,12 +22,12 @@ const isJson = (contentType?: string) => /^application\/([\w.-]+\+)?json\b/i.tes
 
 const hasBody = (request: Request) => request.headers.get("content-length") !== "0" && request.body !== null;
 
-/** Reads a JSON body with a size cap, so a chunked body cannot grow past the limit either. */
-async function readJson(request: Request, limit: number): Promise<unknown> {
+/** Reads a body as text with a size cap, so a chunked body cannot grow past the limit either. */
+async function readText(request: Request, limit: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? "NaN");
   if (declared > limit) throw new PayloadTooLarge(`The request body is larger than ${limit} bytes.`);
   const reader = request.body?.getReader();
-  if (!reader) return undefined;
+  if (!reader) return "";
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -39,9 +40,14 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Reads a JSON body with a size cap and the route's cap on values (body-allowance.ts). */
+async function readJson(request: Request, limit: number, maxValues?: number): Promise<unknown> {
+  const text = await readText(request, limit);
   if (text.trim() === "") return undefined;
-  checkJsonShape(text);
+  checkJsonShape(text, maxValues);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -55,6 +61,13 @@ async function readJson(request: Request, limit: number): Promise<unknown> {
   const nul = findNul(value);
   if (nul) throw nulError(nul);
   return value;
+}
+
+/** A CSV body as text; NUL is refused as in JSON (PostgreSQL cannot store it). */
+async function readCsv(request: Request, limit: number): Promise<string> {
+  const text = await readText(request, limit);
+  if (text.includes("\0")) throw nulError("body");
+  return text;
 }
 
 /** The path of a request; never throws, whatever URL the server was handed. */
@@ -128,8 +141,11 @@ export function envelope(ctx: AppContext, routes: () => RouteLike[] = () => []) 
         const declared = Number(request.headers.get("content-length") ?? "NaN");
         if (declared > ctx.config.maxBodyBytes)
           throw new PayloadTooLarge(`The request body is larger than ${ctx.config.maxBodyBytes} bytes.`);
-        if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes);
-        // The API reads JSON only; a form body (curl -d) would otherwise surface as odd property errors.
+        const allowed = bodyAllowance(pathOf(request));
+        if (isJson(contentType)) return readJson(request, ctx.config.maxBodyBytes, allowed.maxJsonValues);
+        if (allowed.csv && isCsv(contentType)) return readCsv(request, ctx.config.maxBodyBytes);
+        // The API reads JSON only (and CSV where a route allows it); a form body (curl -d) would otherwise
+        // surface as odd property errors.
         if (contentType && pathOf(request).startsWith("/v1/") && hasBody(request)) {
           throw new UnsupportedMediaType(contentType.split(";")[0]);
         }

@@ -24,10 +24,10 @@ const HINT = "Send a JSON document with Content-Type: application/json.";
 
 /**
  * Throws 400 invalid_json when the text nests deeper than MAX_JSON_DEPTH or holds more than
- * MAX_JSON_VALUES values. Brackets inside strings do not count; the text need not be valid JSON
+ * `maxValues` values (MAX_JSON_VALUES unless the route allows more: body-allowance.ts). Brackets inside strings do not count; the text need not be valid JSON
  * (JSON.parse judges that afterwards).
  */
-export function checkJsonShape(text: string): void {
+export function checkJsonShape(text: string, maxValues = MAX_JSON_VALUES): void {
   let depth = 0;
   let values = 0;
   let inString = false;
@@ -51,10 +51,10 @@ export function checkJsonShape(text: string): void {
       opened = true;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
     else if (c === COMMA) values++;
-    if (values > MAX_JSON_VALUES)
+    if (values > maxValues)
       throw new BadRequest(
         "invalid_json",
-        `The request body holds more than ${MAX_JSON_VALUES} values (object members and array items).`,
+        `The request body holds more than ${maxValues} values (object members and array items).`,
         HINT,
       );
   }

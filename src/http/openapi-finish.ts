@@ -26,7 +26,8 @@ const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}"
  * Completes the generated description where the generator cannot see what our shared hooks do:
  * - every operation that declares a scope (x-scope, set by the `scope` macro) can answer 401, 403 and 429;
  * - JSON bodies are read by the envelope's own size-capped parser, which hides their media type from
- *   the generator, so the route's body schema is put back under application/json;
+ *   the generator, so the route's body schema is put back under application/json (and a union member
+ *   with a contentMediaType under that type: bulk import's text/csv);
  * - an operation without a key (health, docs, OAuth callback) says so with `security: []`.
  */
 export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
@@ -41,7 +42,7 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
       if (!op || typeof op !== "object") continue;
       const body = bodies.get(`${method} ${path}`);
       if (op.requestBody && body && Object.keys(op.requestBody.content ?? {}).length === 0) {
-        op.requestBody.content = { "application/json": { schema: body } };
+        op.requestBody.content = bodyContent(body as Schema);
       }
       if (!op["x-scope"]) {
         op.security ??= [];
@@ -58,6 +59,22 @@ export function finishOpenApi<T>(doc: T, routes: RouteInfo[]): T {
     }
   }
   return doc;
+}
+
+type Schema = { anyOf?: Schema[]; contentMediaType?: unknown };
+
+/**
+ * A body's media types: application/json, and for a route that also takes another type (bulk import's
+ * text/csv) each union member marked with contentMediaType under its own type.
+ */
+function bodyContent(body: Schema): Record<string, { schema: unknown }> {
+  const typed = (body.anyOf ?? []).filter((m) => typeof m.contentMediaType === "string");
+  if (!typed.length) return { "application/json": { schema: body } };
+  const json = body.anyOf!.filter((m) => !typed.includes(m));
+  const content: Record<string, { schema: unknown }> = {};
+  if (json.length) content["application/json"] = { schema: json.length === 1 ? json[0] : { ...body, anyOf: json } };
+  for (const m of typed) content[m.contentMediaType as string] = { schema: m };
+  return content;
 }
 
 /**

@@ -74,15 +74,17 @@ function toolFrom(decl: ToolDeclaration, route: RouteInfo): Tool {
   required.push(...(hooks.query?.required ?? []));
   let bodyArgs: string[] | "all" = [];
   let closed = false;
-  if (hooks.body) {
-    if (hooks.body.type === "object" && hooks.body.properties) {
-      bodyArgs = Object.keys(hooks.body.properties);
-      Object.assign(properties, hooks.body.properties);
-      required.push(...(hooks.body.required ?? []));
-      closed = hooks.body.additionalProperties === false;
+  // A body that may also be sent as another media type (bulk import's CSV) is the tool's in its JSON form.
+  const body = jsonForm(hooks.body);
+  if (body) {
+    if (body.type === "object" && body.properties) {
+      bodyArgs = Object.keys(body.properties);
+      Object.assign(properties, body.properties);
+      required.push(...(body.required ?? []));
+      closed = body.additionalProperties === false;
     } else {
       bodyArgs = "all";
-      properties.body = hooks.body;
+      properties.body = body;
       required.push("body");
     }
   }
@@ -103,6 +105,14 @@ function toolFrom(decl: ToolDeclaration, route: RouteInfo): Tool {
     bodyArgs,
     routeIdempotent: Boolean((hooks.headers?.properties as Record<string, unknown> | undefined)?.["idempotency-key"]),
   };
+}
+
+/** The body schema without its union members of another media type (marked with contentMediaType). */
+function jsonForm(body: JsonSchema | undefined): JsonSchema | undefined {
+  const members = body?.anyOf as JsonSchema[] | undefined;
+  if (!Array.isArray(members) || !members.some((m) => typeof m.contentMediaType === "string")) return body;
+  const json = members.filter((m) => typeof m.contentMediaType !== "string");
+  return json.length === 1 ? json[0] : { ...body, anyOf: json };
 }
 
 /** Every tool, from the routes of the app; throws when a declared route does not exist (a test catches it). */

@@ -157,6 +157,22 @@ export const TOOLS: ToolDeclaration[] = [
     summary: (d) => `create_post succeeded: id ${d.id}, status ${d.status}.${adjustmentSummary(d.targets ?? [])}`,
   },
   {
+    name: "bulk_create_posts",
+    method: "POST",
+    path: "/v1/posts/bulk",
+    kind: "write",
+    description:
+      "Creates many posts at once (up to 1,000; each item of posts is a create_post body). Call it with dry_run true first: every post is checked as validate_post checks one, " +
+      "and the answer lists each row's problems by row number (posts[0] is row 1) with nothing created. Without dry_run the posts that pass are created (published now or scheduled) and the rest reported; " +
+      "rows that fail never stop the others. Sending the same posts again creates nothing twice (each row's key is made from the row, or idempotency_key:row). " +
+      "on_limit fit (the default) adapts what a platform cannot take and reports it; reject refuses instead.",
+    onLimit: true,
+    summary: (d) =>
+      d.dry_run
+        ? `Dry run: ${d.ok} of ${d.total} post(s) can be created, ${d.failed} have problems (see rows); nothing was created.`
+        : `Created ${d.created} post(s)${d.replayed ? `, ${d.replayed} existed already` : ""}; ${d.failed} row(s) failed (see rows).`,
+  },
+  {
     name: "list_posts",
     method: "GET",
     path: "/v1/posts",

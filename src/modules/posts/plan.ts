@@ -9,7 +9,7 @@ import type { Queryable, Tx } from "../../db/client.ts";
 import { postTargets } from "../../db/schema.ts";
 import type { MediaItem, Plugin } from "../../platform/sdk.ts";
 import type { PostTargetInput } from "./model.ts";
-import { cachedTargetAccounts, readTargetAccounts } from "../accounts/target-accounts.ts";
+import { cachedTargetAccounts, readTargetAccounts, type TargetAccount } from "../accounts/target-accounts.ts";
 import { optionsForPlugin } from "../../platform/host/options.ts";
 import { problemError, targetProblems, type Problem } from "../../platform/host/content-check.ts";
 import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
@@ -69,6 +69,8 @@ export async function ownMedia(
 export interface PlanOptions {
   cached?: boolean;
   lenient?: boolean;
+  /** Accounts read once for many posts (a bulk import's dry run): planned from these instead of a read. */
+  accounts?: TargetAccount[];
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -100,7 +102,7 @@ export async function planTargets(
   db: Queryable,
   profileId: string,
   post: PostDraft,
-  { cached = false, lenient = false }: PlanOptions = {},
+  { cached = false, lenient = false, accounts }: PlanOptions = {},
 ): Promise<TargetPlan[]> {
   const { targets: inputs, content, media } = post;
   // Lenient handling may drop items: each kept item finds its facts by identity.
@@ -108,6 +110,7 @@ export async function planTargets(
   const ids = [...new Set(inputs.map((t) => t.account_id).filter((id) => UUID.test(id)))];
   // The ids passed the UUID check above, so the array literal the read builds is well formed.
   const rows =
+    accounts ??
     (cached ? cachedTargetAccounts(ctx.db, profileId, ids) : undefined) ??
     (await readTargetAccounts(ctx.db, db, profileId, ids));
   const byId = new Map(rows.map((r) => [r.id, r]));

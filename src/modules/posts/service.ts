@@ -229,6 +229,9 @@ function newRows(
   return { post, targets };
 }
 
+/** The Idempotency-Key namespace of creates (a bulk import's rows share it: `<key>:<row>`). */
+export const CREATE_OPERATION = "posts.create";
+
 /** Tries of a create whose insert found an account changed since it was read (a race that repeats is a 409). */
 const CREATE_TRIES = 3;
 
@@ -272,7 +275,7 @@ export async function createPost(
   const result =
     !key && !body.draft_id
       ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
-      : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) =>
+      : await idempotent(ctx.db.db, { profileId, operation: CREATE_OPERATION, key, body }, create, (id) =>
           getPost(ctx, profileId, id),
         );
   if (!result.replayed && result.value.status === "queued") ctx.dispatch?.wake();

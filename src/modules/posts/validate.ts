@@ -5,6 +5,9 @@ import { mediaProblems, textMeasure, type Problem } from "../../platform/host/co
 import type { PostCreate, PostValidation } from "./model.ts";
 import { draftNotFound, publishAtProblem } from "./service.ts";
 import { ownMedia, planTargets } from "./plan.ts";
+import type { TargetAccount } from "../accounts/target-accounts.ts";
+import { withOwnNumbers, type OwnMedia } from "../../media/own.ts";
+import type { MediaItem } from "../../platform/sdk.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -16,13 +19,18 @@ export async function validatePost(
   ctx: AppContext,
   profileId: string,
   body: PostCreate,
-  opts: { lenient?: boolean } = {},
+  opts: { lenient?: boolean; shared?: SharedReads } = {},
 ): Promise<PostValidation> {
   const { items, problems } = mediaProblems(body.media);
   problems.push(...(await postProblems(ctx, profileId, body)));
-  const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, items);
+  const { media, mediaFacts } = opts.shared
+    ? sharedMedia(items, opts.shared.media)
+    : await ownMedia(ctx, ctx.db.db, profileId, items);
   const draft = { targets: body.targets, content: body.content ?? "", media, mediaFacts };
-  const plans = await planTargets(ctx, ctx.db.db, profileId, draft, { lenient: opts.lenient });
+  const plans = await planTargets(ctx, ctx.db.db, profileId, draft, {
+    lenient: opts.lenient,
+    accounts: opts.shared?.accounts,
+  });
   const targets = plans.map((p) => ({
     account_id: p.accountId,
     platform: p.platform,
@@ -33,6 +41,24 @@ export async function validatePost(
     adjustments: p.adjustments ?? [],
   }));
   return { ok: problems.length === 0 && targets.every((t) => t.ok), problems, targets };
+}
+
+/**
+ * What checking many posts at once reads once for all of them (a bulk import's dry run) instead of once
+ * per post: the target accounts of the profile they name, and which of their media URLs are Crier's own.
+ */
+export interface SharedReads {
+  accounts: TargetAccount[];
+  /** Every media URL (trimmed) of the posts → the own media it serves, or null. */
+  media: Map<string, OwnMedia | null>;
+}
+
+function sharedMedia(items: MediaItem[], known: Map<string, OwnMedia | null>) {
+  const { items: media, facts } = withOwnNumbers(
+    items,
+    items.map((m) => known.get(m.url) ?? null),
+  );
+  return { media, mediaFacts: facts };
 }
 
 async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
