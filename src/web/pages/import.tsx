@@ -9,15 +9,19 @@ import { withoutTargetPrefix } from "../validation.tsx";
 interface BulkRow {
   row: number;
   ok: boolean;
-  post_id?: string | null;
-  status?: string | null;
-  problems?: Problem[];
+  post_id?: string;
+  status?: string;
+  /** Imported before (the same row of the same file): nothing new was created. */
+  replayed?: boolean;
+  problems: (Problem & { column?: string })[];
 }
 interface BulkResult {
   dry_run: boolean;
   total: number;
   ok: number;
   failed: number;
+  created: number;
+  replayed: number;
   rows: BulkRow[];
 }
 
@@ -112,13 +116,14 @@ function Report({ result }: { result: BulkResult }) {
     <section class="panel" aria-labelledby="import-report">
       <h2 id="import-report">{result.dry_run ? "Check" : "Import"}</h2>
       <p role="status">
-        {result.total} rows: {result.ok} {result.dry_run ? "ready" : "created"}, {result.failed} with problems.
+        {result.total} rows: {result.dry_run ? `${result.ok} ready` : `${result.created} created`}
+        {result.replayed ? `, ${result.replayed} already imported` : ""}, {result.failed} with problems.
         {result.dry_run && result.failed ? " Fix the rows below and check again." : ""}
       </p>
       <table class="list report">
         <thead>
           <tr>
-            <th scope="col">Row</th>
+            <th scope="col">Row (as in a spreadsheet)</th>
             <th scope="col">Result</th>
             <th scope="col">Details</th>
           </tr>
@@ -127,14 +132,17 @@ function Report({ result }: { result: BulkResult }) {
           {result.rows.map((r) => (
             <tr key={r.row} class={r.ok ? "" : "bad"} data-row={r.row}>
               <td>{r.row}</td>
-              <td>{r.ok ? (result.dry_run ? "ready" : "created") : "problem"}</td>
+              <td>{!r.ok ? "problem" : r.replayed ? "already imported" : result.dry_run ? "ready" : "created"}</td>
               <td>
                 {r.post_id ? <Link href={`/posts/${r.post_id}`}>Open the post</Link> : null}
-                {r.problems?.length ? (
+                {r.problems.length ? (
                   <ul class="problems">
                     {r.problems.map((p, i) => (
                       <li key={i} class="problem" data-code={p.code}>
-                        <strong>{withoutTargetPrefix(p.message)}</strong>
+                        <strong>
+                          {p.column ? `${p.column}: ` : ""}
+                          {withoutTargetPrefix(p.message)}
+                        </strong>
                         {p.hint ? <span class="hint">{p.hint}</span> : null}
                       </li>
                     ))}
