@@ -11,6 +11,7 @@ import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
+import { seriesRoutes } from "./modules/series/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { usersRoutes } from "./modules/users/routes.ts";
 import { dashboardRoutes } from "./web/serve.ts";
@@ -112,6 +113,7 @@ export function createApp(ctx: AppContext) {
     .use(draftsRoutes(ctx))
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
+    .use(seriesRoutes(ctx))
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
     .use(webhooksRoutes(ctx))

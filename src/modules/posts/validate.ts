@@ -5,6 +5,7 @@ import { mediaProblems, textMeasure, type Problem } from "../../platform/host/co
 import type { PostCreate, PostValidation } from "./model.ts";
 import { draftNotFound, publishAtProblem } from "./service.ts";
 import { ownMedia, planTargets } from "./plan.ts";
+import { repeatProblem } from "../series/repeat.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -38,6 +39,8 @@ export async function validatePost(
 async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
   const late = publishAtProblem(ctx.clock.now(), body.publish_at);
   const out = late ? [late] : [];
+  const series = repeatProblem(body);
+  if (series && "problem" in series) out.push(series.problem);
   if (body.draft_id) {
     const [draft] = await ctx.db.db
       .select({ id: drafts.id })
