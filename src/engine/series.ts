@@ -24,7 +24,7 @@ import type { PeriodicJob } from "./jobs.ts";
 
 /** How often series are looked at: an occurrence's successor exists within this of it leaving `scheduled`. */
 export const SERIES_EVERY_MS = 60_000;
-const BATCH = 100;
+const BATCH = 500;
 
 type SeriesRow = typeof postSeries.$inferSelect;
 
@@ -47,7 +47,9 @@ export async function advanceSeries(ctx: AppContext): Promise<number> {
     .select({ id: postSeries.id })
     .from(postSeries)
     .where(and(eq(postSeries.status, "active"), nothingWaiting))
-    .orderBy(asc(postSeries.updatedAt))
+    // Series whose last try was refused (last_error) come after the others, so a pile of them never keeps
+    // a healthy series waiting.
+    .orderBy(sql`${postSeries.lastError} is not null`, asc(postSeries.updatedAt))
     .limit(BATCH);
   let made = 0;
   for (const { id } of due) if (await advanceOne(ctx, id)) made++;

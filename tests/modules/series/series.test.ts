@@ -204,6 +204,28 @@ describe("a series", () => {
     expect((await h.request("GET", `/v1/posts?series_id=${post.series_id}`, { token })).body.data).toHaveLength(2);
   });
 
+  test("a disconnected target account: no occurrence is made, the series says why and stays active", async () => {
+    const { token: t, profileId } = await h.profile();
+    const bob = (
+      await upsertConnectedAccount(h.ctx, {
+        profileId,
+        platform: "bluesky",
+        remoteId: "did:plc:bob",
+        username: "bob.test",
+        credentials: { did: "did:plc:bob", accessJwt: "a", refreshJwt: "r", handle: "bob.test" },
+      })
+    ).id;
+    const post = (
+      await create({ ...body({ rule: "FREQ=DAILY", time_zone: "UTC" }), targets: [{ account_id: bob }] }, t)
+    ).body.data;
+    await h.request("POST", `/v1/posts/${post.id}/cancel`, { token: t });
+    expect((await h.request("DELETE", `/v1/accounts/${bob}`, { token: t })).status).toBe(200);
+    await advanceSeries(h.ctx);
+    const s = (await h.request("GET", `/v1/series/${post.series_id}`, { token: t })).body.data;
+    expect(s).toMatchObject({ status: "active", occurrences_created: 1, post_ids: [post.id] });
+    expect(s.last_error).toContain("disconnected");
+  });
+
   test("an Idempotency-Key replay answers the same first occurrence and makes no second series", async () => {
     const b = body({ rule: "FREQ=DAILY", time_zone: "UTC" }, { content: "idem" });
     const headers = { "idempotency-key": `series-${crypto.randomUUID()}` };
