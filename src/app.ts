@@ -12,6 +12,7 @@ import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { bulkPostsRoutes } from "./modules/posts/bulk-routes.ts";
+import { seriesRoutes } from "./modules/series/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { usersRoutes } from "./modules/users/routes.ts";
 import { dashboardRoutes } from "./web/serve.ts";
@@ -114,6 +115,7 @@ export function createApp(ctx: AppContext) {
     .use(mediaRoutes(ctx))
     .use(postsRoutes(ctx))
     .use(bulkPostsRoutes(ctx))
+    .use(seriesRoutes(ctx))
     .use(analyticsRoutes(ctx))
     .use(workflowsRoutes(ctx))
     .use(webhooksRoutes(ctx))

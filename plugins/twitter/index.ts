@@ -408,8 +408,16 @@ export default definePlugin({
         ...(retryAfterMs !== undefined && { retryAfterMs }),
       };
     }
+    // X refuses a post whose text the account already posted: 403 with the detail "You are not allowed to
+    // create a Tweet with duplicate content." (the X API v2 answer to POST /2/tweets; the window is not
+    // documented, checked 2026-11-26). Trying again cannot help, so it is permanent: a recurring post's
+    // occurrence fails once and the series goes on.
     if (res.status === 403 && /duplicate content/i.test(body?.detail ?? ""))
-      return { kind: "permanent", reason: body!.detail!, code: "duplicate" };
+      return {
+        kind: "permanent",
+        reason: `X refused the text as a duplicate of a post this account already has (X: "${body!.detail!}"). Change the text (a recurring post needs different text for each occurrence on X).`,
+        code: "duplicate_content",
+      };
     return undefined;
   },
   publish,

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { ACCOUNT_STATUSES, DRAFT_STATUSES, MEDIA_STATUSES, POST_ORIGINS } from "../domain/enums.ts";
+import { ACCOUNT_STATUSES, DRAFT_STATUSES, MEDIA_STATUSES, POST_ORIGINS, SERIES_STATUSES } from "../domain/enums.ts";
 import { TARGET_STATUSES } from "../domain/status.ts";
 import {
   pgTable,
@@ -210,11 +210,78 @@ export const posts = pgTable(
     publishAt: ts("publish_at"),
     draftId: uuid("draft_id"),
     workflowId: uuid("workflow_id"),
+    /** The recurring series this post is an occurrence of (migration 0029), and which occurrence (0, 1, …). */
+    seriesId: uuid("series_id").references(() => postSeries.id, { onDelete: "set null" }),
+    seriesIndex: integer("series_index"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index("posts_page_idx").on(t.profileId, t.updatedAt, t.id)],
+  (t) => [
+    index("posts_page_idx").on(t.profileId, t.updatedAt, t.id),
+    uniqueIndex("posts_series_occurrence_idx").on(t.seriesId, t.seriesIndex),
+  ],
 );
+
+/**
+ * A recurring post (src/modules/series, src/engine/series.ts): a rule in a zone and the template every
+ * occurrence is made from. template is the client's content, media and targets; plan is those targets as
+ * checked against their platforms, which the engine copies into each new occurrence.
+ */
+export const postSeries = pgTable(
+  "post_series",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+    rule: text("rule").notNull(),
+    timeZone: text("time_zone").notNull(),
+    startsAt: ts("starts_at").notNull(),
+    template: jsonb("template").$type<SeriesTemplate>().notNull(),
+    plan: jsonb("plan").$type<SeriesPlanTarget[]>().notNull(),
+    lenient: boolean("lenient").notNull().default(false),
+    status: text("status", { enum: SERIES_STATUSES }).notNull().default("active"),
+    occurrencesCreated: integer("occurrences_created").notNull().default(0),
+    lastOccurrenceAt: ts("last_occurrence_at"),
+    /** Why the engine could not make the last occurrence (null once it could). */
+    lastError: text("last_error"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("post_series_page_idx").on(t.profileId, t.updatedAt, t.id),
+    index("post_series_active_idx")
+      .on(t.updatedAt)
+      .where(sql`status = 'active'`),
+  ],
+);
+
+/**
+ * What the client sent for every occurrence (the create body minus repeat and publish_at); media as a
+ * post stores them (normalized, Crier's own uploads described).
+ */
+export interface SeriesTemplate {
+  content: string;
+  media: unknown[];
+  targets: {
+    account_id: string;
+    content_override?: string | null;
+    platform_options?: Record<string, unknown> | null;
+  }[];
+}
+
+/** One target of an occurrence as checked, in the JSON form post-insert.ts reads. */
+export interface SeriesPlanTarget {
+  account_id: string;
+  platform: string;
+  target_variant: string | null;
+  position: number;
+  content_override: string | null;
+  platform_options: Record<string, unknown> | null;
+  fitted_content: string | null;
+  fitted_media: unknown[] | null;
+  adjustments: { code: string; message: string }[] | null;
+}
 
 export const postTargets = pgTable(
   "post_targets",

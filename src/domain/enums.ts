@@ -20,3 +20,10 @@ export const EDITABLE_DRAFT_STATUSES = ["inbox", "ready", "archived"] as const s
  */
 export const MEDIA_STATUSES = ["pending", "uploaded", "invalid", "unreadable"] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];
+
+/**
+ * A recurring post's series: active while it makes occurrences, ended when its rule gave its last one
+ * (COUNT, UNTIL), cancelled by DELETE /v1/series/{id}.
+ */
+export const SERIES_STATUSES = ["active", "ended", "cancelled"] as const;
+export type SeriesStatus = (typeof SERIES_STATUSES)[number];

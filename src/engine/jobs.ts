@@ -17,6 +17,7 @@ import { maintenanceJob } from "./maintenance.ts";
 import { reconcileJob } from "./reconcile.ts";
 import { tokenRefreshJob } from "./token-refresh.ts";
 import { mediaPrepareJob } from "./media-prepare.ts";
+import { seriesJob } from "./series.ts";
 
 export interface PeriodicJob {
   /** Unique across the engine; the key of its lease in engine_jobs. */
@@ -35,6 +36,7 @@ export const PERIODIC_JOBS: readonly PeriodicJob[] = [
   maintenanceJob,
   tokenRefreshJob,
   mediaPrepareJob,
+  seriesJob,
 ];
 
 export class JobRunner {

@@ -152,6 +152,7 @@ export const TOOLS: ToolDeclaration[] = [
     kind: "write",
     description:
       "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
+      'With repeat ({rule: "FREQ=WEEKLY;BYDAY=MO;COUNT=10", time_zone: "Europe/Berlin"}) and publish_at it starts a recurring series: the answer is the first occurrence, with series_id. ' +
       "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead.",
     onLimit: true,
     summary: (d) => `create_post succeeded: id ${d.id}, status ${d.status}.${adjustmentSummary(d.targets ?? [])}`,
@@ -214,6 +215,37 @@ export const TOOLS: ToolDeclaration[] = [
     kind: "write",
     description:
       "Publishes the failed targets of a post again. A target that failed with outcome_unknown may already be live: retrying it risks a duplicate.",
+  },
+  {
+    name: "list_series",
+    method: "GET",
+    path: "/v1/series",
+    kind: "read",
+    description:
+      "Lists recurring series (posts made with repeat): rule, time zone, template, status and the next times.",
+  },
+  {
+    name: "get_series",
+    method: "GET",
+    path: "/v1/series/:id",
+    kind: "read",
+    description: "Reads one recurring series: its rule, template, next 5 times and the ids of its occurrence posts.",
+  },
+  {
+    name: "update_series",
+    method: "PATCH",
+    path: "/v1/series/:id",
+    kind: "write",
+    description:
+      "Changes a recurring series' content, media, targets or timing (rule, time_zone, starts_at); the change reaches every occurrence not yet published, never published ones.",
+  },
+  {
+    name: "delete_series",
+    method: "DELETE",
+    path: "/v1/series/:id",
+    kind: "destructive",
+    description:
+      "Stops a recurring series: its waiting occurrence is cancelled and no more are made; published occurrences stay.",
   },
   {
     name: "delete_post",

@@ -43,6 +43,16 @@ beforeAll(async () => {
     body: { content: "owned", publish_at: "2099-01-01T00:00:00Z", targets: [{ account_id: accountA }] },
   });
   expect(post.status).toBe(201);
+  const series = await h.request("POST", "/v1/posts", {
+    token,
+    body: {
+      content: "owned series",
+      publish_at: "2099-01-05T09:00:00Z",
+      targets: [{ account_id: accountA }],
+      repeat: { rule: "FREQ=WEEKLY;COUNT=2", time_zone: "UTC" },
+    },
+  });
+  expect(series.status).toBe(201);
   const draft = await h.request("POST", "/v1/drafts", { token, body: { content: "owned draft" } });
   expect(draft.status).toBe(201);
   const workflow = await h.request("POST", "/v1/workflows", {
@@ -68,6 +78,7 @@ beforeAll(async () => {
     "/v1/posts/{id}": post.body.data.id,
     "/v1/posts/{id}/targets/{targetId}": post.body.data.targets[0].target_post_id,
     "/v1/drafts/{id}": draft.body.data.id,
+    "/v1/series/{id}": series.body.data.series_id,
     "/v1/workflows/{id}": workflow.body.data.id,
     "/v1/media/{id}": upload.body.data.media_id,
     "/v1/webhooks/{id}": webhook.body.data.id,

@@ -77,7 +77,17 @@ describe("MCP over Streamable HTTP", () => {
     const cases: [Scope[], string[]][] = [
       [
         ["posts:read"],
-        ["get_analytics", "get_draft", "get_post", "get_post_analytics", "get_target", "list_drafts", "list_posts"],
+        [
+          "get_analytics",
+          "get_draft",
+          "get_post",
+          "get_post_analytics",
+          "get_series",
+          "get_target",
+          "list_drafts",
+          "list_posts",
+          "list_series",
+        ],
       ],
       // Refreshing analytics starts calls to every platform: it needs the write scope.
       [["posts:write"], expect.arrayContaining(["refresh_analytics", "create_post"]) as unknown as string[]],

@@ -43,7 +43,10 @@ const png = () => ({ url: `${rig.mediaUrl}/a.png`, type: "image" as const });
 describe("posting", () => {
   test("the same text twice is X's duplicate refusal, for good", async () => {
     expect((await twitter.publish!(ctx, job("same words"))).kind).toBe("published");
-    expect(await twitter.publish!(ctx, job("same words"))).toMatchObject({ kind: "permanent", code: "duplicate" });
+    expect(await twitter.publish!(ctx, job("same words"))).toMatchObject({
+      kind: "permanent",
+      code: "duplicate_content",
+    });
   });
 
   // Over 280 weighted and five images are refused at creation now (tests/modules/posts/platform-limits.test.ts).

@@ -22,6 +22,29 @@ const PublishAt = t.Union([t.String({ format: "date-time" }), t.Null()], {
     "When to publish; absent or null publishes now. More than a minute in the past is 400 publish_at_in_past.",
 });
 
+export const RepeatInput = t.Object(
+  {
+    rule: t.String({
+      maxLength: 500,
+      description:
+        'Extension: an RFC 5545 recurrence rule of the subset Crier takes: FREQ=DAILY, WEEKLY or MONTHLY; INTERVAL (1..366); BYDAY (MO..SU, comma separated; with FREQ=MONTHLY also numbered, 1MO..5MO or -1FR for the last Friday); COUNT (1..1000) or UNTIL (a date, 20261231, the end of that day in time_zone, or a UTC time, 20261231T090000Z), not both. An "RRULE:" prefix is allowed. Anything else (BYHOUR, BYMONTHDAY, BYSETPOS, WKST, FREQ=YEARLY...) is 400 invalid_repeat_rule naming the part. The time of day is not part of the rule: every occurrence keeps the local time of day of publish_at in time_zone (09:00 in Europe/Berlin stays 09:00 across daylight-saving changes; a time a spring-forward night skips moves to the first time after the gap). The first occurrence is the first time the rule gives at or after publish_at (publish_at on a Wednesday with BYDAY=MO starts the next Monday); COUNT counts from there. WEEKLY without BYDAY repeats on the weekday of publish_at; MONTHLY without BYDAY on its day of the month, skipping months that lack it (the 31st), as RFC 5545 does. Examples: "FREQ=DAILY", "FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=12", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU", "FREQ=MONTHLY;BYDAY=-1FR;UNTIL=20271231".',
+      examples: ["FREQ=WEEKLY;BYDAY=MO;COUNT=10"],
+    }),
+    time_zone: t.String({
+      maxLength: 100,
+      description:
+        'Extension: the IANA time zone the rule runs in, e.g. "Europe/Berlin" or "UTC"; anything else is 400 invalid_time_zone.',
+      examples: ["Europe/Berlin"],
+    }),
+  },
+  {
+    additionalProperties: false,
+    title: "RepeatInput",
+    description:
+      "Extension: makes the post the first occurrence of a recurring series (GET /v1/series/{id}). Needs publish_at (400 publish_at_required): the first occurrence's earliest time, whose time of day every occurrence keeps. Each occurrence is its own post with series_id, created one at a time: the next one as soon as the previous has left scheduled (published, failed, cancelled), so edits to the series (PATCH /v1/series/{id}) reach every occurrence not yet published. An occurrence a platform refuses (X refuses a text it already has: error_code duplicate_content) fails once, is not retried, and the series goes on with the next occurrence. Occurrences whose time passed while no engine ran are skipped, not published late. Not with queue: true (400 invalid_repeat).",
+  },
+);
+
 export const PostCreate = t.Object(
   {
     content: t.Optional(t.String()),
@@ -30,12 +53,16 @@ export const PostCreate = t.Object(
     publish_at: t.Optional(PublishAt),
     targets: t.Array(PostTargetInput, { minItems: 1, maxItems: 100 }),
     draft_id: t.Optional(Uuid),
+    repeat: t.Optional(t.Union([RepeatInput, t.Null()])),
   },
   { additionalProperties: false, title: "PostCreate" },
 );
 
-/** The create body minus draft_id, every field optional: what is sent replaces what is stored. */
-export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id"]), {
+/**
+ * The create body minus draft_id and repeat, every field optional: what is sent replaces what is stored.
+ * A series is changed with PATCH /v1/series/{id}, not through one of its occurrences.
+ */
+export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id", "repeat"]), {
   additionalProperties: false,
   title: "PostPatch",
 });
@@ -93,6 +120,10 @@ export const Post = t.Object(
     publish_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
     status: PostStatus,
     draft_id: t.Union([t.String(), t.Null()]),
+    series_id: t.Union([t.String(), t.Null()], {
+      description:
+        "Extension: the recurring series (GET /v1/series/{id}) this post is an occurrence of; null for a post made once.",
+    }),
     created_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
     updated_at: t.String({ format: "date-time" }),
     targets: t.Array(PostTarget),
@@ -105,10 +136,14 @@ export const PostListQuery = t.Object({
   status: t.Optional(PostStatus),
   origin: t.Optional(PostOrigin),
   account_id: t.Optional(Uuid),
+  series_id: t.Optional(
+    t.String({ format: "uuid", description: "Extension: only the occurrences of this recurring series." }),
+  ),
 });
 
 export type PostTargetInput = Static<typeof PostTargetInput>;
 export type PostCreate = Static<typeof PostCreate>;
+export type RepeatInput = Static<typeof RepeatInput>;
 export type PostPatch = Static<typeof PostPatch>;
 export type PostTarget = Static<typeof PostTarget>;
 export type Post = Static<typeof Post>;

@@ -13,6 +13,7 @@ import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTarget
 import { postStatusSql } from "./status-sql.ts";
 import { normalizeMedia, problemError, type Problem } from "../../platform/host/content-check.ts";
 import { buildTargets, ownMedia, refit, type NewTarget } from "./plan.ts";
+import { repeatProblem, startSeries } from "../series/repeat.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -52,6 +53,7 @@ export function toPost(row: PostRow, targets: TargetWithName[]): Post {
     publish_at: row.publishAt ? row.publishAt.toISOString() : null,
     status: postStatus(targets.map((t) => t.status as TargetStatus)),
     draft_id: row.draftId,
+    series_id: row.seriesId ?? null,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     targets: targets.map(toTarget),
@@ -205,6 +207,8 @@ function newRows(
     publishAt: when.publishAt,
     draftId: body.draft_id ?? null,
     workflowId: null,
+    seriesId: null,
+    seriesIndex: null,
     createdAt: when.now,
     updatedAt: when.now,
   };
@@ -243,11 +247,14 @@ export async function createPost(
   opts: { lenient?: boolean } = {},
 ) {
   const lenient = opts.lenient ?? false;
+  // A recurring post (repeat) is the first occurrence of its series, at the rule's first time.
+  const series = repeatProblem(body);
+  if (series && "problem" in series) throw problemError(series.problem);
   const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, normalizeMedia(body.media));
   const content = body.content ?? "";
   const draft = { targets: body.targets, content, media, mediaFacts };
   const create = async (q: Queryable, id: string) => {
-    const when = timing(ctx, body.publish_at);
+    const when = timing(ctx, series ? series.first.toISOString() : body.publish_at);
     let list = await buildTargets(ctx, q, profileId, draft, { cached: true, lenient });
     if (body.draft_id) {
       const [draft] = await q
@@ -260,6 +267,12 @@ export async function createPost(
     for (let attempt = 1; ; attempt++) {
       const { post, targets } = newRows(id, profileId, body, content, media, list, when);
       const stored = await insertPost(ctx, q, post, targets);
+      if (stored && series && body.repeat) {
+        const template = { content, media, targets: body.targets };
+        const start = { startsAt: new Date(body.publish_at!), first: series.first, now: when.now };
+        const args = { profileId, postId: id, repeat: body.repeat, template, lenient, ...start };
+        return { ...stored, series_id: await startSeries(q, args) };
+      }
       if (stored) return stored;
       if (attempt === CREATE_TRIES)
         throw new Conflict(
@@ -273,7 +286,7 @@ export async function createPost(
     }
   };
   const result =
-    !key && !body.draft_id
+    !key && !body.draft_id && !series
       ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
       : await idempotent(ctx.db.db, { profileId, operation: CREATE_OPERATION, key, body }, create, (id) =>
           getPost(ctx, profileId, id),
@@ -290,6 +303,7 @@ export async function listPosts(ctx: AppContext, profileId: string, q: PostListQ
       and(
         eq(posts.profileId, profileId),
         q.origin ? eq(posts.origin, q.origin) : undefined,
+        q.series_id ? eq(posts.seriesId, q.series_id) : undefined,
         q.account_id
           ? exists(
               ctx.db.db

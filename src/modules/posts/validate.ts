@@ -8,6 +8,7 @@ import { ownMedia, planTargets } from "./plan.ts";
 import type { TargetAccount } from "../accounts/target-accounts.ts";
 import { withOwnNumbers, type OwnMedia } from "../../media/own.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
+import { repeatProblem } from "../series/repeat.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -64,6 +65,8 @@ function sharedMedia(items: MediaItem[], known: Map<string, OwnMedia | null>) {
 async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
   const late = publishAtProblem(ctx.clock.now(), body.publish_at);
   const out = late ? [late] : [];
+  const series = repeatProblem(body);
+  if (series && "problem" in series) out.push(series.problem);
   if (body.draft_id) {
     const [draft] = await ctx.db.db
       .select({ id: drafts.id })
