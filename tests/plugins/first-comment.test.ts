@@ -318,3 +318,25 @@ for (const [name, start] of [
     });
   });
 }
+
+test("LinkedIn without r_member_social cannot read comments back: find says cannot_tell, never absent", async () => {
+  // The usual app: LinkedIn grants r_member_social to approved developers only.
+  const { rig: r, ctx } = await connectOne(createLinkedInEmulator(), {
+    authorizePath: "/oauth/authorize",
+    tokenPath: "/oauth/v2/accessToken",
+    media: () => new Response("no media", { status: 404 }),
+  });
+  try {
+    const parent = await settle(linkedin, ctx, await linkedin.publish!(ctx, job("a post of a usual app")));
+    const since = new Date();
+    const out = await linkedin.firstComment!.publish(ctx, comment(parent, "written, not readable"));
+    expect(out.kind).toBe("published");
+    const found = await linkedin.firstComment!.find!(ctx, comment(parent, "written, not readable"), {
+      since,
+      until: new Date(),
+    });
+    expect(found.kind).toBe("cannot_tell");
+  } finally {
+    await r.stop();
+  }
+});
