@@ -287,14 +287,15 @@ export function createFacebookEmulator(): FacebookEmulator {
   };
 
   /** The post (or video) a comment call names, else Graph's "does not exist" refusal. */
-  function commentParent(id: string): Post {
+  function commentParent(id: string, method: "post" | "get"): Post {
     const post = state.posts.find((x) => x.id === id);
-    if (!post) throw new GraphError(400, 100, `Unsupported post request. Object with ID '${id}' does not exist`, 33);
+    if (!post)
+      throw new GraphError(400, 100, `Unsupported ${method} request. Object with ID '${id}' does not exist`, 33);
     return post;
   }
 
   async function comment(req: Request, url: URL, parentId: string): Promise<Response> {
-    const post = commentParent(parentId);
+    const post = commentParent(parentId, "post");
     const page = pageAuth(req, url, post.page);
     const granted = state.pageScopes.get(page.token);
     if (granted && !granted.includes(COMMENTING))
@@ -320,7 +321,7 @@ export function createFacebookEmulator(): FacebookEmulator {
 
   /** GET /{page-post-id}/comments, newest first with order=reverse_chronological, paged by `limit`. */
   function listComments(req: Request, url: URL, parentId: string): Response {
-    const post = commentParent(parentId);
+    const post = commentParent(parentId, "get");
     ownerAuth(req, url, post.page, "pages_read_engagement");
     const all = state.comments.filter((c) => c.post === post.id);
     if (url.searchParams.get("order") === "reverse_chronological") all.reverse();
@@ -623,6 +624,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         "Error validating access token: The session has been invalidated because the user changed their password.",
         460,
       ),
+      forbidden: new GraphError(403, 200, "(#200) The user hasn't authorized the application to perform this action"),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

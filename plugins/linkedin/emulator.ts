@@ -412,6 +412,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     if (f.kind === "server_error") return error(503, "Service unavailable", "SERVICE_UNAVAILABLE");
     if (f.kind === "auth_expired")
       return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
+    if (f.kind === "forbidden") return error(403, "Not enough permissions to access this resource", "ACCESS_DENIED");
     return null;
   }
 

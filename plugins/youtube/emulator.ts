@@ -479,6 +479,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         headers: { "retry-after": String(f.retryAfterSeconds ?? 60) },
       });
     if (f.kind === "server_error") return Response.json(body(503, "backendError", "Backend Error"), { status: 503 });
+    if (f.kind === "forbidden")
+      return Response.json(body(403, "insufficientPermissions", "Request had insufficient authentication scopes."), {
+        status: 403,
+      });
     if (f.kind === "auth_expired") {
       oauth.expireAll();
       return Response.json(body(401, "authError", "Request had invalid authentication credentials."), { status: 401 });

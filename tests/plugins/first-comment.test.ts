@@ -306,6 +306,11 @@ for (const [name, start] of [
       const out = await fc().publish(ctx, comment(parent, "not allowed"));
       expect(out).toMatchObject({ kind: "permanent", reason: expect.stringContaining(s.refusal) });
       expect(under(parent)).toHaveLength(0);
+      // The same refusal queued on the connected account's comment call (failNext "forbidden").
+      const own = await s.post("a post whose comment is forbidden");
+      s.emulator.failNext({ kind: "forbidden", on: "comments" });
+      expect((await fc().publish(s.ctx, comment(own, "forbidden"))).kind).toBe("permanent");
+      expect(under(own)).toHaveLength(0);
     });
 
     test("a post the platform does not have, and a text over the limit, are refused for good", async () => {
