@@ -3,8 +3,9 @@
  * id and secret, fb_exchange_token for a long-lived user token), /me/accounts with Page tokens, and for
  * a Page (its own token required): feed posts (message, link, attached_media of unpublished photos),
  * photos (multipart source; published or not), videos (the Resumable Upload API's session, bytes and
- * handle, or a multipart source) processed over status reads, permalinks, the Page's posts,
- * reaction/comment/share summaries, media-view insights and video insights. Errors are Graph errors.
+ * handle, or a multipart source) processed over status reads, permalinks, the Page's posts, comments
+ * made as the Page under a post (pages_manage_engagement) and their listing, reaction/comment/share
+ * summaries, media-view insights and video insights. Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox"; the user manages one Page, "Sandbox Page" (tests can add
  * more with addPage).
@@ -47,6 +48,14 @@ interface Photo {
   /** alt_text_custom as sent. */
   alt?: string;
 }
+/** A comment under a Page post, made as the Page with its token. */
+interface Comment {
+  id: string;
+  post: string;
+  page: string;
+  message: string;
+  createdAt: Date;
+}
 interface Video {
   id: string;
   page: string;
@@ -87,6 +96,14 @@ export interface FacebookEmulator extends Emulator {
 // pages_read_engagement (and pages_read_user_content for the feed), insights read_insights, listing the
 // Pages pages_show_list.
 const POSTING = ["pages_manage_posts", "pages_read_engagement"];
+// Comments (developers.facebook.com/documentation/pages-api/comments-mentions, read 2026-11-26): a Page
+// token whose user granted pages_manage_engagement comments as the Page with `POST /{page-post-id}/comments`
+// and a `message` (or an attachment), answered {id}. The guide and the /{object-id}/comments reference
+// document no length limit: the emulator refuses past 8,000 characters, the limit of Facebook's comment
+// box (Crier's declared limit, so Crier never sends a longer one). A missing permission is Meta's (#200)
+// permissions error, answered 403 here.
+const COMMENTING = "pages_manage_engagement";
+const COMMENT_MAX = 8000;
 const UPLOAD_TYPES = ["application/pdf", "image/jpeg", "image/jpg", "image/png", "video/mp4"];
 const PROCESSING_ERROR = "There was a problem processing your video file. Please try again with another file.";
 
@@ -136,6 +153,7 @@ export function createFacebookEmulator(): FacebookEmulator {
     videos: new Map<string, Video>(),
     uploads: new Map<string, Upload>(),
     arrivals: [] as { via: "resumable" | "source"; bytes: number }[],
+    comments: [] as Comment[],
     emulated: [] as EmulatedPost[],
   }));
   const clients = new Map([["sandbox", "sandbox"]]);
@@ -257,6 +275,64 @@ export function createFacebookEmulator(): FacebookEmulator {
     return post;
   }
 
+  const commentJson = (c: Comment) => {
+    const page = state.pages.find((x) => x.id === c.page)!;
+    return {
+      id: c.id,
+      message: c.message,
+      created_time: c.createdAt.toISOString(),
+      from: { id: page.id, name: page.name },
+      permalink_url: `https://www.facebook.com/${c.post}?comment_id=${c.id.split("_").pop()}`,
+    };
+  };
+
+  /** The post (or video) a comment call names, else Graph's "does not exist" refusal. */
+  function commentParent(id: string, method: "post" | "get"): Post {
+    const post = state.posts.find((x) => x.id === id);
+    if (!post)
+      throw new GraphError(400, 100, `Unsupported ${method} request. Object with ID '${id}' does not exist`, 33);
+    return post;
+  }
+
+  async function comment(req: Request, url: URL, parentId: string): Promise<Response> {
+    const post = commentParent(parentId, "post");
+    const page = pageAuth(req, url, post.page);
+    const granted = state.pageScopes.get(page.token);
+    if (granted && !granted.includes(COMMENTING))
+      throw new GraphError(403, 200, `(#200) This call requires the ${COMMENTING} permission`);
+    const f = await body(req);
+    const message = String(f.get("message") ?? "");
+    if (!message.trim() && !f.get("attachment_id") && !f.get("attachment_url"))
+      throw new GraphError(400, 100, "(#100) A comment needs a message or an attachment");
+    if ([...message].length > COMMENT_MAX)
+      throw new GraphError(400, 100, `(#100) The comment is longer than ${COMMENT_MAX} characters`);
+    const c: Comment = {
+      id: `${post.id.split("_").pop()}_${num()}`,
+      post: post.id,
+      page: page.id,
+      message,
+      createdAt: new Date(),
+    };
+    state.comments.push(c);
+    post.comments += 1;
+    state.emulated.push({ id: c.id, text: message, media: [], replyTo: post.id, createdAt: c.createdAt });
+    return Response.json({ id: c.id });
+  }
+
+  /** GET /{page-post-id}/comments, newest first with order=reverse_chronological, paged by `limit`. */
+  function listComments(req: Request, url: URL, parentId: string): Response {
+    const post = commentParent(parentId, "get");
+    ownerAuth(req, url, post.page, "pages_read_engagement");
+    const all = state.comments.filter((c) => c.post === post.id);
+    if (url.searchParams.get("order") === "reverse_chronological") all.reverse();
+    const limit = Number(url.searchParams.get("limit") ?? 25);
+    const shown = all.slice(0, limit);
+    return Response.json({
+      data: shown.map(commentJson),
+      ...(all.length > limit && { paging: { next: `${url.origin}${url.pathname}?after=${shown.at(-1)!.id}` } }),
+    });
+  }
+
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const p = path.replace(/^\/v\d+\.\d+/, "");
@@ -312,6 +388,9 @@ export function createFacebookEmulator(): FacebookEmulator {
     const session = /^\/upload:(\d+)$/.exec(p);
     if (session && m === "POST") return transfer(req, session[1]);
     if (session && m === "GET") return uploadStatus(session[1]);
+    const commentsEdge = /^\/([\d_]+)\/comments$/.exec(p);
+    if (commentsEdge && m === "POST") return comment(req, url, commentsEdge[1]);
+    if (commentsEdge && m === "GET") return listComments(req, url, commentsEdge[1]);
     const pageNode = /^\/(\d+)$/.exec(p);
     if (pageNode && m === "GET" && state.pages.some((x) => x.id === pageNode[1])) {
       const page = pageAuth(req, url, pageNode[1], "pages_read_engagement");
@@ -484,6 +563,11 @@ export function createFacebookEmulator(): FacebookEmulator {
     }
     const node = /^\/([\d_]+)$/.exec(p);
     if (node && m === "GET") {
+      const c = state.comments.find((x) => x.id === node[1]);
+      if (c) {
+        ownerAuth(req, url, c.page, "pages_read_engagement");
+        return Response.json(commentJson(c));
+      }
       const vid = state.videos.get(node[1]);
       const fields = url.searchParams.get("fields") ?? "";
       if (vid && fields.includes("status")) {
@@ -540,6 +624,7 @@ export function createFacebookEmulator(): FacebookEmulator {
         "Error validating access token: The session has been invalidated because the user changed their password.",
         460,
       ),
+      forbidden: new GraphError(403, 200, "(#200) The user hasn't authorized the application to perform this action"),
     }),
     posts: () => [...state.emulated],
     setFollowers(n) {

@@ -19,14 +19,30 @@ import {
   type RecentMedia,
   type RecentPost,
   type FailureOutcome,
+  type CommentJob,
+  type CommentOutcome,
+  type FindResult,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
-import { classifyGraph } from "../../src/platform/graph.ts";
+import { classifyGraph, createGraphComment } from "../../src/platform/graph.ts";
+import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
 
 // Graph API version; CRIER_FACEBOOK_VERSION moves it without a release.
 const VERSION = "v24.0";
 const TEXT_MAX = 63206;
+/**
+ * A first comment's longest text. The Pages API's Comments guide (developers.facebook.com/documentation/
+ * pages-api/comments-mentions) and the /{object-id}/comments reference (developers.facebook.com/docs/
+ * graph-api/reference/object/comments), both read 2026-11-26, document no length limit; 8,000 characters
+ * is what Facebook's own comment box takes, so a longer text is refused at creation instead of by Facebook.
+ */
+const COMMENT_MAX = 8000;
+/**
+ * Commenting as the Page needs pages_manage_engagement besides the publishing permissions (Comments and
+ * @mentions guide, "Permissions", read 2026-11-26); reading the Page's comments back pages_read_engagement.
+ */
+const COMMENT_SCOPES = ["pages_manage_engagement"] as const;
 const PHOTOS_MAX = 10;
 
 type Fail = FailureOutcome;
@@ -219,6 +235,56 @@ async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   });
   if (!res.ok) return res.outcome;
   return { kind: "published", platformPostId: res.body.id, url: await permalink(ctx, res.body.id) };
+}
+
+/**
+ * The first comment: `POST /{page-post-id}/comments` with `message` and the Page token, so the Page is its
+ * author (Comments and @mentions guide, developers.facebook.com/documentation/pages-api/comments-mentions,
+ * read 2026-11-26). A video is published as its own id and takes comments the same way. The comment's
+ * address is its permalink_url, read once it exists.
+ */
+async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
+  if (!ctx.credentials.page_access_token)
+    return { kind: "auth_expired", reason: "no Page token is stored for this Page; connect it again" };
+  const parent = job.parent.platformPostId;
+  const id = await createGraphComment(ctx, `${v(ctx)}/${parent}/comments`, job.text, auth(ctx));
+  if (typeof id !== "string") return id;
+  const link = await ctx.http.request<{ permalink_url?: string }>("GET", `${v(ctx)}/${id}`, {
+    query: { fields: "permalink_url" },
+    headers: auth(ctx),
+  });
+  return { kind: "published", platformPostId: id, url: link.ok ? (link.body.permalink_url ?? null) : null };
+}
+
+/** The Page's own comments under the post, newest first (filter=stream lists replies too; order by time). */
+async function findPostedComment(
+  ctx: PluginContext,
+  job: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  return findComment(job, window, "comment(s) under the post", async () => {
+    const res = await ctx.http.request<{
+      data: { id: string; message?: string; created_time?: string; permalink_url?: string; from?: { id?: string } }[];
+      paging?: { next?: string };
+    }>("GET", `${v(ctx)}/${job.parent.platformPostId}/comments`, {
+      query: {
+        fields: "id,message,created_time,from,permalink_url",
+        filter: "stream",
+        order: "reverse_chronological",
+        limit: 100,
+      },
+      headers: auth(ctx),
+    });
+    if (!res.ok) throw new Error(res.outcome.reason);
+    const at = (c: { created_time?: string }) => new Date(c.created_time ?? 0);
+    return {
+      comments: res.body.data
+        .filter((c) => c.from?.id === page(ctx))
+        .map((c) => ({ id: c.id, url: c.permalink_url ?? null, text: c.message ?? "", createdAt: at(c) })),
+      more: !!res.body.paging?.next,
+      oldest: oldestOf(res.body.data.map(at)),
+    };
+  });
 }
 
 type Phase = { status?: string; errors?: { code?: number; message?: string }[] };
@@ -440,6 +506,7 @@ export default definePlugin({
     metrics: ["read_insights", "pages_read_engagement"],
     account_stats: ["pages_read_engagement"],
     workflow_source: ["pages_read_engagement", "pages_read_user_content"],
+    first_comment: ["pages_show_list", "pages_manage_posts", "pages_read_engagement", ...COMMENT_SCOPES],
   },
   connect: oauthFlow({
     authorizeUrl: `https://www.facebook.com/${VERSION}/dialog/oauth`,
@@ -449,8 +516,8 @@ export default definePlugin({
     // Each is what a request needs (docs/platforms.md): Pages listed and posted to (pages_show_list,
     // pages_manage_posts, pages_read_engagement; the Video API's publishing guide names the same three),
     // the Page's posts read back (pages_read_user_content), insights (read_insights), and Pages a
-    // business portfolio owns (business_management). publish_video is for live video, which Crier does
-    // not do, and pages_manage_engagement for moderating comments: App Review refuses unused permissions.
+    // business portfolio owns (business_management), and first comments (pages_manage_engagement).
+    // publish_video is for live video, which Crier does not do: App Review refuses unused permissions.
     scopes: [
       "pages_show_list",
       "pages_manage_posts",
@@ -458,6 +525,7 @@ export default definePlugin({
       "pages_read_user_content",
       "read_insights",
       "business_management",
+      ...COMMENT_SCOPES,
     ],
     scopeSeparator: ",",
     async identity(c, token) {
@@ -498,6 +566,13 @@ export default definePlugin({
   classifyResponse: classifyGraph,
   publish,
   checkStatus,
+  firstComment: {
+    textLimit: { max: COMMENT_MAX, unit: "characters" },
+    kind: "comment",
+    scopes: COMMENT_SCOPES,
+    publish: publishComment,
+    find: findPostedComment,
+  },
   fetchRecent,
   metrics,
   accountStats,

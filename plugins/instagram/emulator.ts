@@ -3,7 +3,8 @@
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
  * REELS, a Trial Reel with trial_params, carousel of 2–10 with VIDEO children) whose media it really
  * downloads and type-checks, status codes moving IN_PROGRESS → FINISHED or ERROR over status checks,
- * media_publish, permalinks, the user's media and insights. Errors are Graph errors.
+ * media_publish, permalinks, the user's media and insights, and the account's comments under its media
+ * (instagram_business_manage_comments). Errors are Graph errors.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the account sandbox.insta.
  * Tokens age on the emulator's clock (createInstagramEmulator({ now }), advanceClock): a long-lived token lasts 60
@@ -47,6 +48,14 @@ const REELS_RULE: MediaRule = {
   maxBytes: 300 * 1024 * 1024,
 };
 const LONG_TTL_S = 60 * 86400;
+// Comments (IG Media comments reference, developers.facebook.com/documentation/instagram-platform/
+// instagram-graph-api/reference/ig-media/comments, read 2026-11-26): `POST /{ig-media-id}/comments` with a
+// `message` answers {id}; GET lists the media's comments (id, text, timestamp, from, username). Under
+// Instagram Login both need instagram_business_basic and instagram_business_manage_comments. The reference
+// names no length limit: the emulator refuses past 2,200 characters, the caption limit Crier declares for
+// comments. A missing permission is Meta's (#10) error, answered 403 here.
+const COMMENTING = "instagram_business_manage_comments";
+const COMMENT_MAX = 2200;
 
 interface Container {
   id: string;
@@ -67,6 +76,14 @@ interface Container {
   cover: { content_type: string; size: number } | null;
 }
 
+/** A comment the account made under one of its media. */
+interface IgComment {
+  id: string;
+  media: string;
+  text: string;
+  createdAt: Date;
+}
+
 interface Media {
   id: string;
   container: Container;
@@ -83,6 +100,7 @@ export interface InstagramEmulator extends Emulator {
 }
 
 const newId = graphId(18_000_000_000_000_000n);
+const newCommentId = graphId(17_800_000_000_000_000n);
 
 export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => number } = {}): InstagramEmulator {
   const failures = new FailurePlan();
@@ -101,6 +119,7 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
   const state = resettable(() => ({
     containers: new Map<string, Container>(),
     media: [] as Media[],
+    comments: [] as IgComment[],
     emulated: [] as EmulatedPost[],
   }));
 
@@ -286,11 +305,55 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     };
   };
 
+  /** A comment call: the media must exist, the token must carry the comment permission. */
+  function commentTarget(req: Request, url: URL, mediaId: string): Media {
+    const t = auth.authed(req, url, "instagram_business_basic");
+    if (t.scopes && !t.scopes.includes(COMMENTING))
+      throw new GraphError(403, 10, `(#10) Application does not have permission for this action: ${COMMENTING}`);
+    const x = state.media.find((y) => y.id === mediaId);
+    if (!x) throw new GraphError(400, 100, `Unsupported post request. Object with ID '${mediaId}' does not exist`, 33);
+    return x;
+  }
+
+  async function comment(req: Request, url: URL, mediaId: string): Promise<Response> {
+    const x = commentTarget(req, url, mediaId);
+    // The reference shows message as a query parameter; a form body is taken as well, as Graph does.
+    const message = url.searchParams.get("message") ?? (await graphForm(req)).get("message") ?? "";
+    if (!message.trim()) throw new GraphError(400, 100, "(#100) The parameter message is required");
+    if ([...message].length > COMMENT_MAX)
+      throw new GraphError(400, 100, `(#100) The comment is longer than ${COMMENT_MAX} characters`);
+    const c: IgComment = { id: newCommentId(), media: x.id, text: message, createdAt: new Date() };
+    state.comments.push(c);
+    x.comments += 1;
+    state.emulated.push({ id: c.id, text: message, media: [], replyTo: x.id, createdAt: c.createdAt });
+    return Response.json({ id: c.id });
+  }
+
+  function listComments(req: Request, url: URL, mediaId: string): Response {
+    const x = commentTarget(req, url, mediaId);
+    const limit = Number(url.searchParams.get("limit") ?? 25);
+    const all = state.comments.filter((c) => c.media === x.id).reverse();
+    const shown = all.slice(0, limit);
+    return Response.json({
+      data: shown.map((c) => ({
+        id: c.id,
+        text: c.text,
+        timestamp: c.createdAt.toISOString(),
+        username: user.username,
+        from: { id: user.id, username: user.username },
+      })),
+      ...(all.length > limit && { paging: { next: `${url.origin}${url.pathname}?after=${shown.at(-1)!.id}` } }),
+    });
+  }
+
   async function route(req: Request, path: string, url: URL): Promise<Response> {
     const m = req.method;
     const token = await auth.route(req, path, url);
     if (token) return token;
     const p = path.replace(/^\/v\d+\.\d+/, "");
+    const comments = /^\/(\d+)\/comments$/.exec(p);
+    if (comments && m === "POST") return comment(req, url, comments[1]);
+    if (comments && m === "GET") return listComments(req, url, comments[1]);
     // Permissions per request (developers.facebook.com/docs/instagram-platform: each reference's
     // Requirements; checked 2026-11-26): instagram_business_basic for everything, content_publish to
     // create and publish containers, manage_insights for insights.

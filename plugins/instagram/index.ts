@@ -17,12 +17,16 @@ import {
   type RecentMedia,
   type RecentPost,
   type FailureOutcome,
+  type CommentJob,
+  type CommentOutcome,
+  type FindResult,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
 import {
   alreadyPublished,
   classifyGraph,
   createCarousel,
+  createGraphComment,
   createContainer,
   longLivedToken,
   publishContainer,
@@ -30,12 +34,26 @@ import {
   refreshLongLivedToken,
 } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
+import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 
 const V = "/v23.0";
 const CAPTION_MAX = 2200;
 const HASHTAGS_MAX = 30;
 const MENTIONS_MAX = 20;
 const CAROUSEL_MAX = 10;
+/**
+ * A first comment's longest text. The IG Media comments reference (developers.facebook.com/documentation/
+ * instagram-platform/instagram-graph-api/reference/ig-media/comments, read 2026-11-26) documents no length,
+ * hashtag or mention limit for a comment; Crier holds a comment to 2,200 characters, Instagram's caption
+ * limit, refusing a longer one at creation rather than sending what Instagram may cut or refuse.
+ */
+const COMMENT_MAX = 2200;
+/**
+ * Commenting needs instagram_business_manage_comments besides instagram_business_basic under Instagram
+ * Login, the flavour this plugin uses (graph.instagram.com; IG Media comments reference, "Requirements",
+ * read 2026-11-26). Facebook Login's equivalent, instagram_manage_comments, does not apply here.
+ */
+const COMMENT_SCOPES = ["instagram_business_manage_comments"] as const;
 
 type Fail = FailureOutcome;
 
@@ -101,6 +119,50 @@ async function checkStatus(ctx: PluginContext, creationId: string): Promise<Outc
   // A container is published once; a finished retry must not publish it a second time.
   if (code === "PUBLISHED") return alreadyPublished;
   return publishContainer(ctx, `${V}/me/media_publish`, creationId, V);
+}
+
+/**
+ * The first comment: `POST /{ig-media-id}/comments` with `message` (IG Media comments reference, read
+ * 2026-11-26), answered with the comment's id. An IG Comment has no address of its own: the url is the
+ * post's, where the comment shows.
+ */
+async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
+  const id = await createGraphComment(ctx, `${V}/${job.parent.platformPostId}/comments`, job.text, bearerAuth(ctx));
+  return typeof id === "string" ? { kind: "published", platformPostId: id, url: job.parent.url } : id;
+}
+
+interface IgComment {
+  id: string;
+  text?: string;
+  timestamp?: string;
+  username?: string;
+  from?: { id?: string; username?: string };
+}
+
+/** The account's own comments under the media (GET /{ig-media-id}/comments lists newest first). */
+function findPostedComment(
+  ctx: PluginContext,
+  job: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  return findComment(job, window, "comment(s) under the media", async () => {
+    const res = await ctx.http.request<{ data: IgComment[]; paging?: { next?: string } }>(
+      "GET",
+      `${V}/${job.parent.platformPostId}/comments`,
+      { query: { fields: "id,text,timestamp,username,from", limit: 50 }, headers: bearerAuth(ctx) },
+    );
+    if (!res.ok) throw new Error(res.outcome.reason);
+    const at = (c: IgComment) => new Date(c.timestamp ?? 0);
+    const mine = (c: IgComment) =>
+      c.from?.id === ctx.account.remoteId || (c.from?.username ?? c.username) === ctx.account.username;
+    return {
+      comments: res.body.data
+        .filter(mine)
+        .map((c) => ({ id: c.id, url: job.parent.url, text: c.text ?? "", createdAt: at(c) })),
+      more: !!res.body.paging?.next,
+      oldest: oldestOf(res.body.data.map(at)),
+    };
+  });
 }
 
 const refresh = (ctx: PluginContext): Promise<Credentials> =>
@@ -261,14 +323,20 @@ export default definePlugin({
     metrics: ["instagram_business_basic", "instagram_business_manage_insights"],
     account_stats: ["instagram_business_basic"],
     workflow_source: ["instagram_business_basic"],
+    first_comment: ["instagram_business_basic", ...COMMENT_SCOPES],
   },
   connect: oauthFlow({
     authorizeUrl: "https://www.instagram.com/oauth/authorize",
     tokenUrl: "https://api.instagram.com/oauth/access_token",
     clientAuth: "body",
-    // Reading the account and its media, publishing, and insights; comments are never read or written
-    // (instagram_business_manage_comments would be refused by App Review as unused).
-    scopes: ["instagram_business_basic", "instagram_business_content_publish", "instagram_business_manage_insights"],
+    // Reading the account and its media, publishing, insights, and first comments (writing the account's
+    // own comment under its post and reading it back).
+    scopes: [
+      "instagram_business_basic",
+      "instagram_business_content_publish",
+      "instagram_business_manage_insights",
+      ...COMMENT_SCOPES,
+    ],
     scopeSeparator: ",",
     async identity(c, token) {
       // The code gives a one-hour token; the long-lived one lasts 60 days and can be refreshed.
@@ -293,6 +361,13 @@ export default definePlugin({
   classifyResponse: classifyGraph,
   publish,
   checkStatus,
+  firstComment: {
+    textLimit: { max: COMMENT_MAX, unit: "characters" },
+    kind: "comment",
+    scopes: COMMENT_SCOPES,
+    publish: publishComment,
+    find: findPostedComment,
+  },
   refresh,
   fetchRecent,
   metrics,

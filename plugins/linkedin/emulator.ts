@@ -3,7 +3,8 @@
  * secret in the form), OpenID userinfo, the versioned REST API (LinkedIn-Version and the Rest.li 2.0.0
  * header required): Images and Videos initializeUpload with upload URLs, multi-part video uploads with
  * ETags and finalize, processing over status reads, Posts (201 with x-restli-id, commentary limits,
- * media references owned by the author) and social action counts (with r_member_social only). Versions
+ * media references owned by the author), comments under a post (Comments API; read back with
+ * r_member_social only) and social action counts (with r_member_social only). Versions
  * outside LinkedIn's support window are refused with 426 NONEXISTENT_VERSION. Errors are `{status, code, message}`.
  *
  * Sandbox rule: client "sandbox"/"sandbox", every authorization is the member "Sandbox Member".
@@ -57,6 +58,15 @@ const READ_SCOPE = "r_member_social";
 /** Creating posts and uploading their media needs w_member_social (same page, "Permissions"). */
 const WRITE_SCOPE = "w_member_social";
 const ACCESS_TTL_MS = 60 * 86400_000;
+/**
+ * Comments API (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/comments-api,
+ * read 2026-11-26): `POST /rest/socialActions/{shareUrn|ugcPostUrn}/comments` with `actor` (the member),
+ * `object` (the post) and `message.text`, under w_member_social; 201 with the comment (its `commentUrn`,
+ * `urn:li:comment:(<object>,<id>)`) and its id in x-restli-id. Reading comments back (GET on the same
+ * resource) needs r_member_social. The page documents no length for message.text: the emulator refuses
+ * past 1,250 characters, the comment box's limit Crier declares.
+ */
+const COMMENT_MAX = 1250;
 
 // Images API (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/images-api,
 // checked 2026-11-26): JPG, GIF or PNG, fewer than 36,152,320 pixels. Videos API (…/shares/videos-api,
@@ -79,6 +89,14 @@ interface Asset {
   /** The parts received, kept to read the file once it is in (a large video keeps its first part only). */
   chunks: Map<number, Uint8Array | null>;
   token: string;
+}
+interface LiComment {
+  id: string;
+  urn: string;
+  object: string;
+  actor: string;
+  text: string;
+  createdAt: Date;
 }
 interface Post {
   urn: string;
@@ -130,6 +148,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
   const state = resettable(() => ({
     assets: new Map<string, Asset>(),
     posts: [] as Post[],
+    comments: [] as LiComment[],
     emulated: [] as EmulatedPost[],
   }));
   const member = { sub: "sandboxMember01", name: "Sandbox Member", picture: "https://media.licdn.com/sandbox.jpg" };
@@ -143,6 +162,64 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       if (req.headers.get("x-restli-protocol-version") !== "2.0.0")
         throw new LiError(400, "X-Restli-Protocol-Version 2.0.0 is required");
     }
+  }
+
+  /** The post a comment call names: 404 when LinkedIn has no such share or ugcPost. */
+  function commentParent(urn: string): Post {
+    const p = state.posts.find((x) => x.urn === urn);
+    if (!p) throw new LiError(404, `Not found: ${urn}`, "NOT_FOUND");
+    return p;
+  }
+
+  const commentJson = (c: LiComment) => ({
+    actor: c.actor,
+    object: c.object,
+    message: { text: c.text, attributes: [] },
+    created: { actor: c.actor, time: c.createdAt.getTime() },
+    lastModified: { actor: c.actor, time: c.createdAt.getTime() },
+    id: c.id,
+    commentUrn: c.urn,
+    $URN: c.urn,
+  });
+
+  async function comment(req: Request, parentUrn: string): Promise<Response> {
+    const p = commentParent(parentUrn);
+    const b = (await req.json().catch(() => null)) as {
+      actor?: string;
+      object?: string;
+      message?: { text?: unknown };
+    } | null;
+    if (!b || b.actor !== author) throw new LiError(403, "The actor must be the authenticated member", "ACCESS_DENIED");
+    if (b.object !== p.urn) throw new LiError(400, "object must be the entity in the path", "BAD_REQUEST");
+    const text = b.message?.text;
+    if (typeof text !== "string" || !text.trim())
+      throw new LiError(422, "message.text is required", "UNPROCESSABLE_ENTITY");
+    if ([...text].length > COMMENT_MAX)
+      throw new LiError(422, `message.text is longer than ${COMMENT_MAX} characters`, "UNPROCESSABLE_ENTITY");
+    const id = String(7_100_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6)));
+    const c: LiComment = {
+      id,
+      urn: `urn:li:comment:(${p.urn},${id})`,
+      object: p.urn,
+      actor: author,
+      text,
+      createdAt: new Date(),
+    };
+    state.comments.push(c);
+    p.comments += 1;
+    state.emulated.push({ id: c.urn, text, media: [], replyTo: p.urn, createdAt: c.createdAt });
+    return Response.json(commentJson(c), { status: 201, headers: { "x-restli-id": id } });
+  }
+
+  function listComments(req: Request, url: URL, parentUrn: string): Response {
+    if (!oauth.granted(req, READ_SCOPE))
+      throw new LiError(403, "Not enough permissions to access: socialActions.GET_ALL.NO_VERSION", "ACCESS_DENIED");
+    const p = commentParent(parentUrn);
+    const all = state.comments.filter((c) => c.object === p.urn).reverse();
+    const start = Number(url.searchParams.get("start") ?? 0);
+    const count = Number(url.searchParams.get("count") ?? 10);
+    const shown = all.slice(start, start + count);
+    return Response.json({ elements: shown.map(commentJson), paging: { start, count, total: all.length } });
   }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
@@ -305,6 +382,9 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       });
       return new Response(null, { status: 201, headers: { "x-restli-id": post.urn } });
     }
+    const comments = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(path);
+    if (comments && m === "POST") return comment(req, decodeURIComponent(comments[1]));
+    if (comments && m === "GET") return listComments(req, url, decodeURIComponent(comments[1]));
     const social = /^\/rest\/socialActions\/(.+)$/.exec(path);
     if (m === "GET" && social) {
       if (!oauth.granted(req, READ_SCOPE))
@@ -332,6 +412,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     if (f.kind === "server_error") return error(503, "Service unavailable", "SERVICE_UNAVAILABLE");
     if (f.kind === "auth_expired")
       return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
+    if (f.kind === "forbidden") return error(403, "Not enough permissions to access this resource", "ACCESS_DENIED");
     return null;
   }
 

@@ -14,7 +14,11 @@ import {
   type PublishJob,
   type FailureOutcome,
   type AccountCheck,
+  type CommentJob,
+  type CommentOutcome,
+  type FindResult,
 } from "../../src/platform/sdk.ts";
+import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
 
@@ -30,6 +34,12 @@ export const DEFAULT_VERSION = "202607";
 const POST_SCOPE = "w_member_social";
 
 const TEXT_MAX = 3000;
+/**
+ * A first comment's longest text. The Comments API (learn.microsoft.com/en-us/linkedin/marketing/
+ * community-management/shares/comments-api, read 2026-11-26) documents no length limit for message.text;
+ * 1,250 characters is what LinkedIn's own comment box takes, so Crier refuses a longer text at creation.
+ */
+const COMMENT_MAX = 1250;
 const IMAGES_MAX = 20;
 const VIDEO_MAX = 500 * MB;
 
@@ -241,6 +251,84 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return createPost(ctx, pending.post);
 }
 
+const socialActions = (urn: string) => `/rest/socialActions/${encodeURIComponent(urn)}/comments`;
+const commentUrl = (parent: string, comment: string) => `${postUrl(parent)}?commentUrn=${encodeURIComponent(comment)}`;
+
+/**
+ * The first comment: `POST /rest/socialActions/{shareUrn|ugcPostUrn}/comments` with the member as `actor`,
+ * the post as `object` and `message.text` (Comments API, "Create a Comment", read 2026-11-26), under
+ * w_member_social ("Post, comment and like posts on behalf of an authenticated member"). The message is
+ * attributed text, not little text: it is sent as written. LinkedIn answers 201 with the comment, whose
+ * URN (`urn:li:comment:(<post>,<id>)`) names it; x-restli-id carries its id.
+ */
+async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
+  if (!ctx.credentials.author_urn)
+    return {
+      kind: "auth_expired",
+      reason: "the stored LinkedIn credentials lack the member; connect the account again",
+    };
+  const parent = job.parent.platformPostId;
+  const res = await ctx.http.request<{ commentUrn?: string; $URN?: string; id?: string }>(
+    "POST",
+    socialActions(parent),
+    {
+      json: { actor: ctx.credentials.author_urn, object: parent, message: { text: job.text } },
+      headers: headers(ctx),
+      creates: true,
+    },
+  );
+  if (!res.ok) return res.outcome;
+  const id = res.body?.id ?? res.headers.get("x-restli-id");
+  const urn = res.body?.commentUrn ?? res.body?.$URN ?? (id ? `urn:li:comment:(${parent},${id})` : null);
+  if (!urn) return { kind: "unknown", reason: "LinkedIn accepted the comment but named no comment" };
+  return { kind: "published", platformPostId: urn, url: commentUrl(parent, urn) };
+}
+
+interface LiComment {
+  actor?: string;
+  commentUrn?: string;
+  $URN?: string;
+  id?: string;
+  message?: { text?: string };
+  created?: { time?: number };
+}
+
+/**
+ * The member's comments under the post (GET on the same resource, newest first). LinkedIn lets an app read
+ * comments only with r_member_social, which it grants to approved developers: without it the read is
+ * refused and the answer is cannot_tell.
+ */
+function findPostedComment(
+  ctx: PluginContext,
+  job: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  const parent = job.parent.platformPostId;
+  return findComment(job, window, "comment(s) under the post", async () => {
+    const res = await ctx.http.request<{ elements?: LiComment[]; paging?: { total?: number; count?: number } }>(
+      "GET",
+      socialActions(parent),
+      { query: { count: 100 }, headers: headers(ctx) },
+    );
+    if (!res.ok) throw new Error(res.outcome.reason);
+    const all = res.body.elements ?? [];
+    const at = (c: LiComment) => new Date(c.created?.time ?? 0);
+    const urnOf = (c: LiComment) => c.commentUrn ?? c.$URN ?? `urn:li:comment:(${parent},${c.id})`;
+    return {
+      comments: all
+        .filter((c) => c.actor === ctx.credentials.author_urn)
+        .map((c) => ({
+          id: urnOf(c),
+          url: commentUrl(parent, urnOf(c)),
+          text: c.message?.text ?? "",
+          createdAt: at(c),
+        })),
+      more: (res.body.paging?.total ?? all.length) > all.length,
+      oldest: oldestOf(all.map(at)),
+    };
+  });
+}
+
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
@@ -316,7 +404,7 @@ export default definePlugin({
   },
   optionsSchema: t.Object({}, { additionalProperties: true }),
   // What each capability needs (Microsoft Learn, LinkedIn: Posts API and Social Actions, checked 2026-11-26).
-  requiredScopes: { publish: [POST_SCOPE], metrics: ["r_member_social"] },
+  requiredScopes: { publish: [POST_SCOPE], metrics: ["r_member_social"], first_comment: [POST_SCOPE] },
   connect: oauthFlow({
     authorizeUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
@@ -363,6 +451,13 @@ export default definePlugin({
   checkAccount,
   publish,
   checkStatus,
+  // Commenting needs nothing beyond w_member_social, which publishing already asks for.
+  firstComment: {
+    textLimit: { max: COMMENT_MAX, unit: "characters" },
+    kind: "comment",
+    publish: publishComment,
+    find: findPostedComment,
+  },
   metrics,
   metricNames: ["likes", "comments"],
 });

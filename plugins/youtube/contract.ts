@@ -13,6 +13,11 @@ export type VideoStatus = youtube_v3.Schema$VideoStatus;
 export type VideoListResponse = youtube_v3.Schema$VideoListResponse;
 export type ChannelListResponse = youtube_v3.Schema$ChannelListResponse;
 export type PlaylistItemListResponse = youtube_v3.Schema$PlaylistItemListResponse;
+export type CommentThread = youtube_v3.Schema$CommentThread;
+export type CommentThreadSnippet = youtube_v3.Schema$CommentThreadSnippet;
+export type Comment = youtube_v3.Schema$Comment;
+export type CommentSnippet = youtube_v3.Schema$CommentSnippet;
+export type CommentThreadListResponse = youtube_v3.Schema$CommentThreadListResponse;
 
 /** Every key of T, exactly: a key missing from the list or not in T fails to compile. */
 type KeyList<T> = { [K in keyof Required<T>]: true };
@@ -78,3 +83,44 @@ export const VIDEO_FIELDS = {
 
 /** The part names videos.insert takes: every top-level field of the resource but its bookkeeping ones. */
 export const VIDEO_PARTS = Object.keys(VIDEO_KEYS).filter((k) => k !== "etag" && k !== "kind");
+
+const THREAD_KEYS: KeyList<CommentThread> = { etag: true, id: true, kind: true, replies: true, snippet: true };
+
+const THREAD_SNIPPET_KEYS: KeyList<CommentThreadSnippet> = {
+  canReply: true,
+  channelId: true,
+  isPublic: true,
+  postId: true,
+  topLevelComment: true,
+  totalReplyCount: true,
+  videoId: true,
+};
+
+const COMMENT_KEYS: KeyList<Comment> = { etag: true, id: true, kind: true, snippet: true };
+
+const COMMENT_SNIPPET_KEYS: KeyList<CommentSnippet> = {
+  authorChannelId: true,
+  authorChannelUrl: true,
+  authorDisplayName: true,
+  authorProfileImageUrl: true,
+  canRate: true,
+  channelId: true,
+  likeCount: true,
+  moderationStatus: true,
+  parentId: true,
+  postId: true,
+  publishedAt: true,
+  textDisplay: true,
+  textOriginal: true,
+  updatedAt: true,
+  videoId: true,
+  viewerRating: true,
+};
+
+/** The fields of the commentThread resource commentThreads.insert takes, level by level. */
+export const COMMENT_THREAD_FIELDS = {
+  thread: Object.keys(THREAD_KEYS),
+  snippet: Object.keys(THREAD_SNIPPET_KEYS),
+  comment: Object.keys(COMMENT_KEYS),
+  commentSnippet: Object.keys(COMMENT_SNIPPET_KEYS),
+};

@@ -2,7 +2,8 @@
  * An emulator of the Google OAuth and YouTube Data API v3 surface the plugin uses: authorize (PKCE),
  * token (client id and secret in the body; code and refresh grants; one-hour access tokens), the
  * channel, resumable uploads (session, declared length and type checked, bytes create the video),
- * processing over status checks, the uploads playlist and statistics. Errors use Google's
+ * processing over status checks, the uploads playlist and statistics, and top-level comments on the
+ * channel's videos (commentThreads insert and list, youtube.force-ssl). Errors use Google's
  * `{error:{code, message, errors:[{reason}]}}`. The video resource is checked against YouTube's own
  * contract (./contract.ts, from @googleapis/youtube): a field it does not declare is refused, as YouTube
  * refuses it, and the answers are typed by it. A project YouTube has not audited (setAudited(false))
@@ -26,7 +27,10 @@ import { thumbnailOf, type CustomThumbnail } from "./emulator-thumbnails.ts";
 import {
   VIDEO_FIELDS,
   VIDEO_PARTS,
+  COMMENT_THREAD_FIELDS,
   type ChannelListResponse,
+  type CommentThread,
+  type CommentThreadListResponse,
   type PlaylistItemListResponse,
   type Video as VideoResource,
   type VideoListResponse,
@@ -40,6 +44,23 @@ const YT = "https://www.googleapis.com/auth/";
 const UPLOAD_SCOPES = [`${YT}youtube.upload`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
 const READ_SCOPES = [`${YT}youtube.readonly`, `${YT}youtube`, `${YT}youtubepartner`, `${YT}youtube.force-ssl`];
 const PRIVACY = ["public", "unlisted", "private"];
+/**
+ * commentThreads.insert (developers.google.com/youtube/v3/docs/commentThreads/insert, read 2026-11-26):
+ * youtube.force-ssl only; a commentThread with snippet.channelId, snippet.videoId and
+ * snippet.topLevelComment.snippet.textOriginal; 400 channelOrVideoIdMissing, commentTextRequired,
+ * commentTextTooLong; 404 channelNotFound, videoNotFound. The page names no number for "too long": the
+ * emulator refuses past 10,000 characters, the limit Crier declares. commentThreads.list by videoId takes
+ * the read scopes (force-ssl among them).
+ */
+const COMMENT_SCOPES = [`${YT}youtube.force-ssl`];
+const COMMENT_MAX = 10_000;
+
+interface TopComment {
+  id: string;
+  videoId: string;
+  text: string;
+  createdAt: Date;
+}
 
 interface Video {
   id: string;
@@ -141,6 +162,7 @@ export function createYouTubeEmulator(): YouTubeEmulator {
   const state = resettable(() => ({
     sessions: new Map<string, Session>(),
     videos: [] as Video[],
+    comments: [] as TopComment[],
     emulated: [] as EmulatedPost[],
     audited: true,
     hasChannel: true,
@@ -190,6 +212,87 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       },
     }),
   });
+
+  const threadJson = (c: TopComment): CommentThread => ({
+    kind: "youtube#commentThread",
+    id: c.id,
+    snippet: {
+      channelId: channel.id,
+      videoId: c.videoId,
+      canReply: true,
+      totalReplyCount: 0,
+      isPublic: true,
+      topLevelComment: {
+        kind: "youtube#comment",
+        id: c.id,
+        snippet: {
+          channelId: channel.id,
+          videoId: c.videoId,
+          authorDisplayName: channel.customUrl,
+          authorChannelId: { value: channel.id },
+          textOriginal: c.text,
+          textDisplay: c.text,
+          likeCount: 0,
+          publishedAt: c.createdAt.toISOString(),
+          updatedAt: c.createdAt.toISOString(),
+        },
+      },
+    },
+  });
+
+  async function insertThread(req: Request, url: URL): Promise<Response> {
+    requireScope(req, COMMENT_SCOPES);
+    const parts = (url.searchParams.get("part") ?? "").split(",").filter(Boolean);
+    if (!parts.length)
+      throw new GoogleError(400, "missingRequiredParameter", "No filter selected. Expected one of: part");
+    const unknownPart = parts.find((p) => !["id", "replies", "snippet"].includes(p));
+    if (unknownPart) throw new GoogleError(400, "unexpectedPart", `'${unknownPart}'`);
+    const sent = (await req.json().catch(() => null)) as CommentThread | null;
+    refuseUnknown(sent, COMMENT_THREAD_FIELDS.thread, "resource");
+    refuseUnknown(sent?.snippet, COMMENT_THREAD_FIELDS.snippet, "resource.snippet");
+    refuseUnknown(sent?.snippet?.topLevelComment, COMMENT_THREAD_FIELDS.comment, "resource.snippet.topLevelComment");
+    refuseUnknown(
+      sent?.snippet?.topLevelComment?.snippet,
+      COMMENT_THREAD_FIELDS.commentSnippet,
+      "resource.snippet.topLevelComment.snippet",
+    );
+    const s = sent?.snippet;
+    if (!s?.channelId || !s.videoId)
+      throw new GoogleError(400, "channelOrVideoIdMissing", "The comment thread must be linked to a video.");
+    const text = s.topLevelComment?.snippet?.textOriginal ?? "";
+    if (!text.trim()) throw new GoogleError(400, "commentTextRequired", "The comment must have text.");
+    if ([...text].length > COMMENT_MAX)
+      throw new GoogleError(400, "commentTextTooLong", "The comment text contains too many characters.");
+    if (s.channelId !== channel.id) throw new GoogleError(404, "channelNotFound", "The channel was not found.");
+    const v = state.videos.find((x) => x.id === s.videoId);
+    if (!v) throw new GoogleError(404, "videoNotFound", "The video was not found.");
+    const c: TopComment = {
+      id: `Ug${randomBytes(12).toString("base64url")}4AaABAg`,
+      videoId: v.id,
+      text,
+      createdAt: new Date(),
+    };
+    state.comments.push(c);
+    v.comments += 1;
+    state.emulated.push({ id: c.id, text, media: [], replyTo: v.id, createdAt: c.createdAt });
+    return Response.json(threadJson(c));
+  }
+
+  function listThreads(url: URL): Response {
+    const videoId = url.searchParams.get("videoId");
+    if (!videoId)
+      throw new GoogleError(400, "missingRequiredParameter", "No filter selected. Expected one of: videoId, id");
+    if (!state.videos.some((x) => x.id === videoId))
+      throw new GoogleError(404, "videoNotFound", "The video was not found.");
+    const max = Number(url.searchParams.get("maxResults") ?? 20);
+    const all = state.comments.filter((c) => c.videoId === videoId).reverse();
+    return Response.json({
+      kind: "youtube#commentThreadListResponse",
+      items: all.slice(0, max).map(threadJson),
+      ...(all.length > max && { nextPageToken: "next" }),
+      pageInfo: { totalResults: all.length, resultsPerPage: max },
+    } satisfies CommentThreadListResponse);
+  }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
     const m = req.method;
@@ -301,6 +404,8 @@ export function createYouTubeEmulator(): YouTubeEmulator {
       state.sessions.set(s.id, s);
       return new Response(null, { status: 200, headers: { location: `${base}/upload/session/${s.id}` } });
     }
+    if (m === "POST" && path === "/youtube/v3/commentThreads") return insertThread(req, url);
+    if (m === "GET" && path === "/youtube/v3/commentThreads") return listThreads(url);
     if (m === "GET" && path === "/youtube/v3/channels") {
       if (url.searchParams.get("mine") !== "true")
         throw new GoogleError(400, "missingRequiredParameter", "mine=true is required here.");
@@ -374,6 +479,10 @@ export function createYouTubeEmulator(): YouTubeEmulator {
         headers: { "retry-after": String(f.retryAfterSeconds ?? 60) },
       });
     if (f.kind === "server_error") return Response.json(body(503, "backendError", "Backend Error"), { status: 503 });
+    if (f.kind === "forbidden")
+      return Response.json(body(403, "insufficientPermissions", "Request had insufficient authentication scopes."), {
+        status: 403,
+      });
     if (f.kind === "auth_expired") {
       oauth.expireAll();
       return Response.json(body(401, "authError", "Request had invalid authentication credentials."), { status: 401 });
@@ -391,6 +500,8 @@ export function createYouTubeEmulator(): YouTubeEmulator {
     ...failingHandler({
       failures,
       canFail: (path) => path !== "/token" && !path.startsWith("/oauth"),
+      // failNext({ on: "comments" }) names the comment calls, as on the other platforms.
+      failureNames: (path) => (path === "/youtube/v3/commentThreads" ? [path, "comments"] : [path]),
       failureResponse,
       route: (req, path) => route(req, path, new URL(req.url), mountBase(req, path)),
       error: GoogleError,

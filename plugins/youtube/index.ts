@@ -18,8 +18,11 @@ import {
   type RecentPost,
   type FindQuery,
   type FindResult,
+  type CommentJob,
+  type CommentOutcome,
 } from "../../src/platform/sdk.ts";
 import { findAmongRecent } from "../../src/platform/find-published.ts";
+import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import {
   connectCall,
   oauthFlow,
@@ -32,7 +35,14 @@ import {
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 import { utf16Prefix, utf8Length } from "../../src/platform/text.ts";
-import type { ChannelListResponse, PlaylistItemListResponse, Video, VideoListResponse } from "./contract.ts";
+import type {
+  ChannelListResponse,
+  CommentThread,
+  CommentThreadListResponse,
+  PlaylistItemListResponse,
+  Video,
+  VideoListResponse,
+} from "./contract.ts";
 
 const TOKEN_URL = "https://oauth2.googleapis.com/token";
 const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
@@ -41,6 +51,17 @@ const UPLOAD_SCOPE = "https://www.googleapis.com/auth/youtube.upload";
 const READ_SCOPE = "https://www.googleapis.com/auth/youtube.readonly";
 /** Granted instead of the two above when the app asks for it; Crier does not. */
 const FULL_SCOPE = "https://www.googleapis.com/auth/youtube";
+/**
+ * commentThreads.insert accepts this scope only (its Authorization section, developers.google.com/youtube/
+ * v3/docs/commentThreads/insert, read 2026-11-26): the upload scope does not allow comments.
+ */
+const COMMENT_SCOPE = "https://www.googleapis.com/auth/youtube.force-ssl";
+/**
+ * A comment's longest text. commentThreads.insert refuses a textOriginal with "too many characters"
+ * (commentTextTooLong, read 2026-11-26) without naming the number; 10,000 characters is the length
+ * YouTube's own comment box takes, so Crier refuses a longer text at creation.
+ */
+const COMMENT_MAX = 10_000;
 const DESCRIPTION_MAX_BYTES = 5000;
 const SHORTS_MAX_SECONDS = 180;
 
@@ -273,6 +294,69 @@ function findPublished(ctx: PluginContext, q: FindQuery): Promise<FindResult> {
   return findAmongRecent(ctx, { ...q, content: titleOf(q) }, fetchRecent);
 }
 
+const commentUrl = (videoId: string, commentId: string) =>
+  `https://www.youtube.com/watch?v=${videoId}&lc=${encodeURIComponent(commentId)}`;
+
+/**
+ * The first comment: commentThreads.insert (`POST /youtube/v3/commentThreads?part=snippet`) with the
+ * channel, the video and the top-level comment's textOriginal, answered with the new thread, whose id is
+ * its top-level comment's (developers.google.com/youtube/v3/docs/commentThreads/insert, read 2026-11-26).
+ */
+async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
+  const stale = await refreshAhead(ctx, refresh);
+  if (stale) return stale;
+  const videoId = job.parent.platformPostId;
+  const thread = {
+    snippet: { channelId: ctx.account.remoteId, videoId, topLevelComment: { snippet: { textOriginal: job.text } } },
+  } satisfies CommentThread;
+  const res = await ctx.http.request<CommentThread>("POST", "/youtube/v3/commentThreads", {
+    query: { part: "snippet" },
+    headers: bearerAuth(ctx),
+    json: thread,
+    creates: true,
+  });
+  if (!res.ok) return res.outcome;
+  const id = res.body.snippet?.topLevelComment?.id ?? res.body.id;
+  if (!id) return { kind: "unknown", reason: "YouTube took the comment but named no comment id" };
+  return { kind: "published", platformPostId: id, url: commentUrl(videoId, id) };
+}
+
+/** The channel's own top-level comments on the video (commentThreads.list by videoId, newest first). */
+async function findPostedComment(
+  ctx: PluginContext,
+  job: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  const stale = await refreshAhead(ctx, refresh);
+  if (stale) return { kind: "cannot_tell", reason: stale.reason };
+  const videoId = job.parent.platformPostId;
+  return findComment(job, window, "top-level comment(s) on the video", async () => {
+    const res = await ctx.http.request<CommentThreadListResponse>("GET", "/youtube/v3/commentThreads", {
+      query: { part: "snippet", videoId, order: "time", textFormat: "plainText", maxResults: 100 },
+      headers: bearerAuth(ctx),
+    });
+    if (!res.ok) throw new Error(res.outcome.reason);
+    const items = (res.body.items ?? []).flatMap((t) => {
+      const c = t.snippet?.topLevelComment;
+      return c?.id && c.snippet ? [{ id: c.id, s: c.snippet }] : [];
+    });
+    const at = (s: { publishedAt?: string | null }) => new Date(s.publishedAt ?? 0);
+    return {
+      comments: items
+        .filter((c) => c.s.authorChannelId?.value === ctx.account.remoteId)
+        .map((c) => ({
+          id: c.id,
+          url: commentUrl(videoId, c.id),
+          // The original text is returned to its author; the display text otherwise.
+          text: c.s.textOriginal ?? c.s.textDisplay ?? "",
+          createdAt: at(c.s),
+        })),
+      more: !!res.body.nextPageToken,
+      oldest: oldestOf(items.map((c) => at(c.s))),
+    };
+  });
+}
+
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   const out: Record<string, PostMetrics> = {};
   for (let i = 0; i < ids.length; i += 50) {
@@ -383,15 +467,17 @@ export default definePlugin({
     metrics: [READ_SCOPE],
     account_stats: [READ_SCOPE],
     workflow_source: [READ_SCOPE],
+    first_comment: [COMMENT_SCOPE],
   },
   connect: oauthFlow({
     authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
     ...TOKEN_ENDPOINT,
     pkce: true,
-    // Uploading, and reading the channel, its uploads and their statistics (Data API). Nothing reads the
-    // YouTube Analytics API, so its scope is not asked for: every sensitive scope must be justified in
-    // Google's app verification.
-    scopes: [UPLOAD_SCOPE, READ_SCOPE],
+    // Uploading, reading the channel, its uploads and their statistics (Data API), and first comments
+    // (force-ssl, the only scope commentThreads.insert takes). Nothing reads the YouTube Analytics API, so
+    // its scope is not asked for: every sensitive scope must be justified in Google's app verification.
+    // A user who unticks force-ssl still connects; that channel's first comments are refused.
+    scopes: [UPLOAD_SCOPE, READ_SCOPE, COMMENT_SCOPE],
     extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
     async identity(c, token) {
       // Google's consent screen lets the user untick scopes: without both, Crier could not work.
@@ -449,6 +535,13 @@ export default definePlugin({
   },
   publish,
   checkStatus,
+  firstComment: {
+    textLimit: { max: COMMENT_MAX, unit: "characters" },
+    kind: "comment",
+    scopes: [COMMENT_SCOPE],
+    publish: publishComment,
+    find: findPostedComment,
+  },
   refresh,
   fetchRecent,
   findPublished,

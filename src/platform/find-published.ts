@@ -14,10 +14,10 @@ export function finderFor(plugin: Plugin): ((ctx: PluginContext, q: FindQuery) =
 }
 
 /** Platform clocks and ours differ a little; a post this far outside the attempt's window is another post. */
-const WINDOW_SLACK_MS = 2 * 60_000;
+export const WINDOW_SLACK_MS = 2 * 60_000;
 
 /** Platforms trim and normalise line ends; nothing more is assumed. */
-const normalise = (text: string) => text.replace(/\r\n/g, "\n").trim();
+export const normalise = (text: string) => text.replace(/\r\n/g, "\n").trim();
 
 export async function findAmongRecent(
   ctx: PluginContext,

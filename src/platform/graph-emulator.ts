@@ -43,16 +43,21 @@ export interface GraphHandlerSpec {
   throttled?: GraphError;
   /** How the platform answers an expired token. */
   expired: GraphError;
+  /** How it answers a token lacking a permission (default: Meta's (#10) with 403; Facebook Pages say (#200)). */
+  forbidden?: GraphError;
 }
 
 /**
  * The handle() and failNext() of a Graph emulator: GraphErrors thrown by `route` become Meta's error
- * body, and queued failures are answered the way Meta answers them (throttling, error 2, code 190).
+ * body, and queued failures are answered the way Meta answers them (throttling, error 2, code 190, a
+ * missing permission).
  */
 export function graphFailingHandler(spec: GraphHandlerSpec): Pick<Emulator, "handle" | "failNext"> {
   const answer = (e: GraphError) => graphErrorResponse(e, spec.apiType);
   const throttled = spec.throttled ?? new GraphError(400, 4, "Application request limit reached");
   const unavailable = new GraphError(500, 2, "An unexpected error has occurred. Please retry your request later.");
+  const forbidden =
+    spec.forbidden ?? new GraphError(403, 10, "(#10) Application does not have permission for this action");
   return failingHandler({
     failures: spec.failures,
     canFail: spec.canFail,
@@ -63,7 +68,9 @@ export function graphFailingHandler(spec: GraphHandlerSpec): Pick<Emulator, "han
           ? answer(unavailable)
           : f.kind === "auth_expired"
             ? answer(spec.expired)
-            : null,
+            : f.kind === "forbidden"
+              ? answer(forbidden)
+              : null,
     route: spec.route,
     error: GraphError,
     errorResponse: answer,

@@ -95,6 +95,21 @@ export async function publishContainer(
   return { kind: "published", platformPostId: res.body.id, url: link.ok ? (link.body.permalink ?? null) : null };
 }
 
+/**
+ * A comment on a Graph object (`POST /{object-id}/comments` with `message`): a Facebook Page post or an
+ * Instagram media, the one call that creates it. Its id, or why not (a 5xx or a timeout is `unknown`).
+ */
+export async function createGraphComment(
+  ctx: PluginContext,
+  edge: string,
+  message: string,
+  headers: Record<string, string>,
+): Promise<string | FailureOutcome> {
+  const res = await ctx.http.request<{ id?: string }>("POST", edge, { form: { message }, headers, creates: true });
+  if (!res.ok) return res.outcome;
+  return res.body.id ?? { kind: "unknown", reason: "the platform took the comment but named no comment id" };
+}
+
 /** A container already published by an earlier attempt must never be published again. */
 export const alreadyPublished: FailureOutcome = {
   kind: "permanent",

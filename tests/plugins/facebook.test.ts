@@ -150,6 +150,7 @@ test("connecting asks only for the permissions Crier's requests use (App Review 
   );
   expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
     "business_management",
+    "pages_manage_engagement",
     "pages_manage_posts",
     "pages_read_engagement",
     "pages_read_user_content",

@@ -150,6 +150,7 @@ test("connecting asks only for the permissions Crier's requests use (App Review 
   expect(url.searchParams.get("scope")!.split(",").sort()).toEqual([
     "instagram_business_basic",
     "instagram_business_content_publish",
+    "instagram_business_manage_comments",
     "instagram_business_manage_insights",
   ]);
 });

@@ -241,9 +241,11 @@ async function connectGranting(scopes: string[] | null) {
 
 const SCOPE = "https://www.googleapis.com/auth/";
 
-test("connect asks Google for upload and read-only access, and nothing it never uses", async () => {
+test("connect asks Google for upload, read-only and comment access, and nothing it never uses", async () => {
   const { consent, rows } = await connectGranting(null);
+  // force-ssl is the only scope commentThreads.insert takes (first comments).
   expect(consent.searchParams.get("scope")!.split(" ").sort()).toEqual([
+    `${SCOPE}youtube.force-ssl`,
     `${SCOPE}youtube.readonly`,
     `${SCOPE}youtube.upload`,
   ]);
