@@ -21,17 +21,8 @@ export const noRepeat = (): RepeatChoice => ({
   end: { kind: "count", count: 10 },
 });
 
-/** The weekday of a datetime-local value, as BYDAY names it. */
-export const weekdayOf = (local: string): Weekday => WEEKDAYS[(new Date(local).getDay() + 6) % 7];
-
-/** "20261231T225959Z": the end of `date` (YYYY-MM-DD) in the browser's zone, in UTC as UNTIL wants it. */
-function untilOf(date: string): string {
-  const end = new Date(`${date}T23:59:59`);
-  return end
-    .toISOString()
-    .replace(/[-:]/g, "")
-    .replace(/\.\d{3}/, "");
-}
+/** "20261231": UNTIL as a date, which Crier reads as the end of that day in the series' time zone. */
+const untilOf = (date: string) => date.replace(/-/g, "");
 
 /** The rule string, or null for "does not repeat". */
 export function buildRule(c: RepeatChoice): string | null {

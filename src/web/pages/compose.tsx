@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, putWithProgress } from "../api.ts";
 import { timeZone } from "../dates.ts";
-import { buildRule, noRepeat, weekdayOf, type RepeatChoice } from "../repeat-rule.ts";
+import { buildRule, noRepeat, type RepeatChoice } from "../repeat-rule.ts";
 import { navigate } from "../router.tsx";
 import type { Account, Draft, Media, PlatformInfo, Post, UploadTicket } from "../types.ts";
 import { ErrorNote, PageTitle, useLoad } from "../ui.tsx";
@@ -97,18 +97,16 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
 
   const body = (when: Submit) => {
     const list = selected.filter((id) => active.some((a) => a.id === id));
+    // Weekly without picked days repeats on the first post's weekday (the server's rule).
     const rule = when === "queue" ? null : buildRule(repeat);
-    // A weekly series without picked days repeats on the weekday of its first post.
-    const ruleWithDay =
-      rule && repeat.frequency === "weekly" && !repeat.days.length
-        ? `${rule};BYDAY=${weekdayOf(when === "schedule" && publishAt ? publishAt : new Date().toString())}`
-        : rule;
     return {
       content,
       media: media.filter((m) => m.url).map((m) => ({ url: m.url!, type: m.kind })),
       ...(when === "schedule" && publishAt ? { publish_at: new Date(publishAt).toISOString() } : {}),
+      // A series starts at publish_at; "now" starts it at this moment.
+      ...(when === "now" && rule ? { publish_at: new Date().toISOString() } : {}),
       ...(when === "queue" ? { queue: true } : {}),
-      ...(ruleWithDay ? { repeat: { rule: ruleWithDay, time_zone: timeZone() } } : {}),
+      ...(rule ? { repeat: { rule: rule, time_zone: timeZone() } } : {}),
       targets: list.map((id) => {
         const t = targets[id];
         return {
