@@ -11,6 +11,7 @@ import { sandboxApiRoutes, sandboxRoutes } from "./modules/sandbox/routes.ts";
 import { draftsRoutes } from "./modules/drafts/routes.ts";
 import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
+import { queuesRoutes } from "./modules/queues/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { usersRoutes } from "./modules/users/routes.ts";
 import { dashboardRoutes } from "./web/serve.ts";
@@ -107,6 +108,7 @@ export function createApp(ctx: AppContext) {
     .use(healthRoutes(ctx))
     .use(sandboxRoutes(ctx))
     .use(accountsRoutes(ctx))
+    .use(queuesRoutes(ctx))
     .use(connectRoutes(ctx))
     .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))

@@ -13,6 +13,8 @@ import type { Post, PostCreate, PostListQuery, PostPatch, PostTarget, PostTarget
 import { postStatusSql } from "./status-sql.ts";
 import { normalizeMedia, problemError, type Problem } from "../../platform/host/content-check.ts";
 import { buildTargets, ownMedia, refit, type NewTarget } from "./plan.ts";
+import { freeCancelledSlots, freeSlots, isQueued, queueAndPublishAt, stampTargets, takeSlots } from "../queues/take.ts";
+import type { Occurrence } from "../queues/wall-clock.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -34,6 +36,7 @@ export function toTarget(row: TargetWithName): PostTarget {
     platform_post_id: row.platformPostId,
     platform_post_url: row.platformPostUrl,
     scheduled_time: row.scheduledTime ? row.scheduledTime.toISOString() : null,
+    queue_slot: row.queueSlot ? row.queueSlot.toISOString() : null,
     published_at: row.publishedAt ? row.publishedAt.toISOString() : null,
     attempts: row.attempts,
     content_override: row.contentOverride,
@@ -225,8 +228,22 @@ function newRows(
     reconcileSince: null,
     reconcileUntil: null,
     reconcileRetried: false,
+    queueSlot: null,
   }));
   return { post, targets };
+}
+
+/** A queued post: each target at its account's slot, the post at the earliest (src/modules/queues/take.ts). */
+function queued(when: ReturnType<typeof timing>, slots: Map<string, Occurrence>) {
+  const due = new Date(Math.min(...[...slots.values()].map((o) => o.at.getTime())));
+  return { now: when.now, publishAt: due, due, status: "scheduled" as const };
+}
+
+function stampSlots(targets: TargetWithName[], slots: Map<string, Occurrence>) {
+  for (const t of targets) {
+    const at = slots.get(t.accountId!)!.at;
+    Object.assign(t, { scheduledTime: at, dueAt: at, queueSlot: at });
+  }
 }
 
 /** Tries of a create whose insert found an account changed since it was read (a race that repeats is a 409). */
@@ -240,12 +257,24 @@ export async function createPost(
   opts: { lenient?: boolean } = {},
 ) {
   const lenient = opts.lenient ?? false;
+  if (body.queue && body.publish_at != null) throw problemError(queueAndPublishAt);
   const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, normalizeMedia(body.media));
   const content = body.content ?? "";
   const draft = { targets: body.targets, content, media, mediaFacts };
   const create = async (q: Queryable, id: string) => {
-    const when = timing(ctx, body.publish_at);
+    let when = timing(ctx, body.queue ? null : body.publish_at);
     let list = await buildTargets(ctx, q, profileId, draft, { cached: true, lenient });
+    // Queued: each account's next free slot, taken in this transaction (the targets get it once inserted).
+    const slots = body.queue
+      ? await takeSlots(
+          q,
+          id,
+          profileId,
+          body.targets.map((t) => t.account_id),
+          when.now,
+        )
+      : null;
+    if (slots) when = queued(when, slots);
     if (body.draft_id) {
       const [draft] = await q
         .update(drafts)
@@ -256,7 +285,9 @@ export async function createPost(
     }
     for (let attempt = 1; ; attempt++) {
       const { post, targets } = newRows(id, profileId, body, content, media, list, when);
+      if (slots) stampSlots(targets, slots);
       const stored = await insertPost(ctx, q, post, targets);
+      if (stored && slots) await stampTargets(q, id, slots);
       if (stored) return stored;
       if (attempt === CREATE_TRIES)
         throw new Conflict(
@@ -270,7 +301,7 @@ export async function createPost(
     }
   };
   const result =
-    !key && !body.draft_id
+    !key && !body.draft_id && !body.queue
       ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
       : await idempotent(ctx.db.db, { profileId, operation: "posts.create", key, body }, create, (id) =>
           getPost(ctx, profileId, id),
@@ -347,6 +378,10 @@ export async function updatePost(
         "Cancel it and create a new post, or retry failed targets.",
       );
     }
+    // A queued post keeps its slots through an edit of its text or media; new publish_at or targets take it off the queue.
+    const inQueue = await isQueued(tx, id);
+    const keepSlots = inQueue && patch.publish_at === undefined && !patch.targets;
+    if (inQueue && !keepSlots) await freeSlots(tx, id);
     const content = patch.content ?? row.content;
     const own = await ownMedia(ctx, tx, profileId, media ?? (row.media as MediaItem[]));
     const nextMedia = own.media;
@@ -381,10 +416,14 @@ export async function updatePost(
       await tx.delete(postTargets).where(eq(postTargets.postId, id));
       await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
     } else {
-      // Same targets: they keep their ids (target_post_id), only their timing moves.
+      // Same targets: they keep their ids (target_post_id), only their timing moves (queued ones keep their slots).
       await tx
         .update(postTargets)
-        .set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
+        .set(
+          keepSlots
+            ? { updatedAt: now }
+            : { status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now },
+        )
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
       if (lenient) await refit(tx, current, list);
     }
@@ -421,6 +460,7 @@ export async function publishNow(ctx: AppContext, profileId: string, id: string)
         .update(postTargets)
         .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+      await freeSlots(tx, id);
       await tx
         .update(posts)
         .set({ updatedAt: bump(ctx, row) })
@@ -461,6 +501,7 @@ export async function cancelPost(ctx: AppContext, profileId: string, id: string)
           waiting.map((t) => t.id),
         ),
       );
+    await freeCancelledSlots(tx, id);
     await tx
       .update(posts)
       .set({ updatedAt: bump(ctx, row) })
@@ -590,6 +631,7 @@ export async function cancelTarget(
       .update(postTargets)
       .set({ status: "cancelled", dueAt: null, updatedAt: ctx.clock.now() })
       .where(eq(postTargets.id, targetId));
+    await freeCancelledSlots(tx, postId);
   });
   return getTarget(ctx, profileId, postId, targetId);
 }

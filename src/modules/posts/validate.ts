@@ -5,6 +5,7 @@ import { mediaProblems, textMeasure, type Problem } from "../../platform/host/co
 import type { PostCreate, PostValidation } from "./model.ts";
 import { draftNotFound, publishAtProblem } from "./service.ts";
 import { ownMedia, planTargets } from "./plan.ts";
+import { nextSlots, queueAndPublishAt, queueEmpty } from "../queues/take.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -23,6 +24,12 @@ export async function validatePost(
   const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, items);
   const draft = { targets: body.targets, content: body.content ?? "", media, mediaFacts };
   const plans = await planTargets(ctx, ctx.db.db, profileId, draft, { lenient: opts.lenient });
+  // Queued: the slot each planned account would take now (nothing is taken), or queue_empty on its targets.
+  const planned = plans.filter((p) => p.rows.length).map((p) => p.accountId);
+  const queue = body.queue ? await nextSlots(ctx.db.db, planned, ctx.clock.now()) : null;
+  plans.forEach((p, i) => {
+    if (queue?.empty.includes(p.accountId)) p.problems.push(queueEmpty(p.accountId, i));
+  });
   const targets = plans.map((p) => ({
     account_id: p.accountId,
     platform: p.platform,
@@ -31,13 +38,15 @@ export async function validatePost(
     text: p.plugin ? textMeasure({ plugin: p.plugin, content: p.content, media: p.media }) : null,
     media: p.media,
     adjustments: p.adjustments ?? [],
+    queue_slot: queue?.slots.get(p.accountId)?.at.toISOString() ?? null,
   }));
   return { ok: problems.length === 0 && targets.every((t) => t.ok), problems, targets };
 }
 
 async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
-  const late = publishAtProblem(ctx.clock.now(), body.publish_at);
+  const late = body.queue ? null : publishAtProblem(ctx.clock.now(), body.publish_at);
   const out = late ? [late] : [];
+  if (body.queue && body.publish_at != null) out.push(queueAndPublishAt);
   if (body.draft_id) {
     const [draft] = await ctx.db.db
       .select({ id: drafts.id })
