@@ -125,7 +125,20 @@ export async function shuffle(ctx: AppContext, profileId: string, accountId: str
       .from(queueSlots)
       .where(and(eq(queueSlots.accountId, accountId), gte(queueSlots.slotAt, from)));
     if (!held.length) return [];
-    // Locked against the engine and edits; a post with a target there no longer waiting stays where it is.
+    // Locked against the engine and edits, the post first and then its targets as cancel and edits lock them
+    // (in one order, so neither waits on the other in a cycle); a post with a target there no longer waiting
+    // stays where it is.
+    await tx
+      .select({ id: posts.id })
+      .from(posts)
+      .where(
+        inArray(
+          posts.id,
+          held.map((h) => h.postId),
+        ),
+      )
+      .orderBy(posts.id)
+      .for("update");
     const targets = await tx
       .select({ postId: postTargets.postId, status: postTargets.status })
       .from(postTargets)

@@ -11,9 +11,8 @@ import { testDatabase } from "../../support/db.ts";
 import { storedBlueskyAccount } from "../../support/stored-account.ts";
 
 // Two copies of `crier serve` (API only) sharing one PostgreSQL database take 200 queue posts for one
-// account at once, 100 each over real HTTP: every post is accepted and every one holds its own slot,
-// the first 200 of the queue with none skipped. PGlite is one process's embedded database, which two
-// copies cannot share: PostgreSQL only.
+// account at once, 100 each over real HTTP: every post is accepted and every one holds its own slot.
+// PGlite is one process's embedded database, which two copies cannot share: PostgreSQL only.
 const pg = process.env.TEST_DATABASE_URL;
 
 let copies: RunningServer[] = [];
@@ -48,50 +47,68 @@ afterAll(async () => {
   await dropDatabase();
 });
 
+// 100 slots a week: every day at the hours 00:00 to 13:00, and mon/tue 14:00.
+const SLOTS = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+  .flatMap((day) => Array.from({ length: 15 }, (_, h) => ({ day, time: `${String(h).padStart(2, "0")}:00` })))
+  .filter((s) => s.time !== "14:00" || s.day === "mon" || s.day === "tue");
+
+/** A profile with one account whose queue has SLOTS, and a caller of either copy as a given client. */
+async function queueAccount(name: string) {
+  const [a] = copies;
+  const profile = await createProfile(a.ctx.db, name);
+  const { token } = await createKey(a.ctx.db, { name, profileId: profile.id, scopes: [...SCOPES] });
+  const account = await storedBlueskyAccount(a.ctx, profile.id, name);
+  const call = async (copy: RunningServer, method: string, path: string, body?: unknown, client = 0) => {
+    const res = await fetch(`${copy.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "x-forwarded-for": `10.0.${client >> 8}.${client & 255}`,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  expect(SLOTS).toHaveLength(100);
+  const put = await call(a, "PUT", `/v1/accounts/${account}/queue`, { time_zone: "Europe/Berlin", slots: SLOTS });
+  expect(put.status).toBe(200);
+  const queuePost = (i: number) =>
+    call(
+      copies[i % 2],
+      "POST",
+      "/v1/posts",
+      { content: `queued ${i}`, queue: true, targets: [{ account_id: account }] },
+      i + 1,
+    );
+  return { account, call, queuePost };
+}
+
+/** What the database holds for the account: targets, their distinct slots, and the slots held. */
+async function stored(account: string) {
+  const [row] = await copies[0].ctx.db.rows<{ n: number; d: number; held: number; mismatched: number }>(
+    sql`select count(*)::int as n, count(distinct queue_slot)::int as d,
+      (select count(*)::int from queue_slots where account_id = ${account}::uuid) as held,
+      (select count(*)::int from post_targets t join posts p on p.id = t.post_id
+        left join queue_slots q on q.post_id = t.post_id and q.account_id = t.account_id
+        where t.account_id = ${account}::uuid and (q.slot_at is distinct from t.queue_slot
+          or t.scheduled_time is distinct from t.queue_slot or p.publish_at is distinct from t.queue_slot)) as mismatched
+      from post_targets where account_id = ${account}::uuid`,
+  );
+  return row;
+}
+
 test.skipIf(!pg)(
-  "200 concurrent queue posts on two copies take 200 distinct slots (PostgreSQL only: skipped without TEST_DATABASE_URL)",
+  "200 concurrent queue posts on two copies take 200 distinct slots, the first 200 of the queue (PostgreSQL only: skipped without TEST_DATABASE_URL)",
   async () => {
     const [a, b] = copies;
-    const profile = await createProfile(a.ctx.db, "queue-race");
-    const { token } = await createKey(a.ctx.db, { name: "race", profileId: profile.id, scopes: [...SCOPES] });
-    const account = await storedBlueskyAccount(a.ctx, profile.id, "queue-race");
-    const call = async (copy: RunningServer, method: string, path: string, body?: unknown, client = 0) => {
-      const res = await fetch(`${copy.url}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          "x-forwarded-for": `10.0.${client >> 8}.${client & 255}`,
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: (await res.json()) as any };
-    };
-    // 100 slots a week: every day at the hours 00:00 to 13:00, and mon/tue 14:00.
-    const days = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"];
-    const slots = days
-      .flatMap((day) => Array.from({ length: 15 }, (_, h) => ({ day, time: `${String(h).padStart(2, "0")}:00` })))
-      .filter((s) => s.time !== "14:00" || s.day === "mon" || s.day === "tue");
-    expect(slots).toHaveLength(100);
-    expect((await call(a, "PUT", `/v1/accounts/${account}/queue`, { time_zone: "Europe/Berlin", slots })).status).toBe(
-      200,
-    );
+    const { account, call, queuePost } = await queueAccount("queue-race");
     const expected = (await call(b, "GET", `/v1/accounts/${account}/queue/next?count=100`)).body.data.map(
       (o: { at: string }) => o.at,
     );
 
     const started = performance.now();
-    const answers = await Promise.all(
-      Array.from({ length: 200 }, (_, i) =>
-        call(
-          i % 2 ? b : a,
-          "POST",
-          "/v1/posts",
-          { content: `queued ${i}`, queue: true, targets: [{ account_id: account }] },
-          i + 1,
-        ),
-      ),
-    );
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => queuePost(i)));
     console.log(`queue race: 200 queue posts on two copies in ${Math.round(performance.now() - started)} ms`);
     const refused = answers.filter((r) => r.status !== 201);
     expect(refused.map((r) => `${r.status} ${JSON.stringify(r.body)}`)).toEqual([]);
@@ -104,12 +121,27 @@ test.skipIf(!pg)(
     const after = (await call(a, "GET", `/v1/accounts/${account}/queue/next?count=1`)).body.data[0].at;
     expect(after > sorted[199]).toBe(true);
     // The database agrees with the answers.
-    const rows = await a.ctx.db.rows<{ n: number; d: number; held: number }>(
-      sql`select count(*)::int as n, count(distinct queue_slot)::int as d,
-        (select count(*)::int from queue_slots where account_id = ${account}::uuid) as held
-        from post_targets where account_id = ${account}::uuid`,
-    );
-    expect(rows[0]).toEqual({ n: 200, d: 200, held: 200 });
+    expect(await stored(account)).toEqual({ n: 200, d: 200, held: 200, mismatched: 0 });
+  },
+  120_000,
+);
+
+test.skipIf(!pg)(
+  "shuffles on both copies while 200 queue posts arrive: still one slot per post, and targets, slots and publish_at agree",
+  async () => {
+    const { account, call, queuePost } = await queueAccount("queue-shuffle-race");
+    const shuffles = Array.from({ length: 6 }, async (_, i) => {
+      await Bun.sleep(40 * i);
+      return call(copies[i % 2], "POST", `/v1/accounts/${account}/queue/shuffle`, undefined, 1000 + i);
+    });
+    const answers = await Promise.all([...Array.from({ length: 200 }, (_, i) => queuePost(i)), ...shuffles]);
+    const refused = answers.filter((r) => r.status !== 201 && r.status !== 200);
+    expect(refused.map((r) => `${r.status} ${JSON.stringify(r.body)}`)).toEqual([]);
+    const moved = answers.filter((r) => r.status === 200).map((r) => r.body.data.length as number);
+    console.log(`queue shuffle race: the shuffles moved ${moved.join(", ")} posts`);
+    expect(moved).toHaveLength(6);
+    expect(moved.some((n) => n > 0)).toBe(true);
+    expect(await stored(account)).toEqual({ n: 200, d: 200, held: 200, mismatched: 0 });
   },
   120_000,
 );
