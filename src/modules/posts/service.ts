@@ -378,7 +378,8 @@ export async function updatePost(
         "Cancel it and create a new post, or retry failed targets.",
       );
     }
-    // A queued post keeps its slots through an edit of its text or media; new publish_at or targets take it off the queue.
+    // A queued post keeps its slots through an edit of its text or media; a new publish_at or new targets
+    // take it off the queue.
     const inQueue = await isQueued(tx, id);
     const keepSlots = inQueue && patch.publish_at === undefined && !patch.targets;
     if (inQueue && !keepSlots) await freeSlots(tx, id);

@@ -117,7 +117,8 @@ describe("fall back", () => {
     h.clock.set(new Date("2026-10-19T12:00:00Z"));
     await put(berlin, "Europe/Berlin", EVERY_DAY);
     await put(newYork, "America/New_York", EVERY_DAY);
-    // Berlin: CEST (07:00Z) until 25 October, CET (08:00Z) from then; New York: EDT (13:00Z), EST (14:00Z) from 1 November.
+    // Berlin: CEST (07:00Z) until 25 October, CET (08:00Z) from then.
+    // New York: EDT (13:00Z) until 1 November, EST (14:00Z) from then.
     expectHours(await next(berlin, 14), "2026-10-25", 7, 8);
     expectHours(await next(newYork, 20), "2026-11-01", 13, 14);
   });
