@@ -13,6 +13,7 @@ import { mediaRoutes } from "./modules/media/routes.ts";
 import { postsRoutes } from "./modules/posts/routes.ts";
 import { bulkPostsRoutes } from "./modules/posts/bulk-routes.ts";
 import { seriesRoutes } from "./modules/series/routes.ts";
+import { queuesRoutes } from "./modules/queues/routes.ts";
 import { workflowsRoutes } from "./modules/workflows/routes.ts";
 import { usersRoutes } from "./modules/users/routes.ts";
 import { dashboardRoutes } from "./web/serve.ts";
@@ -109,6 +110,7 @@ export function createApp(ctx: AppContext) {
     .use(healthRoutes(ctx))
     .use(sandboxRoutes(ctx))
     .use(accountsRoutes(ctx))
+    .use(queuesRoutes(ctx))
     .use(connectRoutes(ctx))
     .use(hostedConnectRoutes(ctx))
     .use(draftsRoutes(ctx))

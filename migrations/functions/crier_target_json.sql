@@ -8,7 +8,8 @@ LANGUAGE sql STABLE AS $$
     'username', (SELECT a.username FROM accounts a WHERE a.id = t.account_id),
     'status', t.status, 'error', t.error, 'error_code', t.error_code,
     'platform_post_id', t.platform_post_id, 'platform_post_url', t.platform_post_url,
-    'scheduled_time', crier_iso(t.scheduled_time), 'published_at', crier_iso(t.published_at),
+    'scheduled_time', crier_iso(t.scheduled_time), 'queue_slot', crier_iso(t.queue_slot),
+    'published_at', crier_iso(t.published_at),
     'attempts', t.attempts, 'content_override', t.content_override,
     'platform_options', coalesce(t.platform_options, 'null'::jsonb),
     'adjustments', coalesce(t.adjustments, '[]'::jsonb))

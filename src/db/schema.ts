@@ -328,6 +328,8 @@ export const postTargets = pgTable(
     reconcileUntil: ts("reconcile_until"),
     /** The one retry a proven absence allows was spent. */
     reconcileRetried: boolean("reconcile_retried").notNull().default(false),
+    /** The posting-queue slot this target was given (src/modules/queues); null unless queued. */
+    queueSlot: ts("queue_slot"),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -346,6 +348,44 @@ export const postTargets = pgTable(
       .on(t.accountId, t.dueAt, t.position)
       .where(sql`status in ('pending', 'scheduled')`),
     index("post_targets_account_idx").on(t.accountId, t.status),
+  ],
+);
+
+/** An account's posting queue: weekly wall-clock slots ({day, time}) in an IANA time zone. */
+export const accountQueues = pgTable("account_queues", {
+  accountId: uuid("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  profileId: uuid("profile_id")
+    .notNull()
+    .references(() => profiles.id, { onDelete: "cascade" }),
+  timeZone: text("time_zone").notNull(),
+  slots: jsonb("slots").$type<{ day: string; time: string }[]>().notNull().default([]),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * The queue slots taken, one per post and account (a thread's items and a post's variants on one account
+ * share it): the primary key keeps two posts off one slot across every copy.
+ */
+export const queueSlots = pgTable(
+  "queue_slots",
+  {
+    accountId: uuid("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    slotAt: ts("slot_at").notNull(),
+    /** DEFERRABLE INITIALLY DEFERRED in the migration: a create takes its slots before inserting the post. */
+    postId: uuid("post_id")
+      .notNull()
+      .references(() => posts.id, { onDelete: "cascade" }),
+    profileId: uuid("profile_id")
+      .notNull()
+      .references(() => profiles.id, { onDelete: "cascade" }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.slotAt] }),
+    uniqueIndex("queue_slots_post_idx").on(t.postId, t.accountId),
   ],
 );
 

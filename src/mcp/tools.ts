@@ -6,7 +6,7 @@
 
 export interface ToolDeclaration {
   name: string;
-  method: "GET" | "POST" | "PATCH" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** The route's path as the app declares it (":id" parameters). */
   path: string;
   /** When to use it and what it costs; the route's own summary follows. */
@@ -71,6 +71,42 @@ export const TOOLS: ToolDeclaration[] = [
     kind: "destructive",
     description:
       "Disconnects an account: its credentials are forgotten and posts can no longer target it until it is connected again.",
+  },
+  {
+    name: "get_queue",
+    method: "GET",
+    path: "/v1/accounts/:id/queue",
+    kind: "read",
+    description:
+      "Reads an account's posting queue: its weekly slots (day mon..sun, time HH:MM) in an IANA time zone. Posts created with queue: true take the next free slot.",
+  },
+  {
+    name: "set_queue",
+    method: "PUT",
+    path: "/v1/accounts/:id/queue",
+    kind: "write",
+    description:
+      "Replaces an account's weekly posting slots and their IANA time zone (wall-clock times: 09:00 stays 09:00 local across daylight-saving changes). Posts already queued keep their slots; use shuffle_queue to move them.",
+  },
+  {
+    name: "next_queue_slots",
+    method: "GET",
+    path: "/v1/accounts/:id/queue/next",
+    kind: "read",
+    description:
+      "Lists the coming free slots of an account's queue (count, default 10): the first is where the next post created with queue: true goes.",
+    summary: (d) =>
+      Array.isArray(d) && d.length
+        ? `${d.length} free slot(s); next: ${d[0].local} local (${d[0].at}).`
+        : "The queue has no slots: set some with set_queue.",
+  },
+  {
+    name: "shuffle_queue",
+    method: "POST",
+    path: "/v1/accounts/:id/queue/shuffle",
+    kind: "write",
+    description:
+      "Re-spreads an account's queued posts in random order over the earliest free slots, filling gaps; changes when they publish.",
   },
   {
     name: "create_upload_url",
@@ -151,7 +187,7 @@ export const TOOLS: ToolDeclaration[] = [
     path: "/v1/posts",
     kind: "write",
     description:
-      "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
+      "Publishes a post to the given accounts now (publish_at absent), schedules it, or with queue: true puts it on each account's next free queue slot. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
       'With repeat ({rule: "FREQ=WEEKLY;BYDAY=MO;COUNT=10", time_zone: "Europe/Berlin"}) and publish_at it starts a recurring series: the answer is the first occurrence, with series_id. ' +
       "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead.",
     onLimit: true,

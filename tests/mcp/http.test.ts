@@ -93,7 +93,7 @@ describe("MCP over Streamable HTTP", () => {
       [["posts:write"], expect.arrayContaining(["refresh_analytics", "create_post"]) as unknown as string[]],
       [
         ["accounts:read", "media:read"],
-        ["get_media", "list_accounts", "list_active_accounts"],
+        ["get_media", "get_queue", "list_accounts", "list_active_accounts", "next_queue_slots"],
       ],
     ];
     for (const [scopes, names] of cases) {
@@ -223,6 +223,26 @@ describe("MCP over Streamable HTTP", () => {
     const emulator = h.ctx.platforms.emulatorFor("bluesky", profileId) as BlueskyEmulator;
     expect(emulator.record(post.json.data.targets[0].platform_post_id)).toMatchObject({ text: "hello from an agent" });
     expect((await call(client, "list_posts")).json.data).toHaveLength(1);
+  });
+
+  test("queue tools: set_queue, next_queue_slots and create_post with queue: true take the slot shown", async () => {
+    const set = await call(client, "set_queue", {
+      id: bsky,
+      time_zone: "Europe/Berlin",
+      slots: [{ day: "mon", time: "09:00" }],
+    });
+    expect(set.isError).toBeFalsy();
+    expect((await call(client, "get_queue", { id: bsky })).json.data.slots).toEqual([{ day: "mon", time: "09:00" }]);
+    const [next] = (await call(client, "next_queue_slots", { id: bsky, count: 1 })).json.data;
+    expect(next.local.endsWith("T09:00")).toBe(true);
+    const post = await call(client, "create_post", {
+      content: "queued by an agent",
+      queue: true,
+      targets: [{ account_id: bsky }],
+    });
+    expect(post.json.data.targets[0].queue_slot).toBe(next.at);
+    expect((await call(client, "shuffle_queue", { id: bsky })).json.data).toHaveLength(1);
+    await call(client, "delete_post", { id: post.json.data.id });
   });
 
   test("idempotency_key on a tool whose route has no Idempotency-Key: the retry gets the original result", async () => {

@@ -51,6 +51,14 @@ export const PostCreate = t.Object(
     external_id: t.Optional(t.Union([t.String({ maxLength: 500 }), t.Null()])),
     media: t.Optional(t.Array(MediaInput, { maxItems: 50 })),
     publish_at: t.Optional(PublishAt),
+    queue: t.Optional(
+      t.Boolean({
+        description:
+          "Extension: true schedules each target on its account's next free posting-queue slot (PUT /v1/accounts/{id}/queue) instead of at publish_at. " +
+          "Targets on different accounts may land on different slots; the items of a thread and the variants of one account share its slot. The post's publish_at is the earliest of them. " +
+          "With publish_at also given: 400 queue_and_publish_at; an account without slots: 400 queue_empty naming the target.",
+      }),
+    ),
     targets: t.Array(PostTargetInput, { minItems: 1, maxItems: 100 }),
     draft_id: t.Optional(Uuid),
     repeat: t.Optional(t.Union([RepeatInput, t.Null()])),
@@ -59,10 +67,11 @@ export const PostCreate = t.Object(
 );
 
 /**
- * The create body minus draft_id and repeat, every field optional: what is sent replaces what is stored.
- * A series is changed with PATCH /v1/series/{id}, not through one of its occurrences.
+ * The create body minus draft_id, repeat and queue, every field optional: what is sent replaces what is
+ * stored. A series is changed with PATCH /v1/series/{id}, not through one of its occurrences; a queued post
+ * leaves the queue when its publish_at or targets are changed, so an edit takes no queue flag.
  */
-export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id", "repeat"]), {
+export const PostPatch = t.Partial(t.Omit(PostCreate, ["draft_id", "repeat", "queue"]), {
   additionalProperties: false,
   title: "PostPatch",
 });
@@ -101,6 +110,10 @@ export const PostTarget = t.Object(
     platform_post_id: t.Union([t.String(), t.Null()]),
     platform_post_url: t.Union([t.String(), t.Null()]),
     scheduled_time: t.Union([t.String({ format: "date-time" }), t.Null()]),
+    queue_slot: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description:
+        "Extension: the posting-queue slot this target holds (created with queue: true); null when it is not queued, was cancelled, moved off the queue by an edit of publish_at or targets, or published early.",
+    }),
     published_at: t.Union([t.String({ format: "date-time" }), t.Null()]),
     attempts: t.Integer(),
     content_override: t.Union([t.String(), t.Null()]),
@@ -187,6 +200,10 @@ export const TargetValidation = t.Object(
         "The media this target would receive: all of it, never a silent subset (with Prefer: handling=lenient, what is kept; adjustments names what was dropped).",
     }),
     adjustments: Adjustments,
+    queue_slot: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description:
+        "Extension: with queue: true, the slot this target's account would give it now (nothing is taken); null otherwise.",
+    }),
   },
   { title: "TargetValidation" },
 );
@@ -194,7 +211,9 @@ export const TargetValidation = t.Object(
 export const PostValidation = t.Object(
   {
     ok: t.Boolean({ description: "true when POST /v1/posts would accept this body now." }),
-    problems: t.Array(Problem, { description: "Problems of the post as a whole (media URLs, publish_at, draft_id)." }),
+    problems: t.Array(Problem, {
+      description: "Problems of the post as a whole (media URLs, publish_at, queue, draft_id).",
+    }),
     targets: t.Array(TargetValidation),
   },
   { title: "PostValidation" },

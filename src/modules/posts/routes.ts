@@ -36,6 +36,7 @@ export function postsRoutes(ctx: AppContext) {
           summary: "Create a post",
           description:
             "Publishes now (publish_at absent or null: targets pending, post queued) or later (targets and post scheduled). " +
+            "Extension: queue: true instead of publish_at schedules each target on its account's next free posting-queue slot (see /v1/accounts/{id}/queue; 400 queue_and_publish_at, queue_empty). " +
             "Every target is checked against its account's media_requirements, platform_options and text limit first: a violation is a 400 whose message names the target. " +
             "Unknown, foreign, disconnected or source-only accounts are 400 target_account_not_found, target_account_disconnected, target_not_destination; platforms Crier cannot publish to yet are 400 platform_not_supported. " +
             "The same account listed twice makes a thread where the platform has threads. draft_id marks that draft scheduled. " +
@@ -118,6 +119,7 @@ export function postsRoutes(ctx: AppContext) {
           summary: "Update a scheduled post",
           description:
             "Only while the post is scheduled (else 409 post_not_editable). Every target is checked again as on create; targets, when given, replace the current ones. " +
+            "A queued post (created with queue: true) keeps its slots through an edit of content or media; a new publish_at or targets take it off the queue and free its slots (without publish_at, every target goes at the post's publish_at, its earliest slot). " +
             "A post created with Prefer: handling=lenient stays lenient: its targets are fitted again to what the edit sends (Preference-Applied says so); an edit may also ask for it. " +
             IGNORED_FIELDS_NOTE,
         },
@@ -133,7 +135,7 @@ export function postsRoutes(ctx: AppContext) {
         detail: {
           summary: "Publish a scheduled post now",
           description:
-            "Scheduled targets become due now and are claimed at once by this copy's engine: the answer is processing (queued on an API-only copy). 409 post_not_scheduled otherwise.",
+            "Scheduled targets become due now and are claimed at once by this copy's engine: the answer is processing (queued on an API-only copy). 409 post_not_scheduled otherwise. A queued post's slots are freed.",
         },
       },
     )
@@ -151,7 +153,7 @@ export function postsRoutes(ctx: AppContext) {
             "unless the engine claimed a target first (that target goes on; the others are cancelled). On a partly published post the waiting " +
             "targets are cancelled and the published ones stay published (the post's status then follows them). Targets being published " +
             "(processing, submitted) are left alone. 409 post_not_cancellable when no target is waiting. The upstream's clients also cancel with " +
-            "DELETE /v1/posts/{id}, which removes the record instead.",
+            "DELETE /v1/posts/{id}, which removes the record instead. Queue slots held by accounts whose targets are now all cancelled are freed (queue_slot becomes null).",
         },
       },
     )
@@ -182,7 +184,7 @@ export function postsRoutes(ctx: AppContext) {
             "Removes the record once no target is processing or submitted (else 409 post_processing); published content stays on the platforms. " +
             "On a scheduled or queued post nothing is published afterwards (a target claimed by the engine first makes it 409 post_processing). " +
             "On a partly published post the record of what was published goes too, with the waiting targets; use POST /v1/posts/{id}/cancel to keep it. " +
-            "Deleting a post that is already gone is 404 not_found, which clients cancelling a batch may read as done.",
+            "Deleting a post that is already gone is 404 not_found, which clients cancelling a batch may read as done. A queued post's slots are freed.",
         },
       },
     )
@@ -224,7 +226,8 @@ export function postsRoutes(ctx: AppContext) {
         response: { 200: Data(PostTarget), ...errors(400, 404, 409) },
         detail: {
           summary: "Cancel one waiting target",
-          description: "409 target_not_cancellable unless the target is pending or scheduled.",
+          description:
+            "409 target_not_cancellable unless the target is pending or scheduled. The post's queue slot on this account is freed once none of its targets there waits.",
         },
       },
     );

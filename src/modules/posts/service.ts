@@ -14,6 +14,8 @@ import { postStatusSql } from "./status-sql.ts";
 import { normalizeMedia, problemError, type Problem } from "../../platform/host/content-check.ts";
 import { buildTargets, ownMedia, refit, type NewTarget } from "./plan.ts";
 import { repeatProblem, startSeries } from "../series/repeat.ts";
+import { freeCancelledSlots, freeSlots, isQueued, queueAndPublishAt, stampTargets, takeSlots } from "../queues/take.ts";
+import type { Occurrence } from "../queues/wall-clock.ts";
 
 type PostRow = typeof posts.$inferSelect;
 type TargetRow = typeof postTargets.$inferSelect;
@@ -35,6 +37,7 @@ export function toTarget(row: TargetWithName): PostTarget {
     platform_post_id: row.platformPostId,
     platform_post_url: row.platformPostUrl,
     scheduled_time: row.scheduledTime ? row.scheduledTime.toISOString() : null,
+    queue_slot: row.queueSlot ? row.queueSlot.toISOString() : null,
     published_at: row.publishedAt ? row.publishedAt.toISOString() : null,
     attempts: row.attempts,
     content_override: row.contentOverride,
@@ -229,12 +232,26 @@ function newRows(
     reconcileSince: null,
     reconcileUntil: null,
     reconcileRetried: false,
+    queueSlot: null,
   }));
   return { post, targets };
 }
 
 /** The Idempotency-Key namespace of creates (a bulk import's rows share it: `<key>:<row>`). */
 export const CREATE_OPERATION = "posts.create";
+
+/** A queued post: each target at its account's slot, the post at the earliest (src/modules/queues/take.ts). */
+function queued(when: ReturnType<typeof timing>, slots: Map<string, Occurrence>) {
+  const due = new Date(Math.min(...[...slots.values()].map((o) => o.at.getTime())));
+  return { now: when.now, publishAt: due, due, status: "scheduled" as const };
+}
+
+function stampSlots(targets: TargetWithName[], slots: Map<string, Occurrence>) {
+  for (const t of targets) {
+    const at = slots.get(t.accountId!)!.at;
+    Object.assign(t, { scheduledTime: at, dueAt: at, queueSlot: at });
+  }
+}
 
 /** Tries of a create whose insert found an account changed since it was read (a race that repeats is a 409). */
 const CREATE_TRIES = 3;
@@ -250,12 +267,24 @@ export async function createPost(
   // A recurring post (repeat) is the first occurrence of its series, at the rule's first time.
   const series = repeatProblem(body);
   if (series && "problem" in series) throw problemError(series.problem);
+  if (body.queue && body.publish_at != null) throw problemError(queueAndPublishAt);
   const { media, mediaFacts } = await ownMedia(ctx, ctx.db.db, profileId, normalizeMedia(body.media));
   const content = body.content ?? "";
   const draft = { targets: body.targets, content, media, mediaFacts };
   const create = async (q: Queryable, id: string) => {
-    const when = timing(ctx, series ? series.first.toISOString() : body.publish_at);
+    let when = timing(ctx, body.queue ? null : series ? series.first.toISOString() : body.publish_at);
     let list = await buildTargets(ctx, q, profileId, draft, { cached: true, lenient });
+    // Queued: each account's next free slot, taken in this transaction (the targets get it once inserted).
+    const slots = body.queue
+      ? await takeSlots(
+          q,
+          id,
+          profileId,
+          body.targets.map((t) => t.account_id),
+          when.now,
+        )
+      : null;
+    if (slots) when = queued(when, slots);
     if (body.draft_id) {
       const [draft] = await q
         .update(drafts)
@@ -266,7 +295,9 @@ export async function createPost(
     }
     for (let attempt = 1; ; attempt++) {
       const { post, targets } = newRows(id, profileId, body, content, media, list, when);
+      if (slots) stampSlots(targets, slots);
       const stored = await insertPost(ctx, q, post, targets);
+      if (stored && slots) await stampTargets(q, id, slots);
       if (stored && series && body.repeat) {
         const template = { content, media, targets: body.targets };
         const start = { startsAt: new Date(body.publish_at!), first: series.first, now: when.now };
@@ -286,7 +317,7 @@ export async function createPost(
     }
   };
   const result =
-    !key && !body.draft_id && !series
+    !key && !body.draft_id && !series && !body.queue
       ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
       : await idempotent(ctx.db.db, { profileId, operation: CREATE_OPERATION, key, body }, create, (id) =>
           getPost(ctx, profileId, id),
@@ -364,6 +395,11 @@ export async function updatePost(
         "Cancel it and create a new post, or retry failed targets.",
       );
     }
+    // A queued post keeps its slots through an edit of its text or media; a new publish_at or new targets
+    // take it off the queue.
+    const inQueue = await isQueued(tx, id);
+    const keepSlots = inQueue && patch.publish_at === undefined && !patch.targets;
+    if (inQueue && !keepSlots) await freeSlots(tx, id);
     const content = patch.content ?? row.content;
     const own = await ownMedia(ctx, tx, profileId, media ?? (row.media as MediaItem[]));
     const nextMedia = own.media;
@@ -398,10 +434,14 @@ export async function updatePost(
       await tx.delete(postTargets).where(eq(postTargets.postId, id));
       await tx.insert(postTargets).values(targetValues(id, profileId, list, { ...when, now }));
     } else {
-      // Same targets: they keep their ids (target_post_id), only their timing moves.
+      // Same targets: they keep their ids (target_post_id), only their timing moves (queued ones keep their slots).
       await tx
         .update(postTargets)
-        .set({ status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now })
+        .set(
+          keepSlots
+            ? { updatedAt: now }
+            : { status: when.status, scheduledTime: when.due, dueAt: when.due, updatedAt: now },
+        )
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
       if (lenient) await refit(tx, current, list);
     }
@@ -438,6 +478,7 @@ export async function publishNow(ctx: AppContext, profileId: string, id: string)
         .update(postTargets)
         .set({ status: "pending", dueAt: now, scheduledTime: now, updatedAt: now })
         .where(and(eq(postTargets.postId, id), eq(postTargets.status, "scheduled")));
+      await freeSlots(tx, id);
       await tx
         .update(posts)
         .set({ updatedAt: bump(ctx, row) })
@@ -478,6 +519,7 @@ export async function cancelPost(ctx: AppContext, profileId: string, id: string)
           waiting.map((t) => t.id),
         ),
       );
+    await freeCancelledSlots(tx, id);
     await tx
       .update(posts)
       .set({ updatedAt: bump(ctx, row) })
@@ -607,6 +649,7 @@ export async function cancelTarget(
       .update(postTargets)
       .set({ status: "cancelled", dueAt: null, updatedAt: ctx.clock.now() })
       .where(eq(postTargets.id, targetId));
+    await freeCancelledSlots(tx, postId);
   });
   return getTarget(ctx, profileId, postId, targetId);
 }

@@ -9,6 +9,7 @@ import type { TargetAccount } from "../accounts/target-accounts.ts";
 import { withOwnNumbers, type OwnMedia } from "../../media/own.ts";
 import type { MediaItem } from "../../platform/sdk.ts";
 import { repeatProblem } from "../series/repeat.ts";
+import { nextSlots, queueAndPublishAt, queueEmpty } from "../queues/take.ts";
 
 /**
  * POST /v1/posts/validate: the create body checked by the same functions as POST /v1/posts, every problem
@@ -32,6 +33,12 @@ export async function validatePost(
     lenient: opts.lenient,
     accounts: opts.shared?.accounts,
   });
+  // Queued: the slot each planned account would take now (nothing is taken), or queue_empty on its targets.
+  const planned = plans.filter((p) => p.rows.length).map((p) => p.accountId);
+  const queue = body.queue ? await nextSlots(ctx.db.db, planned, ctx.clock.now()) : null;
+  plans.forEach((p, i) => {
+    if (queue?.empty.includes(p.accountId)) p.problems.push(queueEmpty(p.accountId, i));
+  });
   const targets = plans.map((p) => ({
     account_id: p.accountId,
     platform: p.platform,
@@ -40,6 +47,7 @@ export async function validatePost(
     text: p.plugin ? textMeasure({ plugin: p.plugin, content: p.content, media: p.media }) : null,
     media: p.media,
     adjustments: p.adjustments ?? [],
+    queue_slot: queue?.slots.get(p.accountId)?.at.toISOString() ?? null,
   }));
   return { ok: problems.length === 0 && targets.every((t) => t.ok), problems, targets };
 }
@@ -63,10 +71,11 @@ function sharedMedia(items: MediaItem[], known: Map<string, OwnMedia | null>) {
 }
 
 async function postProblems(ctx: AppContext, profileId: string, body: PostCreate): Promise<Problem[]> {
-  const late = publishAtProblem(ctx.clock.now(), body.publish_at);
+  const late = body.queue ? null : publishAtProblem(ctx.clock.now(), body.publish_at);
   const out = late ? [late] : [];
   const series = repeatProblem(body);
   if (series && "problem" in series) out.push(series.problem);
+  if (body.queue && body.publish_at != null) out.push(queueAndPublishAt);
   if (body.draft_id) {
     const [draft] = await ctx.db.db
       .select({ id: drafts.id })
