@@ -24,6 +24,7 @@ import {
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
+import { publishAsReply } from "../../src/platform/first-comment.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
 const DEFAULT_API_URL = "https://bsky.social";
@@ -677,6 +678,15 @@ export default definePlugin({
   onDisconnect,
   classifyResponse,
   publish,
+  // The first comment is a reply: an app.bsky.feed.post record whose reply holds strong refs (uri and
+  // cid) to the root and the parent, both the published post, whose cid is read with
+  // com.atproto.repo.getRecord (lexicon app.bsky.feed.post#replyRef, docs.bsky.app/docs/advanced-guides/posts,
+  // checked 2026-11-26). A reply is a post: 300 graphemes.
+  firstComment: {
+    kind: "reply",
+    textLimit: { max: MAX_GRAPHEMES, unit: "graphemes" },
+    publish: (ctx, comment) => publishAsReply(publish, ctx, comment),
+  },
   refresh,
   fetchRecent,
   // The PDS answers its own account's reads after its writes (atproto "read-after-write"): a post absent
