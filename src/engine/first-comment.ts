@@ -186,11 +186,15 @@ export async function postComment(ctx: AppContext, s: DispatchSettings, job: Job
       return;
     case "unknown":
     case "auth_expired":
+      // Where the platform can be asked, the reconciler settles it once its listing had time to catch up.
       await write({
         status: "unknown",
         errorCode: "outcome_unknown",
-        error: `${outcome.reason} The comment may or may not be on the platform; check there.`,
-        // Where the platform can be asked, the reconciler settles it once its listing had time to catch up.
+        error: `${outcome.reason} The comment may or may not be on the platform; ${
+          support.find
+            ? "Crier will look for it there."
+            : `${plugin.displayName}'s comments cannot be looked up, so it is not posted again: check there.`
+        }`,
         dueAt: support.find ? new Date(now.getTime() + s.reconcileSettleMs) : null,
       });
       return;
