@@ -134,11 +134,23 @@ export async function postComment(ctx: AppContext, s: DispatchSettings, job: Job
     );
     return;
   }
-  const { plugin, context } = providerFor(ctx, job.account, {
-    sandbox: job.sandbox,
-    ownStorage: s.ownStorage,
-    allowMediaAddress: s.allowMediaAddress,
-  });
+  let provider: ReturnType<typeof providerFor>;
+  try {
+    provider = providerFor(ctx, job.account, {
+      sandbox: job.sandbox,
+      ownStorage: s.ownStorage,
+      allowMediaAddress: s.allowMediaAddress,
+    });
+  } catch (e) {
+    // Nothing was sent: the failure is ours (no plugin, unreadable credentials).
+    await write({
+      status: "failed",
+      errorCode: "internal_error",
+      error: `Crier could not prepare the first comment: ${(e as Error)?.message}`,
+    });
+    return;
+  }
+  const { plugin, context } = provider;
   const support = plugin.firstComment;
   if (!support) {
     await write({

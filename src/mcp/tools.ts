@@ -152,7 +152,8 @@ export const TOOLS: ToolDeclaration[] = [
     kind: "write",
     description:
       "Publishes a post to the given accounts now (publish_at absent) or schedules it. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
-      "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead.",
+      "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead. " +
+      "A target's first_comment is posted by the same account right after its post (where the account's capabilities.first_comment is true; it is never cut to fit); the post's targets[].first_comment.status says what became of it.",
     onLimit: true,
     summary: (d) => `create_post succeeded: id ${d.id}, status ${d.status}.${adjustmentSummary(d.targets ?? [])}`,
   },
