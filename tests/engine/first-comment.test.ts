@@ -106,6 +106,15 @@ describe("a comment that fails", () => {
     expect(replies("limited comment")[0].replyTo).toBe(p.targets[0].platform_post_id);
   });
 
+  test("an expired token: refreshed once, then the comment goes out once", async () => {
+    const id = await publishWith("comment after refresh", { kind: "auth_expired" });
+    const p = await post(id);
+    expect(p.targets[0].first_comment).toMatchObject({ status: "published", error_code: null });
+    expect(replies("comment after refresh")).toHaveLength(1);
+    const accounts = (await h.request("GET", "/v1/accounts", { token })).body.data;
+    expect(accounts.find((a: { id: string }) => a.id === x).status).toBe("active");
+  });
+
   test("unknown outcome (a timeout after X made it): stays unknown and is never posted again", async () => {
     const id = await publishWith("timed out comment", { kind: "timeout", delayMs: 2_500 });
     let p = await post(id);
