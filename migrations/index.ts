@@ -27,8 +27,9 @@ import m23 from "./0023_upstream_compat.sql" with { type: "text" };
 import m24 from "./0024_sandbox_state_per_profile.sql" with { type: "text" };
 import m25 from "./0025_account_credentials_expiry.sql" with { type: "text" };
 import m26 from "./0026_media_facts_renditions.sql" with { type: "text" };
-import m27 from "./0028_posting_queues.sql" with { type: "text" };
-import m28 from "./0029_post_series.sql" with { type: "text" };
+import m27 from "./0027_first_comment.sql" with { type: "text" };
+import m28 from "./0028_posting_queues.sql" with { type: "text" };
+import m29 from "./0029_post_series.sql" with { type: "text" };
 import f0 from "./functions/crier_account_changed.sql" with { type: "text" };
 import f1 from "./functions/crier_account_json.sql" with { type: "text" };
 import f2 from "./functions/crier_api_key_changed.sql" with { type: "text" };
@@ -80,8 +81,9 @@ export const migrationSql: Record<string, string> = {
   "0024_sandbox_state_per_profile": m24,
   "0025_account_credentials_expiry": m25,
   "0026_media_facts_renditions": m26,
-  "0028_posting_queues": m27,
-  "0029_post_series": m28,
+  "0027_first_comment": m27,
+  "0028_posting_queues": m28,
+  "0029_post_series": m29,
 };
 /** migrations/functions: one SQL function per file, applied again whenever its text changes (src/db/migrate.ts). */
 export const functionSql: Record<string, string> = {

@@ -15,7 +15,13 @@ BEGIN
   UPDATE post_targets t SET status = v.status, platform_post_id = v.ppid, platform_post_url = v.url,
     published_at = v.published_at, error = v.error, error_code = v.code, due_at = v.due_at,
     submitted_handle = v.handle, submit_deadline = v.deadline, lease_until = NULL, updated_at = v.at,
-    reconcile_at = v.reconcile_at, reconcile_since = v.reconcile_since, reconcile_until = v.reconcile_until
+    reconcile_at = v.reconcile_at, reconcile_since = v.reconcile_since, reconcile_until = v.reconcile_until,
+    -- A first comment waiting for its post falls due in the same write that records the post published
+    -- (src/engine/first-comment.ts posts it).
+    first_comment_status = CASE WHEN v.status = 'published' AND t.first_comment_status = 'waiting'
+      THEN 'pending' ELSE t.first_comment_status END,
+    first_comment_due_at = CASE WHEN v.status = 'published' AND t.first_comment_status = 'waiting'
+      THEN v.at ELSE t.first_comment_due_at END
   FROM jsonb_to_recordset(p_rows) AS v(id uuid, status text, ppid text, url text, published_at timestamptz,
       error text, code text, due_at timestamptz, handle text, deadline timestamptz, at timestamptz, held_as text,
       reconcile_at timestamptz, reconcile_since timestamptz, reconcile_until timestamptz)

@@ -12,5 +12,9 @@ LANGUAGE sql STABLE AS $$
     'published_at', crier_iso(t.published_at),
     'attempts', t.attempts, 'content_override', t.content_override,
     'platform_options', coalesce(t.platform_options, 'null'::jsonb),
-    'adjustments', coalesce(t.adjustments, '[]'::jsonb))
+    'adjustments', coalesce(t.adjustments, '[]'::jsonb),
+    'first_comment', CASE WHEN t.first_comment IS NULL OR t.first_comment_status IS NULL THEN NULL ELSE jsonb_build_object(
+      'text', t.first_comment, 'status', t.first_comment_status, 'platform_comment_id', t.first_comment_id,
+      'platform_comment_url', t.first_comment_url, 'error', t.first_comment_error,
+      'error_code', t.first_comment_error_code) END)
 $$;

@@ -16,6 +16,8 @@ import {
   type Outcome,
   type PluginContext,
   type AccountStats,
+  type CommentJob,
+  type FindResult,
   type PostMetrics,
   type ProviderHttp,
   type ProviderResponse,
@@ -24,6 +26,7 @@ import {
   type RecentPost,
 } from "../../src/platform/sdk.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
+import { publishAsReply } from "../../src/platform/first-comment.ts";
 import { detectSpans, toFacets, type Facet } from "./facets.ts";
 
 const DEFAULT_API_URL = "https://bsky.social";
@@ -490,6 +493,50 @@ async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<Rece
   return out.reverse().sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
+/** Platform clocks and ours differ a little: a reply this far outside the attempt's window is another one. */
+const COMMENT_WINDOW_SLACK_MS = 2 * 60_000;
+
+/**
+ * Whether a first comment whose outcome was unknown exists: the account's own feed with its replies
+ * (getAuthorFeed, filter posts_with_replies), read from its PDS, which answers its own account's reads
+ * after its writes, the reply to the post with the comment's text made in the attempt's window.
+ */
+async function findComment(
+  ctx: PluginContext,
+  c: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  const s = readSession(ctx.credentials);
+  if (!s) return { kind: "cannot_tell", reason: "no Bluesky session is stored for this account" };
+  const from = window.since.getTime() - COMMENT_WINDOW_SLACK_MS;
+  const to = window.until.getTime() + COMMENT_WINDOW_SLACK_MS;
+  const res = await ctx.http.request<{ feed: { post: PostView; reason?: unknown }[] }>(
+    "GET",
+    "/xrpc/app.bsky.feed.getAuthorFeed",
+    { query: { actor: s.did, filter: "posts_with_replies", limit: FEED_PAGE }, headers: bearer(s.accessJwt) },
+  );
+  if (!res.ok) return { kind: "cannot_tell", reason: `the account's feed could not be read: ${res.outcome.reason}` };
+  const feed = res.body.feed.filter((i) => !i.reason && i.post.author.did === s.did);
+  const oldest = feed.at(-1);
+  if (feed.length === FEED_PAGE && oldest && new Date(oldest.post.indexedAt).getTime() > from)
+    return { kind: "cannot_tell", reason: "the account posted more since the attempt than one page of its feed holds" };
+  const inWindow = feed.filter((i) => {
+    const at = new Date(i.post.record.createdAt ?? i.post.indexedAt).getTime();
+    return at >= from && at <= to;
+  });
+  const same = inWindow.filter(
+    (i) =>
+      (i.post.record.reply as { parent?: { uri?: string } } | undefined)?.parent?.uri === c.parent.platformPostId &&
+      (i.post.record.text ?? "").trim() === c.text.trim(),
+  );
+  if (same.length > 1) return { kind: "cannot_tell", reason: `${same.length} replies with the same text were made` };
+  if (same[0]) return { kind: "found", platformPostId: same[0].post.uri, url: postUrl(s.handle, same[0].post.uri) };
+  return {
+    kind: "absent",
+    checked: `${inWindow.length} post(s) and replies of the account in the attempt's window, none replying with this text`,
+  };
+}
+
 const GET_POSTS_MAX = 25;
 
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
@@ -677,6 +724,18 @@ export default definePlugin({
   onDisconnect,
   classifyResponse,
   publish,
+  // The first comment is a reply: an app.bsky.feed.post record whose reply holds strong refs (uri and
+  // cid) to the root and the parent, both the published post, whose cid is read with
+  // com.atproto.repo.getRecord (lexicon app.bsky.feed.post#replyRef, docs.bsky.app/docs/advanced-guides/posts,
+  // checked 2026-11-26). A reply is a post: 300 graphemes.
+  firstComment: {
+    kind: "reply",
+    textLimit: { max: MAX_GRAPHEMES, unit: "graphemes" },
+    publish: (ctx, comment) => publishAsReply(publish, ctx, comment),
+    find: findComment,
+    // Read from the account's own PDS, as listingReadAfterWrite below.
+    findReadAfterWrite: true,
+  },
   refresh,
   fetchRecent,
   // The PDS answers its own account's reads after its writes (atproto "read-after-write"): a post absent

@@ -23,6 +23,7 @@ import {
 } from "../../src/platform/sdk.ts";
 import { urlHostProblem } from "../../src/platform/address-rule.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
+import { publishAsReply } from "../../src/platform/first-comment.ts";
 
 const MAX_BYTES = 64_000;
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -396,6 +397,14 @@ export default definePlugin({
     verify,
   },
   publish,
+  // The first comment is a kind-1 reply: an "e" tag naming the published note with the "root" marker
+  // and a "p" tag naming its author, the account itself (NIP-10, github.com/nostr-protocol/nips/blob/master/10.md,
+  // checked 2026-11-26); same limit as a note.
+  firstComment: {
+    kind: "reply",
+    textLimit: { max: MAX_BYTES, unit: "bytes" },
+    publish: (ctx, comment) => publishAsReply(publish, ctx, comment),
+  },
   fetchRecent,
   metrics,
   metricNames: ["likes", "comments", "shares"],

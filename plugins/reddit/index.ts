@@ -436,7 +436,13 @@ export default definePlugin({
     { additionalProperties: true },
   ),
   // The scope reddit.com/dev/api lists beside each endpoint the adapter calls (checked 2026-11-26).
-  requiredScopes: { publish: ["submit"], metrics: ["read"], account_stats: ["identity"], workflow_source: ["history"] },
+  requiredScopes: {
+    publish: ["submit"],
+    metrics: ["read"],
+    account_stats: ["identity"],
+    workflow_source: ["history"],
+    first_comment: ["submit"],
+  },
   connect: oauthFlow({
     authorizeUrl: "https://www.reddit.com/api/v1/authorize",
     ...TOKEN_ENDPOINT,
@@ -479,6 +485,19 @@ export default definePlugin({
     return undefined;
   },
   publish,
+  // The first comment: POST /api/comment with thing_id = the post's fullname (t3_…), scope submit
+  // (www.reddit.com/dev/api#POST_api_comment, checked 2026-11-26); a comment takes 10,000 characters.
+  firstComment: {
+    kind: "comment",
+    textLimit: { max: COMMENT_MAX, unit: "characters" },
+    scopes: ["submit"],
+    publish: async (ctx, c) => {
+      const outcome = await comment(ctx, c.parent.platformPostId, c.text);
+      return outcome.kind === "submitted"
+        ? { kind: "unknown", reason: "Reddit did not confirm the comment." }
+        : outcome;
+    },
+  },
   checkStatus,
   refresh,
   fetchRecent,

@@ -29,6 +29,7 @@ import {
   refreshLongLivedToken,
 } from "../../src/platform/graph.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
+import { publishAsReply } from "../../src/platform/first-comment.ts";
 
 const V = "/v1.0";
 const TEXT_MAX = 500;
@@ -219,6 +220,7 @@ export default definePlugin({
     metrics: ["threads_basic", "threads_manage_insights"],
     account_stats: ["threads_basic", "threads_manage_insights"],
     workflow_source: ["threads_basic"],
+    first_comment: ["threads_basic", "threads_manage_replies"],
   },
   connect: oauthFlow({
     authorizeUrl: "https://threads.net/oauth/authorize",
@@ -250,6 +252,17 @@ export default definePlugin({
   }),
   classifyResponse: classifyGraph,
   publish,
+  // The first comment is a reply: a container with reply_to_id, then threads_publish; POST calls to
+  // reply endpoints need threads_manage_replies (asked for at connect), and the owner of the root post
+  // may reply to it (developers.facebook.com/documentation/threads/retrieve-and-manage-replies and
+  // .../create-replies, checked 2026-11-26). A reply is a post: 500 characters, emoji as UTF-8 bytes.
+  // A container not ready yet was never published, so that attempt is retryable.
+  firstComment: {
+    kind: "reply",
+    textLimit: { max: TEXT_MAX, unit: "emoji_bytes" },
+    scopes: ["threads_basic", "threads_manage_replies"],
+    publish: (ctx, comment) => publishAsReply(publish, ctx, comment, "retryable"),
+  },
   checkStatus,
   refresh,
   fetchRecent,

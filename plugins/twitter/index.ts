@@ -28,6 +28,7 @@ import {
   type TokenEndpoint,
 } from "../../src/platform/oauth.ts";
 import { MB } from "../../src/platform/limits.ts";
+import { publishAsReply } from "../../src/platform/first-comment.ts";
 import {
   query,
   type AppendUploadFields,
@@ -371,6 +372,7 @@ export default definePlugin({
     metrics: ["tweet.read", "users.read"],
     account_stats: ["users.read"],
     workflow_source: ["tweet.read", "users.read"],
+    first_comment: ["tweet.read", "tweet.write", "users.read"],
   },
   connect: oauthFlow({
     authorizeUrl: "https://x.com/i/oauth2/authorize",
@@ -421,6 +423,15 @@ export default definePlugin({
     return undefined;
   },
   publish,
+  // The first comment is a reply from the same account: POST /2/tweets with reply.in_reply_to_tweet_id,
+  // scope tweet.write (docs.x.com/x-api/posts/create-post, checked 2026-11-26). A reply is a post, so its
+  // limit is the post's: 280 weighted.
+  firstComment: {
+    kind: "reply",
+    textLimit: { max: MAX_WEIGHT, unit: "weighted" },
+    scopes: ["tweet.read", "tweet.write", "users.read"],
+    publish: (ctx, comment) => publishAsReply(publish, ctx, comment),
+  },
   checkStatus,
   refresh,
   fetchRecent,

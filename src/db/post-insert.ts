@@ -11,16 +11,20 @@ const p = (name: string) => sql.placeholder(name);
 
 /** A target as the statements read it from JSON (NewPostRow.targets). */
 const targetRecord = sql.raw(`id uuid, account_id uuid, platform text, target_variant text, position int,
-  content_override text, platform_options jsonb, fitted_content text, fitted_media jsonb, adjustments jsonb`);
+  content_override text, platform_options jsonb, fitted_content text, fitted_media jsonb, adjustments jsonb,
+  first_comment text`);
+/** A first comment waits for its post (src/engine/first-comment.ts). */
+const firstComment = sql.raw(`x.first_comment, case when x.first_comment is null then null else 'waiting' end`);
 const targetsJson = sql`jsonb_to_recordset(${p("targets")}::text::jsonb) as x(${targetRecord})`;
 const postColumns = sql`posts (id, profile_id, content, external_id, media, origin, publish_at, draft_id, workflow_id, created_at, updated_at)`;
 const postValues = sql`${p("id")}::text::uuid, ${p("profileId")}::text::uuid, ${p("content")}::text, ${p("externalId")}::text,
   ${p("media")}::text::jsonb, ${p("origin")}::text, ${p("publishAt")}::text::timestamptz, ${p("draftId")}::text::uuid,
   ${p("workflowId")}::text::uuid, ${p("createdAt")}::text::timestamptz, ${p("updatedAt")}::text::timestamptz`;
 const targetColumns = sql`post_targets (id, post_id, profile_id, account_id, platform, target_variant, position, content_override,
-  platform_options, fitted_content, fitted_media, adjustments, status, scheduled_time, due_at, created_at, updated_at)`;
+  platform_options, fitted_content, fitted_media, adjustments, first_comment, first_comment_status, status, scheduled_time, due_at,
+  created_at, updated_at)`;
 const targetValues = sql`x.id, ${p("id")}::text::uuid, ${p("profileId")}::text::uuid, x.account_id, x.platform, x.target_variant,
-  x.position, x.content_override, x.platform_options, x.fitted_content, x.fitted_media, x.adjustments, ${p("status")}::text, ${p("scheduledTime")}::text::timestamptz,
+  x.position, x.content_override, x.platform_options, x.fitted_content, x.fitted_media, x.adjustments, ${firstComment}, ${p("status")}::text, ${p("scheduledTime")}::text::timestamptz,
   ${p("dueAt")}::text::timestamptz, ${p("targetsCreatedAt")}::text::timestamptz, ${p("targetsUpdatedAt")}::text::timestamptz`;
 
 // Only for new targets (newRows): no error, lease, result or attempt yet, so those columns keep their defaults.
@@ -67,7 +71,7 @@ export const insertCheckedPostsStatement = preparedSql<{ id: string }>(
   t as (
     insert into ${targetColumns}
     select x.id, d.id, d.profile_id, x.account_id, x.platform, x.target_variant, x.position, x.content_override,
-      x.platform_options, x.fitted_content, x.fitted_media, x.adjustments, d.status, d.scheduled_time, d.due_at, d.targets_created_at, d.targets_updated_at
+      x.platform_options, x.fitted_content, x.fitted_media, x.adjustments, ${firstComment}, d.status, d.scheduled_time, d.due_at, d.targets_created_at, d.targets_updated_at
     from x join d on d.id = x.post_id where x.post_id in (select id from p)
   )
   select id from p`,
@@ -103,6 +107,8 @@ export interface NewPostRow {
     fitted_content?: string | null;
     fitted_media?: unknown;
     adjustments?: unknown;
+    /** The target's first comment; absent is none. */
+    first_comment?: string | null;
   }[];
 }
 

@@ -1,5 +1,12 @@
 import { sql } from "drizzle-orm";
-import { ACCOUNT_STATUSES, DRAFT_STATUSES, MEDIA_STATUSES, POST_ORIGINS, SERIES_STATUSES } from "../domain/enums.ts";
+import {
+  ACCOUNT_STATUSES,
+  DRAFT_STATUSES,
+  FIRST_COMMENT_STATUSES,
+  MEDIA_STATUSES,
+  POST_ORIGINS,
+  SERIES_STATUSES,
+} from "../domain/enums.ts";
 import { TARGET_STATUSES } from "../domain/status.ts";
 import {
   pgTable,
@@ -330,6 +337,25 @@ export const postTargets = pgTable(
     reconcileRetried: boolean("reconcile_retried").notNull().default(false),
     /** The posting-queue slot this target was given (src/modules/queues); null unless queued. */
     queueSlot: ts("queue_slot"),
+    /**
+     * The target's first comment (migrations/0027_first_comment.sql, src/engine/first-comment.ts): its
+     * text and state (null: none; waiting, pending, processing, published, failed, unknown), what the
+     * platform answered, and the engine's bookkeeping (attempts, when it is due or reconciled, its lease,
+     * the last attempt's window, whether the one retry a proven absence allows was spent).
+     */
+    firstComment: text("first_comment"),
+    firstCommentStatus: text("first_comment_status", { enum: FIRST_COMMENT_STATUSES }),
+    firstCommentId: text("first_comment_id"),
+    firstCommentUrl: text("first_comment_url"),
+    firstCommentError: text("first_comment_error"),
+    firstCommentErrorCode: text("first_comment_error_code"),
+    firstCommentAttempts: integer("first_comment_attempts").notNull().default(0),
+    firstCommentDueAt: ts("first_comment_due_at"),
+    firstCommentLeaseUntil: ts("first_comment_lease_until"),
+    firstCommentClaimedBy: text("first_comment_claimed_by"),
+    firstCommentSince: ts("first_comment_since"),
+    firstCommentUntil: ts("first_comment_until"),
+    firstCommentRetried: boolean("first_comment_retried").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -338,6 +364,9 @@ export const postTargets = pgTable(
       .on(t.reconcileAt)
       .where(sql`reconcile_at is not null`),
     index("post_targets_post_idx").on(t.postId, t.position),
+    index("post_targets_first_comment_due_idx")
+      .on(t.firstCommentDueAt)
+      .where(sql`first_comment_status in ('pending', 'processing', 'unknown')`),
     index("post_targets_due_idx").on(t.status, t.dueAt),
     // The engine's claim reads waiting targets oldest due first; this keeps that an ordered index scan.
     index("post_targets_waiting_idx")

@@ -9,6 +9,13 @@ export type AccountStatus = (typeof ACCOUNT_STATUSES)[number];
 export const POST_ORIGINS = ["ui", "api", "workflow"] as const;
 export type PostOrigin = (typeof POST_ORIGINS)[number];
 
+/**
+ * A target's first comment: waiting (its post is not published yet), pending (due), processing (being
+ * posted under a lease), published, failed, or unknown (the attempt may have created it; never retried blindly).
+ */
+export const FIRST_COMMENT_STATUSES = ["waiting", "pending", "processing", "published", "failed", "unknown"] as const;
+export type FirstCommentStatus = (typeof FIRST_COMMENT_STATUSES)[number];
+
 export const DRAFT_STATUSES = ["inbox", "ready", "scheduled", "archived"] as const;
 export type DraftStatus = (typeof DRAFT_STATUSES)[number];
 /** A draft becomes scheduled only by being published as a post, never by an edit. */

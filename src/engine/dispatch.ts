@@ -39,6 +39,11 @@ export interface DispatchSettings {
   /** See EngineOptions.allowMediaAddress (tests only). */
   allowMediaAddress?: (ip: string) => boolean;
   recorder: Recorder;
+  /**
+   * Called once a target's published result is committed and it has a first comment (now pending): the
+   * engine posts the comment at once (src/engine/first-comment.ts) rather than at the next tick.
+   */
+  afterPublished?: (targetId: string) => void;
 }
 
 /** Exponential backoff with full jitter over the upper half: attempt 1 → 0.5..1 × base, doubling. */
@@ -153,11 +158,11 @@ function record(ctx: AppContext, s: DispatchSettings, targetId: string, r: Resul
 }
 
 /** Calls a plugin function; an exception means we cannot know what reached the platform. */
-async function call(fn: () => Promise<Outcome>): Promise<Outcome> {
+async function call<O extends Outcome>(fn: () => Promise<O>): Promise<O> {
   try {
     return await fn();
   } catch (e) {
-    return { kind: "unknown", reason: `The plugin failed unexpectedly: ${(e as Error)?.message ?? String(e)}` };
+    return { kind: "unknown", reason: `The plugin failed unexpectedly: ${(e as Error)?.message ?? String(e)}` } as O;
   }
 }
 
@@ -165,14 +170,14 @@ async function call(fn: () => Promise<Outcome>): Promise<Outcome> {
  * auth_expired: one refresh through the plugin, then one more try. The token was refused, so nothing
  * was created and trying again is safe. Still refused → the account needs the user.
  */
-async function withRefresh(
+export async function withRefresh<O extends Outcome = Outcome>(
   ctx: AppContext,
   s: DispatchSettings,
   plugin: Plugin,
   pctx: PluginContext,
   accountId: string,
-  run: () => Promise<Outcome>,
-): Promise<Outcome | "reconnect"> {
+  run: () => Promise<O>,
+): Promise<O | "reconnect"> {
   const first = await call(run);
   if (first.kind !== "auth_expired") return first;
   if (first.scope === "server") {
@@ -192,7 +197,7 @@ async function withRefresh(
       // The platform could not be reached to refresh: the token was not refused, so the user has
       // nothing to fix yet. Nothing was created (the first call was refused), so try again later.
       pctx.log.warn("token refresh could not reach the platform", { error: refreshed.message });
-      return { kind: "retryable", reason: refreshed.message };
+      return { kind: "retryable", reason: refreshed.message } as O;
     } else {
       pctx.log.warn("token refresh refused", { error: (refreshed as Error)?.message });
     }
@@ -201,7 +206,7 @@ async function withRefresh(
   return "reconnect";
 }
 
-const RECONNECT = {
+export const RECONNECT = {
   kind: "failed" as const,
   code: "auth_required",
   reason:
@@ -316,6 +321,7 @@ export async function publishTarget(
         url: job.sandbox ? sandboxPostUrl(ctx, target.id) : outcome.url,
         notice: outcome.notice,
       });
+      if (t.firstCommentStatus === "waiting") s.afterPublished?.(target.id);
       break;
     case "submitted":
       await record(ctx, s, target.id, { kind: "submitted", handle: outcome.handle });
@@ -404,7 +410,7 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
   let handle = t.submittedHandle;
   switch (outcome.kind) {
     case "published":
-      return s.recorder.recordCheck(targetId, {
+      await s.recorder.recordCheck(targetId, {
         status: "published",
         platformPostId: outcome.platformPostId,
         platformPostUrl: job.sandbox ? sandboxPostUrl(ctx, targetId) : outcome.url,
@@ -413,6 +419,8 @@ export async function pollTarget(ctx: AppContext, s: DispatchSettings, targetId:
         errorCode: outcome.notice?.code ?? null,
         at: now,
       });
+      if (t.firstCommentStatus === "waiting") s.afterPublished?.(targetId);
+      return;
     case "permanent":
       return fail(outcome.code ?? "platform_rejected", outcome.reason);
     case "unknown":

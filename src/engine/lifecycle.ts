@@ -11,6 +11,8 @@ import { expireLeases, failUnpublishable, renewLeases, skipOrphanedThreadItems }
 import type { JobRunner } from "./jobs.ts";
 import type { PublishPool } from "./pool.ts";
 import type { StatusChecks } from "./status-checks.ts";
+import type { FirstComments } from "./first-comment.ts";
+import { expireCommentLeases, renewCommentLeases } from "./first-comment-sql.ts";
 import type { WebhookSender } from "./webhooks.ts";
 import type { WorkflowRunner } from "./workflows.ts";
 import { withQueryDeadline } from "../db/deadline.ts";
@@ -31,6 +33,8 @@ export interface LifecycleOptions {
 export interface EngineParts {
   pool: PublishPool;
   checks: StatusChecks;
+  /** First comments of published targets (src/engine/first-comment.ts): due ones every tick. */
+  comments: FirstComments;
   jobs: JobRunner;
   /** Workflow polls and the items whose slot has come (src/engine/workflows.ts), every tick. */
   workflows: WorkflowRunner;
@@ -84,16 +88,18 @@ export class EngineLifecycle {
    * (tests drive the engine this way with their TestClock).
    */
   async runUntilIdle(): Promise<void> {
-    const { pool, checks, jobs, workflows } = this.parts;
+    const { pool, checks, comments, jobs, workflows } = this.parts;
     for (let i = 0; i < 10_000; i++) {
       await this.tick();
       await pool.idle();
       await checks.settled();
+      await comments.settled();
       await jobs.settled();
       await workflows.settled();
       await pool.fillSlots();
       if (pool.inFlight() === 0) {
         await this.chores();
+        await comments.settled();
         if ((await pool.claimOnce()) === 0 && pool.inFlight() === 0) {
           await this.parts.webhooks.drain();
           return;
@@ -127,14 +133,16 @@ export class EngineLifecycle {
     this.stopping = true;
     this.cron?.stop();
     if (this.wake) clearTimeout(this.wake.timer);
-    const { pool, checks, jobs, workflows, webhooks } = this.parts;
+    const { pool, checks, comments, jobs, workflows, webhooks } = this.parts;
     jobs.stop();
+    comments.stop();
     await pool.stopClaiming();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
       Promise.all([
         pool.publishesSettled(),
         checks.settled(),
+        comments.settled(),
         jobs.settled(),
         workflows.settled(),
         webhooks.stop(),
@@ -147,6 +155,7 @@ export class EngineLifecycle {
     if (timedOut) {
       this.log.warn("stopped with work still in flight", {
         targets: [...pool.publishingIds(), ...checks.checkingIds()],
+        first_comments: comments.postingIds(),
       });
     }
   }
@@ -160,20 +169,20 @@ export class EngineLifecycle {
     const deadline = (this.ctx.db.statementTimeoutMs || 5_000) + 1_000;
     await withQueryDeadline(deadline, () => this.leaseChores());
     await checks.startDue();
+    await this.parts.comments.startDue();
     await workflows.chores();
   }
 
   private async leaseChores(): Promise<void> {
-    const { pool, checks } = this.parts;
+    const { pool, checks, comments } = this.parts;
     const now = this.ctx.clock.now();
-    await renewLeases(
-      this.ctx.db,
-      this.o.id,
-      [...pool.publishingIds(), ...checks.checkingIds()],
-      new Date(now.getTime() + this.o.leaseMs),
-    );
+    const until = new Date(now.getTime() + this.o.leaseMs);
+    await renewLeases(this.ctx.db, this.o.id, [...pool.publishingIds(), ...checks.checkingIds()], until);
+    await renewCommentLeases(this.ctx.db, this.o.id, comments.postingIds(), until);
     const expired = await expireLeases(this.ctx.db, now, this.o.reconcileSettleMs);
     if (expired) this.log.warn("leases expired: targets marked outcome_unknown", { count: expired });
+    const lost = await expireCommentLeases(this.ctx.db, now, this.o.reconcileSettleMs);
+    if (lost) this.log.warn("leases expired: first comments marked unknown", { count: lost });
     await failUnpublishable(this.ctx.db, now);
     await skipOrphanedThreadItems(this.ctx.db, now);
   }

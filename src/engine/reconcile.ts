@@ -15,6 +15,8 @@ import type { FindResult, MediaItem } from "../platform/sdk.ts";
 import { loadJobs, type Job } from "./dispatch.ts";
 import type { PeriodicJob } from "./jobs.ts";
 import { errorFields } from "../log.ts";
+import { firstCommentFallsDue } from "./first-comment-sql.ts";
+import { reconcileCommentsDue } from "./first-comment-reconcile.ts";
 
 /** Targets settled per run; the rest wait for the next run. */
 const BATCH = 20;
@@ -26,6 +28,8 @@ export const reconcileJob: PeriodicJob = {
   everyMs: 5_000,
   run: async (ctx) => {
     await reconcileDue(ctx);
+    // First comments whose outcome is unknown are settled the same way (first-comment-reconcile.ts).
+    await reconcileCommentsDue(ctx);
   },
 };
 
@@ -98,7 +102,8 @@ async function settle(ctx: AppContext, holder: string, job: Job): Promise<void> 
     await ctx.db.rows(sql`
       update post_targets set status = 'published', platform_post_id = ${result.platformPostId},
         platform_post_url = ${job.sandbox ? sandboxPostUrl(ctx, t.id) : result.url}, published_at = coalesce(reconcile_until, ${at}::timestamptz),
-        error = null, error_code = null, reconcile_at = null, lease_until = null, updated_at = ${at}::timestamptz
+        error = null, error_code = null, reconcile_at = null, lease_until = null, updated_at = ${at}::timestamptz,
+        ${firstCommentFallsDue(sql`${at}::timestamptz`)}
       where ${ours(t.id, holder)} returning id`);
     return;
   }

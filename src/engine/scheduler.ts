@@ -14,6 +14,7 @@ import { EngineLifecycle } from "./lifecycle.ts";
 import { PublishPool } from "./pool.ts";
 import { Recorder } from "./recorder.ts";
 import { StatusChecks } from "./status-checks.ts";
+import { FirstComments } from "./first-comment.ts";
 import { WebhookSender } from "./webhooks.ts";
 import { workflowRunner } from "./workflows.ts";
 import { withQueryDeadline } from "../db/deadline.ts";
@@ -126,9 +127,13 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     },
     log,
   );
+  // A published target's first comment is posted at once by this copy (the tick finds any it missed).
+  const comments = new FirstComments(ctx, settings, o.leaseMs, log);
+  settings.afterPublished = (targetId) => comments.postNow(targetId);
   const parts = {
     pool,
     checks: new StatusChecks(ctx, settings, o.leaseMs, log),
+    comments,
     jobs: new JobRunner(ctx, o.jobs ?? [], id, o.leaseMs, log),
     // settings.random, never o.random: that one is undefined unless a test fixed it.
     workflows: workflowRunner(ctx, { claimedBy: id, leaseMs: o.leaseMs, random: settings.random }),

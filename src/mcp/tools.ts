@@ -189,7 +189,8 @@ export const TOOLS: ToolDeclaration[] = [
     description:
       "Publishes a post to the given accounts now (publish_at absent), schedules it, or with queue: true puts it on each account's next free queue slot. Publishing is public and cannot be undone once done; call validate_post first. Pass idempotency_key so a retry never posts twice. " +
       'With repeat ({rule: "FREQ=WEEKLY;BYDAY=MO;COUNT=10", time_zone: "Europe/Berlin"}) and publish_at it starts a recurring series: the answer is the first occurrence, with series_id. ' +
-      "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead.",
+      "on_limit fit (the default) adapts what a platform cannot take (text cut at a word boundary, surplus or refused media dropped, hashtags past the cap removed) and reports each change; on_limit reject refuses instead. " +
+      "A target's first_comment is posted by the same account right after its post (where the account's capabilities.first_comment is true; it is never cut to fit); the post's targets[].first_comment.status says what became of it.",
     onLimit: true,
     summary: (d) => `create_post succeeded: id ${d.id}, status ${d.status}.${adjustmentSummary(d.targets ?? [])}`,
   },

@@ -8,6 +8,8 @@ import type { Emulator, FailureSpec } from "./sdk.ts";
 
 interface PendingFailure extends FailureSpec {
   left: number;
+  /** Matching calls still to let through (FailureSpec.skip). */
+  pass: number;
 }
 
 /** Failures queued with failNext(), consumed by the calls they match, in the order they were asked for. */
@@ -15,7 +17,7 @@ export class FailurePlan {
   private pending: PendingFailure[] = [];
 
   add(spec: FailureSpec): void {
-    this.pending.push({ ...spec, left: Math.max(1, spec.times ?? 1) });
+    this.pending.push({ ...spec, left: Math.max(1, spec.times ?? 1), pass: Math.max(0, spec.skip ?? 0) });
   }
 
   /**
@@ -26,6 +28,10 @@ export class FailurePlan {
     const i = this.pending.findIndex((f) => !f.on || names.some((n) => n.includes(f.on!)));
     if (i < 0) return undefined;
     const f = this.pending[i];
+    if (f.pass > 0) {
+      f.pass -= 1;
+      return undefined;
+    }
     f.left -= 1;
     if (f.left <= 0) this.pending.splice(i, 1);
     return f;

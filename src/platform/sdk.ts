@@ -151,6 +151,12 @@ export interface FirstCommentSupport {
   publish(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome>;
   /** Whether the comment exists under the parent, for an attempt whose outcome is unknown. */
   find?(ctx: PluginContext, job: CommentJob, window: { since: Date; until: Date }): Promise<FindResult>;
+  /**
+   * find's "absent" proves the comment was not made (the platform lists a new comment or reply as soon as
+   * its creating call returned), so one more attempt is safe after the settle delay. Declare it only where
+   * the platform documents it; without it an unknown comment is never posted again by itself.
+   */
+  findReadAfterWrite?: boolean;
 }
 
 export interface RequestOptions {
@@ -557,6 +563,12 @@ export interface FailureSpec {
   afterWork?: boolean;
   /** How many consecutive matching calls fail (default 1). */
   times?: number;
+  /**
+   * How many matching calls go through before the failure applies (default 0): a post's first comment is
+   * made by the same call as the post on some platforms (a reply on X), so `skip: 1` fails the comment.
+   * Emulators whose failures go through FailurePlan (emulator-kit.ts) honour it.
+   */
+  skip?: number;
 }
 
 /** What an emulator recorded as published, so tests can count posts on the "platform". */
@@ -597,6 +609,12 @@ export interface Emulator {
    */
   browserPaths?: string[];
   posts(): EmulatedPost[];
+  /**
+   * First comments the emulator received where the platform's comments are not posts (Facebook, YouTube):
+   * each with replyTo set to the platformPostId of the post it is under. Emulators of platforms where a
+   * first comment is a reply (X, Bluesky) list it in posts() with replyTo instead.
+   */
+  comments?(): EmulatedPost[];
   /**
    * Everything the emulator remembers (accounts, tokens, posts, id counters), so sandbox profiles keep it
    * in the database across restarts and copies. Emulators without it lose their state on restart.

@@ -73,6 +73,12 @@ describe("MCP over Streamable HTTP", () => {
     expect(byName.get("delete_post")!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
     expect(byName.get("create_post")!.inputSchema.properties).toHaveProperty("idempotency_key");
     expect(byName.get("get_post")!.inputSchema.properties).not.toHaveProperty("idempotency_key");
+    // A target's first comment comes through the route's schema, with its description.
+    const targets = byName.get("create_post")!.inputSchema.properties!.targets as {
+      items: { properties: Record<string, { description?: string }> };
+    };
+    expect(targets.items.properties.first_comment.description).toContain("right after");
+    expect(byName.get("create_post")!.description).toContain("first_comment");
 
     const cases: [Scope[], string[]][] = [
       [

@@ -193,10 +193,15 @@ function storedScopes(scope: unknown): string[] | null {
 
 function scopeReport(plugin: Plugin, granted: string[] | null): AccountCheckRow["scopes"] {
   const missing: AccountCheckRow["scopes"]["missing"] = {};
-  if (!granted || !plugin.requiredScopes) return { granted, missing };
+  // A first comment's scopes are declared with it (firstComment.scopes) where requiredScopes does not name them.
+  const required = {
+    ...(plugin.firstComment?.scopes && { first_comment: plugin.firstComment.scopes }),
+    ...plugin.requiredScopes,
+  };
+  if (!granted || !Object.keys(required).length) return { granted, missing };
   const have = new Set(granted);
   for (const capability of SCOPED_CAPABILITIES) {
-    const lacking = (plugin.requiredScopes[capability] ?? []).filter((s) => !have.has(s));
+    const lacking = (required[capability] ?? []).filter((s) => !have.has(s));
     if (lacking.length) missing[capability] = lacking;
   }
   return { granted, missing };

@@ -1,6 +1,6 @@
 import { t, type Static } from "elysia";
 import { Literals, PageQuery, Uuid } from "../../http/model.ts";
-import { POST_ORIGINS } from "../../domain/enums.ts";
+import { FIRST_COMMENT_STATUSES, POST_ORIGINS } from "../../domain/enums.ts";
 import { POST_STATUSES, TARGET_STATUSES } from "../../domain/status.ts";
 import { declaredVariants } from "../../platform/host/registry.ts";
 import { MediaInput } from "../../platform/media-item.ts";
@@ -13,6 +13,12 @@ export const PostTargetInput = t.Object(
     }),
     content_override: t.Optional(t.Union([t.String(), t.Null()])),
     platform_options: t.Optional(t.Union([t.Record(t.String(), t.Unknown()), t.Null()])),
+    first_comment: t.Optional(
+      t.Union([t.String(), t.Null()], {
+        description:
+          "Extension: a comment the same account posts right after this target's post is published (a reply on X, Threads, Bluesky and Nostr; a comment under the post elsewhere). Only where the account's capabilities.first_comment is true (else 400 first_comment_unsupported); at most media_requirements.first_comment.max_length in its unit (else 400 first_comment_too_long); not empty (400 first_comment_empty); on a thread, only on the first target of the account (400 first_comment_on_thread_item). Its failure never fails the post: see first_comment on the target.",
+      }),
+    ),
   },
   { additionalProperties: false, title: "PostTargetInput" },
 );
@@ -94,6 +100,28 @@ const Adjustments = t.Array(Adjustment, {
     "text cut at a word boundary, hashtags past the cap removed, media of a refused kind or past the counts dropped. Empty when nothing was changed.",
 });
 
+export const FirstComment = t.Object(
+  {
+    text: t.String(),
+    status: Literals(FIRST_COMMENT_STATUSES, {
+      description:
+        "waiting: the post is not published yet; pending: due, posted within seconds (or retried later after a passing failure: error says when); processing: being posted; published; failed (error_code says why; the post stays published); unknown: the platform may or may not have it (a timeout after the creating call): never posted again by itself, and checked on the platform where it can be.",
+    }),
+    platform_comment_id: t.Union([t.String(), t.Null()]),
+    platform_comment_url: t.Union([t.String(), t.Null()]),
+    error: t.Union([t.String(), t.Null()]),
+    error_code: t.Union([t.String(), t.Null()], {
+      description:
+        "retry_scheduled (pending), outcome_unknown (unknown), auth_required, account_disconnected, retries_exhausted, or the platform's code.",
+    }),
+  },
+  {
+    title: "FirstComment",
+    description:
+      "Extension: a comment posted by the same account right after the post (PostTargetInput.first_comment).",
+  },
+);
+
 export const PostTarget = t.Object(
   {
     target_post_id: t.String(),
@@ -119,6 +147,9 @@ export const PostTarget = t.Object(
     content_override: t.Union([t.String(), t.Null()]),
     platform_options: t.Union([t.Record(t.String(), t.Unknown()), t.Null()]),
     adjustments: Adjustments,
+    first_comment: t.Union([FirstComment, t.Null()], {
+      description: "Extension: the target's first comment and what became of it; null when it has none.",
+    }),
   },
   { title: "PostTarget" },
 );

@@ -30,6 +30,8 @@ export interface NewTarget {
   fittedContent: string | null;
   fittedMedia: MediaItem[] | null;
   adjustments: Adjustment[] | null;
+  /** Posted by the same account right after the post (src/engine/first-comment.ts); null: none. */
+  firstComment: string | null;
 }
 
 /** What a post's targets are planned from: the input targets, and the post's text and media they share. */
@@ -188,6 +190,7 @@ export async function planTargets(
       options,
       reply,
       ffmpeg,
+      firstComment: input.first_comment,
     };
     for (const p of targetProblems(check))
       plan.problems.push({
@@ -195,7 +198,7 @@ export async function planTargets(
         field:
           p.field === "content" && input.content_override != null
             ? `targets[${i}].content_override`
-            : p.field.startsWith("platform_options")
+            : p.field.startsWith("platform_options") || p.field === "first_comment"
               ? `targets[${i}].${p.field}`
               : p.field,
       });
@@ -211,7 +214,7 @@ export async function planTargets(
         "the account appears more than once.",
         "List each account once; choose placements in platform_options.",
       );
-    for (const variant of variants ?? [null]) {
+    for (const [v, variant] of (variants ?? [null]).entries()) {
       plan.rows.push({
         username: account.username,
         accountId: account.id,
@@ -223,6 +226,8 @@ export async function planTargets(
         fittedContent: plan.content !== text ? plan.content : null,
         fittedMedia: plan.media !== media ? plan.media : null,
         adjustments: plan.adjustments,
+        // One comment per input target: a target made of variants carries it on its first only.
+        firstComment: v === 0 ? (input.first_comment ?? null) : null,
       });
     }
     return plan;

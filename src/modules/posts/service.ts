@@ -43,6 +43,20 @@ export function toTarget(row: TargetWithName): PostTarget {
     content_override: row.contentOverride,
     platform_options: row.platformOptions ?? null,
     adjustments: row.adjustments ?? [],
+    first_comment: firstCommentOf(row),
+  };
+}
+
+/** The target's first comment as the API shows it (crier_target_json builds the same for webhooks). */
+function firstCommentOf(row: TargetRow): PostTarget["first_comment"] {
+  if (row.firstComment == null || row.firstCommentStatus == null) return null;
+  return {
+    text: row.firstComment,
+    status: row.firstCommentStatus,
+    platform_comment_id: row.firstCommentId,
+    platform_comment_url: row.firstCommentUrl,
+    error: row.firstCommentError,
+    error_code: row.firstCommentErrorCode,
   };
 }
 
@@ -131,6 +145,7 @@ function targetValues(postId: string, profileId: string, list: NewTarget[], when
     postId,
     profileId,
     ...t,
+    firstCommentStatus: t.firstComment != null ? ("waiting" as const) : null,
     targetVariant: t.targetVariant,
     status: when.status,
     scheduledTime: when.due,
@@ -183,6 +198,7 @@ async function insertPost(
       fitted_content: t.fittedContent,
       fitted_media: t.fittedMedia,
       adjustments: t.adjustments,
+      first_comment: t.firstComment,
     })),
   };
   // Outside a transaction (q is the database itself) the insert may share a statement; inside one, it
@@ -233,6 +249,17 @@ function newRows(
     reconcileUntil: null,
     reconcileRetried: false,
     queueSlot: null,
+    firstCommentId: null,
+    firstCommentUrl: null,
+    firstCommentError: null,
+    firstCommentErrorCode: null,
+    firstCommentAttempts: 0,
+    firstCommentDueAt: null,
+    firstCommentLeaseUntil: null,
+    firstCommentClaimedBy: null,
+    firstCommentSince: null,
+    firstCommentUntil: null,
+    firstCommentRetried: false,
   }));
   return { post, targets };
 }
@@ -414,6 +441,7 @@ export async function updatePost(
         account_id: t.accountId ?? "",
         content_override: t.contentOverride,
         platform_options: t.platformOptions,
+        first_comment: t.firstComment,
       }));
     lenient ||= current.some((t) => t.status !== "cancelled" && t.adjustments != null);
     const draft = { targets: inputs, content, media: nextMedia, mediaFacts: own.mediaFacts };

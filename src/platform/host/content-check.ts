@@ -10,6 +10,7 @@ import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
 import { resolveAliases } from "./options.ts";
 import { altTextProblems } from "./alt-text-check.ts";
+import { firstCommentProblems } from "./first-comment-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
 import { mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
 import { planMedia } from "./media-plan.ts";
@@ -127,6 +128,8 @@ export interface TargetCheck {
   mediaFacts?: (OwnFileFacts | null)[];
   /** ffmpeg is installed, so own videos can be converted (default: not). */
   ffmpeg?: boolean;
+  /** The target's first_comment (first-comment-check.ts); absent or null: none. */
+  firstComment?: string | null;
 }
 
 /** The text as the platform counts it, and the most it takes for this post (a caption may take less). */
@@ -292,6 +295,7 @@ export function targetProblems(t: TargetCheck): Problem[] {
   problems.push(...mediaRuleProblems(t));
 
   problems.push(...altTextProblems(t));
+  problems.push(...firstCommentProblems(t));
 
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { adminCommands } from "../../../src/cli/commands.ts";
 import { accounts } from "../../../src/db/schema.ts";
+import { decryptJson } from "../../../src/db/crypto.ts";
+import { accountCredentials } from "../../../src/modules/accounts/service.ts";
 import { workflowHarness, type WorkflowHarness } from "../../support/workflow-kit.ts";
 
 let h: WorkflowHarness;
@@ -33,6 +35,21 @@ describe("accounts check", () => {
     expect(tw.scopes.granted).toContain("tweet.write");
     expect(Date.parse(tw.expires_at!)).toBeGreaterThan(h.clock.now().getTime());
     expect((await row(bsky)).token).toBe("valid");
+  });
+
+  test("a token without the first comment's scope says so under first_comment", async () => {
+    const [stored] = await h.db.db.select().from(accounts).where(eq(accounts.id, x));
+    const creds = decryptJson<Record<string, unknown>>(h.ctx.config.secretKey, stored.credentials!);
+    const store = accountCredentials(h.ctx);
+    await store.save(x, { ...creds, scope: "tweet.read users.read media.write offline.access" });
+    try {
+      const r = await row(x);
+      expect(r.scopes.missing.first_comment).toEqual(["tweet.write"]);
+      expect(r.scopes.missing.publish).toEqual(["tweet.write"]);
+    } finally {
+      await store.save(x, creds);
+    }
+    expect((await row(x)).scopes.missing).toEqual({});
   });
 
   test("live profiles only, unless sandbox accounts are asked for", async () => {
