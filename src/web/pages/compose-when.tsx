@@ -49,66 +49,75 @@ function RepeatFields({ repeat, onChange }: { repeat: RepeatChoice; onChange: (r
             <span>{UNITS[repeat.frequency]}</span>
           </div>
           {repeat.frequency === "weekly" ? (
-            <fieldset class="days">
+            <fieldset class="repeat-days">
               <legend>On</legend>
-              {WEEKDAYS.map((d) => (
-                <label key={d} class="day">
-                  <input
-                    type="checkbox"
-                    checked={repeat.days.includes(d)}
-                    onChange={(e) =>
-                      set({
-                        days: (e.target as HTMLInputElement).checked
-                          ? [...repeat.days, d]
-                          : repeat.days.filter((x) => x !== d),
-                      })
-                    }
-                  />
-                  {DAY_NAMES[d]}
-                </label>
-              ))}
+              <div class="row">
+                {WEEKDAYS.map((d) => (
+                  <label key={d} class="check">
+                    <input
+                      type="checkbox"
+                      checked={repeat.days.includes(d)}
+                      onChange={(e) =>
+                        set({
+                          days: (e.target as HTMLInputElement).checked
+                            ? [...repeat.days, d]
+                            : repeat.days.filter((x) => x !== d),
+                        })
+                      }
+                    />
+                    {DAY_NAMES[d]}
+                  </label>
+                ))}
+              </div>
             </fieldset>
           ) : null}
           <fieldset class="ends">
             <legend>Ends</legend>
-            <label class="row">
-              <input
-                type="radio"
-                name="repeat-end"
-                checked={repeat.end.kind === "count"}
-                onChange={() => set({ end: { kind: "count", count: 10 } })}
-              />
-              After
-            </label>
-            {repeat.end.kind === "count" ? (
-              <input
-                type="number"
-                min={1}
-                max={999}
-                aria-label="Number of posts in the series"
-                value={repeat.end.count}
-                onInput={(e) =>
-                  set({ end: { kind: "count", count: Number((e.target as HTMLInputElement).value) || 1 } })
-                }
-              />
-            ) : null}
-            <label class="row">
-              <input
-                type="radio"
-                name="repeat-end"
-                checked={repeat.end.kind === "until"}
-                onChange={() => set({ end: { kind: "until", date: "" } })}
-              />
-              On a date
-            </label>
-            {repeat.end.kind === "until" ? (
-              <input
-                type="date"
-                aria-label="Last day of the series"
-                value={repeat.end.date}
-                onInput={(e) => set({ end: { kind: "until", date: (e.target as HTMLInputElement).value } })}
-              />
-            ) : null}
+            <div class="row">
+              <label class="check">
+                <input
+                  type="radio"
+                  name="repeat-end"
+                  checked={repeat.end.kind === "count"}
+                  onChange={() => set({ end: { kind: "count", count: 10 } })}
+                />
+                After
+              </label>
+              {repeat.end.kind === "count" ? (
+                <>
+                  <input
+                    type="number"
+                    min={1}
+                    max={999}
+                    aria-label="Number of posts in the series"
+                    value={repeat.end.count}
+                    onInput={(e) =>
+                      set({ end: { kind: "count", count: Number((e.target as HTMLInputElement).value) || 1 } })
+                    }
+                  />
+                  <span>posts</span>
+                </>
+              ) : null}
+            </div>
+            <div class="row">
+              <label class="check">
+                <input
+                  type="radio"
+                  name="repeat-end"
+                  checked={repeat.end.kind === "until"}
+                  onChange={() => set({ end: { kind: "until", date: "" } })}
+                />
+                On a date
+              </label>
+              {repeat.end.kind === "until" ? (
+                <input
+                  type="date"
+                  aria-label="Last day of the series"
+                  value={repeat.end.date}
+                  onInput={(e) => set({ end: { kind: "until", date: (e.target as HTMLInputElement).value } })}
+                />
+              ) : null}
+            </div>
           </fieldset>
           <p class="muted small">Each post of the series goes out at the scheduled time of day, in {timeZone()}.</p>
         </>

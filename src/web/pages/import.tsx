@@ -101,7 +101,7 @@ export function ImportPage() {
             {busy === "check" ? "Checking…" : "Check the file"}
           </button>
           <button type="button" class="primary" disabled={!checkedOk || !!busy} onClick={() => void send(false)}>
-            {busy === "import" ? "Importing…" : `Import ${result?.dry_run ? result.total : ""} posts`}
+            {busy === "import" ? "Importing…" : checkedOk ? `Import ${result.total} posts` : "Import"}
           </button>
         </div>
         <ErrorNote error={error} />
