@@ -77,6 +77,10 @@ describe.skipIf(!haveChromium)("scheduling features in the dashboard", () => {
       text: "Browse it here: https://example.com/spring",
       status: "waiting",
     });
+    // The post's page says where it sits in the queue and what its first comment is waiting for.
+    await page.getByText("In the posting queue").waitFor();
+    expect(await page.locator(".first-comment").textContent()).toContain("waits for the post");
+    await d.shot("post-first-comment");
     // The slot is taken: the queue's next free slot is a later one.
     const [after] = (await api("GET", `/v1/accounts/${accountId}/queue/next?count=1`)).body.data;
     expect(new Date(after.at).getTime()).toBeGreaterThan(new Date(slot.at).getTime());
@@ -103,6 +107,7 @@ describe.skipIf(!haveChromium)("scheduling features in the dashboard", () => {
     await page.waitForURL(/\/posts\/[0-9a-f-]{36}$/);
     const post = (await api("GET", `/v1/posts/${page.url().split("/").pop()}`)).body.data;
     expect(post.series_id).toBeString();
+    await page.getByText("Part of a repeating series").waitFor();
     expect(new Date(post.publish_at).getTime()).toBe(first.getTime());
     const series = (await api("GET", `/v1/series/${post.series_id}`)).body.data;
     expect(series.rule).toBe("FREQ=WEEKLY;BYDAY=MO,WE;COUNT=6");

@@ -88,6 +88,12 @@ export function PostDetailPage({ params }: { params: Record<string, string> }) {
                 onMove={(at) => act("PATCH", `/v1/posts/${p.id}`, { publish_at: at.toISOString() })}
               />
             ) : null}
+            {p.series_id ? (
+              <p class="note" data-series={p.series_id}>
+                Part of a repeating series: the next post is made once this one is out. Changes to the series (PATCH
+                /v1/series/{p.series_id}) reach every post not yet published.
+              </p>
+            ) : null}
             <p class="content">{p.content || <span class="muted">(no text)</span>}</p>
             {p.media.length ? (
               <ul class="media-list">
@@ -177,6 +183,10 @@ function TargetRow(props: { post: Post; target: PostTarget; act: (m: string, pat
           </a>
         ) : null}
         {t.published_at ? <div class="muted small">Published {when(t.published_at)}</div> : null}
+        {t.queue_slot && t.status === "scheduled" ? (
+          <div class="muted small">In the posting queue: {when(t.queue_slot)}</div>
+        ) : null}
+        {t.first_comment ? <FirstComment comment={t.first_comment} /> : null}
         {t.adjustments?.length ? (
           <div class="note adjusted">
             <strong>Adjusted to fit {t.platform}</strong>
@@ -211,5 +221,39 @@ function TargetRow(props: { post: Post; target: PostTarget; act: (m: string, pat
         ) : null}
       </div>
     </li>
+  );
+}
+
+const COMMENT_STATES: Record<string, string> = {
+  waiting: "waits for the post",
+  pending: "about to be posted",
+  processing: "being posted",
+  published: "posted",
+  failed: "failed",
+  unknown: "may or may not have been posted",
+};
+
+/** A target's first comment and what became of it; its failure never changes the post's own status. */
+function FirstComment({ comment: c }: { comment: NonNullable<PostTarget["first_comment"]> }) {
+  return (
+    <div class={`first-comment${c.status === "failed" ? " note error" : ""}`} data-status={c.status}>
+      <div class="small">
+        <strong>First comment</strong> <span class="muted">({COMMENT_STATES[c.status] ?? c.status})</span>
+        {c.platform_comment_url ? (
+          <>
+            {" "}
+            <a href={c.platform_comment_url} target="_blank" rel="noopener noreferrer">
+              view
+            </a>
+          </>
+        ) : null}
+      </div>
+      <p class="content small">{c.text}</p>
+      {c.error ? (
+        <span class="hint">
+          {c.error} {c.error_code ? <code>{c.error_code}</code> : null}
+        </span>
+      ) : null}
+    </div>
   );
 }
