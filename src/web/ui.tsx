@@ -46,9 +46,21 @@ const PLATFORM_COLORS: Record<string, string> = {
   twitter: "#0f1419",
   vimeo: "#1ab7ea",
   youtube: "#ff0000",
+  mastodon: "#6364ff",
+  google_business: "#1a73e8",
+  discord: "#5865f2",
+  slack: "#4a154b",
 };
 
-const PLATFORM_MARKS: Record<string, string> = { twitter: "X", tiktok: "Tk", threads: "@", telegram: "Tg" };
+const PLATFORM_MARKS: Record<string, string> = {
+  twitter: "X",
+  tiktok: "Tk",
+  threads: "@",
+  telegram: "Tg",
+  google_business: "G",
+  discord: "Dc",
+  slack: "Sl",
+};
 
 /** A platform's mark in its brand colour, drawn here so no image is fetched from anywhere. */
 export function PlatformIcon({ platform, size = 32 }: { platform: string; size?: number }) {
