@@ -9,7 +9,7 @@ import type { Queryable } from "../../db/client.ts";
 import { accountQueues, accounts, posts, postTargets, queueSlots } from "../../db/schema.ts";
 import { BadRequest, NotFound } from "../../http/errors.ts";
 import { MAX_SLOTS, type Queue, type QueueOccurrence, type QueuePut, type ShuffledPost } from "./model.ts";
-import { claimSlot, lockQueues, queueEmpty, queuesOf, QUEUE_MARGIN_MS, takenSlots } from "./take.ts";
+import { claimSlots, lockQueues, queueEmpty, queuesOf, QUEUE_MARGIN_MS, takenSlots } from "./take.ts";
 import { DAYS, freeOccurrences, type Day, type Occurrence, type Slot, zoneName } from "./wall-clock.ts";
 
 async function ownAccount(db: Queryable, profileId: string, accountId: string) {
@@ -172,21 +172,24 @@ export async function shuffle(ctx: AppContext, profileId: string, accountId: str
       const j = randomInt(i + 1);
       [order[i], order[j]] = [order[j], order[i]];
     }
-    const out: ShuffledPost[] = [];
-    for (const h of order) {
-      const slot = await claimSlot(tx, accountId, queue, from, h.postId, profileId);
-      await tx
-        .update(postTargets)
-        .set({ scheduledTime: slot.at, dueAt: slot.at, queueSlot: slot.at, updatedAt: now })
-        .where(
-          and(
-            eq(postTargets.postId, h.postId),
-            eq(postTargets.accountId, accountId),
-            eq(postTargets.status, "scheduled"),
-          ),
-        );
-      out.push({ post_id: h.postId, previous_at: h.at.toISOString(), ...wire(slot) });
-    }
+    const slots = await claimSlots(
+      tx,
+      accountId,
+      queue,
+      from,
+      order.map((h) => h.postId),
+      profileId,
+    );
+    const ats = order.map((h) => slots.get(h.postId)!.at.toISOString());
+    await tx.execute(sql`
+      update post_targets t set scheduled_time = v.at, due_at = v.at, queue_slot = v.at, updated_at = ${now.toISOString()}::timestamptz
+      from unnest(${`{${order.map((h) => h.postId).join(",")}}`}::uuid[], ${`{${ats.join(",")}}`}::timestamptz[]) as v(post_id, at)
+      where t.post_id = v.post_id and t.account_id = ${accountId}::uuid and t.status = 'scheduled'`);
+    const out: ShuffledPost[] = order.map((h) => ({
+      post_id: h.postId,
+      previous_at: h.at.toISOString(),
+      ...wire(slots.get(h.postId)!),
+    }));
     // publish_at is the earliest waiting target's time; updated_at moves forward even within a millisecond.
     await tx
       .update(posts)

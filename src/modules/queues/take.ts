@@ -166,6 +166,65 @@ export async function claimSlot(
 }
 
 /**
+ * Claims the earliest free slots of one account for several posts at once, in the posts' order (a
+ * shuffle): the same try-locks and skip-what-is-taken as claimSlot, but one statement per round for all the
+ * posts instead of one per post, so a shuffle of a long queue holds its locks for a few statements, not
+ * hundreds. Posts whose slot was taken meanwhile go round again, further on.
+ */
+export async function claimSlots(
+  tx: Queryable,
+  accountId: string,
+  queue: StoredQueue,
+  from: Date,
+  postIds: string[],
+  profileId: string,
+): Promise<Map<string, Occurrence>> {
+  const taken = await takenSlots(tx, accountId, from);
+  const claimed = new Map<string, Occurrence>();
+  let waiting = [...postIds];
+  while (waiting.length) {
+    const candidates = freeOccurrences(queue.timeZone, queue.slots, from, taken, waiting.length + CANDIDATES);
+    const at = `{${candidates.map((c) => c.at.toISOString()).join(",")}}`;
+    const ids = `{${waiting.join(",")}}`;
+    // As in claimSlot, the function scan yields the candidates in order and the limit stops the try-locks
+    // once there is one slot per waiting post; the n-th slot locked goes to the n-th post.
+    const result = await tx.execute(sql`
+      with c as (
+        select l.s, row_number() over () as n from (
+          select u.s from unnest(${at}::timestamptz[]) as u(s)
+          where pg_try_advisory_xact_lock(hashtext(${accountId}), (extract(epoch from u.s) / 60)::int)
+          limit ${waiting.length}
+        ) l
+      ),
+      p as (select w.id, w.n from unnest(${ids}::uuid[]) with ordinality as w(id, n)),
+      i as (
+        insert into queue_slots (account_id, slot_at, post_id, profile_id)
+        select ${accountId}::uuid, c.s, p.id, ${profileId}::uuid from c join p on p.n = c.n
+        on conflict do nothing
+        returning slot_at, post_id
+      )
+      select (select coalesce(json_agg(crier_iso(c.s)), '[]'::json) from c) as locked,
+             (select coalesce(json_agg(json_build_object('at', crier_iso(i.slot_at), 'post', i.post_id)), '[]'::json) from i) as taken`);
+    const [row] = rowsOf<{ locked: string[] | string; taken: { at: string; post: string }[] | string }>(result);
+    const parse = <T>(v: T | string): T => (typeof v === "string" ? (JSON.parse(v) as T) : v);
+    const locked = parse(row.locked).map((a) => new Date(a).getTime());
+    for (const t of parse(row.taken)) {
+      const when = new Date(t.at).getTime();
+      claimed.set(
+        t.post,
+        candidates.find((c) => c.at.getTime() === when)!,
+      );
+    }
+    waiting = waiting.filter((id) => !claimed.has(id));
+    // Slots locked (taken now, by these posts or committed by another since they were read) and those
+    // passed over before the last one locked (being claimed elsewhere) are not candidates again.
+    const passed = locked.length ? Math.max(...locked) : Infinity;
+    for (const c of candidates) if (c.at.getTime() <= passed) taken.add(c.at.getTime());
+  }
+  return claimed;
+}
+
+/**
  * Takes each account's next free slot for a post being created in this transaction (queue_slots' foreign
  * key to the post is checked at commit, so this runs before the post's insert), or throws the 400
  * queue_empty of the first target whose account has no slots.
