@@ -3,7 +3,8 @@
  * id and secret, fb_exchange_token for a long-lived user token), /me/accounts with Page tokens, and for
  * a Page (its own token required): feed posts (message, link, attached_media of unpublished photos),
  * photos (multipart source; published or not), videos (the Resumable Upload API's session, bytes and
- * handle, or a multipart source) processed over status reads, permalinks, the Page's posts, comments
+ * handle, or a multipart source) processed over status reads, Reels and Stories (emulator-placements.ts),
+ * permalinks, the Page's posts, comments
  * made as the Page under a post (pages_manage_engagement) and their listing, reaction/comment/share
  * summaries, media-view insights and video insights. Errors are Graph errors.
  *

@@ -1,7 +1,8 @@
 /**
  * An emulator of the Instagram Login and Graph content-publishing surface the plugin uses: OAuth (code
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
- * REELS, a Trial Reel with trial_params, carousel of 2–10 with VIDEO children) whose media it really
+ * REELS, a Trial Reel with trial_params, STORIES, carousel of 2–10 with VIDEO children; collaborators,
+ * user_tags, location_id, share_to_feed and thumb_offset where Instagram takes them) whose media it really
  * downloads and type-checks, status codes moving IN_PROGRESS → FINISHED or ERROR over status checks,
  * media_publish, permalinks, the user's media and insights, and the account's comments under its media
  * (instagram_business_manage_comments). Errors are Graph errors.

@@ -1,7 +1,7 @@
 /**
  * Instagram professional accounts through Instagram Login and the Graph API content publishing flow: a
- * container (a JPEG image, a Reel, or a carousel of up to 10) that Instagram downloads and prepares,
- * then media_publish. Media URLs must be publicly reachable (the server's own storage is, at
+ * container (a JPEG image, a Reel, a carousel of up to 10, or a Story as platform_options.placement asks:
+ * placement.ts) that Instagram downloads and prepares, then media_publish. Media URLs must be publicly reachable (the server's own storage is, at
  * PUBLIC_URL). Every post needs media.
  */
 import { t } from "elysia";
