@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "n
 import { resolve, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { isAddressOrRange } from "./http/client-address.ts";
+import { PLATFORMS } from "./platform/declaration.ts";
 
 /** Raised when an environment variable holds a value Crier cannot use; main.ts prints it as one line. */
 export class ConfigError extends Error {}
@@ -80,6 +81,8 @@ export interface Config {
   keepMediaMetadata: boolean;
   /** Conversions (sharp or ffmpeg) one copy runs at once. */
   mediaConvertConcurrency: number;
+  /** Platforms turned off by the operator (PLATFORMS_DISABLED): not connectable, listed or published to. */
+  platformsDisabled: string[];
   /** Raw environment, for per-platform settings (CRIER_<PLATFORM>_API_URL and app credentials). */
   env: Record<string, string | undefined>;
 }
@@ -124,6 +127,7 @@ export const CONFIG_VARIABLES = [
   "AI_TIMEOUT",
   "WEBHOOK_ALLOW_PRIVATE",
   "TRUSTED_PROXIES",
+  "PLATFORMS_DISABLED",
 ] as const;
 
 type Env = Record<string, string | undefined>;
@@ -353,6 +357,21 @@ export function loadConfig(env: Env = process.env): Config {
     ai: ai(env),
     webhookAllowPrivate: bool(env, "WEBHOOK_ALLOW_PRIVATE", false),
     trustedProxies: trustedProxies(env),
+    platformsDisabled: platformsDisabled(env),
     env: { ...env },
   };
+}
+
+/** PLATFORMS_DISABLED: platform ids, comma- or space-separated; an id Crier does not know is refused. */
+function platformsDisabled(env: Env): string[] {
+  const ids = (env.PLATFORMS_DISABLED ?? "")
+    .split(/[\s,]+/)
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = ids.filter((id) => !(PLATFORMS as readonly string[]).includes(id));
+  if (unknown.length)
+    throw new ConfigError(
+      `PLATFORMS_DISABLED names ${unknown.map((u) => `"${u}"`).join(", ")}, which ${unknown.length > 1 ? "are not platforms" : "is not a platform"} Crier knows; use ids from: ${PLATFORMS.join(", ")}`,
+    );
+  return [...new Set(ids)];
 }

@@ -50,7 +50,13 @@ export async function startServer(config: Config, opts: ServeOptions): Promise<R
     db,
     clock: systemClock,
     log,
-    ...sandboxWiring(db, createStorage(config), config.publicUrl, videoTools(config).ffmpeg !== null),
+    ...sandboxWiring(
+      db,
+      createStorage(config),
+      config.publicUrl,
+      videoTools(config).ffmpeg !== null,
+      config.platformsDisabled,
+    ),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   const app = createApp(ctx);

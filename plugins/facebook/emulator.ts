@@ -3,7 +3,8 @@
  * id and secret, fb_exchange_token for a long-lived user token), /me/accounts with Page tokens, and for
  * a Page (its own token required): feed posts (message, link, attached_media of unpublished photos),
  * photos (multipart source; published or not), videos (the Resumable Upload API's session, bytes and
- * handle, or a multipart source) processed over status reads, permalinks, the Page's posts, comments
+ * handle, or a multipart source) processed over status reads, Reels and Stories (emulator-placements.ts),
+ * permalinks, the Page's posts, comments
  * made as the Page under a post (pages_manage_engagement) and their listing, reaction/comment/share
  * summaries, media-view insights and video insights. Errors are Graph errors.
  *
@@ -21,6 +22,7 @@ import {
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
 import { GraphError, graphFailingHandler } from "../../src/platform/graph-emulator.ts";
+import { placementRoute, type PlacementDeps, type ReelSession } from "./emulator-placements.ts";
 
 interface Page {
   id: string;
@@ -39,6 +41,8 @@ interface Post {
   comments: number;
   shares: number;
   views: number;
+  /** feed, reels or story (absent: feed, for state saved before). */
+  placement?: "feed" | "reels" | "story";
 }
 interface Photo {
   id: string;
@@ -47,6 +51,8 @@ interface Photo {
   type: string;
   /** alt_text_custom as sent. */
   alt?: string;
+  /** Published as a Story (a photo is used once). */
+  storied?: boolean;
 }
 /** A comment under a Page post, made as the Page with its token. */
 interface Comment {
@@ -155,6 +161,8 @@ export function createFacebookEmulator(): FacebookEmulator {
     arrivals: [] as { via: "resumable" | "source"; bytes: number }[],
     comments: [] as Comment[],
     emulated: [] as EmulatedPost[],
+    /** Reels and video Stories being uploaded (emulator-placements.ts). */
+    sessions: new Map<string, ReelSession>(),
   }));
   const clients = new Map([["sandbox", "sandbox"]]);
   const codes = new AuthorizationCodes();
@@ -247,8 +255,9 @@ export function createFacebookEmulator(): FacebookEmulator {
   }
 
   function addPost(
-    p: Omit<Post, "id" | "createdAt" | "reactions" | "comments" | "shares" | "views">,
+    p: Omit<Post, "id" | "createdAt" | "reactions" | "comments" | "shares" | "views" | "placement">,
     id?: string,
+    placement: NonNullable<Post["placement"]> = "feed",
   ): Post {
     const post: Post = {
       ...p,
@@ -258,6 +267,7 @@ export function createFacebookEmulator(): FacebookEmulator {
       comments: 0,
       shares: 0,
       views: 0,
+      placement,
     };
     state.posts.push(post);
     state.emulated.push({
@@ -271,9 +281,38 @@ export function createFacebookEmulator(): FacebookEmulator {
         ...(post.video ? [{ type: "video" }] : []),
       ],
       createdAt: post.createdAt,
+      options: { placement },
     });
     return post;
   }
+
+  const placements: PlacementDeps = {
+    get sessions() {
+      return state.sessions;
+    },
+    pageAuth: (req, url, pageId) => pageAuth(req, url, pageId, ...POSTING),
+    pageOfToken: (token) => state.pages.find((x) => x.token === token),
+    form: body,
+    newId: num,
+    addReel(page, videoId, description, error) {
+      state.videos.set(videoId, { id: videoId, page, status: error ? "error" : "processing", reads: 0 });
+      addPost({ page, message: description, link: null, photos: [], video: videoId }, videoId, "reels");
+    },
+    addStory(page, media) {
+      const post = addPost(
+        { page, message: "", link: null, photos: media.photo ? [media.photo] : [], video: media.video ?? null },
+        undefined,
+        "story",
+      );
+      return post.id;
+    },
+    takePhoto(page, photoId) {
+      const ph = state.photos.get(photoId);
+      if (!ph || ph.page !== page || ph.published || ph.storied)
+        throw new GraphError(400, 100, `(#100) photo_id ${photoId} is not an unpublished, unused photo of this Page`);
+      ph.storied = true;
+    },
+  };
 
   const commentJson = (c: Comment) => {
     const page = state.pages.find((x) => x.id === c.page)!;
@@ -482,14 +521,15 @@ export function createFacebookEmulator(): FacebookEmulator {
         { page: page.id, message: String(f.get("description") ?? ""), link: null, photos: [], video: vid.id },
         vid.id,
       );
-      if (thumb) state.emulated.at(-1)!.options = { thumb };
+      if (thumb) state.emulated.at(-1)!.options = { ...state.emulated.at(-1)!.options, thumb };
       return Response.json({ id: vid.id });
     }
     if (edge && m === "GET" && edge[2] === "posts") {
       const page = pageAuth(req, url, edge[1], "pages_read_engagement", "pages_read_user_content");
       const since = Number(url.searchParams.get("since") ?? 0);
       const list = state.posts
-        .filter((x) => x.page === page.id && x.createdAt.getTime() / 1000 >= since)
+        // A Story is not among the Page's posts (Stories are read on /{page-id}/stories).
+        .filter((x) => x.page === page.id && x.placement !== "story" && x.createdAt.getTime() / 1000 >= since)
         .reverse()
         .slice(0, Number(url.searchParams.get("limit") ?? 25));
       return Response.json({
@@ -602,6 +642,8 @@ export function createFacebookEmulator(): FacebookEmulator {
         ...(post.shares && { shares: { count: post.shares } }),
       });
     }
+    const placed = await placementRoute(placements, req, path, url);
+    if (placed) return placed;
     throw new GraphError(400, 100, `Unknown path components: ${path}`, 2500);
   }
 

@@ -2,7 +2,8 @@
  * Facebook Pages through the Graph API. Connecting stores one account per Page the user granted, each
  * with its Page token (which does not expire when minted from a long-lived user token). A post is a
  * feed post: text (with a link preview), one photo, several photos attached to one post, or a video
- * ("submitted" until Facebook has processed it).
+ * ("submitted" until Facebook has processed it); platform_options.placement makes it a Reel or a Story
+ * instead (placement.ts).
  */
 import { t } from "elysia";
 import {
@@ -22,11 +23,21 @@ import {
   type CommentJob,
   type CommentOutcome,
   type FindResult,
+  type DeclaredMediaRequirements,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, type TokenResponse } from "../../src/platform/oauth.ts";
 import { classifyGraph, createGraphComment } from "../../src/platform/graph.ts";
 import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import { GB, MB } from "../../src/platform/limits.ts";
+import {
+  optionProblems,
+  PLACEMENTS,
+  placementOf,
+  publishReel,
+  publishStory,
+  requirementsFor,
+  type Options,
+} from "./placement.ts";
 
 // Graph API version; CRIER_FACEBOOK_VERSION moves it without a release.
 const VERSION = "v24.0";
@@ -186,6 +197,17 @@ function skip(stream: ReadableStream<Uint8Array>, n: number): ReadableStream<Uin
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   if (!ctx.credentials.page_access_token)
     return { kind: "auth_expired", reason: "no Page token is stored for this Page; connect it again" };
+  // A Reel or a Story: one media item, checked at creation (requirementsFor).
+  const placement = placementOf(job.options as Options);
+  if (placement === "reels") {
+    const id = await publishReel(ctx, job.media[0], job.content, v(ctx));
+    return typeof id === "string" ? checkStatus(ctx, `reel:${id}`) : id;
+  }
+  if (placement === "story") {
+    const id = await publishStory(ctx, job.media[0], v(ctx), () => uploadPhoto(ctx, job.media[0], false));
+    // A Story lasts 24 hours and has no public address of its own.
+    return typeof id === "string" ? { kind: "published", platformPostId: id, url: null } : id;
+  }
   const videos = job.media.filter((m) => m.type === "video");
   if (videos.length) {
     const handle = await uploadVideo(ctx, videos[0]);
@@ -289,12 +311,15 @@ async function findPostedComment(
 
 type Phase = { status?: string; errors?: { code?: number; message?: string }[] };
 
-async function checkStatus(ctx: PluginContext, videoId: string): Promise<Outcome> {
+/** A Page video's status; the handle is its id, or "reel:<id>" for a Reel (whose address differs). */
+async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome> {
+  const reel = handle.startsWith("reel:");
+  const videoId = reel ? handle.slice(5) : handle;
   // The Video node's status: video_status, and per phase its status and errors [{code, message}].
   const res = await ctx.http.request<{
     status?: { video_status?: string; uploading_phase?: Phase; processing_phase?: Phase; publishing_phase?: Phase };
   }>("GET", `${v(ctx)}/${videoId}`, { query: { fields: "status" }, headers: auth(ctx) });
-  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle: videoId } : res.outcome;
+  if (!res.ok) return res.outcome.kind === "retryable" ? { kind: "submitted", handle } : res.outcome;
   const st = res.body.status;
   const phases = [st?.uploading_phase, st?.processing_phase, st?.publishing_phase];
   if (st?.video_status === "error" || phases.some((p) => p?.status === "error")) {
@@ -305,8 +330,11 @@ async function checkStatus(ctx: PluginContext, videoId: string): Promise<Outcome
       code: "video_processing_failed",
     };
   }
-  if (st?.video_status !== "ready") return { kind: "submitted", handle: videoId };
-  return { kind: "published", platformPostId: videoId, url: `https://www.facebook.com/${page(ctx)}/videos/${videoId}` };
+  if (st?.video_status !== "ready") return { kind: "submitted", handle };
+  const url = reel
+    ? `https://www.facebook.com/reel/${videoId}`
+    : `https://www.facebook.com/${page(ctx)}/videos/${videoId}`;
+  return { kind: "published", platformPostId: videoId, url };
 }
 
 interface FbPost {
@@ -443,6 +471,44 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   return { followers: res.body.followers_count ?? res.body.fan_count ?? null };
 }
 
+/** What a feed post takes; Reels and Stories narrow it (placement.ts). */
+const FEED: DeclaredMediaRequirements = {
+  supported_formats: [
+    "image/jpeg",
+    "image/png",
+    "image/gif",
+    "image/bmp",
+    "image/tiff",
+    // The Resumable Upload API's file_type takes video/mp4 only.
+    "video/mp4",
+  ],
+  convertible_formats: {
+    // Photos: JPG, PNG, GIF, BMP, TIFF (https://developers.facebook.com/docs/graph-api/reference/page/photos/, read 2026-11-26);
+    // videos: the Resumable Upload API's file_type is video/mp4 only (https://developers.facebook.com/docs/video-api/guides/publishing, read 2026-11-26).
+    "image/webp": "image/jpeg",
+    "video/quicktime": "video/mp4",
+    "video/webm": "video/mp4",
+  },
+  max_size_bytes: { image: 4 * MB, video: 10 * GB, gif: 4 * MB },
+  file_constraints: {
+    maxFiles: PHOTOS_MAX,
+    maxImageFiles: PHOTOS_MAX,
+    maxVideoFiles: 1,
+    maxGifFiles: 1,
+    allowMixedMedia: false,
+    gifBehavior: "posted as a photo",
+  },
+  required_media: null,
+  max_hashtags: null,
+  min_video_duration_seconds: null,
+  // Page videos (not Reels, which Crier does not publish): up to 240 minutes, no documented minimum or
+  // aspect ratio bound (developers.facebook.com/docs/video-api/overview, checked 2026-11-26).
+  max_video_duration_seconds: 240 * 60,
+  aspect_ratio: null,
+  // media[].thumbnail_url of a video is sent as its thumb (see publish).
+  thumbnail: { max_size_bytes: 10 * MB, applies_to: "videos (thumb)" },
+};
+
 export default definePlugin({
   platform: "facebook",
   displayName: "Facebook Page",
@@ -461,44 +527,23 @@ export default definePlugin({
     replies: false,
     threads: false,
   },
-  mediaRequirements: {
-    supported_formats: [
-      "image/jpeg",
-      "image/png",
-      "image/gif",
-      "image/bmp",
-      "image/tiff",
-      // The Resumable Upload API's file_type takes video/mp4 only.
-      "video/mp4",
-    ],
-    convertible_formats: {
-      // Photos: JPG, PNG, GIF, BMP, TIFF (https://developers.facebook.com/docs/graph-api/reference/page/photos/, read 2026-11-26);
-      // videos: the Resumable Upload API's file_type is video/mp4 only (https://developers.facebook.com/docs/video-api/guides/publishing, read 2026-11-26).
-      "image/webp": "image/jpeg",
-      "video/quicktime": "video/mp4",
-      "video/webm": "video/mp4",
-    },
-    max_size_bytes: { image: 4 * MB, video: 10 * GB, gif: 4 * MB },
-    file_constraints: {
-      maxFiles: PHOTOS_MAX,
-      maxImageFiles: PHOTOS_MAX,
-      maxVideoFiles: 1,
-      maxGifFiles: 1,
-      allowMixedMedia: false,
-      gifBehavior: "posted as a photo",
-    },
-    required_media: null,
-    max_hashtags: null,
-    min_video_duration_seconds: null,
-    // Page videos (not Reels, which Crier does not publish): up to 240 minutes, no documented minimum or
-    // aspect ratio bound (developers.facebook.com/docs/video-api/overview, checked 2026-11-26).
-    max_video_duration_seconds: 240 * 60,
-    aspect_ratio: null,
-    // media[].thumbnail_url of a video is sent as its thumb (see publish).
-    thumbnail: { max_size_bytes: 10 * MB, applies_to: "videos (thumb)" },
-  },
+  mediaRequirements: FEED,
+  // A Reel or a Story has the video specifications of its own (placement.ts).
+  mediaRequirementsFor: (options) => requirementsFor(FEED, options as Options),
+  optionProblems: (target) => optionProblems(target as never),
   // Page publishing has no AI-generated disclosure (spec); unknown keys are kept but not sent.
-  optionsSchema: t.Object({}, { additionalProperties: true }),
+  optionsSchema: t.Object(
+    {
+      placement: t.Optional(
+        t.UnionEnum(PLACEMENTS, {
+          default: "feed",
+          description:
+            "Extension: where the post goes on the Page. feed (default): a text, photo, photos or video post; reels: one MP4 video, 9:16, 3 to 90 s, published as a Reel (the text is its description); story: one photo or one video (9:16, 3 to 60 s) as a Story for 24 hours (the text is not sent).",
+        }),
+      ),
+    },
+    { additionalProperties: true },
+  ),
   // The permission each Graph request needs (developers.facebook.com Page and Video references, checked
   // 2026-11-26); Meta's token answers do not list them, so accounts check compares them only when known.
   requiredScopes: {

@@ -1,7 +1,8 @@
 /**
  * An emulator of the Instagram Login and Graph content-publishing surface the plugin uses: OAuth (code
  * exchange with id and secret in the body, long-lived exchange, refresh), media containers (JPEG image,
- * REELS, a Trial Reel with trial_params, carousel of 2–10 with VIDEO children) whose media it really
+ * REELS, a Trial Reel with trial_params, STORIES, carousel of 2–10 with VIDEO children; collaborators,
+ * user_tags, location_id, share_to_feed and thumb_offset where Instagram takes them) whose media it really
  * downloads and type-checks, status codes moving IN_PROGRESS → FINISHED or ERROR over status checks,
  * media_publish, permalinks, the user's media and insights, and the account's comments under its media
  * (instagram_business_manage_comments). Errors are Graph errors.
@@ -47,6 +48,17 @@ const REELS_RULE: MediaRule = {
   maxDuration: 15 * 60,
   maxBytes: 300 * 1024 * 1024,
 };
+// Stories (IG User Media reference, media_type STORIES, checked 2026-11-26): one image (JPEG, 8 MB, any
+// shape: Instagram frames a Story at 9:16) or one video of at most 60 seconds, 100 MB.
+const STORY_IMAGE_RULE: MediaRule = { types: ["image/jpeg"], maxBytes: 8 * 1024 * 1024 };
+const STORY_VIDEO_RULE: MediaRule = { ...REELS_RULE, maxDuration: 60, maxBytes: 100 * 1024 * 1024 };
+// Container parameters by media type (same reference, checked 2026-11-26): share_to_feed, thumb_offset,
+// cover_url and trial_params are for REELS; collaborators (up to 3 usernames) for images, REELS and
+// carousels, never STORIES (Collaborators reference: "Stories is not supported"); location_id (a Page id)
+// for images, REELS and carousels; user_tags on images ({username, x, y} with x and y in 0.0–1.0), REELS
+// (usernames) and STORIES (x and y optional, since July 9, 2025).
+const REELS_ONLY = ["share_to_feed", "thumb_offset"];
+const COLLABORATORS_MAX = 3;
 const LONG_TTL_S = 60 * 86400;
 // Comments (IG Media comments reference, developers.facebook.com/documentation/instagram-platform/
 // instagram-graph-api/reference/ig-media/comments, read 2026-11-26): `POST /{ig-media-id}/comments` with a
@@ -59,7 +71,7 @@ const COMMENT_MAX = 2200;
 
 interface Container {
   id: string;
-  type: "IMAGE" | "REELS" | "VIDEO" | "CAROUSEL";
+  type: "IMAGE" | "REELS" | "VIDEO" | "CAROUSEL" | "STORIES";
   caption: string;
   url: string | null;
   children: string[];
@@ -74,6 +86,10 @@ interface Container {
   alt?: string;
   /** The cover_url image of a REELS container, as Instagram downloaded it. */
   cover: { content_type: string; size: number } | null;
+  /** share_to_feed, thumb_offset, collaborators, user_tags and location_id as sent. */
+  params?: Record<string, unknown>;
+  /** A STORIES container's media: image or video. */
+  story?: "image" | "video";
 }
 
 /** A comment the account made under one of its media. */
@@ -100,6 +116,16 @@ export interface InstagramEmulator extends Emulator {
 }
 
 const newId = graphId(18_000_000_000_000_000n);
+
+function jsonArray(raw: string, name: string): unknown[] {
+  try {
+    const v = JSON.parse(raw);
+    if (Array.isArray(v)) return v;
+  } catch {
+    // refused below
+  }
+  throw new GraphError(400, 100, `Param ${name} must be a JSON array`);
+}
 const newCommentId = graphId(17_800_000_000_000_000n);
 
 export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => number } = {}): InstagramEmulator {
@@ -127,11 +153,11 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
    * Instagram downloads the media itself and reads it. An image out of spec is refused when the container
    * is created; a video is refused later, on the container's status (ERROR with the subcode).
    */
-  async function inspect(url: string, video: boolean): Promise<string | null> {
+  async function inspect(url: string, video: boolean, story = false): Promise<string | null> {
     const seen = await pullMedia(url, opts.pullMedia);
     if (seen === null) return "ERROR: media could not be fetched from the URL (2207052)";
     if (!video) {
-      const b = breach(seen, IMAGE_RULE);
+      const b = breach(seen, story ? STORY_IMAGE_RULE : IMAGE_RULE);
       if (b?.rule === "maxBytes")
         throw new GraphError(400, 36000, "The image is too large to download. It should be less than 8 MiB.", 2207004);
       if (b?.rule === "types")
@@ -145,8 +171,10 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
         );
       return null;
     }
-    const b = breach(seen, REELS_RULE);
-    return b ? `ERROR: the video does not meet the Reels specifications: ${b.message} (2207026)` : null;
+    const b = breach(seen, story ? STORY_VIDEO_RULE : REELS_RULE);
+    return b
+      ? `ERROR: the video does not meet the ${story ? "Stories" : "Reels"} specifications: ${b.message} (2207026)`
+      : null;
   }
 
   /**
@@ -181,6 +209,59 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     return { graduation_strategy: g };
   }
 
+  /** The container parameters that depend on its media type, refused where Instagram refuses them. */
+  function paramsOf(
+    f: URLSearchParams | Map<string, string>,
+    type: Container["type"],
+    item: boolean,
+  ): Record<string, unknown> {
+    const get = (k: string) => f.get(k) ?? null;
+    const out: Record<string, unknown> = {};
+    for (const k of REELS_ONLY) {
+      const v = get(k);
+      if (v === null) continue;
+      if (type !== "REELS") throw new GraphError(400, 100, `Param ${k} is only supported for REELS media`);
+      if (k === "share_to_feed" && v !== "true" && v !== "false")
+        throw new GraphError(400, 100, "Param share_to_feed must be a boolean");
+      if (k === "thumb_offset" && !/^\d+$/.test(v))
+        throw new GraphError(400, 100, "Param thumb_offset must be an integer");
+      out[k] = k === "share_to_feed" ? v === "true" : Number(v);
+    }
+    const collaborators = get("collaborators");
+    if (collaborators !== null) {
+      if (type === "STORIES" || item)
+        throw new GraphError(400, 100, "Param collaborators is not supported for this media type");
+      const list = jsonArray(collaborators, "collaborators");
+      if (list.length > COLLABORATORS_MAX || list.some((u) => typeof u !== "string"))
+        throw new GraphError(400, 100, `Param collaborators must be a list of at most ${COLLABORATORS_MAX} usernames`);
+      out.collaborators = list;
+    }
+    const location = get("location_id");
+    if (location !== null) {
+      if (type === "STORIES" || item)
+        throw new GraphError(400, 100, "Param location_id is not supported for this media type");
+      if (!/^\d+$/.test(location)) throw new GraphError(400, 100, "Param location_id must be a valid Page ID");
+      out.location_id = location;
+    }
+    const tags = get("user_tags");
+    if (tags !== null) {
+      if (type === "CAROUSEL" || type === "VIDEO")
+        throw new GraphError(400, 100, "Param user_tags is not supported for this media type");
+      const list = jsonArray(tags, "user_tags") as { username?: unknown; x?: unknown; y?: unknown }[];
+      for (const u of list) {
+        if (typeof u?.username !== "string") throw new GraphError(400, 100, "Param user_tags[username] is required");
+        const placed = u.x !== undefined || u.y !== undefined;
+        if (type === "REELS" && placed) throw new GraphError(400, 100, "Param user_tags on REELS takes usernames only");
+        if (type === "IMAGE" && !placed)
+          throw new GraphError(400, 100, "Param user_tags[x] and user_tags[y] are required");
+        if (placed && ![u.x, u.y].every((n) => typeof n === "number" && n >= 0 && n <= 1))
+          throw new GraphError(400, 100, "Param user_tags[x] and user_tags[y] must be numbers from 0.0 to 1.0");
+      }
+      out.user_tags = list;
+    }
+    return out;
+  }
+
   async function createContainer(req: Request): Promise<Response> {
     const f = await graphForm(req);
     const caption = f.get("caption") ?? "";
@@ -189,7 +270,9 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
     const item = f.get("is_carousel_item") === "true";
     const declared = f.get("media_type");
     const type: Container["type"] =
-      declared === "CAROUSEL" ? "CAROUSEL" : declared === "REELS" ? "REELS" : declared === "VIDEO" ? "VIDEO" : "IMAGE";
+      declared === "CAROUSEL" || declared === "REELS" || declared === "VIDEO" || declared === "STORIES"
+        ? declared
+        : "IMAGE";
     if (declared === "VIDEO" && !item)
       throw new GraphError(400, 100, "media_type VIDEO is deprecated for feed posts: use REELS", 2207067);
     if (declared && !["CAROUSEL", "REELS", "VIDEO", "STORIES"].includes(declared))
@@ -207,6 +290,7 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       published: false,
       trial: trialOf(f.get("trial_params"), type),
       cover: null,
+      params: paramsOf(f, type, item),
     };
     // "the new alt_text field for image posts [...]. Reels and stories are not supported" (developers.
     // facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, 2026-11-26).
@@ -215,7 +299,22 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       if (type !== "IMAGE") throw new GraphError(400, 100, "Param alt_text is only supported for image posts");
       c.alt = alt;
     }
-    if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
+    if (type === "STORIES") {
+      // A Story is one image or one video, given as image_url or video_url.
+      const image = f.get("image_url");
+      const video = f.get("video_url");
+      if ((image === null) === (video === null))
+        throw new GraphError(400, 100, "A STORIES container takes exactly one of image_url and video_url");
+      const url = (image ?? video)!;
+      if (!/^https?:\/\//.test(url)) throw new GraphError(400, 100, "Param image_url or video_url is not a valid URL");
+      c.url = url;
+      c.story = image !== null ? "image" : "video";
+      const tags = c.params?.user_tags as { x?: number }[] | undefined;
+      if (c.story === "image" && tags?.some((u) => u.x === undefined) && tags.some((u) => u.x !== undefined))
+        throw new GraphError(400, 100, "Param user_tags must give x and y for every user or for none");
+      c.error = await inspect(url, c.story === "video", true);
+      c.outcome = c.error ? "ERROR" : "FINISHED";
+    } else if (type === "IMAGE" || type === "REELS" || type === "VIDEO") {
       const url = f.get(type === "IMAGE" ? "image_url" : "video_url") ?? "";
       if (!/^https?:\/\//.test(url))
         throw new GraphError(400, 100, `Param ${type === "IMAGE" ? "image_url" : "video_url"} is required`);
@@ -273,13 +372,16 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       id: m.id,
       text: c.caption,
       media: items.map((i) => ({
-        type: i.type === "IMAGE" ? "image" : "video",
+        type: i.type === "IMAGE" || i.story === "image" ? "image" : "video",
         ...(i.alt !== undefined && { alt: i.alt }),
       })),
       createdAt: m.createdAt,
-      ...((c.trial || c.cover) && {
-        options: { ...(c.trial && { trial_params: c.trial }), ...(c.cover && { cover: c.cover }) },
-      }),
+      options: {
+        placement: c.type === "STORIES" ? "story" : c.type === "REELS" ? "reels" : "feed",
+        ...c.params,
+        ...(c.trial && { trial_params: c.trial }),
+        ...(c.cover && { cover: c.cover }),
+      },
     });
     return Response.json({ id: m.id });
   }
@@ -290,9 +392,13 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       id: m.id,
       caption: c.caption,
       timestamp: m.createdAt.toISOString(),
-      media_type: c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type === "IMAGE" ? "IMAGE" : "VIDEO",
-      media_product_type: c.type === "REELS" ? "REELS" : "FEED",
-      permalink: `https://www.instagram.com/${c.type === "REELS" ? "reel" : "p"}/${m.id.slice(-11)}/`,
+      media_type:
+        c.type === "CAROUSEL" ? "CAROUSEL_ALBUM" : c.type === "IMAGE" || c.story === "image" ? "IMAGE" : "VIDEO",
+      media_product_type: c.type === "REELS" ? "REELS" : c.type === "STORIES" ? "STORY" : "FEED",
+      permalink:
+        c.type === "STORIES"
+          ? `https://www.instagram.com/stories/${user.username}/${m.id}/`
+          : `https://www.instagram.com/${c.type === "REELS" ? "reel" : "p"}/${m.id.slice(-11)}/`,
       ...(c.url && { media_url: c.url }),
       ...(c.type === "CAROUSEL" && {
         children: {
@@ -375,7 +481,9 @@ export function createInstagramEmulator(opts: EmulatorOptions & { now?: () => nu
       return publishContainer((await graphForm(req)).get("creation_id") ?? "");
     if (m === "GET" && (p === "/me/media" || p === `/${user.id}/media`)) {
       return Response.json({
-        data: [...state.media]
+        // Stories are listed on /{ig-user-id}/stories, not among the media (IG User Stories reference).
+        data: state.media
+          .filter((x) => x.container.type !== "STORIES")
           .reverse()
           .slice(0, Number(url.searchParams.get("limit") ?? 25))
           .map(mediaJson),

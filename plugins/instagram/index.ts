@@ -1,7 +1,7 @@
 /**
  * Instagram professional accounts through Instagram Login and the Graph API content publishing flow: a
- * container (a JPEG image, a Reel, or a carousel of up to 10) that Instagram downloads and prepares,
- * then media_publish. Media URLs must be publicly reachable (the server's own storage is, at
+ * container (a JPEG image, a Reel, a carousel of up to 10, or a Story as platform_options.placement asks:
+ * placement.ts) that Instagram downloads and prepares, then media_publish. Media URLs must be publicly reachable (the server's own storage is, at
  * PUBLIC_URL). Every post needs media.
  */
 import { t } from "elysia";
@@ -20,6 +20,7 @@ import {
   type CommentJob,
   type CommentOutcome,
   type FindResult,
+  type DeclaredMediaRequirements,
 } from "../../src/platform/sdk.ts";
 import { connectCall, oauthFlow, tokenCredentials, bearerAuth } from "../../src/platform/oauth.ts";
 import {
@@ -35,6 +36,15 @@ import {
 } from "../../src/platform/graph.ts";
 import { MB, mediaRequired } from "../../src/platform/limits.ts";
 import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
+import {
+  COLLABORATORS_MAX,
+  optionProblems,
+  PLACEMENTS,
+  placementOf,
+  requirementsFor,
+  USER_TAGS_MAX,
+  type Options,
+} from "./placement.ts";
 
 const V = "/v23.0";
 const CAPTION_MAX = 2200;
@@ -59,11 +69,6 @@ type Fail = FailureOutcome;
 
 const container = (ctx: PluginContext, fields: Record<string, string>) => createContainer(ctx, `${V}/me/media`, fields);
 
-interface Options {
-  trial_reel?: boolean;
-  trial_graduation?: "MANUAL" | "SS_PERFORMANCE";
-}
-
 /** A Trial Reel is shown to non-followers first; Instagram takes it on REELS containers only. */
 const trialParams = (o: Options): Record<string, string> =>
   o.trial_reel ? { trial_params: JSON.stringify({ graduation_strategy: o.trial_graduation ?? "MANUAL" }) } : {};
@@ -75,28 +80,57 @@ const trialParams = (o: Options): Record<string, string> =>
  */
 const altText = (m: MediaItem): Record<string, string> => (m.alt_text ? { alt_text: m.alt_text } : {});
 
+/** Parameters that image, Reels and carousel containers share: collaborators and the location (a Page id). */
+const shared = (o: Options): Record<string, string> => ({
+  ...(o.collaborators?.length && { collaborators: JSON.stringify(o.collaborators) }),
+  ...(o.location_id && { location_id: o.location_id }),
+});
+
+/** user_tags as JSON: on a Reel the usernames alone, elsewhere with x and y where given. */
+const userTags = (o: Options, usernamesOnly: boolean): Record<string, string> =>
+  o.user_tags?.length
+    ? {
+        user_tags: JSON.stringify(
+          o.user_tags.map((u) =>
+            usernamesOnly || u.x === undefined ? { username: u.username } : { username: u.username, x: u.x, y: u.y },
+          ),
+        ),
+      }
+    : {};
+
+/** The fields of a single-media container for the target's placement. */
+function singleContainer(m: MediaItem, o: Options, caption: Record<string, string>): Record<string, string> {
+  const placement = placementOf(o);
+  const video = m.type === "video";
+  // A Story takes its media and user tags only: no caption, collaborators or location.
+  if (placement === "story")
+    return { media_type: "STORIES", ...(video ? { video_url: m.url } : { image_url: m.url }), ...userTags(o, false) };
+  if (!video) return { image_url: m.url, ...altText(m), ...shared(o), ...userTags(o, false), ...caption };
+  // A single video is a Reel on the feed placement too (feed videos are Reels since July 1, 2023).
+  return {
+    media_type: "REELS",
+    video_url: m.url,
+    share_to_feed: String(o.share_to_feed ?? true),
+    ...(m.thumbnail_url
+      ? { cover_url: m.thumbnail_url }
+      : o.thumb_offset !== undefined && { thumb_offset: String(o.thumb_offset) }),
+    ...trialParams(o),
+    ...shared(o),
+    ...userTags(o, true),
+    ...caption,
+  };
+}
+
 async function publish(ctx: PluginContext, job: PublishJob): Promise<Outcome> {
   const caption: Record<string, string> = job.content ? { caption: job.content } : {};
   const options = (job.options ?? {}) as Options;
   let id: string | Fail;
-  if (job.media.length === 1) {
-    const m = job.media[0];
-    id =
-      m.type === "video"
-        ? await container(ctx, {
-            media_type: "REELS",
-            video_url: m.url,
-            share_to_feed: "true",
-            ...(m.thumbnail_url && { cover_url: m.thumbnail_url }),
-            ...trialParams(options),
-            ...caption,
-          })
-        : await container(ctx, { image_url: m.url, ...altText(m), ...caption });
-  } else {
+  if (job.media.length === 1) id = await container(ctx, singleContainer(job.media[0], options, caption));
+  else {
     const items = job.media.map((m): Record<string, string> =>
       m.type === "video" ? { media_type: "VIDEO", video_url: m.url } : { image_url: m.url, ...altText(m) },
     );
-    id = await createCarousel(ctx, `${V}/me/media`, items, caption);
+    id = await createCarousel(ctx, `${V}/me/media`, items, { ...shared(options), ...caption });
   }
   if (typeof id !== "string") return id;
   return checkStatus(ctx, id);
@@ -237,6 +271,47 @@ async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   return { followers: res.body.followers_count ?? null };
 }
 
+/** What the feed takes; Reels and Stories narrow it (placement.ts). */
+const FEED: DeclaredMediaRequirements = {
+  supported_formats: ["image/jpeg", "video/mp4", "video/quicktime"],
+  convertible_formats: {
+    // Images: JPEG only; video: MOV or MP4 (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, read 2026-11-26).
+    "image/png": "image/jpeg",
+    "image/webp": "image/jpeg",
+    "video/webm": "video/mp4",
+  },
+  max_size_bytes: { image: 8 * MB, video: 300 * MB, gif: 0 },
+  file_constraints: {
+    maxFiles: CAROUSEL_MAX,
+    maxImageFiles: CAROUSEL_MAX,
+    maxVideoFiles: CAROUSEL_MAX,
+    maxGifFiles: 0,
+    allowMixedMedia: true,
+    gifBehavior: "not supported",
+    maxMentions: MENTIONS_MAX,
+    imageWidth: { min: 320, max: 1440 },
+    // Reels video: 23-60 FPS, at most 1920 columns, HEVC or H.264 (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
+    minFrameRate: 23,
+    maxFrameRate: 60,
+    maxVideoWidth: 1920,
+    videoCodecs: ["h264", "hevc"],
+    // Wider images are scaled down by Crier before they leave (own media); same source as imageWidth.
+    maxImageWidth: 1440,
+    mediaUrls: "must be publicly reachable",
+  },
+  required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),
+  max_hashtags: HASHTAGS_MAX,
+  // Reels last 3 s to 15 min (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
+  min_video_duration_seconds: 3,
+  max_video_duration_seconds: 900,
+  // Images 4:5 to 1.91:1 ("Image Specifications"); Reels 0.01:1 to 10:1, 9:16 recommended ("Reel
+  // Specifications"); both on developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, checked 2026-11-26.
+  aspect_ratio: { image: { min: "4:5", max: "1.91:1" }, video: { min: "0.01:1", max: "10:1" }, recommended: "9:16" },
+  // Reels cover photo: JPEG, 8 MB at most (IG User Media reference, "Reels cover photo specifications",
+  // checked 2026-11-26). A PNG thumbnail_url of Crier's own is sent as a JPEG copy (src/media/prepare.ts).
+  thumbnail: { formats: ["image/jpeg"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
+};
+
 export default definePlugin({
   platform: "instagram",
   displayName: "Instagram",
@@ -254,45 +329,7 @@ export default definePlugin({
     replies: false,
     threads: false,
   },
-  mediaRequirements: {
-    supported_formats: ["image/jpeg", "video/mp4", "video/quicktime"],
-    convertible_formats: {
-      // Images: JPEG only; video: MOV or MP4 (https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, read 2026-11-26).
-      "image/png": "image/jpeg",
-      "image/webp": "image/jpeg",
-      "video/webm": "video/mp4",
-    },
-    max_size_bytes: { image: 8 * MB, video: 300 * MB, gif: 0 },
-    file_constraints: {
-      maxFiles: CAROUSEL_MAX,
-      maxImageFiles: CAROUSEL_MAX,
-      maxVideoFiles: CAROUSEL_MAX,
-      maxGifFiles: 0,
-      allowMixedMedia: true,
-      gifBehavior: "not supported",
-      maxMentions: MENTIONS_MAX,
-      imageWidth: { min: 320, max: 1440 },
-      // Reels video: 23-60 FPS, at most 1920 columns, HEVC or H.264 (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
-      minFrameRate: 23,
-      maxFrameRate: 60,
-      maxVideoWidth: 1920,
-      videoCodecs: ["h264", "hevc"],
-      // Wider images are scaled down by Crier before they leave (own media); same source as imageWidth.
-      maxImageWidth: 1440,
-      mediaUrls: "must be publicly reachable",
-    },
-    required_media: mediaRequired("Instagram", ["image", "video"], "at least one image or video"),
-    max_hashtags: HASHTAGS_MAX,
-    // Reels last 3 s to 15 min (developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, "Reel Specifications", checked 2026-11-26).
-    min_video_duration_seconds: 3,
-    max_video_duration_seconds: 900,
-    // Images 4:5 to 1.91:1 ("Image Specifications"); Reels 0.01:1 to 10:1, 9:16 recommended ("Reel
-    // Specifications"); both on developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/media, checked 2026-11-26.
-    aspect_ratio: { image: { min: "4:5", max: "1.91:1" }, video: { min: "0.01:1", max: "10:1" }, recommended: "9:16" },
-    // Reels cover photo: JPEG, 8 MB at most (IG User Media reference, "Reels cover photo specifications",
-    // checked 2026-11-26). A PNG thumbnail_url of Crier's own is sent as a JPEG copy (src/media/prepare.ts).
-    thumbnail: { formats: ["image/jpeg"], max_size_bytes: 8 * MB, applies_to: "Reels (cover_url)" },
-  },
+  mediaRequirements: FEED,
   optionsSchema: t.Object(
     {
       ai_generated: t.Optional(
@@ -301,10 +338,61 @@ export default definePlugin({
             "Requests Instagram's AI-generated label (accepted; not sent yet: the publishing API field is not documented).",
         }),
       ),
+      placement: t.Optional(
+        t.UnionEnum(PLACEMENTS, {
+          default: "feed",
+          description:
+            "Extension: where the post goes. feed (default): an image, a carousel, or a single video (which Instagram publishes as a Reel); reels: one video as a Reel; story: one image or one video as a Story (24 hours; the text is not sent, Stories take no caption).",
+        }),
+      ),
+      share_to_feed: t.Optional(
+        t.Boolean({
+          default: true,
+          description: "Extension: a Reel also shows in the profile's feed grid (Reels only; default true).",
+        }),
+      ),
+      thumb_offset: t.Optional(
+        t.Integer({
+          minimum: 0,
+          description:
+            "Extension: the Reel's cover frame, in milliseconds from the start (Reels only; media[].thumbnail_url, sent as cover_url, wins).",
+        }),
+      ),
+      collaborators: t.Optional(
+        t.Array(t.String({ pattern: "^[A-Za-z0-9._]{1,30}$" }), {
+          maxItems: COLLABORATORS_MAX,
+          uniqueItems: true,
+          description: `Extension: up to ${COLLABORATORS_MAX} Instagram usernames invited as collaborators (feed images, carousels and Reels; not Stories).`,
+        }),
+      ),
+      user_tags: t.Optional(
+        t.Array(
+          t.Object(
+            {
+              username: t.String({ pattern: "^[A-Za-z0-9._]{1,30}$" }),
+              x: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+              y: t.Optional(t.Number({ minimum: 0, maximum: 1 })),
+            },
+            { additionalProperties: false },
+          ),
+          {
+            maxItems: USER_TAGS_MAX,
+            description:
+              "Extension: accounts tagged on a single image (x and y required, 0.0 to 1.0 from the top-left), a Reel (usernames only) or a Story (x and y optional). 400 invalid_user_tags otherwise.",
+          },
+        ),
+      ),
+      location_id: t.Optional(
+        t.String({
+          pattern: "^[0-9]{1,20}$",
+          description:
+            "Extension: the location, as the id of a Facebook Page that has a location (feed posts and Reels; not Stories).",
+        }),
+      ),
       trial_reel: t.Optional(
         t.Boolean({
           description:
-            "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual.",
+            "Publishes a single-video post as a Trial Reel, shown to non-followers first (trial_params). Instagram has trial reels only: images and carousels publish as usual; a Story refuses it.",
         }),
       ),
       trial_graduation: t.Optional(
@@ -317,6 +405,11 @@ export default definePlugin({
     },
     { additionalProperties: true },
   ),
+  // A Reel or a Story has media rules of its own, and some options belong to some placements only.
+  mediaRequirementsFor(options) {
+    return requirementsFor(FEED, options as Options);
+  },
+  optionProblems: (target) => optionProblems(target as never),
   // Each Instagram API with Instagram Login reference's Requirements (checked 2026-11-26).
   requiredScopes: {
     publish: ["instagram_business_basic", "instagram_business_content_publish"],

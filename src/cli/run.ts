@@ -113,7 +113,13 @@ export async function openSession(config: Config): Promise<{ ctx: AppContext; cl
     db,
     clock: systemClock,
     log: createLogger(config.logLevel),
-    ...sandboxWiring(db, createStorage(config), config.publicUrl, videoTools(config).ffmpeg !== null),
+    ...sandboxWiring(
+      db,
+      createStorage(config),
+      config.publicUrl,
+      videoTools(config).ffmpeg !== null,
+      config.platformsDisabled,
+    ),
     credentials: accountCredentials({ db, config, clock: systemClock }),
   };
   return {

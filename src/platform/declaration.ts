@@ -11,7 +11,8 @@ import { Type } from "@sinclair/typebox";
 // plain integer (same OpenAPI) is checked without that walk.
 const Int = Type.Integer;
 
-export const PLATFORMS = [
+/** The upstream API's platforms, in its order: first and unchanged everywhere Crier lists platforms. */
+export const SPEC_PLATFORMS = [
   "bluesky",
   "facebook",
   "farcaster",
@@ -28,8 +29,20 @@ export const PLATFORMS = [
   "vimeo",
   "youtube",
 ] as const;
+
+/**
+ * Crier's own platforms beyond the upstream API's enum, listed after the fifteen. An operator turns any
+ * platform off with PLATFORMS_DISABLED, so a client that knows only the fifteen never meets these.
+ */
+export const EXTENSION_PLATFORMS = ["mastodon", "google_business", "discord", "slack"] as const;
+
+export const PLATFORMS = [...SPEC_PLATFORMS, ...EXTENSION_PLATFORMS] as const;
 export type Platform = (typeof PLATFORMS)[number];
-export const PlatformEnum = t.UnionEnum(PLATFORMS);
+export const PlatformEnum = t.UnionEnum(PLATFORMS, {
+  description:
+    `The upstream API's ${SPEC_PLATFORMS.length} platforms, then Crier's extensions (${EXTENSION_PLATFORMS.join(", ")}). ` +
+    "An operator may turn any platform off (PLATFORMS_DISABLED): its accounts and connect flow are then absent.",
+});
 
 export const CONNECTION_MODES = [
   "oauth_authorization_url",

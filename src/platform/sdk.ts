@@ -442,6 +442,19 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    * target whose alias and own name disagree; the plugin only ever reads its own names.
    */
   optionAliases?: Record<string, { option: string; values?: Record<string, unknown> }>;
+  /**
+   * The media requirements of one target, where its options choose another surface with rules of its own
+   * (an Instagram or Facebook Story or Reel): checked at creation instead of `mediaRequirements`. Gets the
+   * options as publish will (aliases resolved, unknown keys dropped). Default: `mediaRequirements`.
+   */
+  mediaRequirementsFor?(options: Static<O>): DeclaredMediaRequirements;
+  /**
+   * Rules between a target's options and its content that a schema cannot say (user tags only on an
+   * image, collaborators not on a Story), checked at creation after the declaration's; each problem is a
+   * 400 naming the target. `media[i].measured` is what Crier knows of the file (its own upload's facts,
+   * else the client's numbers).
+   */
+  optionProblems?(target: OptionTarget<Static<O>>): OptionProblem[];
   /** Text limit after content_override, and how it is counted. */
   textLimit: {
     max: number;
@@ -542,6 +555,23 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
 }
 
 export type Plugin = PluginDefinition<TSchema>;
+
+/** What optionProblems sees of a target. */
+export interface OptionTarget<O = Record<string, unknown>> {
+  content: string;
+  media: (MediaItem & { measured: { width?: number; height?: number; duration?: number } })[];
+  options: O;
+  /** The target's first_comment, or null. */
+  firstComment: string | null;
+}
+
+/** One rule a target breaks: `field` is the request field at fault ("platform_options.user_tags"). */
+export interface OptionProblem {
+  code: string;
+  message: string;
+  hint: string;
+  field: string;
+}
 
 export function definePlugin<O extends TSchema>(def: PluginDefinition<O>): PluginDefinition<O> {
   return def;

@@ -258,7 +258,10 @@ test("a video's media[].thumbnail_url goes with the publishing call as its thumb
   });
   const out = await settle(ctx, await facebook.publish!(ctx, withCover));
   expect(out).toMatchObject({ kind: "published" });
-  expect(emulator.posts().at(-1)!.options).toEqual({ thumb: { content_type: "image/jpeg", size: cover.length } });
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    placement: "feed",
+    thumb: { content_type: "image/jpeg", size: cover.length },
+  });
 });
 
 test("a cover Facebook cannot take as a thumbnail (not an image) is refused, and no video is published", async () => {
@@ -286,4 +289,78 @@ test("a cover Facebook cannot take as a thumbnail (not an image) is refused, and
   expect(out).toMatchObject({ kind: "permanent" });
   expect((out as { reason: string }).reason).toContain("thumb");
   expect(emulator.posts().length).toBe(before);
+});
+
+/** A Page's token, straight from the emulator, for calls the plugin never makes. */
+async function pageToken(): Promise<{ id: string; headers: Record<string, string> }> {
+  const [page] = await consent(
+    "pages_show_list,pages_manage_posts,pages_read_engagement,pages_read_user_content,read_insights,business_management",
+  );
+  return { id: page.id, headers: { authorization: `Bearer ${page.access_token}` } };
+}
+
+test("the emulator refuses Reels and Stories as Facebook does: no bytes, another token, a photo used twice", async () => {
+  const base = rig.served.url;
+  const { id, headers } = await pageToken();
+  const form = (fields: Record<string, string>) => ({ method: "POST", headers, body: new URLSearchParams(fields) });
+  // finish before any bytes arrived
+  const start = await fetch(`${base}/v24.0/${id}/video_reels`, form({ upload_phase: "start" })).then((r) => r.json());
+  expect(start.upload_url).toStartWith(`${base}/video-upload/v24.0/${start.video_id}`);
+  const early = await fetch(
+    `${base}/v24.0/${id}/video_reels`,
+    form({ upload_phase: "finish", video_id: start.video_id, video_state: "PUBLISHED" }),
+  );
+  expect(early.status).toBe(400);
+  // the upload host takes the Page's own token, in the OAuth scheme
+  const wrong = await fetch(start.upload_url, {
+    method: "POST",
+    headers: { authorization: "OAuth not-the-page", offset: "0", file_size: "4" },
+    body: new Uint8Array(4),
+  });
+  expect(wrong.status).toBe(400);
+  // a photo that was published, or used for a Story already, cannot become a Story
+  const photo = async (published: boolean) => {
+    const fd = new FormData();
+    fd.set("source", new Blob([makePng(2, 2)], { type: "image/png" }), "photo");
+    fd.set("published", String(published));
+    return (await fetch(`${base}/v24.0/${id}/photos`, { method: "POST", headers, body: fd }).then((r) => r.json())).id;
+  };
+  const story = (photoId: string) => fetch(`${base}/v24.0/${id}/photo_stories`, form({ photo_id: photoId }));
+  expect((await story(await photo(true))).status).toBe(400);
+  const unpublished = await photo(false);
+  expect((await story(unpublished)).status).toBe(200);
+  expect((await story(unpublished)).status).toBe(400);
+});
+
+test("a Reel Facebook cannot take (not 9:16) fails in processing; a video Story out of spec is refused at finish", async () => {
+  // The loopback media server answers a small PNG for every path; these calls carry a landscape MP4.
+  const landscape = makeMp4(64 * 1024);
+  const ctx = { ...pages[0], media: streamOnly(landscape) };
+  const reel = await facebook.publish!(ctx, {
+    ...job("landscape reel", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }),
+    options: { placement: "reels" },
+  });
+  const settled = await settle(ctx, reel);
+  expect(settled).toMatchObject({ kind: "permanent", code: "video_processing_failed" });
+  expect(emulator.posts().at(-1)!.options).toEqual({ placement: "reels" });
+  const story = await facebook.publish!(ctx, {
+    ...job("", { media: [{ url: `${rig.mediaUrl}/v.mp4`, type: "video" }] }),
+    options: { placement: "story" },
+  });
+  expect(story).toMatchObject({ kind: "permanent", reason: expect.stringContaining("cannot be published as a story") });
+});
+
+test("a photo Story is an unpublished photo, then photo_stories; its text is not sent", async () => {
+  const before = emulator.posts().length;
+  const out = await facebook.publish!(pages[0], {
+    ...job("caption", { media: [png()] }),
+    options: { placement: "story" },
+  });
+  expect(out).toMatchObject({ kind: "published", url: null });
+  expect(emulator.posts()).toHaveLength(before + 1);
+  expect(emulator.posts().at(-1)).toMatchObject({
+    text: "",
+    media: [{ type: "image" }],
+    options: { placement: "story" },
+  });
 });

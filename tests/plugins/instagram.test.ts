@@ -103,7 +103,11 @@ test("trial_reel makes a Reel a Trial Reel (trial_params); images and carousels 
     await instagram.publish!(ctx, { ...post("trial", [{ f: "t.mp4", type: "video" }]), options: { trial_reel: true } }),
   );
   expect(trial.kind).toBe("published");
-  expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "MANUAL" } });
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    placement: "reels",
+    share_to_feed: true,
+    trial_params: { graduation_strategy: "MANUAL" },
+  });
   const auto = await settle(
     await instagram.publish!(ctx, {
       ...post("trial auto", [{ f: "t.mp4", type: "video" }]),
@@ -111,7 +115,11 @@ test("trial_reel makes a Reel a Trial Reel (trial_params); images and carousels 
     }),
   );
   expect(auto.kind).toBe("published");
-  expect(emulator.posts().at(-1)!.options).toEqual({ trial_params: { graduation_strategy: "SS_PERFORMANCE" } });
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    placement: "reels",
+    share_to_feed: true,
+    trial_params: { graduation_strategy: "SS_PERFORMANCE" },
+  });
   // Instagram refuses trial_params outside REELS containers: an image goes out as an ordinary post.
   const photo = await settle(
     await instagram.publish!(ctx, {
@@ -120,10 +128,10 @@ test("trial_reel makes a Reel a Trial Reel (trial_params); images and carousels 
     }),
   );
   expect(photo.kind).toBe("published");
-  expect(emulator.posts().at(-1)!.options).toBeUndefined();
+  expect(emulator.posts().at(-1)!.options).toEqual({ placement: "feed" });
   const plain = await settle(await instagram.publish!(ctx, post("plain reel", [{ f: "r.mp4", type: "video" }])));
   expect(plain.kind).toBe("published");
-  expect(emulator.posts().at(-1)!.options).toBeUndefined();
+  expect(emulator.posts().at(-1)!.options).toEqual({ placement: "reels", share_to_feed: true });
 });
 
 test("insights become views, likes, comments, shares and saves", async () => {
@@ -225,4 +233,67 @@ test("a cover Instagram cannot use (a PNG: Reels covers are JPEG) fails the Reel
   const out = await settle(await instagram.publish!(ctx, reel));
   expect(out).toMatchObject({ kind: "permanent" });
   expect((out as { reason: string }).reason).toContain("cover image must be a JPEG");
+});
+
+test("a Story is a STORIES container without caption; a Reel carries share_to_feed, tags, collaborators and location", async () => {
+  const story = await settle(
+    await instagram.publish!(ctx, {
+      ...post("not shown on a story", [{ f: "s.jpg", type: "image" }]),
+      options: { placement: "story", user_tags: [{ username: "a.friend" }] },
+    }),
+  );
+  expect(story.kind).toBe("published");
+  expect(emulator.posts().at(-1)).toMatchObject({
+    text: "",
+    media: [{ type: "image" }],
+    options: { placement: "story", user_tags: [{ username: "a.friend" }] },
+  });
+  const reel = await settle(
+    await instagram.publish!(ctx, {
+      ...post("reel", [{ f: "r.mp4", type: "video" }]),
+      options: {
+        placement: "reels",
+        share_to_feed: false,
+        collaborators: ["x.y"],
+        location_id: "123",
+        user_tags: [{ username: "z" }],
+      },
+    }),
+  );
+  expect(reel.kind).toBe("published");
+  expect(emulator.posts().at(-1)!.options).toEqual({
+    placement: "reels",
+    share_to_feed: false,
+    collaborators: ["x.y"],
+    location_id: "123",
+    user_tags: [{ username: "z" }],
+  });
+});
+
+test("the emulator refuses container parameters where Instagram does", async () => {
+  const create = (fields: Record<string, string>) =>
+    fetch(`${rig.served.url}/v23.0/me/media`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${String(ctx.credentials.access_token)}` },
+      body: new URLSearchParams(fields),
+    });
+  const image = { image_url: url("p.jpg") };
+  const reel = { media_type: "REELS", video_url: url("r.mp4") };
+  const refusals: Record<string, string>[] = [
+    { ...image, collaborators: JSON.stringify(["a", "b", "c", "d"]) },
+    { media_type: "STORIES", ...image, collaborators: JSON.stringify(["a"]) },
+    { media_type: "STORIES", ...image, location_id: "123" },
+    { media_type: "STORIES", image_url: url("p.jpg"), video_url: url("r.mp4") },
+    { ...image, share_to_feed: "true" },
+    { ...image, user_tags: JSON.stringify([{ username: "a" }]) },
+    { ...reel, user_tags: JSON.stringify([{ username: "a", x: 0.5, y: 0.5 }]) },
+    { ...image, location_id: "Paris" },
+  ];
+  for (const fields of refusals) {
+    const res = await create(fields);
+    expect({ fields, status: res.status }).toEqual({ fields, status: 400 });
+  }
+  expect(
+    (await create({ ...reel, share_to_feed: "false", user_tags: JSON.stringify([{ username: "a" }]) })).status,
+  ).toBe(200);
 });

@@ -82,6 +82,7 @@ export async function createHarness(
     // As src/server.ts wires it: emulators download media through the guard, the server's own from storage.
     platforms: createRegistry(undefined, undefined, {
       ffmpeg: videoTools(config).ffmpeg !== null,
+      disabled: config.platformsDisabled,
       emulatorOptions: sandboxEmulatorOptions({
         publicUrl: config.publicUrl,
         ownStorage: storage,

@@ -53,7 +53,9 @@ const accountsOfProfile = prepared((d) =>
 
 export async function listAccounts(ctx: AppContext, profileId: string) {
   const rows = await accountsOfProfile(ctx.db).execute({ profileId });
-  return rows.map((r) => toAccount(ctx, r));
+  // A platform the operator turned off (PLATFORMS_DISABLED) is absent, its accounts with it.
+  const off = ctx.config.platformsDisabled;
+  return (off.length ? rows.filter((r) => !off.includes(r.platform)) : rows).map((r) => toAccount(ctx, r));
 }
 
 export async function getAccountRow(ctx: AppContext, profileId: string, id: string): Promise<Row> {
@@ -61,7 +63,7 @@ export async function getAccountRow(ctx: AppContext, profileId: string, id: stri
     .select()
     .from(accounts)
     .where(and(eq(accounts.id, id), eq(accounts.profileId, profileId)));
-  if (!row) throw new NotFound("Account");
+  if (!row || ctx.config.platformsDisabled.includes(row.platform)) throw new NotFound("Account");
   return row;
 }
 

@@ -177,7 +177,7 @@ export async function planTargets(
     const options = input.platform_options ?? {};
     const reply = repeat > 0;
     if (lenient) {
-      const fitted = fitTarget({ plugin, content: text, media, reply });
+      const fitted = fitTarget({ plugin, content: text, media, reply, options });
       Object.assign(plan, { content: fitted.content, media: fitted.media, adjustments: fitted.adjustments });
     }
     const check = {

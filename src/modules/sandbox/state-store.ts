@@ -20,10 +20,13 @@ export function sandboxWiring<S extends OwnStorageOpener>(
   publicUrl: string,
   /** ffmpeg is installed: video conversions are declared (videoTools(config).ffmpeg !== null). */
   ffmpeg?: boolean,
+  /** PLATFORMS_DISABLED: platforms left out of the registry. */
+  disabled: readonly string[] = [],
 ): { platforms: PlatformRegistry; storage: S } {
   return {
     platforms: createRegistry(undefined, undefined, {
       ffmpeg,
+      disabled,
       sandboxState: sandboxStateStore(db),
       emulatorOptions: sandboxEmulatorOptions({ publicUrl, ownStorage: storage }),
     }),

@@ -8,11 +8,11 @@ import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
-import { resolveAliases } from "./options.ts";
+import { optionsForPlugin, requirementsFor, resolveAliases } from "./options.ts";
 import { altTextProblems } from "./alt-text-check.ts";
 import { firstCommentProblems } from "./first-comment-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
-import { mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
+import { measure, mediaRuleProblems, type OwnFileFacts } from "./media-rules.ts";
 import { planMedia } from "./media-plan.ts";
 
 const VIDEO_EXT = new Set(["mp4", "mov", "webm", "m4v", "avi", "mkv"]);
@@ -154,7 +154,8 @@ export function targetProblems(t: TargetCheck): Problem[] {
   const fail = (field: string, code: string, message: string, hint: string) =>
     void problems.push({ code, message, hint, field });
   const { plugin, media, content } = t;
-  const req = plugin.mediaRequirements;
+  // A placement (an Instagram Story, a Facebook Reel) may have media rules of its own.
+  const req = requirementsFor(plugin, t.options);
   const caps = plugin.capabilities;
   const images = media.filter((m) => m.type === "image");
   const videos = media.filter((m) => m.type === "video");
@@ -292,10 +293,19 @@ export function targetProblems(t: TargetCheck): Problem[] {
     if (plan.kind === "refuse") fail(`media[${i}]`, plan.code, plan.message, plan.hint);
   });
   // Duration, aspect ratio, dimensions and frame rate: what the file is, not what it is called.
-  problems.push(...mediaRuleProblems(t));
+  problems.push(...mediaRuleProblems({ ...t, requirements: req }));
 
   problems.push(...altTextProblems(t));
   problems.push(...firstCommentProblems(t));
+  if (plugin.optionProblems)
+    problems.push(
+      ...plugin.optionProblems({
+        content,
+        media: media.map((m, i) => ({ ...m, measured: measure(m, t.mediaFacts?.[i]) })),
+        options: optionsForPlugin(plugin, t.options),
+        firstComment: t.firstComment ?? null,
+      }),
+    );
 
   if (req.max_hashtags != null) {
     const tags = countHashtags(content);

@@ -9,6 +9,7 @@
 import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import type { MediaItem } from "../sdk.ts";
 import { textMeasure, type TargetCheck } from "./content-check.ts";
+import { requirementsFor } from "./options.ts";
 
 export interface Adjustment {
   /** content_truncated, hashtags_removed or media_dropped. */
@@ -27,7 +28,9 @@ const HASHTAG = /(^|[^\p{L}\p{N}_&#])(#[\p{L}\p{N}_]*\p{L}[\p{L}\p{N}_]*)/gu;
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 /** The target adapted to what its platform takes, with what was changed. */
-export function fitTarget(t: Pick<TargetCheck, "plugin" | "content" | "media" | "reply">): Fitted {
+export function fitTarget(
+  t: Pick<TargetCheck, "plugin" | "content" | "media" | "reply"> & Partial<Pick<TargetCheck, "options">>,
+): Fitted {
   const adjustments: Adjustment[] = [];
   const media = fitMedia(t, adjustments);
   let content = fitHashtags(t.plugin, t.content, adjustments);
@@ -58,10 +61,14 @@ function fitHashtags(plugin: TargetCheck["plugin"], content: string, out: Adjust
   return text.trimEnd();
 }
 
-function fitMedia(t: Pick<TargetCheck, "plugin" | "media">, out: Adjustment[]): MediaItem[] {
+function fitMedia(
+  t: Pick<TargetCheck, "plugin" | "media"> & Partial<Pick<TargetCheck, "options">>,
+  out: Adjustment[],
+): MediaItem[] {
   const { plugin } = t;
   const caps = plugin.capabilities;
-  const fc = plugin.mediaRequirements.file_constraints;
+  // The placement's limits (one file for a Story or a Reel), else the platform's.
+  const fc = requirementsFor(plugin, t.options ?? null).file_constraints;
   const isGif = (m: MediaItem) => m.mime_type === "image/gif" || /\.gif(?:$|\?)/i.test(m.url);
   const dropped: { index: number; why: string }[] = [];
   const kept: { item: MediaItem; index: number }[] = [];

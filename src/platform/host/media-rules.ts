@@ -6,7 +6,7 @@
  * from the client's MediaInput; a rule whose number is unknown is skipped (the platform decides then).
  */
 import type { MediaFacts } from "../../domain/media-facts.ts";
-import type { MediaItem, Plugin } from "../sdk.ts";
+import type { DeclaredMediaRequirements, MediaItem, Plugin } from "../sdk.ts";
 import type { Problem } from "./content-check.ts";
 
 /** What Crier knows of one of its own files; null in the list for media that are not Crier's. */
@@ -27,7 +27,8 @@ interface Measured {
 
 const known = (n: number | null | undefined): number | undefined => (n == null ? undefined : n);
 
-function measure(m: MediaItem, own: OwnFileFacts | null | undefined): Measured {
+/** The numbers Crier knows of one media item: its own upload's facts, else what the client said. */
+export function measure(m: MediaItem, own: OwnFileFacts | null | undefined): Measured {
   const f = own?.facts;
   if (!f) return { kind: m.type, width: m.width, height: m.height, duration: m.duration };
   if (f.kind === "image") return { kind: "image", width: f.width, height: f.height };
@@ -65,14 +66,15 @@ function fileName(m: MediaItem, i: number, own: boolean): string {
   return `media[${i}] (${shown.length > 120 ? shown.slice(0, 117) + "…" : shown})`;
 }
 
-/** Every file rule of the platform that the target's media break. */
+/** Every file rule of the platform (or of the target's placement, `requirements`) that the target's media break. */
 export function mediaRuleProblems(t: {
   plugin: Plugin;
   media: MediaItem[];
   mediaFacts?: (OwnFileFacts | null)[];
+  requirements?: DeclaredMediaRequirements;
 }): Problem[] {
   const { plugin } = t;
-  const req = plugin.mediaRequirements;
+  const req = t.requirements ?? plugin.mediaRequirements;
   const fc = req.file_constraints;
   const name = plugin.displayName;
   const problems: Problem[] = [];

@@ -1,5 +1,5 @@
 import { Value } from "@sinclair/typebox/value";
-import type { Plugin } from "../sdk.ts";
+import type { DeclaredMediaRequirements, Plugin } from "../sdk.ts";
 
 /** An alias and its option given with different meanings: the target is refused (the caller must choose). */
 export interface AliasConflict {
@@ -29,4 +29,12 @@ export function resolveAliases(
 export function optionsForPlugin(plugin: Plugin, options: Record<string, unknown> | null): Record<string, unknown> {
   const copy = structuredClone(resolveAliases(plugin, options ?? {}).options);
   return Value.Clean(plugin.optionsSchema, copy) as Record<string, unknown>;
+}
+
+/**
+ * The media requirements a target is checked against: the plugin's for the surface its options choose
+ * (mediaRequirementsFor, an Instagram Story or a Facebook Reel), else the declaration's.
+ */
+export function requirementsFor(plugin: Plugin, options: Record<string, unknown> | null): DeclaredMediaRequirements {
+  return plugin.mediaRequirementsFor?.(optionsForPlugin(plugin, options) as never) ?? plugin.mediaRequirements;
 }

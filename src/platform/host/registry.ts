@@ -66,6 +66,11 @@ export interface RegistryOptions {
   emulatorOptions?: (platform: string, profileId: string, registry: PlatformRegistry) => EmulatorOptions;
   /** ffmpeg is installed (videoTools(config).ffmpeg); by default, whether one is on PATH. */
   ffmpeg?: boolean;
+  /**
+   * Platforms the operator turned off (PLATFORMS_DISABLED): left out as if their folder did not exist, so
+   * they are not listed, connected, checked against or published to.
+   */
+  disabled?: readonly string[];
 }
 
 export function createRegistry(
@@ -81,12 +86,13 @@ export function createRegistry(
       );
     if (plugin.variants && !plugin.variantNames?.length)
       throw new Error(`plugins/${folder} fans targets out with variants() but declares no variantNames`);
-    byId.set(folder, plugin);
+    if (!opts.disabled?.includes(folder)) byId.set(folder, plugin);
   }
   const ffmpeg = opts.ffmpeg ?? videoTools().ffmpeg !== null;
   const descriptions = new Map([...byId].map(([id, p]) => [id, describePlugin(p, ffmpeg)]));
   // Own keys only: a path segment such as "__proto__" or "constructor" names no emulator.
-  const factory = (platform: string) => (Object.hasOwn(emulators, platform) ? emulators[platform] : undefined);
+  const factory = (platform: string) =>
+    byId.has(platform) && Object.hasOwn(emulators, platform) ? emulators[platform] : undefined;
   const guardOnly: EmulatorOptions = { pullMedia: mediaPuller({}) };
   const optionsFor = (platform: string, profileId: string) =>
     opts.emulatorOptions?.(platform, profileId, registry) ?? guardOnly;
