@@ -1,7 +1,8 @@
 /**
- * LinkedIn member posts through the versioned REST API: text, one image or 2–20 (multiImage), or one
- * video (multi-part upload, finalize, then "submitted" until LinkedIn has processed it). Commentary is
- * LinkedIn's "little text", so its reserved characters are escaped.
+ * LinkedIn member and company-page posts through the versioned REST API: text, one image or 2–20
+ * (multiImage), or one video (multi-part upload, finalize, then "submitted" until LinkedIn has processed
+ * it). Commentary is LinkedIn's "little text", so its reserved characters are escaped. A company page
+ * (organization) is its own account, posting with the organization as author (organizations.ts).
  */
 import { t } from "elysia";
 import {
@@ -17,7 +18,17 @@ import {
   type CommentJob,
   type CommentOutcome,
   type FindResult,
+  type RecentPost,
+  type AccountStats,
 } from "../../src/platform/sdk.ts";
+import {
+  isOrganization,
+  ORGANIZATION_SCOPES,
+  organizationFollowers,
+  organizationIdentities,
+  organizationMetrics,
+  organizationsEnabled,
+} from "./organizations.ts";
 import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
@@ -330,6 +341,8 @@ function findPostedComment(
 }
 
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  // A company page's posts have LinkedIn's organization share statistics (impressions, likes, comments, shares).
+  if (isOrganization(ctx.credentials.author_urn)) return organizationMetrics(ctx, headers(ctx), ids);
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
     const res = await ctx.http.request<{
@@ -351,6 +364,60 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+/**
+ * The audience: a company page's follower count. LinkedIn documents no follower count of a member for
+ * apps, so a member account has none (null, shown as unknown rather than 0).
+ */
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  if (!isOrganization(ctx.credentials.author_urn)) return { followers: null };
+  return { followers: await organizationFollowers(ctx, headers(ctx)) };
+}
+
+interface LiPost {
+  id?: string;
+  author?: string;
+  commentary?: string;
+  createdAt?: number;
+  publishedAt?: number;
+  lifecycleState?: string;
+  content?: { media?: { id?: string }; multiImage?: { images?: { id?: string }[] } };
+}
+
+/** What a reader sees of little text: the escapes removed. */
+const unescapeLittleText = (text: string) => text.replace(/\\(.)/g, "$1");
+
+/**
+ * The account's recent posts, newest first: `GET /rest/posts?q=author&author={urn}` (Posts API, "Find
+ * Posts by Authors", read 2026-11-26), under r_organization_social for a page and r_member_social (granted
+ * to approved developers only) for a member. Media come back as image and video URNs, not files, so
+ * each is listed as the post's page, which a workflow cannot carry.
+ */
+async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
+  const author = String(ctx.credentials.author_urn ?? "");
+  const res = await ctx.http.request<{ elements?: LiPost[] }>("GET", "/rest/posts", {
+    query: { q: "author", author, count: 50, sortBy: "LAST_MODIFIED" },
+    headers: { ...headers(ctx), "x-restli-method": "FINDER" },
+  });
+  if (!res.ok) throw new Error(`LinkedIn posts of ${author}: ${res.outcome.reason}`);
+  const out: RecentPost[] = [];
+  for (const p of res.body.elements ?? []) {
+    if (!p.id || (p.lifecycleState && p.lifecycleState !== "PUBLISHED")) continue;
+    const createdAt = new Date(p.publishedAt ?? p.createdAt ?? 0);
+    if (since && createdAt < since) continue;
+    const ids = p.content?.media?.id ? [p.content.media.id] : (p.content?.multiImage?.images ?? []).map((i) => i.id);
+    const kinds = ids.map((id) => (String(id).startsWith("urn:li:video:") ? "video" : "image") as "video" | "image");
+    out.push({
+      platformPostId: p.id,
+      url: postUrl(p.id),
+      content: unescapeLittleText(p.commentary ?? ""),
+      media: kinds.map((type) => ({ url: postUrl(p.id!), type, downloadable: false })),
+      createdAt,
+      kind: kinds.includes("video") ? "video" : kinds.length ? "image" : "text",
+    });
+  }
+  return out;
+}
+
 export default definePlugin({
   platform: "linkedin",
   displayName: "LinkedIn",
@@ -360,10 +427,11 @@ export default definePlugin({
   // learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, 2026-11-26). Crier
   // sends none with a video.
   altText: { image: { max_length: 4086, unit: "characters" }, video: null },
-  // Reading member posts needs a restricted permission, so a member account is no workflow source.
+  // A source through fetchRecent: a company page's posts with r_organization_social; a member's only where
+  // the app was granted r_member_social (otherwise the read is refused and the workflow says so).
   capabilities: {
     destination: true,
-    source: false,
+    source: true,
     backfill: false,
     text: true,
     images: true,
@@ -409,9 +477,16 @@ export default definePlugin({
     authorizeUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
     clientAuth: "body",
-    // r_member_social only where the app was granted it: LinkedIn refuses a consent asking for a scope the app lacks.
+    // r_member_social and the organization scopes only where the app was granted them: LinkedIn refuses a
+    // consent asking for a scope the app lacks.
     scopes: (settings) => [
-      ...new Set(["openid", "profile", POST_SCOPE, ...(settings.EXTRA_SCOPES ?? "").split(/[\s,]+/).filter(Boolean)]),
+      ...new Set([
+        "openid",
+        "profile",
+        POST_SCOPE,
+        ...(organizationsEnabled(settings) ? ORGANIZATION_SCOPES : []),
+        ...(settings.EXTRA_SCOPES ?? "").split(/[\s,]+/).filter(Boolean),
+      ]),
     ],
     async identity(c, token) {
       const me = await connectCall<{ sub: string; name?: string; given_name?: string; picture?: string }>(
@@ -423,12 +498,20 @@ export default definePlugin({
           headers: { authorization: `Bearer ${token.access_token}` },
         },
       );
-      return {
+      const member = {
         remoteId: me.sub,
         username: me.name ?? me.given_name ?? me.sub,
         avatarUrl: me.picture ?? null,
         credentials: tokenCredentials(token, c.now(), { author_urn: `urn:li:person:${me.sub}` }),
       };
+      if (!organizationsEnabled(c.settings)) return member;
+      // The member, then every company page they administer: each becomes an account of its own.
+      const rest = {
+        authorization: `Bearer ${token.access_token}`,
+        "linkedin-version": c.settings.VERSION ?? DEFAULT_VERSION,
+        "x-restli-protocol-version": "2.0.0",
+      };
+      return [member, ...(await organizationIdentities(c, rest, member.credentials))];
     },
   }),
   classifyResponse(res) {
@@ -459,5 +542,8 @@ export default definePlugin({
     find: findPostedComment,
   },
   metrics,
-  metricNames: ["likes", "comments"],
+  // Views and shares come from a company page's share statistics; a member's stay unknown.
+  metricNames: ["views", "likes", "comments", "shares"],
+  accountStats,
+  fetchRecent,
 });
