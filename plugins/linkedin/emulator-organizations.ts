@@ -19,6 +19,8 @@
  * Sandbox rule: the sandbox member administers "Sandbox Company" (urn:li:organization:2414183) and is no
  * administrator of "Elsewhere Inc" (urn:li:organization:1337), whose pages it can neither read nor post as.
  */
+import { LiError } from "./emulator-errors.ts";
+
 export interface Organization {
   id: string;
   localizedName: string;
@@ -50,16 +52,6 @@ export interface OrgPost extends ShareCounts {
   author: string;
 }
 
-export class OrgRefusal extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
-
 export interface OrgContext {
   member: string;
   organizations: Organization[];
@@ -76,11 +68,11 @@ export function findOrganization(orgs: Organization[], urn: string): Organizatio
 
 /** Whether the member may act as (or read) the organization: its ADMINISTRATOR, with the scope asked. */
 export function assertOrganizationRole(c: OrgContext, urn: string, scope: string, what: string): void {
-  if (!c.granted(scope)) throw new OrgRefusal(403, `Not enough permissions to access: ${what}`, "ACCESS_DENIED");
+  if (!c.granted(scope)) throw new LiError(403, `Not enough permissions to access: ${what}`, "ACCESS_DENIED");
   const org = findOrganization(c.organizations, urn);
-  if (!org) throw new OrgRefusal(404, `Organization ${urn} not found`, "NOT_FOUND");
+  if (!org) throw new LiError(404, `Organization ${urn} not found`, "NOT_FOUND");
   if (!org.administrators.includes(c.member))
-    throw new OrgRefusal(403, `Member is not an administrator of ${urn}: ${what}`, "ACCESS_DENIED");
+    throw new LiError(403, `Member is not an administrator of ${urn}: ${what}`, "ACCESS_DENIED");
 }
 
 /** `List(a,b)` of Rest.li 2.0 with percent-encoded items, as URLSearchParams already decoded it. */
@@ -96,13 +88,9 @@ export function organizationRoute(c: OrgContext, method: string, path: string, u
   if (method !== "GET") return null;
   if (path === "/rest/organizationAcls") {
     if (!ADMIN_READ.some((s) => c.granted(s)))
-      throw new OrgRefusal(
-        403,
-        "Not enough permissions to access: organizationAcls.FINDER-roleAssignee",
-        "ACCESS_DENIED",
-      );
+      throw new LiError(403, "Not enough permissions to access: organizationAcls.FINDER-roleAssignee", "ACCESS_DENIED");
     if (url.searchParams.get("q") !== "roleAssignee")
-      throw new OrgRefusal(400, "Only the roleAssignee finder is supported here", "BAD_REQUEST");
+      throw new LiError(400, "Only the roleAssignee finder is supported here", "BAD_REQUEST");
     const role = url.searchParams.get("role");
     const state = url.searchParams.get("state");
     const elements = c.organizations
@@ -114,11 +102,11 @@ export function organizationRoute(c: OrgContext, method: string, path: string, u
   const org = /^\/rest\/organizations\/(\d+)$/.exec(path);
   if (org) {
     if (!ADMIN_READ.some((s) => c.granted(s)))
-      throw new OrgRefusal(403, "Not enough permissions to access: organizations.GET", "ACCESS_DENIED");
+      throw new LiError(403, "Not enough permissions to access: organizations.GET", "ACCESS_DENIED");
     const o = c.organizations.find((x) => x.id === org[1]);
-    if (!o) throw new OrgRefusal(404, `Organization ${org[1]} not found`, "NOT_FOUND");
+    if (!o) throw new LiError(404, `Organization ${org[1]} not found`, "NOT_FOUND");
     if (!o.administrators.includes(c.member))
-      throw new OrgRefusal(403, "Member is not an administrator of the organization", "ACCESS_DENIED");
+      throw new LiError(403, "Member is not an administrator of the organization", "ACCESS_DENIED");
     return Response.json({
       id: Number(o.id),
       $URN: ORG_URN(o.id),
@@ -130,21 +118,21 @@ export function organizationRoute(c: OrgContext, method: string, path: string, u
   if (size) {
     const urn = decodeURIComponent(size[1]);
     if (url.searchParams.get("edgeType") !== "COMPANY_FOLLOWED_BY_MEMBER")
-      throw new OrgRefusal(400, "edgeType must be COMPANY_FOLLOWED_BY_MEMBER for an organization", "BAD_REQUEST");
-    if (!findOrganization(c.organizations, urn)) throw new OrgRefusal(404, `${urn} not found`, "NOT_FOUND");
+      throw new LiError(400, "edgeType must be COMPANY_FOLLOWED_BY_MEMBER for an organization", "BAD_REQUEST");
+    if (!findOrganization(c.organizations, urn)) throw new LiError(404, `${urn} not found`, "NOT_FOUND");
     return Response.json({ firstDegreeSize: c.followers() });
   }
   if (path === "/rest/organizationalEntityShareStatistics") {
     if (url.searchParams.get("q") !== "organizationalEntity")
-      throw new OrgRefusal(400, "q must be organizationalEntity", "BAD_REQUEST");
+      throw new LiError(400, "q must be organizationalEntity", "BAD_REQUEST");
     const urn = url.searchParams.get("organizationalEntity") ?? "";
     assertOrganizationRole(c, urn, "rw_organization_admin", "organizationalEntityShareStatistics.FINDER");
     const shares = parseList(url.searchParams.get("shares"));
     const ugcPosts = parseList(url.searchParams.get("ugcPosts"));
-    if (!shares || !ugcPosts) throw new OrgRefusal(400, "shares and ugcPosts take List(...)", "BAD_REQUEST");
+    if (!shares || !ugcPosts) throw new LiError(400, "shares and ugcPosts take List(...)", "BAD_REQUEST");
     const elements = [...shares, ...ugcPosts].map((id) => {
       const p = c.posts().find((x) => x.urn === id);
-      if (!p || p.author !== urn) throw new OrgRefusal(403, `${id} is not a post of ${urn}`, "ACCESS_DENIED");
+      if (!p || p.author !== urn) throw new LiError(403, `${id} is not a post of ${urn}`, "ACCESS_DENIED");
       return {
         organizationalEntity: urn,
         [id.startsWith("urn:li:ugcPost:") ? "ugcPost" : "share"]: id,

@@ -13,7 +13,7 @@
  */
 import { breach, inspectMedia, joinParts, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { createHash, randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import {
   addCounts,
   failingHandler,
@@ -26,38 +26,13 @@ import {
 import {
   assertOrganizationRole,
   organizationRoute,
-  OrgRefusal,
   sandboxOrganizations,
   type OrgContext,
   type ShareCounts,
 } from "./emulator-organizations.ts";
+import { error, failureResponse, LiError, versionProblem } from "./emulator-errors.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
-
-/**
- * Which LinkedIn-Version values LinkedIn serves (checked 2026-11-26): monthly YYYYMM versions
- * (learn.microsoft.com/en-us/linkedin/marketing/versioning: "supported and stable for a minimum of one
- * year before sunset"), each sunset about the middle of its month a year on (the migrations page lists
- * 202510 until October 15, 2026, 202511 until November 16, 2026, 202603 until March 16, 2027). A version
- * not yet released or already sunset is answered 426 NONEXISTENT_VERSION, "Requested version YYYYMMDD is
- * not active" (the answer LinkedIn's clients report, e.g. for 20250401 in April 2026).
- */
-function versionProblem(header: string | null, now: Date): LiError | null {
-  if (!header)
-    return new LiError(
-      400,
-      "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
-      "VERSION_MISSING",
-    );
-  const m = /^(\d{4})(\d{2})(?:\.(\d{2}))?$/.exec(header);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
-    return new LiError(400, `Invalid version ${header}; the version must be in the format YYYYMM`, "INVALID_VERSION");
-  const released = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1));
-  const sunset = new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
-  if (now < released || now >= sunset)
-    return new LiError(426, `Requested version ${m[1]}${m[2]}${m[3] ?? "01"} is not active`, "NONEXISTENT_VERSION");
-  return null;
-}
 
 /**
  * Reading a member's likes and comments (Social Actions) needs r_member_social, which LinkedIn grants to
@@ -122,19 +97,6 @@ export interface LinkedInEmulator extends Emulator {
   engage(urn: string, counts: Partial<ShareCounts>): void;
 }
 
-class LiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code = "ERROR",
-  ) {
-    super(message);
-  }
-}
-
-const error = (status: number, message: string, code = "ERROR") =>
-  Response.json({ status, serviceErrorCode: status * 100, code, message }, { status });
-
 export function createLinkedInEmulator(): LinkedInEmulator {
   const failures = new FailurePlan();
   const oauth = new OAuthServer({
@@ -191,12 +153,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return author;
     }
     if (typeof urn === "string" && urn.startsWith("urn:li:organization:")) {
-      try {
-        assertOrganizationRole(orgContext(req), urn, "w_organization_social", `${what}.CREATE.NO_VERSION`);
-      } catch (e) {
-        if (e instanceof OrgRefusal) throw new LiError(e.status === 404 ? 403 : e.status, e.message, e.code);
-        throw e;
-      }
+      assertOrganizationRole(orgContext(req), urn, "w_organization_social", `${what}.CREATE.NO_VERSION`);
       return urn;
     }
     throw new LiError(
@@ -213,12 +170,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
         throw new LiError(403, `Not enough permissions to access: ${what}`, "ACCESS_DENIED");
       return;
     }
-    try {
-      assertOrganizationRole(orgContext(req), urn, "r_organization_social", what);
-    } catch (e) {
-      if (e instanceof OrgRefusal) throw new LiError(403, e.message, "ACCESS_DENIED");
-      throw e;
-    }
+    assertOrganizationRole(orgContext(req), urn, "r_organization_social", what);
   }
 
   function authed(req: Request, rest: boolean) {
@@ -338,13 +290,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ ...member, given_name: "Sandbox", family_name: "Member", email_verified: true });
     }
     authed(req, true);
-    try {
-      const answered = organizationRoute(orgContext(req), m, path, url);
-      if (answered) return answered;
-    } catch (e) {
-      if (e instanceof OrgRefusal) throw new LiError(e.status, e.message, e.code);
-      throw e;
-    }
+    const answered = organizationRoute(orgContext(req), m, path, url);
+    if (answered) return answered;
     if (
       m === "POST" &&
       (path === "/rest/images" || path === "/rest/videos") &&
@@ -496,22 +443,6 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       });
     }
     throw new LiError(404, `No route ${m} ${path}`, "NOT_FOUND");
-  }
-
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit")
-      return new Response(
-        JSON.stringify({ status: 429, code: "TOO_MANY_REQUESTS", message: "Resource level throttle limit reached" }),
-        {
-          status: 429,
-          headers: { "content-type": "application/json", "retry-after": String(f.retryAfterSeconds ?? 60) },
-        },
-      );
-    if (f.kind === "server_error") return error(503, "Service unavailable", "SERVICE_UNAVAILABLE");
-    if (f.kind === "auth_expired")
-      return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
-    if (f.kind === "forbidden") return error(403, "Not enough permissions to access this resource", "ACCESS_DENIED");
-    return null;
   }
 
   return {

@@ -15,10 +15,6 @@ import {
   type PublishJob,
   type FailureOutcome,
   type AccountCheck,
-  type CommentJob,
-  type CommentOutcome,
-  type FindResult,
-  type RecentPost,
   type AccountStats,
 } from "../../src/platform/sdk.ts";
 import {
@@ -29,18 +25,14 @@ import {
   organizationMetrics,
   organizationsEnabled,
 } from "./organizations.ts";
-import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
+import { DEFAULT_VERSION, escapeLittleText, headers, postUrl, versionSunset, versionWarnings } from "./rest.ts";
+import { fetchRecent } from "./recent.ts";
+import { findPostedComment, publishComment } from "./comments.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
 
-/**
- * The LinkedIn-Version sent by default: Marketing July 2026, the latest version the versioning page names
- * (learn.microsoft.com/en-us/linkedin/marketing/versioning, checked 2026-11-26). LinkedIn supports each
- * monthly version "for a minimum of one year" and lists each sunset on the migrations page
- * (learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations: 202510 on October 15, 2026,
- * 202511 on November 16, 2026, 202603 on March 16, 2027), after which calls get 426 NONEXISTENT_VERSION.
- */
-export const DEFAULT_VERSION = "202607";
+export { DEFAULT_VERSION, escapeLittleText, versionSunset, versionWarnings } from "./rest.ts";
+
 /** Member permissions (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, checked 2026-11-26). */
 const POST_SCOPE = "w_member_social";
 
@@ -56,33 +48,6 @@ const VIDEO_MAX = 500 * MB;
 
 type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
-
-/** When LinkedIn will stop serving a YYYYMM version: about the middle of the same month a year on. */
-export function versionSunset(version: string): Date | null {
-  const m = /^(\d{4})(\d{2})(?:\.\d{2})?$/.exec(version);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) return null;
-  return new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
-}
-
-const WARN_BEFORE_MS = 61 * 86400_000;
-
-/** A warning for the log at start when the configured version is sunset or within two months of it. */
-export function versionWarnings(settings: Record<string, string | undefined>, now: Date): string[] {
-  const version = settings.VERSION ?? DEFAULT_VERSION;
-  const sunset = versionSunset(version);
-  if (!sunset)
-    return [`CRIER_LINKEDIN_VERSION=${version} is not a LinkedIn version (YYYYMM): every LinkedIn call will fail`];
-  const day = sunset.toISOString().slice(0, 10);
-  if (now >= sunset)
-    return [
-      `LinkedIn-Version ${version} is past its sunset (about ${day}): LinkedIn refuses it; set CRIER_LINKEDIN_VERSION to a version LinkedIn lists as active`,
-    ];
-  if (sunset.getTime() - now.getTime() <= WARN_BEFORE_MS)
-    return [
-      `LinkedIn-Version ${version} is sunset about ${day}: set CRIER_LINKEDIN_VERSION to a newer version LinkedIn lists as active before then`,
-    ];
-  return [];
-}
 
 /**
  * crier accounts check: the member's OpenID userinfo proves the token (the cheapest read; it carries no
@@ -107,19 +72,6 @@ async function checkAccount(ctx: PluginContext): Promise<AccountCheck> {
     },
   };
 }
-
-const headers = (ctx: PluginContext) => ({
-  authorization: `Bearer ${String(ctx.credentials.access_token)}`,
-  "linkedin-version": ctx.settings.VERSION ?? DEFAULT_VERSION,
-  "x-restli-protocol-version": "2.0.0",
-});
-
-/** Little text: these characters are markup unless escaped with a backslash. */
-export function escapeLittleText(text: string): string {
-  return text.replace(/[\\|{}@[\]()<>#*_~]/g, (c) => `\\${c}`);
-}
-
-const postUrl = (urn: string) => `https://www.linkedin.com/feed/update/${urn}`;
 
 async function read(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
   try {
@@ -262,84 +214,6 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return createPost(ctx, pending.post);
 }
 
-const socialActions = (urn: string) => `/rest/socialActions/${encodeURIComponent(urn)}/comments`;
-const commentUrl = (parent: string, comment: string) => `${postUrl(parent)}?commentUrn=${encodeURIComponent(comment)}`;
-
-/**
- * The first comment: `POST /rest/socialActions/{shareUrn|ugcPostUrn}/comments` with the member as `actor`,
- * the post as `object` and `message.text` (Comments API, "Create a Comment", read 2026-11-26), under
- * w_member_social ("Post, comment and like posts on behalf of an authenticated member"). The message is
- * attributed text, not little text: it is sent as written. LinkedIn answers 201 with the comment, whose
- * URN (`urn:li:comment:(<post>,<id>)`) names it; x-restli-id carries its id.
- */
-async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
-  if (!ctx.credentials.author_urn)
-    return {
-      kind: "auth_expired",
-      reason: "the stored LinkedIn credentials lack the member; connect the account again",
-    };
-  const parent = job.parent.platformPostId;
-  const res = await ctx.http.request<{ commentUrn?: string; $URN?: string; id?: string }>(
-    "POST",
-    socialActions(parent),
-    {
-      json: { actor: ctx.credentials.author_urn, object: parent, message: { text: job.text } },
-      headers: headers(ctx),
-      creates: true,
-    },
-  );
-  if (!res.ok) return res.outcome;
-  const id = res.body?.id ?? res.headers.get("x-restli-id");
-  const urn = res.body?.commentUrn ?? res.body?.$URN ?? (id ? `urn:li:comment:(${parent},${id})` : null);
-  if (!urn) return { kind: "unknown", reason: "LinkedIn accepted the comment but named no comment" };
-  return { kind: "published", platformPostId: urn, url: commentUrl(parent, urn) };
-}
-
-interface LiComment {
-  actor?: string;
-  commentUrn?: string;
-  $URN?: string;
-  id?: string;
-  message?: { text?: string };
-  created?: { time?: number };
-}
-
-/**
- * The member's comments under the post (GET on the same resource, newest first). LinkedIn lets an app read
- * comments only with r_member_social, which it grants to approved developers: without it the read is
- * refused and the answer is cannot_tell.
- */
-function findPostedComment(
-  ctx: PluginContext,
-  job: CommentJob,
-  window: { since: Date; until: Date },
-): Promise<FindResult> {
-  const parent = job.parent.platformPostId;
-  return findComment(job, window, "comment(s) under the post", async () => {
-    const res = await ctx.http.request<{ elements?: LiComment[]; paging?: { total?: number; count?: number } }>(
-      "GET",
-      socialActions(parent),
-      { query: { count: 100 }, headers: headers(ctx) },
-    );
-    if (!res.ok) throw new Error(res.outcome.reason);
-    const all = res.body.elements ?? [];
-    const at = (c: LiComment) => new Date(c.created?.time ?? 0);
-    const urnOf = (c: LiComment) => c.commentUrn ?? c.$URN ?? `urn:li:comment:(${parent},${c.id})`;
-    return {
-      comments: all
-        .filter((c) => c.actor === ctx.credentials.author_urn)
-        .map((c) => ({
-          id: urnOf(c),
-          url: commentUrl(parent, urnOf(c)),
-          text: c.message?.text ?? "",
-          createdAt: at(c),
-        })),
-      more: (res.body.paging?.total ?? all.length) > all.length,
-      oldest: oldestOf(all.map(at)),
-    };
-  });
-}
-
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
   // A company page's posts have LinkedIn's organization share statistics (impressions, likes, comments, shares).
   if (isOrganization(ctx.credentials.author_urn)) return organizationMetrics(ctx, headers(ctx), ids);
@@ -371,51 +245,6 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
 async function accountStats(ctx: PluginContext): Promise<AccountStats> {
   if (!isOrganization(ctx.credentials.author_urn)) return { followers: null };
   return { followers: await organizationFollowers(ctx, headers(ctx)) };
-}
-
-interface LiPost {
-  id?: string;
-  author?: string;
-  commentary?: string;
-  createdAt?: number;
-  publishedAt?: number;
-  lifecycleState?: string;
-  content?: { media?: { id?: string }; multiImage?: { images?: { id?: string }[] } };
-}
-
-/** What a reader sees of little text: the escapes removed. */
-const unescapeLittleText = (text: string) => text.replace(/\\(.)/g, "$1");
-
-/**
- * The account's recent posts, newest first: `GET /rest/posts?q=author&author={urn}` (Posts API, "Find
- * Posts by Authors", read 2026-11-26), under r_organization_social for a page and r_member_social (granted
- * to approved developers only) for a member. Media come back as image and video URNs, not files, so
- * each is listed as the post's page, which a workflow cannot carry.
- */
-async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
-  const author = String(ctx.credentials.author_urn ?? "");
-  const res = await ctx.http.request<{ elements?: LiPost[] }>("GET", "/rest/posts", {
-    query: { q: "author", author, count: 50, sortBy: "LAST_MODIFIED" },
-    headers: { ...headers(ctx), "x-restli-method": "FINDER" },
-  });
-  if (!res.ok) throw new Error(`LinkedIn posts of ${author}: ${res.outcome.reason}`);
-  const out: RecentPost[] = [];
-  for (const p of res.body.elements ?? []) {
-    if (!p.id || (p.lifecycleState && p.lifecycleState !== "PUBLISHED")) continue;
-    const createdAt = new Date(p.publishedAt ?? p.createdAt ?? 0);
-    if (since && createdAt < since) continue;
-    const ids = p.content?.media?.id ? [p.content.media.id] : (p.content?.multiImage?.images ?? []).map((i) => i.id);
-    const kinds = ids.map((id) => (String(id).startsWith("urn:li:video:") ? "video" : "image") as "video" | "image");
-    out.push({
-      platformPostId: p.id,
-      url: postUrl(p.id),
-      content: unescapeLittleText(p.commentary ?? ""),
-      media: kinds.map((type) => ({ url: postUrl(p.id!), type, downloadable: false })),
-      createdAt,
-      kind: kinds.includes("video") ? "video" : kinds.length ? "image" : "text",
-    });
-  }
-  return out;
 }
 
 export default definePlugin({
@@ -534,7 +363,7 @@ export default definePlugin({
   checkAccount,
   publish,
   checkStatus,
-  // Commenting needs nothing beyond w_member_social, which publishing already asks for.
+  // Commenting needs nothing beyond what publishing asks for: w_member_social, or w_organization_social for a page.
   firstComment: {
     textLimit: { max: COMMENT_MAX, unit: "characters" },
     kind: "comment",
