@@ -11,6 +11,9 @@ import { createLinkedInEmulator, type LinkedInEmulator } from "../../plugins/lin
 import { job, oauthRig, type OAuthRig } from "./support.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { makeImage, makeVideo } from "../support/media-files.ts";
+import { workflowHarness } from "../support/workflow-kit.ts";
+import { eq } from "drizzle-orm";
+import { accounts } from "../../src/db/schema.ts";
 
 const ORG = "urn:li:organization:2414183";
 const OTHER_ORG = "urn:li:organization:1337";
@@ -224,5 +227,32 @@ test("without CRIER_LINKEDIN_ORGANIZATIONS the consent asks for no organization 
     expect(plain.rows.map((r) => r.remoteId)).toEqual(["sandboxMember01"]);
   } finally {
     await plain.stop();
+  }
+});
+
+test("a company page is a workflow source: what the page posts is copied to the destination", async () => {
+  const h = await workflowHarness();
+  try {
+    await h.connect("linkedin");
+    const rows = await h.db.db.select().from(accounts).where(eq(accounts.profileId, h.profileId));
+    const page = rows.find((r) => r.remoteId === ORG)!;
+    const tg = await h.connect("telegram", { channel: "@li_page_copies" });
+    const before = await h.native(page.id, "page history p0, not copied");
+    expect(before).toStartWith("urn:li:share:");
+    h.clock.advance(1000);
+    const wf = await h.request("POST", "/v1/workflows", {
+      token: h.token,
+      body: { name: "page", source_account_id: page.id, target_account_ids: [tg], is_active: true },
+    });
+    expect(wf.status).toBe(201);
+    // LinkedIn stamps posts with its own (the emulator's wall) clock: p1 must come after last_enabled_at.
+    await Bun.sleep(Math.max(0, h.clock.now().getTime() - Date.now() + 20));
+    await h.native(page.id, "New on the page p1 (v2)");
+    h.clock.advance(1000);
+    await h.engine.runUntilIdle();
+    expect(h.postsWith("telegram", "p1")).toEqual(["New on the page p1 (v2)"]);
+    expect(h.postsWith("telegram", "p0")).toEqual([]);
+  } finally {
+    await h.stop();
   }
 });
