@@ -4,14 +4,16 @@
  * header required): Images and Videos initializeUpload with upload URLs, multi-part video uploads with
  * ETags and finalize, processing over status reads, Posts (201 with x-restli-id, commentary limits,
  * media references owned by the author), comments under a post (Comments API; read back with
- * r_member_social only) and social action counts (with r_member_social only). Versions
+ * r_member_social only) and social action counts (with r_member_social only), posts by author, and
+ * company pages (emulator-organizations.ts: who administers which, acting as one, its statistics). Versions
  * outside LinkedIn's support window are refused with 426 NONEXISTENT_VERSION. Errors are `{status, code, message}`.
  *
- * Sandbox rule: client "sandbox"/"sandbox", every authorization is the member "Sandbox Member".
+ * Sandbox rule: client "sandbox"/"sandbox", every authorization is the member "Sandbox Member", who
+ * administers one company page, "Sandbox Company".
  */
 import { breach, inspectMedia, joinParts, type MediaRule } from "../../src/platform/emulator-media.ts";
 import { createHash, randomBytes } from "node:crypto";
-import { defineEmulator, type EmulatedPost, type Emulator, type FailureSpec } from "../../src/platform/sdk.ts";
+import { defineEmulator, type EmulatedPost, type Emulator } from "../../src/platform/sdk.ts";
 import {
   addCounts,
   failingHandler,
@@ -21,33 +23,16 @@ import {
   resettable,
   emulatorState,
 } from "../../src/platform/emulator-kit.ts";
+import {
+  assertOrganizationRole,
+  organizationRoute,
+  sandboxOrganizations,
+  type OrgContext,
+  type ShareCounts,
+} from "./emulator-organizations.ts";
+import { error, failureResponse, LiError, versionProblem } from "./emulator-errors.ts";
 
 const PART_BYTES = 4 * 1024 * 1024;
-
-/**
- * Which LinkedIn-Version values LinkedIn serves (checked 2026-11-26): monthly YYYYMM versions
- * (learn.microsoft.com/en-us/linkedin/marketing/versioning: "supported and stable for a minimum of one
- * year before sunset"), each sunset about the middle of its month a year on (the migrations page lists
- * 202510 until October 15, 2026, 202511 until November 16, 2026, 202603 until March 16, 2027). A version
- * not yet released or already sunset is answered 426 NONEXISTENT_VERSION, "Requested version YYYYMMDD is
- * not active" (the answer LinkedIn's clients report, e.g. for 20250401 in April 2026).
- */
-function versionProblem(header: string | null, now: Date): LiError | null {
-  if (!header)
-    return new LiError(
-      400,
-      "A version must be present. Please specify a version by adding the LinkedIn-Version header.",
-      "VERSION_MISSING",
-    );
-  const m = /^(\d{4})(\d{2})(?:\.(\d{2}))?$/.exec(header);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12)
-    return new LiError(400, `Invalid version ${header}; the version must be in the format YYYYMM`, "INVALID_VERSION");
-  const released = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, 1));
-  const sunset = new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
-  if (now < released || now >= sunset)
-    return new LiError(426, `Requested version ${m[1]}${m[2]}${m[3] ?? "01"} is not active`, "NONEXISTENT_VERSION");
-  return null;
-}
 
 /**
  * Reading a member's likes and comments (Social Actions) needs r_member_social, which LinkedIn grants to
@@ -98,32 +83,19 @@ interface LiComment {
   text: string;
   createdAt: Date;
 }
-interface Post {
+interface Post extends ShareCounts {
   urn: string;
   author: string;
   commentary: string;
+  /** The content as it was sent, for reads of the post. */
+  content: unknown;
   media: string[];
   createdAt: Date;
-  likes: number;
-  comments: number;
 }
 
 export interface LinkedInEmulator extends Emulator {
-  engage(urn: string, counts: { likes?: number; comments?: number }): void;
+  engage(urn: string, counts: Partial<ShareCounts>): void;
 }
-
-class LiError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly code = "ERROR",
-  ) {
-    super(message);
-  }
-}
-
-const error = (status: number, message: string, code = "ERROR") =>
-  Response.json({ status, serviceErrorCode: status * 100, code, message }, { status });
 
 export function createLinkedInEmulator(): LinkedInEmulator {
   const failures = new FailurePlan();
@@ -131,9 +103,15 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     clientAuth: "body",
     accessTtlS: ACCESS_TTL_MS / 1000,
     newToken: () => `AQ${randomBytes(24).toString("base64url")}`,
-    // The sandbox app is one LinkedIn approved for r_member_social, so sandbox posts show their numbers:
-    // tokens of the sandbox's consent-less codes hold this scope; a real consent grants what it asked for.
-    answer: { scope: "openid,profile,r_member_social,w_member_social", token_type: "Bearer", id_token: "x" },
+    // The sandbox app is one LinkedIn approved for r_member_social and the Community Management API (the
+    // organization scopes), so sandbox posts show their numbers and its member's company page connects:
+    // tokens of the sandbox's consent-less codes hold these scopes; a real consent grants what it asked for.
+    answer: {
+      scope:
+        "openid,profile,r_member_social,w_member_social,w_organization_social,r_organization_social,rw_organization_admin",
+      token_type: "Bearer",
+      id_token: "x",
+    },
     refuse: (why) =>
       why === "invalid_client"
         ? Response.json({ error: why, error_description: "Client authentication failed" }, { status: 401 })
@@ -150,9 +128,50 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     posts: [] as Post[],
     comments: [] as LiComment[],
     emulated: [] as EmulatedPost[],
+    /** The follower count of every company page (setFollowers). */
+    followers: 0,
   }));
   const member = { sub: "sandboxMember01", name: "Sandbox Member", picture: "https://media.licdn.com/sandbox.jpg" };
   const author = `urn:li:person:${member.sub}`;
+  const organizations = sandboxOrganizations(author);
+  const orgContext = (req: Request): OrgContext => ({
+    member: author,
+    organizations,
+    granted: (scope) => oauth.granted(req, scope),
+    posts: () => state.posts,
+    followers: () => state.followers,
+  });
+
+  /**
+   * Whether the token may create for this author: the member itself with w_member_social, or a company
+   * page the member administers with w_organization_social (Posts API "Permissions", 2026-11-26).
+   */
+  function actAs(req: Request, urn: unknown, what: string): string {
+    if (urn === author) {
+      if (!oauth.granted(req, WRITE_SCOPE))
+        throw new LiError(403, `Not enough permissions to access: ${what}.CREATE.NO_VERSION`, "ACCESS_DENIED");
+      return author;
+    }
+    if (typeof urn === "string" && urn.startsWith("urn:li:organization:")) {
+      assertOrganizationRole(orgContext(req), urn, "w_organization_social", `${what}.CREATE.NO_VERSION`);
+      return urn;
+    }
+    throw new LiError(
+      403,
+      `The author must be the authenticated member or a page it administers (${what})`,
+      "ACCESS_DENIED",
+    );
+  }
+
+  /** Reading an author's posts or comments: r_member_social for the member, r_organization_social for its page. */
+  function mayRead(req: Request, urn: string, what: string): void {
+    if (urn === author) {
+      if (!oauth.granted(req, READ_SCOPE))
+        throw new LiError(403, `Not enough permissions to access: ${what}`, "ACCESS_DENIED");
+      return;
+    }
+    assertOrganizationRole(orgContext(req), urn, "r_organization_social", what);
+  }
 
   function authed(req: Request, rest: boolean) {
     if (!oauth.bearer(req)) throw new LiError(401, "Invalid access token", "REVOKED_ACCESS_TOKEN");
@@ -189,7 +208,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       object?: string;
       message?: { text?: unknown };
     } | null;
-    if (!b || b.actor !== author) throw new LiError(403, "The actor must be the authenticated member", "ACCESS_DENIED");
+    const actor = actAs(req, b?.actor, "socialActions");
+    if (!b) throw new LiError(400, "A JSON body is required");
     if (b.object !== p.urn) throw new LiError(400, "object must be the entity in the path", "BAD_REQUEST");
     const text = b.message?.text;
     if (typeof text !== "string" || !text.trim())
@@ -201,7 +221,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       id,
       urn: `urn:li:comment:(${p.urn},${id})`,
       object: p.urn,
-      actor: author,
+      actor,
       text,
       createdAt: new Date(),
     };
@@ -212,14 +232,38 @@ export function createLinkedInEmulator(): LinkedInEmulator {
   }
 
   function listComments(req: Request, url: URL, parentUrn: string): Response {
-    if (!oauth.granted(req, READ_SCOPE))
-      throw new LiError(403, "Not enough permissions to access: socialActions.GET_ALL.NO_VERSION", "ACCESS_DENIED");
     const p = commentParent(parentUrn);
+    mayRead(req, p.author, "socialActions.GET_ALL.NO_VERSION");
     const all = state.comments.filter((c) => c.object === p.urn).reverse();
     const start = Number(url.searchParams.get("start") ?? 0);
     const count = Number(url.searchParams.get("count") ?? 10);
     const shown = all.slice(start, start + count);
     return Response.json({ elements: shown.map(commentJson), paging: { start, count, total: all.length } });
+  }
+
+  /**
+   * Posts API "Find Posts by Authors": `q=author&author={urn}`, newest first, with `count` and `start`
+   * (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, 2026-11-26).
+   */
+  function postsByAuthor(req: Request, url: URL): Response {
+    if (url.searchParams.get("q") !== "author") throw new LiError(400, "q must be author", "BAD_REQUEST");
+    const who = url.searchParams.get("author") ?? "";
+    mayRead(req, who, "posts.FINDER-author.NO_VERSION");
+    const all = state.posts.filter((p) => p.author === who).reverse();
+    const start = Number(url.searchParams.get("start") ?? 0);
+    const count = Math.min(Number(url.searchParams.get("count") ?? 10), 100);
+    const elements = all.slice(start, start + count).map((p) => ({
+      id: p.urn,
+      author: p.author,
+      commentary: p.commentary,
+      visibility: "PUBLIC",
+      lifecycleState: "PUBLISHED",
+      createdAt: p.createdAt.getTime(),
+      publishedAt: p.createdAt.getTime(),
+      lastModifiedAt: p.createdAt.getTime(),
+      ...(p.content ? { content: p.content } : {}),
+    }));
+    return Response.json({ elements, paging: { start, count, total: all.length } });
   }
 
   async function route(req: Request, path: string, url: URL, base: string): Promise<Response> {
@@ -246,12 +290,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       return Response.json({ ...member, given_name: "Sandbox", family_name: "Member", email_verified: true });
     }
     authed(req, true);
-    if (m === "POST" && !oauth.granted(req, WRITE_SCOPE))
-      throw new LiError(
-        403,
-        `Not enough permissions to access: ${path.split("/")[2]}.CREATE.NO_VERSION`,
-        "ACCESS_DENIED",
-      );
+    const answered = organizationRoute(orgContext(req), m, path, url);
+    if (answered) return answered;
     if (
       m === "POST" &&
       (path === "/rest/images" || path === "/rest/videos") &&
@@ -260,9 +300,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       const b = (await req.json().catch(() => null)) as {
         initializeUploadRequest?: { owner?: string; fileSizeBytes?: number };
       } | null;
-      const owner = b?.initializeUploadRequest?.owner;
-      if (owner !== author) throw new LiError(403, `Not enough permissions to upload for ${owner}`, "ACCESS_DENIED");
       const kind = path === "/rest/images" ? "image" : "video";
+      const owner = actAs(req, b?.initializeUploadRequest?.owner, `${kind}s`);
       const a: Asset = {
         urn: `urn:li:${kind}:C${randomBytes(8).toString("hex")}`,
         owner,
@@ -305,6 +344,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       const a = state.assets.get(b?.finalizeUploadRequest?.video ?? "");
       if (!a || a.token !== b?.finalizeUploadRequest?.uploadToken)
         throw new LiError(400, "Unknown video or upload token");
+      actAs(req, a.owner, "videos");
       const ids = b.finalizeUploadRequest.uploadedPartIds ?? [];
       if (a.received !== a.size || ids.length !== a.parts.size || ids.some((id, i) => a.parts.get(i) !== id))
         throw new LiError(400, "uploadedPartIds do not match the uploaded parts");
@@ -332,8 +372,8 @@ export function createLinkedInEmulator(): LinkedInEmulator {
           multiImage?: { images: { id: string; altText?: unknown }[] };
         };
       } | null;
-      if (!b || b.author !== author)
-        throw new LiError(403, "The author must be the authenticated member", "ACCESS_DENIED");
+      const postAuthor = actAs(req, b?.author, "posts");
+      if (!b) throw new LiError(400, "A JSON body is required");
       if (typeof b.commentary !== "string" || [...b.commentary].length > 3000 * 2)
         throw new LiError(422, "commentary is missing or too long", "UNPROCESSABLE_ENTITY");
       if (!b.visibility || b.lifecycleState !== "PUBLISHED" || !b.distribution)
@@ -357,17 +397,21 @@ export function createLinkedInEmulator(): LinkedInEmulator {
         throw new LiError(422, "multiImage takes 2 to 20 images", "UNPROCESSABLE_ENTITY");
       for (const id of media) {
         const a = state.assets.get(id);
-        if (!a || a.owner !== author || a.status !== "AVAILABLE")
+        if (!a || a.owner !== postAuthor || a.status !== "AVAILABLE")
           throw new LiError(422, `${id} is not an available asset of the author`, "UNPROCESSABLE_ENTITY");
       }
       const post: Post = {
         urn: `urn:li:share:${7_000_000_000_000_000_000n + BigInt(randomBytes(6).readUIntBE(0, 6))}`,
-        author,
+        author: postAuthor,
         commentary: b.commentary,
+        content: b.content,
         media,
         createdAt: new Date(),
+        impressions: 0,
+        clicks: 0,
         likes: 0,
         comments: 0,
+        shares: 0,
       };
       state.posts.push(post);
       // What a reader sees: little-text escapes removed.
@@ -382,6 +426,7 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       });
       return new Response(null, { status: 201, headers: { "x-restli-id": post.urn } });
     }
+    if (m === "GET" && path === "/rest/posts") return postsByAuthor(req, url);
     const comments = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(path);
     if (comments && m === "POST") return comment(req, decodeURIComponent(comments[1]));
     if (comments && m === "GET") return listComments(req, url, decodeURIComponent(comments[1]));
@@ -400,26 +445,11 @@ export function createLinkedInEmulator(): LinkedInEmulator {
     throw new LiError(404, `No route ${m} ${path}`, "NOT_FOUND");
   }
 
-  function failureResponse(f: FailureSpec): Response | null {
-    if (f.kind === "rate_limit")
-      return new Response(
-        JSON.stringify({ status: 429, code: "TOO_MANY_REQUESTS", message: "Resource level throttle limit reached" }),
-        {
-          status: 429,
-          headers: { "content-type": "application/json", "retry-after": String(f.retryAfterSeconds ?? 60) },
-        },
-      );
-    if (f.kind === "server_error") return error(503, "Service unavailable", "SERVICE_UNAVAILABLE");
-    if (f.kind === "auth_expired")
-      return error(401, "The token used in the request has expired", "EXPIRED_ACCESS_TOKEN");
-    if (f.kind === "forbidden") return error(403, "Not enough permissions to access this resource", "ACCESS_DENIED");
-    return null;
-  }
-
   return {
     platform: "linkedin",
     state: emulatorState({ state, oauth }),
-    sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox" },
+    // Company pages on: the sandbox member administers one, which connects beside the member.
+    sandboxSettings: { CLIENT_ID: "sandbox", CLIENT_SECRET: "sandbox", ORGANIZATIONS: "true" },
     ...failingHandler({
       failures,
       canFail: (path) => path.startsWith("/rest/"),
@@ -433,6 +463,9 @@ export function createLinkedInEmulator(): LinkedInEmulator {
       failures.clear();
       oauth.reset();
       state.reset();
+    },
+    setFollowers(n) {
+      state.followers = n;
     },
     engage(urn, counts) {
       const p = state.posts.find((x) => x.urn === urn);

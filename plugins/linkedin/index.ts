@@ -1,7 +1,8 @@
 /**
- * LinkedIn member posts through the versioned REST API: text, one image or 2–20 (multiImage), or one
- * video (multi-part upload, finalize, then "submitted" until LinkedIn has processed it). Commentary is
- * LinkedIn's "little text", so its reserved characters are escaped.
+ * LinkedIn member and company-page posts through the versioned REST API: text, one image or 2–20
+ * (multiImage), or one video (multi-part upload, finalize, then "submitted" until LinkedIn has processed
+ * it). Commentary is LinkedIn's "little text", so its reserved characters are escaped. A company page
+ * (organization) is its own account, posting with the organization as author (organizations.ts).
  */
 import { t } from "elysia";
 import {
@@ -14,22 +15,24 @@ import {
   type PublishJob,
   type FailureOutcome,
   type AccountCheck,
-  type CommentJob,
-  type CommentOutcome,
-  type FindResult,
+  type AccountStats,
 } from "../../src/platform/sdk.ts";
-import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
+import {
+  isOrganization,
+  ORGANIZATION_SCOPES,
+  organizationFollowers,
+  organizationIdentities,
+  organizationMetrics,
+  organizationsEnabled,
+} from "./organizations.ts";
+import { DEFAULT_VERSION, escapeLittleText, headers, postUrl, versionSunset, versionWarnings } from "./rest.ts";
+import { fetchRecent } from "./recent.ts";
+import { findPostedComment, publishComment } from "./comments.ts";
 import { connectCall, oauthFlow, tokenCredentials } from "../../src/platform/oauth.ts";
 import { KB, MB } from "../../src/platform/limits.ts";
 
-/**
- * The LinkedIn-Version sent by default: Marketing July 2026, the latest version the versioning page names
- * (learn.microsoft.com/en-us/linkedin/marketing/versioning, checked 2026-11-26). LinkedIn supports each
- * monthly version "for a minimum of one year" and lists each sunset on the migrations page
- * (learn.microsoft.com/en-us/linkedin/marketing/integrations/migrations: 202510 on October 15, 2026,
- * 202511 on November 16, 2026, 202603 on March 16, 2027), after which calls get 426 NONEXISTENT_VERSION.
- */
-export const DEFAULT_VERSION = "202607";
+export { DEFAULT_VERSION, escapeLittleText, versionSunset, versionWarnings } from "./rest.ts";
+
 /** Member permissions (learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, checked 2026-11-26). */
 const POST_SCOPE = "w_member_social";
 
@@ -45,33 +48,6 @@ const VIDEO_MAX = 500 * MB;
 
 type Fail = FailureOutcome;
 const isFail = (v: unknown): v is Fail => typeof v === "object" && v !== null && "kind" in v;
-
-/** When LinkedIn will stop serving a YYYYMM version: about the middle of the same month a year on. */
-export function versionSunset(version: string): Date | null {
-  const m = /^(\d{4})(\d{2})(?:\.\d{2})?$/.exec(version);
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) return null;
-  return new Date(Date.UTC(Number(m[1]) + 1, Number(m[2]) - 1, 15));
-}
-
-const WARN_BEFORE_MS = 61 * 86400_000;
-
-/** A warning for the log at start when the configured version is sunset or within two months of it. */
-export function versionWarnings(settings: Record<string, string | undefined>, now: Date): string[] {
-  const version = settings.VERSION ?? DEFAULT_VERSION;
-  const sunset = versionSunset(version);
-  if (!sunset)
-    return [`CRIER_LINKEDIN_VERSION=${version} is not a LinkedIn version (YYYYMM): every LinkedIn call will fail`];
-  const day = sunset.toISOString().slice(0, 10);
-  if (now >= sunset)
-    return [
-      `LinkedIn-Version ${version} is past its sunset (about ${day}): LinkedIn refuses it; set CRIER_LINKEDIN_VERSION to a version LinkedIn lists as active`,
-    ];
-  if (sunset.getTime() - now.getTime() <= WARN_BEFORE_MS)
-    return [
-      `LinkedIn-Version ${version} is sunset about ${day}: set CRIER_LINKEDIN_VERSION to a newer version LinkedIn lists as active before then`,
-    ];
-  return [];
-}
 
 /**
  * crier accounts check: the member's OpenID userinfo proves the token (the cheapest read; it carries no
@@ -96,19 +72,6 @@ async function checkAccount(ctx: PluginContext): Promise<AccountCheck> {
     },
   };
 }
-
-const headers = (ctx: PluginContext) => ({
-  authorization: `Bearer ${String(ctx.credentials.access_token)}`,
-  "linkedin-version": ctx.settings.VERSION ?? DEFAULT_VERSION,
-  "x-restli-protocol-version": "2.0.0",
-});
-
-/** Little text: these characters are markup unless escaped with a backslash. */
-export function escapeLittleText(text: string): string {
-  return text.replace(/[\\|{}@[\]()<>#*_~]/g, (c) => `\\${c}`);
-}
-
-const postUrl = (urn: string) => `https://www.linkedin.com/feed/update/${urn}`;
 
 async function read(ctx: PluginContext, item: MediaItem): Promise<{ contentType: string; bytes: Uint8Array } | Fail> {
   try {
@@ -251,85 +214,9 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return createPost(ctx, pending.post);
 }
 
-const socialActions = (urn: string) => `/rest/socialActions/${encodeURIComponent(urn)}/comments`;
-const commentUrl = (parent: string, comment: string) => `${postUrl(parent)}?commentUrn=${encodeURIComponent(comment)}`;
-
-/**
- * The first comment: `POST /rest/socialActions/{shareUrn|ugcPostUrn}/comments` with the member as `actor`,
- * the post as `object` and `message.text` (Comments API, "Create a Comment", read 2026-11-26), under
- * w_member_social ("Post, comment and like posts on behalf of an authenticated member"). The message is
- * attributed text, not little text: it is sent as written. LinkedIn answers 201 with the comment, whose
- * URN (`urn:li:comment:(<post>,<id>)`) names it; x-restli-id carries its id.
- */
-async function publishComment(ctx: PluginContext, job: CommentJob): Promise<CommentOutcome> {
-  if (!ctx.credentials.author_urn)
-    return {
-      kind: "auth_expired",
-      reason: "the stored LinkedIn credentials lack the member; connect the account again",
-    };
-  const parent = job.parent.platformPostId;
-  const res = await ctx.http.request<{ commentUrn?: string; $URN?: string; id?: string }>(
-    "POST",
-    socialActions(parent),
-    {
-      json: { actor: ctx.credentials.author_urn, object: parent, message: { text: job.text } },
-      headers: headers(ctx),
-      creates: true,
-    },
-  );
-  if (!res.ok) return res.outcome;
-  const id = res.body?.id ?? res.headers.get("x-restli-id");
-  const urn = res.body?.commentUrn ?? res.body?.$URN ?? (id ? `urn:li:comment:(${parent},${id})` : null);
-  if (!urn) return { kind: "unknown", reason: "LinkedIn accepted the comment but named no comment" };
-  return { kind: "published", platformPostId: urn, url: commentUrl(parent, urn) };
-}
-
-interface LiComment {
-  actor?: string;
-  commentUrn?: string;
-  $URN?: string;
-  id?: string;
-  message?: { text?: string };
-  created?: { time?: number };
-}
-
-/**
- * The member's comments under the post (GET on the same resource, newest first). LinkedIn lets an app read
- * comments only with r_member_social, which it grants to approved developers: without it the read is
- * refused and the answer is cannot_tell.
- */
-function findPostedComment(
-  ctx: PluginContext,
-  job: CommentJob,
-  window: { since: Date; until: Date },
-): Promise<FindResult> {
-  const parent = job.parent.platformPostId;
-  return findComment(job, window, "comment(s) under the post", async () => {
-    const res = await ctx.http.request<{ elements?: LiComment[]; paging?: { total?: number; count?: number } }>(
-      "GET",
-      socialActions(parent),
-      { query: { count: 100 }, headers: headers(ctx) },
-    );
-    if (!res.ok) throw new Error(res.outcome.reason);
-    const all = res.body.elements ?? [];
-    const at = (c: LiComment) => new Date(c.created?.time ?? 0);
-    const urnOf = (c: LiComment) => c.commentUrn ?? c.$URN ?? `urn:li:comment:(${parent},${c.id})`;
-    return {
-      comments: all
-        .filter((c) => c.actor === ctx.credentials.author_urn)
-        .map((c) => ({
-          id: urnOf(c),
-          url: commentUrl(parent, urnOf(c)),
-          text: c.message?.text ?? "",
-          createdAt: at(c),
-        })),
-      more: (res.body.paging?.total ?? all.length) > all.length,
-      oldest: oldestOf(all.map(at)),
-    };
-  });
-}
-
 async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string, PostMetrics>> {
+  // A company page's posts have LinkedIn's organization share statistics (impressions, likes, comments, shares).
+  if (isOrganization(ctx.credentials.author_urn)) return organizationMetrics(ctx, headers(ctx), ids);
   const out: Record<string, PostMetrics> = {};
   for (const id of ids) {
     const res = await ctx.http.request<{
@@ -351,6 +238,15 @@ async function metrics(ctx: PluginContext, ids: string[]): Promise<Record<string
   return out;
 }
 
+/**
+ * The audience: a company page's follower count. LinkedIn documents no follower count of a member for
+ * apps, so a member account has none (null, shown as unknown rather than 0).
+ */
+async function accountStats(ctx: PluginContext): Promise<AccountStats> {
+  if (!isOrganization(ctx.credentials.author_urn)) return { followers: null };
+  return { followers: await organizationFollowers(ctx, headers(ctx)) };
+}
+
 export default definePlugin({
   platform: "linkedin",
   displayName: "LinkedIn",
@@ -360,10 +256,11 @@ export default definePlugin({
   // learn.microsoft.com/en-us/linkedin/marketing/community-management/shares/posts-api, 2026-11-26). Crier
   // sends none with a video.
   altText: { image: { max_length: 4086, unit: "characters" }, video: null },
-  // Reading member posts needs a restricted permission, so a member account is no workflow source.
+  // A source through fetchRecent: a company page's posts with r_organization_social; a member's only where
+  // the app was granted r_member_social (otherwise the read is refused and the workflow says so).
   capabilities: {
     destination: true,
-    source: false,
+    source: true,
     backfill: false,
     text: true,
     images: true,
@@ -409,9 +306,16 @@ export default definePlugin({
     authorizeUrl: "https://www.linkedin.com/oauth/v2/authorization",
     tokenUrl: "https://www.linkedin.com/oauth/v2/accessToken",
     clientAuth: "body",
-    // r_member_social only where the app was granted it: LinkedIn refuses a consent asking for a scope the app lacks.
+    // r_member_social and the organization scopes only where the app was granted them: LinkedIn refuses a
+    // consent asking for a scope the app lacks.
     scopes: (settings) => [
-      ...new Set(["openid", "profile", POST_SCOPE, ...(settings.EXTRA_SCOPES ?? "").split(/[\s,]+/).filter(Boolean)]),
+      ...new Set([
+        "openid",
+        "profile",
+        POST_SCOPE,
+        ...(organizationsEnabled(settings) ? ORGANIZATION_SCOPES : []),
+        ...(settings.EXTRA_SCOPES ?? "").split(/[\s,]+/).filter(Boolean),
+      ]),
     ],
     async identity(c, token) {
       const me = await connectCall<{ sub: string; name?: string; given_name?: string; picture?: string }>(
@@ -423,12 +327,20 @@ export default definePlugin({
           headers: { authorization: `Bearer ${token.access_token}` },
         },
       );
-      return {
+      const member = {
         remoteId: me.sub,
         username: me.name ?? me.given_name ?? me.sub,
         avatarUrl: me.picture ?? null,
         credentials: tokenCredentials(token, c.now(), { author_urn: `urn:li:person:${me.sub}` }),
       };
+      if (!organizationsEnabled(c.settings)) return member;
+      // The member, then every company page they administer: each becomes an account of its own.
+      const rest = {
+        authorization: `Bearer ${token.access_token}`,
+        "linkedin-version": c.settings.VERSION ?? DEFAULT_VERSION,
+        "x-restli-protocol-version": "2.0.0",
+      };
+      return [member, ...(await organizationIdentities(c, rest, member.credentials))];
     },
   }),
   classifyResponse(res) {
@@ -451,7 +363,7 @@ export default definePlugin({
   checkAccount,
   publish,
   checkStatus,
-  // Commenting needs nothing beyond w_member_social, which publishing already asks for.
+  // Commenting needs nothing beyond what publishing asks for: w_member_social, or w_organization_social for a page.
   firstComment: {
     textLimit: { max: COMMENT_MAX, unit: "characters" },
     kind: "comment",
@@ -459,5 +371,8 @@ export default definePlugin({
     find: findPostedComment,
   },
   metrics,
-  metricNames: ["likes", "comments"],
+  // Views and shares come from a company page's share statistics; a member's stay unknown.
+  metricNames: ["views", "likes", "comments", "shares"],
+  accountStats,
+  fetchRecent,
 });

@@ -46,6 +46,8 @@ test("the platforms whose APIs give an audience count declare accountStats", () 
     "facebook",
     "farcaster",
     "instagram",
+    // A company page's follower count (a member's is unknown).
+    "linkedin",
     "pinterest",
     "reddit",
     "telegram",

@@ -133,7 +133,8 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     expect(apiToken).toMatch(/^crier_sandbox_/);
     const res = await asKey("/v1/accounts");
     expect(res.status).toBe(200);
-    expect((await res.json()).data).toHaveLength(2);
+    // Bluesky, the LinkedIn member, and the company page the sandbox LinkedIn member administers.
+    expect((await res.json()).data).toHaveLength(3);
     // The list shows the key with its last use, never the token again.
     await page.reload();
     await page.getByRole("cell", { name: "Reporting script" }).waitFor();
@@ -172,7 +173,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     postId = page.url().split("/").pop()!;
     const post = (await (await asKey(`/v1/posts/${postId}`)).json()).data;
     expect(post.status).toBe("scheduled");
-    expect(post.targets).toHaveLength(2);
+    expect(post.targets).toHaveLength(3);
     expect(post.media).toHaveLength(1);
     // 10:30 in the browser's zone, stored in UTC.
     expect(new Date(post.publish_at).getTime()).toBe(when.getTime());
@@ -236,7 +237,8 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
   test("publish now from the post page: published with a link per account", async () => {
     await page.goto(`${h.url}/posts/${postId}`);
     await page.getByRole("button", { name: "Publish now" }).click();
-    await page.getByRole("link", { name: "View on linkedin" }).waitFor({ timeout: 20_000 });
+    // Two LinkedIn targets (the member and its company page), each with its link.
+    await page.getByRole("link", { name: "View on linkedin" }).nth(1).waitFor({ timeout: 20_000 });
     await page.getByRole("link", { name: "View on bluesky" }).waitFor();
     const post = (await (await asKey(`/v1/posts/${postId}`)).json()).data;
     expect(post.status).toBe("published");
@@ -251,7 +253,7 @@ describe.skipIf(!haveChromium)("dashboard in Chromium", () => {
     await page.getByRole("link", { name: "Compose" }).click();
     await page.getByLabel("Text", { exact: true }).fill("word ".repeat(70));
     const bluesky = page.locator("li.target", { hasText: "Bluesky" });
-    const linkedin = page.locator("li.target", { hasText: "LinkedIn" });
+    const linkedin = page.locator("li.target", { hasText: "LinkedIn" }).first();
     await bluesky.locator("input[type=checkbox]").check();
     await linkedin.locator("input[type=checkbox]").check();
     // Checked live through POST /v1/posts/validate, before anything is sent: the problem sits beside the
