@@ -434,8 +434,6 @@ export function createDiscordEmulator(opts: { now?: () => number } = {}): Discor
       }
       if (req.method === "POST" && !d) {
         const { body, files } = await readMessageRequest(req);
-        if ("nonce" in body || "message_reference" in body)
-          throw formError("nonce", "Webhooks take no nonce or reply", "UNKNOWN_FIELD");
         validate(body, files);
         const m = create(ch, w.user, body, files, w.id);
         return url.searchParams.get("wait") === "true" ? json(m) : new Response(null, { status: 204 });
