@@ -2,6 +2,7 @@
 // Static imports, so that `bun build --compile` puts every plugin into the binary.
 import type { Emulator, EmulatorOptions, Plugin } from "../src/platform/sdk.ts";
 import plugin_bluesky from "./bluesky/index.ts";
+import plugin_discord from "./discord/index.ts";
 import plugin_facebook from "./facebook/index.ts";
 import plugin_farcaster from "./farcaster/index.ts";
 import plugin_instagram from "./instagram/index.ts";
@@ -17,6 +18,7 @@ import plugin_twitter from "./twitter/index.ts";
 import plugin_vimeo from "./vimeo/index.ts";
 import plugin_youtube from "./youtube/index.ts";
 import emulator_bluesky from "./bluesky/emulator.ts";
+import emulator_discord from "./discord/emulator.ts";
 import emulator_facebook from "./facebook/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_instagram from "./instagram/emulator.ts";
@@ -35,6 +37,7 @@ import emulator_youtube from "./youtube/emulator.ts";
 /** Every plugin, keyed by its folder name (which must equal its platform id). */
 export const PLUGINS: Record<string, Plugin> = {
   "bluesky": plugin_bluesky as unknown as Plugin,
+  "discord": plugin_discord as unknown as Plugin,
   "facebook": plugin_facebook as unknown as Plugin,
   "farcaster": plugin_farcaster as unknown as Plugin,
   "instagram": plugin_instagram as unknown as Plugin,
@@ -54,6 +57,7 @@ export const PLUGINS: Record<string, Plugin> = {
 /** Emulator factories of the plugins that have an emulator.ts. */
 export const EMULATORS: Record<string, (opts?: EmulatorOptions) => Emulator> = {
   "bluesky": emulator_bluesky,
+  "discord": emulator_discord,
   "facebook": emulator_facebook,
   "farcaster": emulator_farcaster,
   "instagram": emulator_instagram,

@@ -313,6 +313,17 @@ export interface PreparedConnect {
   link?: { url: string; label: string };
   /** A short value the user copies elsewhere (a one-time code to post), shown large above the form. */
   code?: { label: string; value: string };
+  /**
+   * Values to pick from, per field name (Discord: the channels the bot can post in), offered as the
+   * field's suggestions; the field still takes any value the user types.
+   */
+  choices?: Record<string, Choice[]>;
+}
+
+/** One suggestion of a hosted form's field: the value it fills in and what the user reads. */
+export interface Choice {
+  value: string;
+  label: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 /** The small server-rendered pages of connect flows. Every interpolated value goes through esc(). */
 import { renderSVG } from "uqr";
-import type { FormField } from "../../platform/sdk.ts";
+import type { Choice, FormField } from "../../platform/sdk.ts";
 
 /**
  * Who is asking for the connection. Shown on every page that carries a valid link, so a user handed a
@@ -96,13 +96,19 @@ export function formPage(input: {
   link?: { url: string; label: string };
   /** A value to copy elsewhere (a one-time code), shown large. */
   code?: { label: string; value: string };
+  /** Suggestions per field (the flow's prepare), offered as a list to pick from. */
+  choices?: Record<string, Choice[]>;
 }): Response {
   const fields = input.fields
-    .map(
-      (f) => `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
+    .map((f) => {
+      const choices = f.type === "password" ? [] : (input.choices?.[f.name] ?? []);
+      const list = choices.length
+        ? `\n<datalist id="f_${esc(f.name)}_list">${choices.map((c) => `<option value="${esc(c.value)}">${esc(c.label)}</option>`).join("")}</datalist>`
+        : "";
+      return `<label for="f_${esc(f.name)}">${esc(f.label)}</label>
 <input id="f_${esc(f.name)}" name="${esc(f.name)}" type="${esc(f.type)}" placeholder="${esc(f.placeholder ?? "")}" required
- autocomplete="off" value="${f.type === "password" ? "" : esc(input.values?.[f.name] ?? "")}">${f.help ? `<small>${esc(f.help)}</small>` : ""}`,
-    )
+ autocomplete="off"${choices.length ? ` list="f_${esc(f.name)}_list"` : ""} value="${f.type === "password" ? "" : esc(input.values?.[f.name] ?? "")}">${f.help ? `<small>${esc(f.help)}</small>` : ""}${list}`;
+    })
     .join("\n");
   const body = `<h1>${esc(input.title)}</h1>
 ${requesterNote(input.requester)}

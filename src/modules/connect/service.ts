@@ -12,6 +12,7 @@ import {
 } from "../../platform/host/provider.ts";
 import {
   ConnectError,
+  type Choice,
   type ConnectAttempt,
   type ConnectedIdentity,
   type ConnectFlow,
@@ -280,7 +281,8 @@ const LINK_URL = "__link_url";
 const LINK_LABEL = "__link_label";
 const CODE_VALUE = "__code_value";
 const CODE_LABEL = "__code_label";
-const SHOWN_ONLY = [LINK_URL, LINK_LABEL, CODE_VALUE, CODE_LABEL];
+const CHOICES = "__choices";
+const SHOWN_ONLY = [LINK_URL, LINK_LABEL, CODE_VALUE, CODE_LABEL, CHOICES];
 
 const attemptOf = (check: VerifiedState): ConnectAttempt => ({
   secret: attemptSecret(check.secret, check.state),
@@ -323,6 +325,16 @@ function linkOf(carry: Record<string, string>) {
   return carry[LINK_URL] ? { url: carry[LINK_URL], label: carry[LINK_LABEL] ?? "Open" } : undefined;
 }
 
+/** The fields' suggestions prepare() offered, carried as JSON so a page shown again after an error keeps them. */
+function choicesOf(carry: Record<string, string>): Record<string, Choice[]> | undefined {
+  if (!carry[CHOICES]) return undefined;
+  try {
+    return JSON.parse(carry[CHOICES]) as Record<string, Choice[]>;
+  } catch {
+    return undefined;
+  }
+}
+
 function codeOf(carry: Record<string, string>) {
   return carry[CODE_VALUE] ? { value: carry[CODE_VALUE], label: carry[CODE_LABEL] ?? "Code" } : undefined;
 }
@@ -345,6 +357,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
         ...prepared.carry,
         ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }),
         ...(prepared.code && { [CODE_VALUE]: prepared.code.value, [CODE_LABEL]: prepared.code.label }),
+        ...(prepared.choices && { [CHOICES]: JSON.stringify(prepared.choices) }),
       };
       values = prepared.values;
     } catch (e) {
@@ -363,6 +376,7 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
     hidden: hiddenCarry(check, state!, carry),
     link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
     code: codeOf(carry),
+    choices: choicesOf(carry),
     values,
   });
 }
@@ -403,6 +417,7 @@ export async function submitHostedForm(
       hidden: hiddenCarry(check, state!, carry),
       link: sandboxLink(ctx, platform, check.state, state!, linkOf(carry)),
       code: codeOf(carry),
+      choices: choicesOf(carry),
     });
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
