@@ -442,6 +442,13 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
    * target whose alias and own name disagree; the plugin only ever reads its own names.
    */
   optionAliases?: Record<string, { option: string; values?: Record<string, unknown> }>;
+  /**
+   * Rules between platform_options that the schema cannot state (Google Business Profile: an event post
+   * needs its event, a call button takes no url), asked of options that passed the schema, aliases
+   * resolved. Each problem is a 400 invalid_platform_options at creation naming `platform_options.<field>`,
+   * so a target the platform would refuse never waits to fail at publish.
+   */
+  optionRules?(options: Static<O>): { field: string; message: string }[];
   /** Text limit after content_override, and how it is counted. */
   textLimit: {
     max: number;

@@ -8,7 +8,7 @@ import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import { BadRequest } from "../../http/errors.ts";
 import { optionsComponentName } from "../../http/openapi-platforms.ts";
 import type { MediaInput } from "../media-item.ts";
-import { resolveAliases } from "./options.ts";
+import { optionsForPlugin, resolveAliases } from "./options.ts";
 import { altTextProblems } from "./alt-text-check.ts";
 import { firstCommentProblems } from "./first-comment-check.ts";
 import type { MediaItem, Plugin } from "../sdk.ts";
@@ -169,6 +169,15 @@ export function targetProblems(t: TargetCheck): Problem[] {
       `See components.schemas.${optionsComponentName(plugin.platform)} in /openapi.json for the platform_options ${plugin.displayName} accepts.`,
     );
   }
+
+  if (!problems.length && plugin.optionRules)
+    for (const rule of plugin.optionRules(optionsForPlugin(plugin, t.options)))
+      fail(
+        `platform_options.${rule.field}`,
+        "invalid_platform_options",
+        rule.message,
+        `See components.schemas.${optionsComponentName(plugin.platform)} in /openapi.json for the platform_options ${plugin.displayName} accepts.`,
+      );
 
   for (const c of resolveAliases(plugin, t.options).conflicts)
     fail(
