@@ -72,7 +72,7 @@ export interface GoogleBusinessEmulator extends Emulator {
   /** The user grants only these of the requested scopes at the next consents (null: all requested). */
   grantOnly(scopes: string[] | null): void;
   expireTokens(): void;
-  /** Every localPosts.create body received, as sent, refused ones included. */
+  /** The last localPosts.create bodies received (up to 100), as sent, refused ones included. */
   received(): unknown[];
 }
 
@@ -102,6 +102,9 @@ const insufficientScope = () =>
 const notFound = () => new GoogleApiError(404, "NOT_FOUND", "Requested entity was not found.");
 const badArgument = (message = "Request contains an invalid argument.") =>
   new GoogleApiError(400, "INVALID_ARGUMENT", message);
+
+/** How many localPosts.create bodies received() keeps. */
+const RECEIVED_KEPT = 100;
 
 /** pageSize as Google reads it: default when absent, at most the maximum; pageToken an offset we issued. */
 function page<T>(all: T[], url: URL, dflt: number, max: number): { items: T[]; next?: string } {
@@ -184,7 +187,8 @@ export function createGoogleBusinessEmulator(opts: EmulatorOptions = {}): Google
     } catch {
       throw badArgument("Invalid JSON payload received.");
     }
-    state.received.push(body);
+    // The last bodies only: a sandbox profile's emulator state is saved with every call.
+    state.received = [...state.received.slice(-(RECEIVED_KEPT - 1)), body];
     const sent = conform(body);
     checkFields(sent);
     if (!location.canPost)
