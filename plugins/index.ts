@@ -5,6 +5,7 @@ import plugin_bluesky from "./bluesky/index.ts";
 import plugin_discord from "./discord/index.ts";
 import plugin_facebook from "./facebook/index.ts";
 import plugin_farcaster from "./farcaster/index.ts";
+import plugin_google_business from "./google_business/index.ts";
 import plugin_instagram from "./instagram/index.ts";
 import plugin_linkedin from "./linkedin/index.ts";
 import plugin_nostr from "./nostr/index.ts";
@@ -21,6 +22,7 @@ import emulator_bluesky from "./bluesky/emulator.ts";
 import emulator_discord from "./discord/emulator.ts";
 import emulator_facebook from "./facebook/emulator.ts";
 import emulator_farcaster from "./farcaster/emulator.ts";
+import emulator_google_business from "./google_business/emulator.ts";
 import emulator_instagram from "./instagram/emulator.ts";
 import emulator_linkedin from "./linkedin/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
@@ -40,6 +42,7 @@ export const PLUGINS: Record<string, Plugin> = {
   "discord": plugin_discord as unknown as Plugin,
   "facebook": plugin_facebook as unknown as Plugin,
   "farcaster": plugin_farcaster as unknown as Plugin,
+  "google_business": plugin_google_business as unknown as Plugin,
   "instagram": plugin_instagram as unknown as Plugin,
   "linkedin": plugin_linkedin as unknown as Plugin,
   "nostr": plugin_nostr as unknown as Plugin,
@@ -60,6 +63,7 @@ export const EMULATORS: Record<string, (opts?: EmulatorOptions) => Emulator> = {
   "discord": emulator_discord,
   "facebook": emulator_facebook,
   "farcaster": emulator_farcaster,
+  "google_business": emulator_google_business,
   "instagram": emulator_instagram,
   "linkedin": emulator_linkedin,
   "nostr": emulator_nostr,

@@ -23,15 +23,13 @@ import {
 } from "../../src/platform/sdk.ts";
 import { findAmongRecent } from "../../src/platform/find-published.ts";
 import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
+import { connectCall, oauthFlow, tokenCredentials, bearerAuth, refreshAhead } from "../../src/platform/oauth.ts";
 import {
-  connectCall,
-  oauthFlow,
-  tokenCredentials,
-  bearerAuth,
-  refreshTokenGrant,
-  refreshAhead,
-  type TokenEndpoint,
-} from "../../src/platform/oauth.ts";
+  GOOGLE_AUTHORIZE_URL,
+  GOOGLE_OFFLINE_PARAMS,
+  GOOGLE_TOKEN_ENDPOINT,
+  googleRefresh,
+} from "../../src/platform/google.ts";
 import { GB, MB, mediaRequired } from "../../src/platform/limits.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
 import { utf16Prefix, utf8Length } from "../../src/platform/text.ts";
@@ -44,8 +42,6 @@ import type {
   VideoListResponse,
 } from "./contract.ts";
 
-const TOKEN_URL = "https://oauth2.googleapis.com/token";
-const TOKEN_ENDPOINT: TokenEndpoint = { tokenUrl: TOKEN_URL, clientAuth: "body" };
 const TITLE_MAX = 100;
 const UPLOAD_SCOPE = "https://www.googleapis.com/auth/youtube.upload";
 const READ_SCOPE = "https://www.googleapis.com/auth/youtube.readonly";
@@ -249,7 +245,7 @@ async function checkStatus(ctx: PluginContext, handle: string): Promise<Outcome>
   return { kind: "submitted", handle };
 }
 
-const refresh = refreshTokenGrant({ ...TOKEN_ENDPOINT, name: "Google", holder: "channel" });
+const refresh = googleRefresh("channel");
 
 async function fetchRecent(ctx: PluginContext, since: Date | null): Promise<RecentPost[]> {
   const channel = await ctx.http.request<ChannelListResponse>("GET", "/youtube/v3/channels", {
@@ -470,15 +466,15 @@ export default definePlugin({
     first_comment: [COMMENT_SCOPE],
   },
   connect: oauthFlow({
-    authorizeUrl: "https://accounts.google.com/o/oauth2/v2/auth",
-    ...TOKEN_ENDPOINT,
+    authorizeUrl: GOOGLE_AUTHORIZE_URL,
+    ...GOOGLE_TOKEN_ENDPOINT,
     pkce: true,
     // Uploading, reading the channel, its uploads and their statistics (Data API), and first comments
     // (force-ssl, the only scope commentThreads.insert takes). Nothing reads the YouTube Analytics API, so
     // its scope is not asked for: every sensitive scope must be justified in Google's app verification.
     // A user who unticks force-ssl still connects; that channel's first comments are refused.
     scopes: [UPLOAD_SCOPE, READ_SCOPE, COMMENT_SCOPE],
-    extraAuthorizeParams: { access_type: "offline", prompt: "consent" },
+    extraAuthorizeParams: GOOGLE_OFFLINE_PARAMS,
     async identity(c, token) {
       // Google's consent screen lets the user untick scopes: without both, Crier could not work.
       const granted = typeof token.scope === "string" ? token.scope.split(" ") : null;

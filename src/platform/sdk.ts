@@ -461,8 +461,9 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   mediaRequirementsFor?(options: Static<O>): DeclaredMediaRequirements;
   /**
    * Rules between a target's options and its content that a schema cannot say (user tags only on an
-   * image, collaborators not on a Story), checked at creation after the declaration's; each problem is a
-   * 400 naming the target. `media[i].measured` is what Crier knows of the file (its own upload's facts,
+   * image, collaborators not on a Story; a Google Business event post needs its event), checked at creation
+   * after the declaration's and only for options that passed the schema; each problem is a 400 naming the
+   * target. `media[i].measured` is what Crier knows of the file (its own upload's facts,
    * else the client's numbers).
    */
   optionProblems?(target: OptionTarget<Static<O>>): OptionProblem[];

@@ -239,7 +239,7 @@ describe("nostr", () => {
 });
 
 test("the platforms without alt text say so, and declare no limit to check", () => {
-  const none = ["farcaster", "reddit", "snapchat", "telegram", "tiktok", "vimeo", "youtube"];
+  const none = ["farcaster", "google_business", "reddit", "snapchat", "telegram", "tiktok", "vimeo", "youtube"];
   for (const platform of none) {
     const d = registry.describe(platform)!;
     expect(`${platform}: ${d.capabilities.alt_text} ${d.media_requirements.alt_text}`).toBe(`${platform}: false null`);

@@ -171,6 +171,9 @@ export function targetProblems(t: TargetCheck): Problem[] {
     );
   }
 
+  // Rules between options (and with the content) are asked only of options the schema accepted.
+  const optionsValid = !problems.length;
+
   for (const c of resolveAliases(plugin, t.options).conflicts)
     fail(
       `platform_options.${c.alias}`,
@@ -297,7 +300,7 @@ export function targetProblems(t: TargetCheck): Problem[] {
 
   problems.push(...altTextProblems(t));
   problems.push(...firstCommentProblems(t));
-  if (plugin.optionProblems)
+  if (optionsValid && plugin.optionProblems)
     problems.push(
       ...plugin.optionProblems({
         content,

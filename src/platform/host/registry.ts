@@ -3,6 +3,7 @@
  * routes show of each platform, and the sandbox emulators: one instance per platform and sandbox profile.
  */
 import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
+import { EXTENSION_PLATFORMS } from "../declaration.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
 import type { ConnectionMode, Emulator, EmulatorOptions, Plugin, PluginStatus } from "../sdk.ts";
 import { mediaPuller } from "./media-guard.ts";
@@ -51,6 +52,18 @@ export function declaredVariants(plugins: Record<string, Plugin> = PLUGINS): str
   return Object.keys(plugins)
     .sort()
     .flatMap((id) => plugins[id].variantNames ?? []);
+}
+
+/**
+ * The order platforms are listed in everywhere (the accounts' platform list, the README tables, the
+ * dashboard): the upstream API's fifteen first, as before, then Crier's extensions in the order declared.
+ */
+export function byListingOrder(a: string, b: string): number {
+  const ext = (id: string) => (EXTENSION_PLATFORMS as readonly string[]).indexOf(id);
+  const [ea, eb] = [ext(a), ext(b)];
+  if (ea === -1 && eb === -1) return a < b ? -1 : a > b ? 1 : 0;
+  if (ea === -1 || eb === -1) return ea === -1 ? -1 : 1;
+  return ea - eb;
 }
 
 /** Sandbox emulators a copy keeps in memory at most when their state lives in the store. */
@@ -118,7 +131,7 @@ export function createRegistry(
   };
   const registry: PlatformRegistry = {
     describe: (platform) => descriptions.get(platform),
-    list: () => [...byId.keys()].sort().map((id) => byId.get(id)!),
+    list: () => [...byId.keys()].sort(byListingOrder).map((id) => byId.get(id)!),
     get: (platform) => byId.get(platform),
     statusOf: (platform) => descriptions.get(platform)?.status,
     connectionMode: (platform) =>
