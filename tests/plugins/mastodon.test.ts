@@ -11,11 +11,18 @@ import plugin from "../../plugins/mastodon/index.ts";
 import { createMastodonEmulator, type MastodonEmulator } from "../../plugins/mastodon/emulator.ts";
 import { forgetServerLimits } from "../../plugins/mastodon/server.ts";
 import { accounts } from "../../src/db/schema.ts";
+import { storedApp } from "../../src/modules/connect/server-apps.ts";
 import { serveEmulator, type ServedEmulator } from "../../src/platform/emulator-kit.ts";
 import { createMediaAccess } from "../../src/platform/host/media-guard.ts";
 import { providerFor } from "../../src/platform/host/provider.ts";
 import type { Outcome, PluginContext, PublishJob } from "../../src/platform/sdk.ts";
-import { formFields, listeningHarness, submitHostedForm, type ListeningHarness } from "../support/connect-kit.ts";
+import {
+  formFields,
+  listeningHarness,
+  submitHostedForm,
+  submitShownForm,
+  type ListeningHarness,
+} from "../support/connect-kit.ts";
 import { makePng } from "../support/media-fixtures.ts";
 import { makeVideo } from "../support/media-files.ts";
 
@@ -115,12 +122,33 @@ describe("connect", () => {
     for (const r of rows) expect(r.credentials).not.toContain(emulator.apps()[0].clientId);
   });
 
+  test("after a restart the app is found again in the accounts connected through it", async () => {
+    // What the connect module hands the host: a lookup in the encrypted credentials of stored accounts.
+    const lookup = storedApp(h.ctx);
+    expect((await lookup("mastodon", { sandbox: false }, "two.example"))?.client_id).toBe(emulator.apps()[1].clientId);
+    // A sandbox profile's emulator knows none of the live apps.
+    const sandbox = await h.profile({ sandbox: true });
+    expect(await lookup("mastodon", { sandbox: true, profileId: sandbox.profileId }, "two.example")).toBeNull();
+    expect(await lookup("mastodon", { sandbox: false }, "three.example")).toBeNull();
+  });
+
   test("a server that forgot the app gets a new registration", async () => {
     expect(emulator.apps()).toHaveLength(2);
     // The server lost its data (before 4.3 Mastodon removed unused apps): the stored app is refused.
     emulator.reset();
     expect((await connect("one.example")).html).toContain("Account connected");
     expect(emulator.apps()).toHaveLength(1);
+  });
+
+  test("a link connects once: its form sent again after the callback connects nothing", async () => {
+    const res = await h.request("POST", "/v1/accounts/connect/mastodon", { token });
+    const html = await (await fetch(res.body.data.hosted_url)).text();
+    expect((await submitShownForm(res.body.data.hosted_url, html, { server: "one.example" })).html).toContain(
+      "Account connected",
+    );
+    const again = await submitShownForm(res.body.data.hosted_url, html, { server: "one.example" });
+    expect(again.status).toBe(400);
+    expect(again.html).toContain("already been used");
   });
 
   test("what is not a server's address is asked again and registers nothing", async () => {

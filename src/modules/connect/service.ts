@@ -482,6 +482,8 @@ async function toAuthorization(
   values: Record<string, string>,
   again: (error: string, errorCode?: string) => Response,
 ): Promise<Response> {
+  // A link whose callback already connected an account registers nothing more.
+  if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
   const c = connectContext(ctx, platform, targetOf(check.state), storedApp(ctx));
   let carry: Record<string, string>;
   try {
