@@ -330,6 +330,48 @@ describe("publishing", () => {
   });
 });
 
+describe("at creation, through the API", () => {
+  async function mastodonAccount(): Promise<string> {
+    const list = await h.request("GET", "/v1/accounts", { token });
+    return list.body.data.find((a: { username: string; status: string }) => a.username === "sandbox@one.example").id;
+  }
+
+  test("options Mastodon does not have, and text past the default limit, are a 400 naming the target", async () => {
+    const account_id = await mastodonAccount();
+    const bad = await h.request("POST", "/v1/posts", {
+      token,
+      body: { content: "hi", targets: [{ account_id, platform_options: { visibility: "friends" } }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("invalid_platform_options");
+    const poll = await h.request("POST", "/v1/posts", {
+      token,
+      body: {
+        content: "hi",
+        targets: [{ account_id, platform_options: { poll: { options: ["only one"], expires_in: 600 } } }],
+      },
+    });
+    expect(poll.status).toBe(400);
+    const long = await h.request("POST", "/v1/posts", {
+      token,
+      body: { content: "x".repeat(501), targets: [{ account_id }] },
+    });
+    expect(long.status).toBe(400);
+    expect(long.body.error.code).toBe("content_too_long");
+  });
+
+  test("a long link counts as 23 characters when the post is checked", async () => {
+    const account_id = await mastodonAccount();
+    const res = await h.request("POST", "/v1/posts/validate", {
+      token,
+      body: { content: `${"x".repeat(470)} https://example.com/${"a".repeat(200)}`, targets: [{ account_id }] },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.data.ok).toBe(true);
+    expect(res.body.data.targets[0].text).toEqual({ length: 494, limit: 500, unit: "mastodon" });
+  });
+});
+
 describe("the emulator refuses what Mastodon refuses", () => {
   const bearer = () => ({
     authorization: `Bearer ${String(ctx.credentials.access_token)}`,
