@@ -8,6 +8,7 @@ import plugin_farcaster from "./farcaster/index.ts";
 import plugin_google_business from "./google_business/index.ts";
 import plugin_instagram from "./instagram/index.ts";
 import plugin_linkedin from "./linkedin/index.ts";
+import plugin_mastodon from "./mastodon/index.ts";
 import plugin_nostr from "./nostr/index.ts";
 import plugin_pinterest from "./pinterest/index.ts";
 import plugin_reddit from "./reddit/index.ts";
@@ -25,6 +26,7 @@ import emulator_farcaster from "./farcaster/emulator.ts";
 import emulator_google_business from "./google_business/emulator.ts";
 import emulator_instagram from "./instagram/emulator.ts";
 import emulator_linkedin from "./linkedin/emulator.ts";
+import emulator_mastodon from "./mastodon/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_pinterest from "./pinterest/emulator.ts";
 import emulator_reddit from "./reddit/emulator.ts";
@@ -45,6 +47,7 @@ export const PLUGINS: Record<string, Plugin> = {
   "google_business": plugin_google_business as unknown as Plugin,
   "instagram": plugin_instagram as unknown as Plugin,
   "linkedin": plugin_linkedin as unknown as Plugin,
+  "mastodon": plugin_mastodon as unknown as Plugin,
   "nostr": plugin_nostr as unknown as Plugin,
   "pinterest": plugin_pinterest as unknown as Plugin,
   "reddit": plugin_reddit as unknown as Plugin,
@@ -66,6 +69,7 @@ export const EMULATORS: Record<string, (opts?: EmulatorOptions) => Emulator> = {
   "google_business": emulator_google_business,
   "instagram": emulator_instagram,
   "linkedin": emulator_linkedin,
+  "mastodon": emulator_mastodon,
   "nostr": emulator_nostr,
   "pinterest": emulator_pinterest,
   "reddit": emulator_reddit,

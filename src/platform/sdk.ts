@@ -252,6 +252,23 @@ export interface ConnectContext {
   settings: Record<string, string | undefined>;
   log: Logger;
   now(): Date;
+  /** The OAuth apps the flow registered on servers the user named (Mastodon); the host always gives it. */
+  apps?: ServerApps;
+}
+
+/**
+ * OAuth apps a connect flow registers itself on a server the user names (Mastodon's POST /api/v1/apps),
+ * so that one registration serves every later connect to that server. The host keeps them in this
+ * process and, to survive restarts without a table of their own, finds them again in the encrypted
+ * credentials of the accounts connected through them: an identity made through a registered app carries
+ * it as `credentials.app` and the server as `metadata.server` (the key given here).
+ */
+export interface ServerApps {
+  /** The app registered on this server before (this process, or a connected account's credentials). */
+  find(server: string): Promise<Credentials | null>;
+  remember(server: string, app: Credentials): void;
+  /** Drops the server's app from this process (the server no longer knows it). */
+  forget(server: string): void;
 }
 
 export interface FormField {
@@ -267,12 +284,24 @@ export type ConnectFlow =
       mode: "oauth_authorization_url";
       /** Environment variables that must be set for this platform's OAuth app. */
       requiredSettings: string[];
-      /** codeVerifier: a PKCE verifier derived from the state (send its S256 challenge where the platform wants PKCE). */
-      authorizationUrl(c: ConnectContext, p: { state: string; redirectUri: string; codeVerifier: string }): string;
+      /**
+       * What the user must answer before the authorization URL can be made (Mastodon: which server). With
+       * it, connecting answers hosted_url (a page asking these fields); its submission calls `resolve` and
+       * sends the browser on to authorizationUrl. Absent: connecting answers authorization_url at once.
+       */
+      ask?: OAuthQuestion;
+      /**
+       * codeVerifier: a PKCE verifier derived from the state (send its S256 challenge where the platform wants PKCE).
+       * carry: what ask.resolve returned (absent without ask).
+       */
+      authorizationUrl(
+        c: ConnectContext,
+        p: { state: string; redirectUri: string; codeVerifier: string; carry?: Record<string, string> },
+      ): string;
       /** Several identities when one authorization covers several accounts (every Facebook Page the user picked). */
       exchange(
         c: ConnectContext,
-        p: { code: string; redirectUri: string; codeVerifier: string },
+        p: { code: string; redirectUri: string; codeVerifier: string; carry?: Record<string, string> },
       ): Promise<ConnectedIdentity | ConnectedIdentity[]>;
     }
   | {
@@ -294,6 +323,23 @@ export type ConnectFlow =
        */
       verify(c: ConnectContext, values: Record<string, string>, attempt?: ConnectAttempt): Promise<ConnectedIdentity>;
     };
+
+/** The hosted page an OAuth flow shows before the provider's (ConnectFlow `ask`). */
+export interface OAuthQuestion {
+  title: string;
+  instructions: string;
+  fields: FormField[];
+  /**
+   * Turns the answers into what authorizationUrl and exchange need (Mastodon: the server's address and
+   * the app registered there). The result travels encrypted in the flow's signed state, so any copy can
+   * finish the flow; throws ConnectError with a message to show the form again.
+   */
+  resolve(
+    c: ConnectContext,
+    values: Record<string, string>,
+    p: { redirectUri: string },
+  ): Promise<Record<string, string>>;
+}
 
 /**
  * One connect attempt (one signed state), as prepare() and verify() of a hosted flow see it. `secret` is

@@ -81,13 +81,31 @@ export function weightedLength(text: string): number {
   return weight;
 }
 
+/** An address written as @user@domain: Mastodon counts only its @user part. */
+const REMOTE_MENTION = /(^|[^\p{L}\p{N}_\/])@([\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*)@[\p{L}\p{N}.-]+\.[\p{L}]{2,}/gu;
+
+/**
+ * Mastodon's count: graphemes, every http(s) link as 23 characters whatever its length, and a mention of
+ * another server's user by its @user part only ("All links are counted as 23 characters … Only the
+ * username part will count against your character limit -- the domain is not counted",
+ * docs.joinmastodon.org/user/posting/, read 2026-11-26). The content warning counts too: the plugin
+ * adds it before counting.
+ */
+export function mastodonLength(text: string): number {
+  const counted = text
+    .replace(WEB_URL, () => "x".repeat(URL_WEIGHT))
+    .replace(REMOTE_MENTION, (_m, before: string, user: string) => `${before}@${user}`);
+  return graphemeCount(counted);
+}
+
 /**
  * How a platform counts the length of a post: characters are Unicode code points, utf16 counts UTF-16
  * code units (String.length, Telegram), graphemes what a reader sees as one character (Bluesky), bytes
  * UTF-8 bytes (Farcaster, Nostr, YouTube), weighted X's weighting (URLs 23, CJK and emoji 2),
- * emoji_bytes code points with each emoji counted as its UTF-8 bytes (Threads).
+ * emoji_bytes code points with each emoji counted as its UTF-8 bytes (Threads), mastodon graphemes with links
+ * as 23 and mentions without their domain.
  */
-export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighted" | "emoji_bytes";
+export type TextUnit = "characters" | "utf16" | "graphemes" | "bytes" | "weighted" | "emoji_bytes" | "mastodon";
 
 export function countText(text: string, unit: TextUnit): number {
   switch (unit) {
@@ -103,6 +121,8 @@ export function countText(text: string, unit: TextUnit): number {
       return weightedLength(text);
     case "emoji_bytes":
       return emojiBytesLength(text);
+    case "mastodon":
+      return mastodonLength(text);
   }
 }
 
@@ -114,6 +134,7 @@ export const UNIT_NAMES: Record<TextUnit, string> = {
   bytes: "bytes",
   weighted: "weighted characters",
   emoji_bytes: "characters (emoji as UTF-8 bytes)",
+  mastodon: "characters (links as 23)",
 };
 
 /** The first `max` UTF-16 code units of a text, never cutting a surrogate pair (an emoji) in two. */

@@ -35,3 +35,11 @@ test("Threads' unit: characters, each emoji as its UTF-8 bytes", () => {
   expect(countText("🇫🇷", "emoji_bytes")).toBe(8);
   expect(countText("x".repeat(497) + "👍", "emoji_bytes")).toBe(501);
 });
+
+test("mastodon: graphemes, every link as 23, a remote mention without its domain", () => {
+  expect(countText("hello", "mastodon")).toBe(5);
+  expect(countText(`see https://example.com/${"a".repeat(100)} now`, "mastodon")).toBe(4 + 23 + 4);
+  expect(countText("hi @alice@example.social!", "mastodon")).toBe("hi @alice!".length);
+  expect(countText("👨‍👩‍👧 ok", "mastodon")).toBe(4);
+  expect(countText("mail me at bob@example.com", "mastodon")).toBe("mail me at bob@example.com".length);
+});

@@ -103,7 +103,11 @@ export async function submitShownForm(
     body: form,
     headers: { "content-type": "application/x-www-form-urlencoded" },
   });
-  return { status: res.status, html: await res.text() };
+  const answer = await res.text();
+  // An OAuth flow's question answered (Mastodon's server): the page sends the browser on to the provider.
+  const onward = /<meta http-equiv="refresh" content="0;url=([^"]*)">/.exec(answer);
+  if (onward) return followAuthorization(onward[1].replace(/&amp;/g, "&"));
+  return { status: res.status, html: answer };
 }
 
 /** Follows an authorization URL the way a browser would, through to Crier's callback page. */

@@ -133,3 +133,28 @@ ${fields}
 </form>`;
   return htmlResponse(layout(`${input.title} · ${input.platform}`, body), input.error ? 400 : 200);
 }
+
+/**
+ * The page that sends the browser on to a provider's authorization page once an OAuth flow's question
+ * was answered (a refresh, which the page's policy does not restrict, and a link for browsers without it).
+ */
+export function redirectPage(input: { platform: string; url: string; requester: Requester }): Response {
+  const url = safeLink(input.url);
+  const body = `<h1>Continue to authorize Crier</h1>
+${requesterNote(input.requester)}
+<p>Your server asks you to sign in and allow Crier to post for you.</p>
+<p><a href="${esc(url)}">Continue to ${esc(hostOf(url))}</a></p>`;
+  const html = layout(`Authorize · ${input.platform}`, body).replace(
+    "<title>",
+    `<meta http-equiv="refresh" content="0;url=${esc(url)}"><title>`,
+  );
+  return htmlResponse(html);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

@@ -25,6 +25,7 @@ export function connectRoutes(ctx: AppContext) {
           description:
             "Computes a browser URL valid five minutes, bound to the key's profile by a signed state; connects nothing by itself. " +
             "OAuth platforms return authorization_url (the provider's page); Bluesky, Telegram, Farcaster and Nostr return hosted_url (a page on this server). " +
+            "Extension: Mastodon (mode oauth_authorization_url) returns hosted_url and no authorization_url: its page asks which server, registers Crier there once, and sends the browser on to that server's authorization page. " +
             "404 unsupported_platform for an unknown platform; 409 platform_not_configured when the server lacks the platform's app credentials " +
             "(the hint names the variables); 409 connect_not_available for a platform whose connect flow is not written yet; " +
             "409 sandbox_unavailable when a sandbox profile asks for a platform without an emulator; " +

@@ -23,8 +23,17 @@ import { upsertConnectedAccount } from "../accounts/service.ts";
 import { AccountLimitReached, assertRoomFor, assertRoomToConnect } from "../accounts/limits.ts";
 import { forgetTargetAccount } from "../accounts/target-accounts.ts";
 import type { ConnectResult } from "./model.ts";
-import { formPage, resultPage, type Requester } from "./pages.ts";
-import { attemptSecret, codeVerifier, issueState, verifyState, type ConnectState, type StateCheck } from "./state.ts";
+import { formPage, redirectPage, resultPage, type Requester } from "./pages.ts";
+import {
+  attemptSecret,
+  codeVerifier,
+  issueState,
+  stateWithCarry,
+  verifyState,
+  type ConnectState,
+  type StateCheck,
+} from "./state.ts";
+import { storedApp } from "./server-apps.ts";
 import { spendState, stateSpent } from "./used-states.ts";
 import { errorFields } from "../../log.ts";
 
@@ -103,8 +112,8 @@ export async function startConnect(ctx: AppContext, principal: Principal, platfo
     { profileId: principal.profileId, platform, sandbox },
     ctx.clock.now(),
   );
-  if (flow.mode === "oauth_authorization_url") {
-    const c = connectContext(ctx, platform, targetOf({ sandbox, profileId: principal.profileId }));
+  if (flow.mode === "oauth_authorization_url" && !flow.ask) {
+    const c = connectContext(ctx, platform, targetOf({ sandbox, profileId: principal.profileId }), storedApp(ctx));
     const url = flow.authorizationUrl(c, {
       state,
       redirectUri: callbackUrl(ctx, platform),
@@ -247,12 +256,13 @@ export async function finishOAuth(
       400,
     );
   await sandboxReady(ctx, platform, check.state);
-  const c = connectContext(ctx, platform, targetOf(check.state));
+  const c = connectContext(ctx, platform, targetOf(check.state), storedApp(ctx));
   try {
     const identity = await plugin.connect.exchange(c, {
       code: query.code,
       redirectUri: callbackUrl(ctx, platform),
       codeVerifier: codeVerifier(check.secret, query.state!),
+      ...(check.state.carry && { carry: check.state.carry }),
     });
     return await store(ctx, check.state, plugin, identity);
   } catch (e) {
@@ -260,12 +270,17 @@ export async function finishOAuth(
   }
 }
 
-type HostedFlow = Extract<ConnectFlow, { fields: unknown }>;
+type FormFlow = Extract<ConnectFlow, { fields: unknown }>;
+type OAuthFlow = Extract<ConnectFlow, { mode: "oauth_authorization_url" }>;
+/** A flow with a page under /connect/: a form or signer flow, or an OAuth flow that asks something first. */
+type HostedFlow = Pick<FormFlow, "title" | "instructions" | "fields" | "prepare"> & { oauth?: OAuthFlow };
 
 function hostedFlow(ctx: AppContext, platform: string): { plugin: Plugin; flow: HostedFlow } | null {
   const plugin = ctx.platforms.get(platform);
-  if (!plugin?.connect || plugin.connect.mode === "oauth_authorization_url") return null;
-  return { plugin, flow: plugin.connect };
+  if (!plugin?.connect) return null;
+  if (plugin.connect.mode !== "oauth_authorization_url") return { plugin, flow: plugin.connect };
+  const ask = plugin.connect.ask;
+  return ask ? { plugin, flow: { ...ask, oauth: plugin.connect } } : null;
 }
 
 const notHosted = (platform: string) =>
@@ -352,7 +367,10 @@ export async function showHostedForm(ctx: AppContext, platform: string, state: s
   let values: Record<string, string> | undefined;
   if (flow.prepare) {
     try {
-      const prepared = await flow.prepare(connectContext(ctx, platform, targetOf(check.state)), attemptOf(check));
+      const prepared = await flow.prepare(
+        connectContext(ctx, platform, targetOf(check.state), storedApp(ctx)),
+        attemptOf(check),
+      );
       carry = {
         ...prepared.carry,
         ...(prepared.link && { [LINK_URL]: prepared.link.url, [LINK_LABEL]: prepared.link.label }),
@@ -422,10 +440,11 @@ export async function submitHostedForm(
   const empty = flow.fields.find((f) => !values[f.name]);
   if (empty) return again(`${empty.label} is required.`);
   await sandboxReady(ctx, platform, check.state);
+  if (flow.oauth) return toAuthorization(ctx, platform, flow.oauth, check, values, again);
   try {
     const carried = Object.fromEntries(Object.entries(carry).filter(([k]) => !SHOWN_ONLY.includes(k)));
-    const identity = await flow.verify(
-      connectContext(ctx, platform, targetOf(check.state)),
+    const identity = await (flow as FormFlow).verify(
+      connectContext(ctx, platform, targetOf(check.state), storedApp(ctx)),
       { ...carried, ...values },
       attemptOf(check),
     );
@@ -461,4 +480,39 @@ function sandboxLink(
   const url = new URL(link.url);
   url.searchParams.set("state", state);
   return { ...link, url: url.toString() };
+}
+
+/**
+ * The submission of an OAuth flow's question (Mastodon: which server): the flow resolves the answers (and
+ * registers its app there), and the browser goes on to the provider with a state that carries the result,
+ * encrypted, so the callback can finish on any copy. The state stays unspent until the callback. The page
+ * sends the browser on itself: a redirect answering a form post would be checked against the page's
+ * form-action 'self' and refused by browsers.
+ */
+async function toAuthorization(
+  ctx: AppContext,
+  platform: string,
+  flow: OAuthFlow,
+  check: VerifiedState,
+  values: Record<string, string>,
+  again: (error: string, errorCode?: string) => Response,
+): Promise<Response> {
+  // A link whose callback already connected an account registers nothing more.
+  if (await stateSpent(ctx.db, check.state)) return stateFailure(platform, "used");
+  const c = connectContext(ctx, platform, targetOf(check.state), storedApp(ctx));
+  let carry: Record<string, string>;
+  try {
+    carry = await flow.ask!.resolve(c, values, { redirectUri: callbackUrl(ctx, platform) });
+  } catch (e) {
+    if (e instanceof ConnectError) return again(e.message, e.code);
+    return failure(ctx, platform, e);
+  }
+  const state = stateWithCarry(ctx.config.secretKey, check.state, carry);
+  const url = flow.authorizationUrl(c, {
+    state,
+    redirectUri: callbackUrl(ctx, platform),
+    codeVerifier: codeVerifier(ctx.config.secretKey, state),
+    carry,
+  });
+  return redirectPage({ platform, url, requester: await requesterOf(ctx, check.state) });
 }

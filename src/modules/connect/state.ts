@@ -4,6 +4,7 @@
  * so it is HMAC-signed with the server secret. Only its nonce is stored, once it is used (used-states.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { decryptJson, encryptJson } from "../../db/crypto.ts";
 
 export const STATE_TTL_MS = 5 * 60_000;
 
@@ -13,6 +14,11 @@ export interface ConnectState {
   sandbox: boolean;
   expiresAt: number;
   nonce: string;
+  /**
+   * What an OAuth flow's hosted question resolved to (Mastodon: the server and the app registered
+   * there), encrypted with SECRET_KEY: the state travels through the browser and the provider.
+   */
+  carry?: Record<string, string>;
 }
 
 const stateKey = (secret: Buffer) => createHash("sha256").update("crier/connect-state/v1").update(secret).digest();
@@ -33,6 +39,24 @@ export function issueState(
   };
   const payload = Buffer.from(
     JSON.stringify([state.profileId, state.platform, state.sandbox ? 1 : 0, state.expiresAt, state.nonce]),
+  ).toString("base64url");
+  return `${payload}.${sign(secret, payload)}`;
+}
+
+/**
+ * The same attempt (profile, nonce, expiry) with a carry added: the state an OAuth flow with a hosted
+ * question sends to the provider once the user answered. It is spent like the first, by its nonce.
+ */
+export function stateWithCarry(secret: Buffer, state: ConnectState, carry: Record<string, string>): string {
+  const payload = Buffer.from(
+    JSON.stringify([
+      state.profileId,
+      state.platform,
+      state.sandbox ? 1 : 0,
+      state.expiresAt,
+      state.nonce,
+      encryptJson(secret, carry),
+    ]),
   ).toString("base64url");
   return `${payload}.${sign(secret, payload)}`;
 }
@@ -65,11 +89,27 @@ export function verifyState(
   } catch {
     return { ok: false, reason: "invalid" };
   }
-  if (!Array.isArray(fields) || fields.length !== 5) return { ok: false, reason: "invalid" };
-  const [profileId, statePlatform, sandbox, expiresAt, nonce] = fields as [string, string, number, number, string];
+  if (!Array.isArray(fields) || (fields.length !== 5 && fields.length !== 6)) return { ok: false, reason: "invalid" };
+  const [profileId, statePlatform, sandbox, expiresAt, nonce, sealed] = fields as [
+    string,
+    string,
+    number,
+    number,
+    string,
+    string | undefined,
+  ];
   if (statePlatform !== platform) return { ok: false, reason: "wrong_platform" };
   if (typeof expiresAt !== "number" || now.getTime() > expiresAt) return { ok: false, reason: "expired" };
-  return { ok: true, state: { profileId, platform: statePlatform, sandbox: sandbox === 1, expiresAt, nonce }, secret };
+  let carry: Record<string, string> | undefined;
+  if (sealed !== undefined) {
+    try {
+      carry = decryptJson<Record<string, string>>(secret, String(sealed));
+    } catch {
+      return { ok: false, reason: "invalid" };
+    }
+  }
+  const state: ConnectState = { profileId, platform: statePlatform, sandbox: sandbox === 1, expiresAt, nonce };
+  return { ok: true, state: carry ? { ...state, carry } : state, secret };
 }
 
 /** The PKCE verifier of a flow: derived from its state, so nothing needs to be stored between the two legs. */

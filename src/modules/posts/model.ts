@@ -219,7 +219,7 @@ export const TargetValidation = t.Object(
             description: "The most this platform takes for this post (lower for a caption on some).",
           }),
           unit: t.String({
-            description: "What is counted: characters, utf16, graphemes, bytes, weighted or emoji_bytes.",
+            description: "What is counted: characters, utf16, graphemes, bytes, weighted, emoji_bytes or mastodon.",
           }),
         }),
         t.Null(),

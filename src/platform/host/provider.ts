@@ -13,6 +13,7 @@ import { createMediaAccess, type OwnStorageOpener } from "./media-guard.ts";
 import { createProviderHttp } from "./provider-http.ts";
 import { firstOpener, sandboxMediaOpener } from "./sandbox-media.ts";
 import { inProcessWebSocket } from "./sandbox-socket.ts";
+import { serverApps, type StoredAppLookup } from "./server-apps.ts";
 
 /** Where credentials a plugin refreshed are kept: the accounts service, handed in by whoever builds the context. */
 export interface CredentialStore {
@@ -204,13 +205,22 @@ function newProviderHttp(ctx: HostContext, platform: string, opts: Target): Prov
   });
 }
 
-/** What a connect flow (no account yet) runs with. */
-export function connectContext(ctx: HostContext, platform: string, opts: Target): ConnectContext {
+/**
+ * What a connect flow (no account yet) runs with. `lookup` finds the apps a flow registered on a server
+ * in stored accounts (server-apps.ts); without it they are kept in this process only.
+ */
+export function connectContext(
+  ctx: HostContext,
+  platform: string,
+  opts: Target,
+  lookup?: StoredAppLookup,
+): ConnectContext {
   return {
     http: providerHttp(ctx, platform, opts),
     settings: settingsFor(ctx, platform, opts),
     log: ctx.log.child({ component: "connect", platform }),
     now: () => ctx.clock.now(),
+    apps: serverApps(ctx, platform, opts, lookup),
   };
 }
 
