@@ -12,6 +12,8 @@ import { MB } from "../../src/platform/limits.ts";
 import { reasonOf } from "../../src/platform/http.ts";
 import {
   definePlugin,
+  type AccountLimits,
+  type DeclaredMediaRequirements,
   type FailureOutcome,
   type PluginContext,
   type ProviderResponse,
@@ -19,7 +21,7 @@ import {
 import { connect } from "./connect.ts";
 import { checkStatus, publish } from "./publish.ts";
 import { accountStats, fetchRecent, findPublished, metrics } from "./reads.ts";
-import { accountBase, DEFAULT_API_URL, DEFAULT_LIMITS } from "./server.ts";
+import { accountBase, DEFAULT_API_URL, DEFAULT_LIMITS, limitsOf, type ServerLimits } from "./server.ts";
 
 /**
  * Mastodon's 429 carries X-RateLimit-Reset, a timestamp (docs.joinmastodon.org/api/rate-limits/, read
@@ -58,6 +60,73 @@ const withoutPoll = (options: Record<string, unknown>) => {
   return rest;
 };
 
+// Mastodon's defaults (docs.joinmastodon.org/user/posting/#attachments and the /api/v2/instance example,
+// read 2026-11-26): images (PNG, JPEG, HEIF, WebP, AVIF) up to 16 MB, one animated GIF up to 16 MB
+// (made a looping video), one video (MP4, MOV, WebM) up to 99 MB, up to 4 files, a video never beside
+// images ("images_and_video" in PostStatusService). Servers may differ: publish checks each account's.
+const DECLARED_MEDIA: DeclaredMediaRequirements = {
+  supported_formats: [
+    "image/jpeg",
+    "image/png",
+    "image/gif",
+    "image/webp",
+    "image/heic",
+    "image/avif",
+    "video/mp4",
+    "video/quicktime",
+    "video/webm",
+  ],
+  convertible_formats: {},
+  max_size_bytes: { image: 16 * MB, video: DEFAULT_LIMITS.videoBytes, gif: 16 * MB },
+  file_constraints: {
+    maxFiles: DEFAULT_LIMITS.maxMedia,
+    maxImageFiles: DEFAULT_LIMITS.maxMedia,
+    maxVideoFiles: 1,
+    maxGifFiles: 1,
+    allowMixedMedia: false,
+    gifBehavior: "converted to a looping soundless video",
+    maxImagePixels: DEFAULT_LIMITS.imagePixels,
+    maxFrameRate: DEFAULT_LIMITS.videoFrameRate,
+    maxVideoPixels: DEFAULT_LIMITS.videoPixels,
+    perServer:
+      "Each server sets its own limits (GET /api/v2/instance); these are Mastodon's defaults, and a status is checked against its account's server before it is sent.",
+  },
+  required_media: null,
+  max_hashtags: null,
+  min_video_duration_seconds: null,
+  max_video_duration_seconds: null,
+  aspect_ratio: null,
+  thumbnail: null,
+};
+
+/**
+ * The account's own server's limits (read from /api/v2/instance at connect and stored with the account),
+ * as its media_requirements and text limit: what the account shows and what creation checks.
+ */
+function serverRequirements(stored: unknown): AccountLimits | undefined {
+  if (!stored || typeof stored !== "object") return undefined;
+  const l = limitsOf(undefined);
+  Object.assign(l, stored as Partial<ServerLimits>);
+  const fc = DECLARED_MEDIA.file_constraints;
+  return {
+    textMax: l.maxCharacters,
+    mediaRequirements: {
+      ...DECLARED_MEDIA,
+      supported_formats: DECLARED_MEDIA.supported_formats.filter((f) => l.supportedTypes.includes(f)),
+      max_size_bytes: { image: l.imageBytes, video: l.videoBytes, gif: l.imageBytes },
+      file_constraints: {
+        ...fc,
+        maxFiles: l.maxMedia,
+        maxImageFiles: l.maxMedia,
+        maxImagePixels: l.imagePixels,
+        maxFrameRate: l.videoFrameRate,
+        maxVideoPixels: l.videoPixels,
+        perServer: "This account's server's own limits, read from its GET /api/v2/instance when it was connected.",
+      },
+    },
+  };
+}
+
 export default definePlugin({
   platform: "mastodon",
   displayName: "Mastodon",
@@ -81,44 +150,8 @@ export default definePlugin({
     replies: true,
     threads: true,
   },
-  // Mastodon's defaults (docs.joinmastodon.org/user/posting/#attachments and the /api/v2/instance example,
-  // read 2026-11-26): images (PNG, JPEG, HEIF, WebP, AVIF) up to 16 MB, one animated GIF up to 16 MB
-  // (made a looping video), one video (MP4, MOV, WebM) up to 99 MB, up to 4 files, a video never beside
-  // images ("images_and_video" in PostStatusService). Servers may differ: publish checks each account's.
-  mediaRequirements: {
-    supported_formats: [
-      "image/jpeg",
-      "image/png",
-      "image/gif",
-      "image/webp",
-      "image/heic",
-      "image/avif",
-      "video/mp4",
-      "video/quicktime",
-      "video/webm",
-    ],
-    convertible_formats: {},
-    max_size_bytes: { image: 16 * MB, video: DEFAULT_LIMITS.videoBytes, gif: 16 * MB },
-    file_constraints: {
-      maxFiles: DEFAULT_LIMITS.maxMedia,
-      maxImageFiles: DEFAULT_LIMITS.maxMedia,
-      maxVideoFiles: 1,
-      maxGifFiles: 1,
-      allowMixedMedia: false,
-      gifBehavior: "converted to a looping soundless video",
-      maxImagePixels: DEFAULT_LIMITS.imagePixels,
-      maxFrameRate: DEFAULT_LIMITS.videoFrameRate,
-      maxVideoPixels: DEFAULT_LIMITS.videoPixels,
-      perServer:
-        "Each server sets its own limits (GET /api/v2/instance); these are Mastodon's defaults, and a status is checked against its account's server before it is sent.",
-    },
-    required_media: null,
-    max_hashtags: null,
-    min_video_duration_seconds: null,
-    max_video_duration_seconds: null,
-    aspect_ratio: null,
-    thumbnail: null,
-  },
+  mediaRequirements: DECLARED_MEDIA,
+  accountLimits: (metadata) => serverRequirements(metadata.limits),
   optionsSchema: t.Object(
     {
       visibility: t.Optional(

@@ -562,6 +562,12 @@ export interface PluginDefinition<O extends TSchema = TSchema> {
   onDisconnect?(ctx: PluginContext, p: { remoteStillUsed: boolean }): Promise<void>;
   /** Absent on declared_only plugins. */
   publish?(ctx: PluginContext, job: PublishJob): Promise<Outcome>;
+  /**
+   * The account's own limits where they differ from account to account (each Mastodon server sets its own),
+   * from what connect stored in the account's metadata: shown as that account's media_requirements and
+   * checked at creation instead of the declaration's. Undefined keeps the declaration.
+   */
+  accountLimits?(metadata: Record<string, unknown>): AccountLimits | undefined;
   /** First comments (a target's `first_comment`); absent: the platform takes none and such a target is 400. */
   firstComment?: FirstCommentSupport;
   /**
@@ -629,6 +635,12 @@ export interface OptionProblem {
   message: string;
   hint: string;
   field: string;
+}
+
+/** What one account may take beyond (or short of) its platform's declaration: see `accountLimits`. */
+export interface AccountLimits {
+  textMax?: number;
+  mediaRequirements?: DeclaredMediaRequirements;
 }
 
 export function definePlugin<O extends TSchema>(def: PluginDefinition<O>): PluginDefinition<O> {

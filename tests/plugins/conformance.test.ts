@@ -186,7 +186,9 @@ describe.each(withEmulator.map((p) => [p.platform, p] as const))("%s conformance
         platform,
         status: "active",
         capabilities: caps,
-        media_requirements: registry.describe(platform)!.media_requirements,
+        // The account's own limits where the platform has them per account (a Mastodon server's).
+        media_requirements: (registry.describeAccount?.(platform, rows[driven].metadata) ??
+          registry.describe(platform))!.media_requirements,
       });
       // Credentials are stored encrypted, never in clear.
       const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, account.id));

@@ -429,3 +429,38 @@ test("disconnecting revokes Crier's token on the server", async () => {
   expect(res.status).toBe(200);
   expect(emulator.revoked()).toBe(before + 1);
 });
+
+test("each account shows its own server's limits, and creation checks a post against them", async () => {
+  const own = await h.profile();
+  const limits = async (server: string, max_characters: number, max_media_attachments: number) => {
+    forgetServerLimits();
+    emulator.configure({ statuses: { max_characters, max_media_attachments } });
+    await connect(server, own.token);
+    const list = await h.request("GET", "/v1/accounts", { token: own.token });
+    return list.body.data.find((a: { username: string }) => a.username.endsWith(`@${server}`));
+  };
+  const big = await limits("big.example", 5000, 6);
+  const small = await limits("small.example", 40, 1);
+  emulator.configure({ statuses: { max_characters: 500, max_media_attachments: 4 } });
+  forgetServerLimits();
+  expect(big.media_requirements.file_constraints).toMatchObject({ maxFiles: 6, maxImageFiles: 6 });
+  expect(small.media_requirements.file_constraints).toMatchObject({ maxFiles: 1 });
+
+  const later = new Date(Date.now() + 86_400_000).toISOString();
+  const create = (account: string, content: string) =>
+    h.request("POST", "/v1/posts", {
+      token: own.token,
+      body: { content, publish_at: later, targets: [{ account_id: account }] },
+    });
+  // 800 characters are over Mastodon's default 500, but within big.example's 5000.
+  expect((await create(big.id, "x".repeat(800))).status).toBe(201);
+  const refused = await create(small.id, "x".repeat(41));
+  expect(refused.status).toBe(400);
+  expect(refused.body.error.code).toBe("content_too_long");
+  expect(refused.body.error.message).toContain("40");
+  const validated = await h.request("POST", "/v1/posts/validate", {
+    token: own.token,
+    body: { content: "x".repeat(41), targets: [{ account_id: big.id }, { account_id: small.id }] },
+  });
+  expect(validated.body.data.targets.map((t: { text: { limit: number } }) => t.text.limit)).toEqual([5000, 40]);
+});

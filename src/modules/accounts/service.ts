@@ -22,13 +22,16 @@ const shown = {
   username: accounts.username,
   avatarUrl: accounts.avatarUrl,
   status: accounts.status,
+  metadata: accounts.metadata,
   createdAt: accounts.createdAt,
   updatedAt: accounts.updatedAt,
 };
 type Shown = Pick<Row, keyof typeof shown>;
 
 export function toAccount(ctx: AppContext, row: Shown): Account {
-  const description = ctx.platforms.describe(row.platform);
+  const description =
+    ctx.platforms.describeAccount?.(row.platform, (row.metadata as Record<string, unknown> | null) ?? null) ??
+    ctx.platforms.describe(row.platform);
   return {
     id: row.id,
     platform: row.platform as Account["platform"],

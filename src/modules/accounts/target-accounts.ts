@@ -18,6 +18,8 @@ export interface TargetAccount {
   platform: string;
   status: (typeof accounts.$inferSelect)["status"];
   username: string;
+  /** What connect stored; the account's own limits come from it (src/platform/host/account-limits.ts). */
+  metadata: unknown;
 }
 
 /**
@@ -41,6 +43,7 @@ const accountsByIds = prepared((d) =>
       platform: accounts.platform,
       status: accounts.status,
       username: accounts.username,
+      metadata: accounts.metadata,
     })
     .from(accounts)
     .where(

@@ -16,6 +16,7 @@ import { fitTarget, type Adjustment } from "../../platform/host/fit.ts";
 import type { OwnFileFacts } from "../../platform/host/media-rules.ts";
 import { ownMediaOf, withOwnNumbers } from "../../media/own.ts";
 import { videoTools } from "../../media/tools.ts";
+import { pluginForAccount } from "../../platform/host/account-limits.ts";
 
 type TargetRow = typeof postTargets.$inferSelect;
 
@@ -152,7 +153,8 @@ export async function planTargets(
         `the ${account.platform} account @${account.username} is disconnected.`,
         "Connect the account again (POST /v1/accounts/connect/{platform}) or remove this target.",
       );
-    const plugin = ctx.platforms.get(account.platform);
+    const declared = ctx.platforms.get(account.platform);
+    const plugin = declared && pluginForAccount(declared, account.metadata as Record<string, unknown> | null);
     if (!plugin || !plugin.publish || ctx.platforms.statusOf(account.platform) !== "implemented")
       return problem(
         "platform_not_supported",

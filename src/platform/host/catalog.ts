@@ -18,6 +18,11 @@ export interface PlatformDescription {
 
 export interface PlatformCatalog {
   describe(platform: string): PlatformDescription | undefined;
+  /**
+   * The description one account shows: the platform's, with the account's own limits where the plugin
+   * declares them per account (accountLimits; a Mastodon server's), else describe(platform).
+   */
+  describeAccount?(platform: string, metadata: Record<string, unknown> | null): PlatformDescription | undefined;
 }
 
 /** The catalog plus the plugins themselves: what connect flows, sandbox routes and the engine use. */

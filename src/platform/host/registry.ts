@@ -4,6 +4,7 @@
  */
 import { EMULATORS, PLUGINS } from "../../../plugins/index.ts";
 import { EXTENSION_PLATFORMS } from "../declaration.ts";
+import { pluginForAccount } from "./account-limits.ts";
 import type { PlatformDescription, PlatformRegistry } from "./catalog.ts";
 import type { ConnectionMode, Emulator, EmulatorOptions, Plugin, PluginStatus } from "../sdk.ts";
 import { mediaPuller } from "./media-guard.ts";
@@ -131,6 +132,12 @@ export function createRegistry(
   };
   const registry: PlatformRegistry = {
     describe: (platform) => descriptions.get(platform),
+    describeAccount: (platform, metadata) => {
+      const plugin = byId.get(platform);
+      return plugin?.accountLimits
+        ? describePlugin(pluginForAccount(plugin, metadata), ffmpeg)
+        : descriptions.get(platform);
+    },
     list: () => [...byId.keys()].sort(byListingOrder).map((id) => byId.get(id)!),
     get: (platform) => byId.get(platform),
     statusOf: (platform) => descriptions.get(platform)?.status,
