@@ -247,6 +247,6 @@ test("the platforms without alt text say so, and declare no limit to check", () 
   const some = registry.list().filter((p) => !none.includes(p.platform));
   for (const p of some) expect(registry.describe(p.platform)!.capabilities.alt_text).toBe(true);
   expect(some.map((p): string => p.platform).sort()).toEqual(
-    ["bluesky", "facebook", "instagram", "linkedin", "nostr", "pinterest", "threads", "twitter"].sort(),
+    ["bluesky", "facebook", "instagram", "linkedin", "nostr", "pinterest", "slack", "threads", "twitter"].sort(),
   );
 });
