@@ -6,6 +6,7 @@
  * app has token rotation on: 12-hour `xoxe.xoxb-` tokens and single-use `xoxe-` refresh tokens.
  */
 import { randomBytes } from "node:crypto";
+import type { WebAPICallResult } from "@slack/web-api";
 import { OAuthServer } from "../../src/platform/emulator-kit.ts";
 import { SlackError } from "./emulator-contract.ts";
 
@@ -38,6 +39,9 @@ export interface Channel {
 
 export const ok = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   Response.json({ ok: true, ...body }, { headers });
+/** A successful answer, its body held to the method's response type in `@slack/web-api`. */
+export const answer = <T extends WebAPICallResult>(body: T, headers: Record<string, string> = {}) =>
+  Response.json(body, { headers });
 export const fail = (error: string, extra: Record<string, unknown> = {}) =>
   Response.json({ ok: false, error, ...extra });
 

@@ -23,7 +23,21 @@ import {
   resettable,
 } from "../../src/platform/emulator-kit.ts";
 import { inspectMedia } from "../../src/platform/emulator-media.ts";
-import { BOT, fail, ok, slackOAuth, TEAM, type Channel } from "./emulator-oauth.ts";
+// The answers are held to the contract's response types (type-only: nothing of the package runs).
+import type {
+  AuthTestResponse,
+  ChatPostMessageResponse,
+  ConversationsHistoryResponse,
+  ConversationsInfoResponse,
+  ConversationsJoinResponse,
+  ConversationsListResponse,
+  FilesCompleteUploadExternalResponse,
+  FilesGetUploadURLExternalResponse,
+  FilesInfoResponse,
+} from "@slack/web-api";
+
+import { answer, BOT, fail, slackOAuth, TEAM, type Channel } from "./emulator-oauth.ts";
+import { shapes, type Message, type Upload } from "./emulator-shapes.ts";
 import {
   checkComplete,
   checkPostMessage,
@@ -32,28 +46,6 @@ import {
   SlackError,
   type Params,
 } from "./emulator-contract.ts";
-
-interface Upload {
-  id: string;
-  token: string;
-  name: string;
-  length: number;
-  alt?: string;
-  bytes: Uint8Array | null;
-  mime: string | null;
-  title?: string;
-  shares: { channel: string; ts: string; thread_ts?: string }[];
-}
-
-interface Message {
-  ts: string;
-  channel: string;
-  text: string;
-  thread_ts?: string;
-  files: string[];
-  reply_count: number;
-  reactions: number;
-}
 
 export interface SlackEmulator extends Emulator {
   /** The channel the next consents pick (Slack's picker), by id. */
@@ -113,6 +105,7 @@ export function createSlackEmulator(): SlackEmulator {
     seq: { n: 0 },
   }));
   const { oauth, authorize, token } = slackOAuth(state);
+  const { channelJson, fileJson, messageJson } = shapes(state);
 
   /** The params of a call: the query, then the form or (for methods that take it) the JSON body. */
   async function params(req: Request, method: string, url: URL): Promise<Params> {
@@ -164,18 +157,6 @@ export function createSlackEmulator(): SlackEmulator {
     if (c.is_private || !oauth.granted(req, "chat:write.public")) throw new SlackError("not_in_channel");
   }
 
-  const channelJson = (c: Channel, members: boolean) => ({
-    id: c.id,
-    name: c.name,
-    is_channel: !c.is_private,
-    is_group: c.is_private,
-    is_private: c.is_private,
-    is_member: c.is_member,
-    is_archived: c.is_archived,
-    ...(members && { num_members: c.num_members }),
-  });
-
-  /** Records a message; a reply counts on its thread's root (a reply's ts given as thread_ts means its root). */
   function record(channel: string, text: string, thread: string | undefined, files: Upload[]): Message {
     let root: Message | undefined;
     if (thread) {
@@ -210,50 +191,16 @@ export function createSlackEmulator(): SlackEmulator {
     return m;
   }
 
-  const fileJson = (f: Upload) => ({
-    id: f.id,
-    name: f.name,
-    title: f.title ?? f.name,
-    mimetype: f.mime ?? "application/octet-stream",
-    size: f.length,
-    ...(f.alt && { alt_txt: f.alt }),
-    url_private: `https://files.slack.com/files-pri/${TEAM.id}-${f.id}/${encodeURIComponent(f.name)}`,
-    shares: f.shares.length
-      ? Object.fromEntries(
-          (["public", "private"] as const)
-            .map((kind) => [
-              kind,
-              Object.fromEntries(
-                f.shares
-                  .filter((s) => state.channels[s.channel]?.is_private === (kind === "private"))
-                  .map((s) => [s.channel, [{ ts: s.ts, ...(s.thread_ts && { thread_ts: s.thread_ts }) }]]),
-              ),
-            ])
-            .filter(([, v]) => Object.keys(v).length),
-        )
-      : {},
-  });
-
-  const messageJson = (m: Message) => ({
-    type: "message",
-    ...(m.files.length && { subtype: "file_share" }),
-    user: BOT.user_id,
-    bot_id: BOT.bot_id,
-    text: m.text,
-    ts: m.ts,
-    ...(m.thread_ts && { thread_ts: m.thread_ts }),
-    ...(m.reply_count && { thread_ts: m.ts, reply_count: m.reply_count }),
-    ...(m.reactions && { reactions: [{ name: "thumbsup", count: m.reactions, users: [] }] }),
-    ...(m.files.length && { files: m.files.map((id) => fileJson(state.uploads.get(id)!)) }),
-  });
-
   async function api(req: Request, method: string, url: URL, base: string): Promise<Response> {
     const p = await params(req, method, url);
     authed(req);
     const scopes = { "x-oauth-scopes": oauth.scopesOf(req).join(",") };
     switch (method) {
       case "auth.test":
-        return ok({ url: TEAM.url, team: TEAM.name, user: "crier", team_id: TEAM.id, ...BOT }, scopes);
+        return answer<AuthTestResponse>(
+          { ok: true, url: TEAM.url, team: TEAM.name, user: "crier", team_id: TEAM.id, ...BOT },
+          scopes,
+        );
       case "conversations.list": {
         const types = String(p.types ?? "public_channel").split(",");
         if (types.includes("public_channel")) need(req, "channels:read");
@@ -263,11 +210,18 @@ export function createSlackEmulator(): SlackEmulator {
             (c.is_private ? types.includes("private_channel") && c.is_member : types.includes("public_channel")) &&
             !(p.exclude_archived === "true" && c.is_archived),
         );
-        return ok({ channels: list.map((c) => channelJson(c, false)), response_metadata: { next_cursor: "" } });
+        return answer<ConversationsListResponse>({
+          ok: true,
+          channels: list.map((c) => channelJson(c, false)),
+          response_metadata: { next_cursor: "" },
+        });
       }
       case "conversations.info": {
         const c = visible(req, p.channel);
-        return ok({ channel: channelJson(c, String(p.include_num_members) === "true") });
+        return answer<ConversationsInfoResponse>({
+          ok: true,
+          channel: channelJson(c, String(p.include_num_members) === "true"),
+        });
       }
       case "conversations.join": {
         need(req, "channels:join");
@@ -275,7 +229,7 @@ export function createSlackEmulator(): SlackEmulator {
         if (c.is_private) throw new SlackError("method_not_supported_for_channel_type");
         if (c.is_archived) throw new SlackError("is_archived");
         c.is_member = true;
-        return ok({ channel: channelJson(c, false) });
+        return answer<ConversationsJoinResponse>({ ok: true, channel: channelJson(c, false) });
       }
       case "conversations.history": {
         const c = channelFor(p.channel);
@@ -290,7 +244,11 @@ export function createSlackEmulator(): SlackEmulator {
         const top = state.messages
           .filter((m) => m.channel === c.id && (!m.thread_ts || m.thread_ts === m.ts) && within(Number(m.ts)))
           .reverse();
-        return ok({ messages: top.slice(0, limit).map(messageJson), has_more: top.length > limit });
+        return answer<ConversationsHistoryResponse>({
+          ok: true,
+          messages: top.slice(0, limit).map(messageJson),
+          has_more: top.length > limit,
+        });
       }
       case "chat.postMessage": {
         need(req, "chat:write");
@@ -301,7 +259,8 @@ export function createSlackEmulator(): SlackEmulator {
         const chars = [...args.text];
         const truncated = chars.length > 40_000;
         const m = record(c.id, truncated ? chars.slice(0, 40_000).join("") : args.text, args.thread_ts, []);
-        return ok({
+        return answer<ChatPostMessageResponse>({
+          ok: true,
           channel: c.id,
           ts: m.ts,
           message: messageJson(m),
@@ -322,7 +281,11 @@ export function createSlackEmulator(): SlackEmulator {
           shares: [],
         };
         state.uploads.set(f.id, f);
-        return ok({ upload_url: `${base}/upload/v1/${f.token}`, file_id: f.id });
+        return answer<FilesGetUploadURLExternalResponse>({
+          ok: true,
+          upload_url: `${base}/upload/v1/${f.token}`,
+          file_id: f.id,
+        });
       }
       case "files.completeUploadExternal": {
         need(req, "files:write");
@@ -342,13 +305,16 @@ export function createSlackEmulator(): SlackEmulator {
             f.shares.push({ channel: c.id, ts: m.ts, ...(m.thread_ts && { thread_ts: m.thread_ts }) });
         }
         // The files are shared after Slack has processed them: the answer does not show the shares yet.
-        return ok({ files: files.map((f) => ({ ...fileJson(f), shares: {} })) });
+        return answer<FilesCompleteUploadExternalResponse>({
+          ok: true,
+          files: files.map((f) => ({ ...fileJson(f), shares: {} })),
+        });
       }
       case "files.info": {
         need(req, "files:read");
         const f = state.uploads.get(String(p.file ?? ""));
         if (!f || !f.bytes) throw new SlackError("file_not_found");
-        return ok({ file: fileJson(f) });
+        return answer<FilesInfoResponse>({ ok: true, file: fileJson(f) });
       }
     }
     throw new SlackError("unknown_method");
