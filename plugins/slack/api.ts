@@ -12,12 +12,12 @@ import type {
   ChatPostMessageResponse,
   ConversationsHistoryResponse,
   ConversationsInfoResponse,
+  ConversationsRepliesResponse,
   FilesCompleteUploadExternalArguments,
   FilesCompleteUploadExternalResponse,
   FilesGetUploadURLExternalArguments,
   FilesGetUploadURLExternalResponse,
   FilesInfoResponse,
-  ReactionsGetResponse,
 } from "@slack/web-api";
 import type { FailureOutcome, PluginContext, ProviderHttp } from "../../src/platform/sdk.ts";
 import { parseRetryAfter } from "../../src/platform/retry-after.ts";
@@ -194,8 +194,8 @@ export type {
   ChatPostMessageResponse,
   ConversationsHistoryResponse,
   ConversationsInfoResponse,
+  ConversationsRepliesResponse,
   FilesCompleteUploadExternalResponse,
   FilesGetUploadURLExternalResponse,
   FilesInfoResponse,
-  ReactionsGetResponse,
 };

@@ -3,7 +3,7 @@
  * (docs.slack.dev/reference/methods/<method>, read 2026-11-26): the OAuth v2 consent with its channel
  * picker (incoming-webhook) and oauth.v2.access (the client by HTTP Basic; token rotation: 12-hour
  * `xoxe.xoxb-` tokens and single-use `xoxe-` refresh tokens), auth.test, conversations.list/info/join/
- * history, chat.postMessage, files.getUploadURLExternal, the upload URL (served here), files.
+ * history/replies, chat.postMessage, files.getUploadURLExternal, the upload URL (served here), files.
  * completeUploadExternal and files.info. Every refusal is Slack's HTTP 200 `{ ok: false,
  * error }` (missing_scope with `needed` and `provided`); a rate limit is HTTP 429 with Retry-After.
  * Request facts are checked at runtime against the same names `@slack/web-api` types (emulator-contract.ts).
@@ -31,6 +31,7 @@ import type {
   ConversationsInfoResponse,
   ConversationsJoinResponse,
   ConversationsListResponse,
+  ConversationsRepliesResponse,
   FilesCompleteUploadExternalResponse,
   FilesGetUploadURLExternalResponse,
   FilesInfoResponse,
@@ -248,6 +249,22 @@ export function createSlackEmulator(): SlackEmulator {
           ok: true,
           messages: top.slice(0, limit).map(messageJson),
           has_more: top.length > limit,
+        });
+      }
+      case "conversations.replies": {
+        // The thread of a message: the parent first, then its replies, oldest first.
+        const c = channelFor(p.channel);
+        need(req, c.is_private ? "groups:history" : "channels:history");
+        if (!c.is_member) throw new SlackError("not_in_channel");
+        const parent = state.messages.find((m) => m.channel === c.id && m.ts === p.ts);
+        if (!parent) throw new SlackError("thread_not_found");
+        const root = parent.thread_ts ?? parent.ts;
+        const thread = state.messages.filter((m) => m.channel === c.id && (m.ts === root || m.thread_ts === root));
+        const limit = Math.min(Number(p.limit ?? 1000) || 1000, 1000);
+        return answer<ConversationsRepliesResponse>({
+          ok: true,
+          messages: thread.slice(0, limit).map(messageJson),
+          has_more: thread.length > limit,
         });
       }
       case "chat.postMessage": {

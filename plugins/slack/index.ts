@@ -28,7 +28,7 @@ import { oauthFlow, refreshAhead, refreshTokenGrant } from "../../src/platform/o
 import { publishAsReply } from "../../src/platform/first-comment.ts";
 import { GB } from "../../src/platform/limits.ts";
 import { identity } from "./connect.ts";
-import { accountStats, checkAccount, fetchRecent, metrics } from "./reads.ts";
+import { accountStats, checkAccount, fetchRecent, findReply, metrics } from "./reads.ts";
 import {
   call,
   channelOf,
@@ -292,6 +292,7 @@ const plugin = definePlugin({
     kind: "reply",
     // A reply in the post's thread, made like any thread item.
     publish: (ctx, comment) => publishAsReply(publish, ctx, comment),
+    find: findReply,
   },
   fetchRecent,
   metrics,

@@ -2,7 +2,10 @@
  * What Crier reads of a connected channel: its recent messages (a workflow source), the reactions and
  * replies of a message (metrics), its member count (the audience), and the token's scopes (accounts check).
  */
+import { findComment, oldestOf } from "../../src/platform/find-comment.ts";
 import type {
+  CommentJob,
+  FindResult,
   AccountCheck,
   AccountStats,
   PluginContext,
@@ -17,6 +20,7 @@ import {
   tokenOf,
   type ConversationsHistoryResponse,
   type ConversationsInfoResponse,
+  type ConversationsRepliesResponse,
 } from "./api.ts";
 
 const kindOfFile = (f: { mimetype?: string }): "image" | "video" | null =>
@@ -108,4 +112,32 @@ export async function checkAccount(ctx: PluginContext): Promise<AccountCheck> {
           .filter(Boolean),
       }
     : {};
+}
+
+/**
+ * Whether a first comment is in the post's thread, for a comment whose outcome is unknown: the thread's
+ * messages from the window on (conversations.replies, oldest first, the parent itself first), the bot's own
+ * compared by text.
+ */
+export function findReply(
+  ctx: PluginContext,
+  job: CommentJob,
+  window: { since: Date; until: Date },
+): Promise<FindResult> {
+  const parent = job.parent.platformPostId;
+  return findComment(job, window, "reply(ies) of the app in the thread", async () => {
+    const res = await call<ConversationsRepliesResponse>(ctx.http, tokenOf(ctx), "conversations.replies", {
+      form: { channel: channelOf(ctx), ts: parent, limit: "200" },
+    });
+    if (!res.ok) throw new Error(res.outcome.reason);
+    const replies = (res.body.messages ?? []).filter((m) => m.ts && m.ts !== parent);
+    const at = (ts: string) => new Date(Number(ts) * 1000);
+    return {
+      comments: replies
+        .filter((m) => m.user === ctx.account.metadata.bot_user_id)
+        .map((m) => ({ id: m.ts!, url: permalink(ctx, m.ts!, parent), text: m.text ?? "", createdAt: at(m.ts!) })),
+      more: res.body.has_more === true,
+      oldest: oldestOf(replies.map((m) => at(m.ts!))),
+    };
+  });
 }

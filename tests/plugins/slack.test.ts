@@ -179,6 +179,20 @@ test("threads: the account's second item replies under the first, files included
   });
   expect(comment.kind).toBe("published");
   expect(emulator.posts().at(-1)).toMatchObject({ text: "first comment", replyTo: root.platformPostId });
+  // An unknown comment is looked for in the thread (conversations.replies): found by its text, else absent.
+  const window = { since: new Date(Date.now() - 60_000), until: new Date() };
+  const asked = (text: string) => ({
+    text,
+    parent: { platformPostId: root.platformPostId, url: root.url },
+    options: {},
+    idempotencyToken: "x",
+  });
+  const found = await slack.firstComment!.find!(ctx, asked("first comment"), window);
+  expect(found).toMatchObject({
+    kind: "found",
+    platformPostId: (comment as { platformPostId: string }).platformPostId,
+  });
+  expect((await slack.firstComment!.find!(ctx, asked("never said"), window)).kind).toBe("absent");
   // The replies count on the root, as metrics read them.
   const m = await slack.metrics!(ctx, [root.platformPostId]);
   expect(m[root.platformPostId]).toMatchObject({ comments: 3, likes: 0 });
