@@ -145,6 +145,7 @@ function fileName(item: MediaItem, contentType: string, i: number): string {
 async function uploadOne(ctx: PluginContext, item: MediaItem, i: number): Promise<Step<{ id: string }>> {
   let contentType: string;
   let bytes: Uint8Array<ArrayBuffer>;
+  // Read whole, as files.getUploadURLExternal wants the length before the upload (the media guard bounds it).
   try {
     const body = await ctx.media.open(item);
     contentType = body.contentType;
@@ -165,8 +166,8 @@ async function uploadOne(ctx: PluginContext, item: MediaItem, i: number): Promis
     body: bytes,
     headers: { "content-type": contentType || "application/octet-stream" },
   });
-  if (!put.ok)
-    return { ok: false, outcome: put.outcome.kind === "unknown" ? { ...put.outcome, kind: "retryable" } : put.outcome };
+  // Nothing is shared before files.completeUploadExternal: a failed upload leaves nothing in the channel.
+  if (!put.ok) return { ok: false, outcome: put.outcome };
   return { ok: true, body: { id: file_id }, headers: put.headers };
 }
 
