@@ -12,6 +12,7 @@ import plugin_mastodon from "./mastodon/index.ts";
 import plugin_nostr from "./nostr/index.ts";
 import plugin_pinterest from "./pinterest/index.ts";
 import plugin_reddit from "./reddit/index.ts";
+import plugin_slack from "./slack/index.ts";
 import plugin_snapchat from "./snapchat/index.ts";
 import plugin_telegram from "./telegram/index.ts";
 import plugin_threads from "./threads/index.ts";
@@ -30,6 +31,7 @@ import emulator_mastodon from "./mastodon/emulator.ts";
 import emulator_nostr from "./nostr/emulator.ts";
 import emulator_pinterest from "./pinterest/emulator.ts";
 import emulator_reddit from "./reddit/emulator.ts";
+import emulator_slack from "./slack/emulator.ts";
 import emulator_snapchat from "./snapchat/emulator.ts";
 import emulator_telegram from "./telegram/emulator.ts";
 import emulator_threads from "./threads/emulator.ts";
@@ -51,6 +53,7 @@ export const PLUGINS: Record<string, Plugin> = {
   "nostr": plugin_nostr as unknown as Plugin,
   "pinterest": plugin_pinterest as unknown as Plugin,
   "reddit": plugin_reddit as unknown as Plugin,
+  "slack": plugin_slack as unknown as Plugin,
   "snapchat": plugin_snapchat as unknown as Plugin,
   "telegram": plugin_telegram as unknown as Plugin,
   "threads": plugin_threads as unknown as Plugin,
@@ -73,6 +76,7 @@ export const EMULATORS: Record<string, (opts?: EmulatorOptions) => Emulator> = {
   "nostr": emulator_nostr,
   "pinterest": emulator_pinterest,
   "reddit": emulator_reddit,
+  "slack": emulator_slack,
   "snapchat": emulator_snapchat,
   "telegram": emulator_telegram,
   "threads": emulator_threads,

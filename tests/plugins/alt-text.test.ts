@@ -256,6 +256,7 @@ test("the platforms without alt text say so, and declare no limit to check", () 
       "mastodon",
       "nostr",
       "pinterest",
+      "slack",
       "threads",
       "twitter",
     ].sort(),
