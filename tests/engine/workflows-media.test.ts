@@ -198,7 +198,8 @@ describe("destination rules", () => {
     expect((await post(destination(item, ig).post_id)).status).toBe("published");
     const [reel] = emulated("instagram", "v4");
     expect(reel.media).toEqual([{ type: "video" }]);
-    expect(reel.options).toEqual({ trial_params: { graduation_strategy: "MANUAL" } });
+    // Published as a Reel (the emulator records the placement it received) with the trial's parameters.
+    expect(reel.options).toMatchObject({ placement: "reels", trial_params: { graduation_strategy: "MANUAL" } });
   });
 });
 

@@ -152,6 +152,28 @@ describe.skipIf(!haveChromium)("scheduling features in the dashboard", () => {
     expect((await api("GET", "/v1/posts?limit=100")).body.data.length).toBe(before + 2);
   });
 
+  test("the accounts page offers all 19 platforms; a Mastodon account connects through its server's page", async () => {
+    const { page } = d;
+    await page.getByRole("link", { name: "Accounts" }).click();
+    const buttons = page.locator(".platform-grid button");
+    await until("the platform grid", async () => ((await buttons.count()) > 0 ? true : undefined));
+    const names = await buttons.allTextContents();
+    expect(names).toHaveLength(19);
+    // The upstream API's fifteen first, then Crier's extensions.
+    expect(names.slice(15).map((n) => n.trim())).toEqual([
+      "Connect Mastodon",
+      "Connect Google Business Profile",
+      "Connect Discord",
+      "Connect Slack",
+    ]);
+    await page.getByRole("button", { name: "Connect Mastodon" }).click();
+    await page.getByLabel("Your server").fill("social.example");
+    await page.getByRole("button", { name: /Connect|Continue/ }).click();
+    await page.getByRole("link", { name: "Back to the accounts in the dashboard" }).click();
+    await page.locator("li.account", { hasText: "@social.example" }).waitFor();
+    await d.shot("accounts-mastodon");
+  });
+
   test("the new pages work on a phone-sized screen", async () => {
     const p = await d.browser.newPage();
     await p.setViewportSize({ width: 375, height: 812 });

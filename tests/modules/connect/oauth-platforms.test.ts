@@ -124,6 +124,45 @@ const PROVIDERS: Record<string, { routes: Record<string, Reply>; expect: { remot
     },
     expect: { remoteId: "UC1", username: "@chan" },
   },
+  google_business: {
+    routes: {
+      // Google's token endpoint (as YouTube's), the answer naming the scope granted.
+      "POST /token": (_r, _u, b) =>
+        inBody(b) && b.get("code_verifier")
+          ? { ...token, scope: "https://www.googleapis.com/auth/business.manage" }
+          : null,
+      "GET /v1/accounts": (req) =>
+        bearer(req, "at") ? { accounts: [{ name: "accounts/7", accountName: "Bakery group" }] } : null,
+      "GET /v1/accounts/7/locations": (req, u) =>
+        bearer(req, "at") && u.searchParams.get("readMask")
+          ? { locations: [{ name: "locations/9", title: "Corner Bakery", metadata: { canOperateLocalPost: true } }] }
+          : null,
+    },
+    expect: { remoteId: "accounts/7/locations/9", username: "Corner Bakery" },
+  },
+  slack: {
+    routes: {
+      // oauth.v2.access: the client by HTTP Basic; the channel picked on the consent screen comes back.
+      "POST /token": (req, _u, b) =>
+        basic(req) && b.get("code")
+          ? {
+              ok: true,
+              access_token: "at",
+              scope: "chat:write,files:write,incoming-webhook",
+              incoming_webhook: { channel_id: "C1", channel: "#news" },
+            }
+          : null,
+      "POST /api/auth.test": (req) =>
+        bearer(req, "at")
+          ? { ok: true, team_id: "T1", team: "Acme", url: "https://acme.slack.com/", user_id: "U1" }
+          : null,
+      "POST /api/conversations.info": (req, _u, b) =>
+        bearer(req, "at") && b.get("channel") === "C1"
+          ? { ok: true, channel: { id: "C1", name: "news", is_member: true } }
+          : null,
+    },
+    expect: { remoteId: "T1:C1", username: "#news" },
+  },
 };
 
 const oauthPlatforms = createRegistry()
