@@ -69,3 +69,20 @@ export async function connectBluesky(page: Page, handle = "acme.bsky.social") {
   await page.getByRole("link", { name: "Back to the accounts in the dashboard" }).click();
   await page.locator("li.account").first().waitFor();
 }
+
+/** axe-core's rules, run in the page: the serious and critical violations, each with the elements at fault. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const source = await Bun.file(join(resolve(import.meta.dir, "../.."), "node_modules/axe-core/axe.min.js")).text();
+  // Evaluated through the browser's protocol, which the page's Content-Security-Policy does not govern.
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    // @ts-expect-error axe is the global axe-core's script defines
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return (result.violations as { id: string; impact: string; help: string; nodes: { target: string[] }[] }[]).map(
+      (v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(" ")) }),
+    );
+  });
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.targets.slice(0, 3).join(", ")})`);
+}
