@@ -101,24 +101,24 @@ export function CalendarPage() {
           Drag a scheduled post to another day to move it, or open it to move it to any date and time.
         </span>
       </p>
-      <div class={`calendar ${view}`} role="grid" aria-label={title}>
-        <div class="weekdays" role="row">
+      {/* A list of days, not an ARIA grid: a grid promises arrow-key navigation between cells, and each day
+          here is reached with Tab through its posts. On a phone the days with posts become a plain list. */}
+      <section class={`calendar ${view}`} aria-label={title}>
+        <div class="weekdays" aria-hidden="true">
           {WEEKDAYS.map((d) => (
-            <div role="columnheader" key={d}>
-              {d}
-            </div>
+            <div key={d}>{d}</div>
           ))}
         </div>
-        <div class="days" role="rowgroup">
+        <ol class="days">
           {days.map((d) => {
             const key = dayKey(d);
             const outside = view === "month" && d.getMonth() !== anchor.getMonth();
+            const list = byDay.get(key) ?? [];
             return (
-              <div
+              <li
                 key={key}
-                role="gridcell"
                 data-date={`${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`}
-                class={`day${outside ? " outside" : ""}${key === today ? " today" : ""}${dropTarget === key ? " drop" : ""}`}
+                class={`day${outside ? " outside" : ""}${key === today ? " today" : ""}${dropTarget === key ? " drop" : ""}${list.length ? "" : " empty"}`}
                 onDragOver={(e) => {
                   e.preventDefault();
                   setDropTarget(key);
@@ -131,29 +131,42 @@ export function CalendarPage() {
                   if (id) void reschedule(id, d);
                 }}
               >
-                <span class="date">{d.getDate()}</span>
-                <ul>
-                  {(byDay.get(key) ?? []).map((p) => (
-                    <li key={p.id}>
-                      <Link
-                        href={`/posts/${p.id}`}
-                        class={`event status-${p.status}`}
-                        data-post={p.id}
-                        draggable={p.status === "scheduled"}
-                        onDragStart={(e) => e.dataTransfer?.setData("text/plain", p.id)}
-                        title={`${p.status} · ${postDate(p).toLocaleString()}`}
-                      >
-                        <time>{postDate(p).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}</time>{" "}
-                        {excerpt(p.content, 40)}
-                      </Link>
-                    </li>
-                  ))}
-                </ul>
-              </div>
+                <span class="date" aria-hidden="true">
+                  {d.getDate()}
+                </span>
+                <span class="date-long">
+                  {d.toLocaleDateString(undefined, { weekday: "long", day: "numeric", month: "long" })}
+                </span>
+                {list.length ? (
+                  <ul>
+                    {list.map((p) => (
+                      <li key={p.id}>
+                        <Link
+                          href={`/posts/${p.id}`}
+                          class={`event status-${p.status}`}
+                          data-post={p.id}
+                          draggable={p.status === "scheduled"}
+                          onDragStart={(e) => e.dataTransfer?.setData("text/plain", p.id)}
+                          title={`${p.status} · ${postDate(p).toLocaleString()}`}
+                        >
+                          <time>
+                            {postDate(p).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" })}
+                          </time>{" "}
+                          <span class="visually-hidden">{p.status}: </span>
+                          {excerpt(p.content, 40)}
+                        </Link>
+                      </li>
+                    ))}
+                  </ul>
+                ) : null}
+              </li>
             );
           })}
-        </div>
-      </div>
+        </ol>
+        {!days.some((d) => byDay.has(dayKey(d))) ? (
+          <p class="calendar-empty muted">No posts {view === "month" ? "this month" : "this week"}.</p>
+        ) : null}
+      </section>
     </>
   );
 }

@@ -96,42 +96,45 @@ function ApiKeys() {
           </div>
         </div>
       ) : null}
-      <table class="list">
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Token</th>
-            <th scope="col">Scopes</th>
-            <th scope="col">Last used</th>
-            <th scope="col">Expires</th>
-            <th scope="col">
-              <span class="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.map((k) => (
-            <tr key={k.id} class={k.revoked_at ? "revoked" : ""}>
-              <td>{k.name}</td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td class="small">{k.scopes.join(", ")}</td>
-              <td>{k.last_used_at ? when(k.last_used_at) : "never"}</td>
-              <td>{k.expires_at ? when(k.expires_at) : "never"}</td>
-              <td>
-                {k.revoked_at ? (
-                  <span class="muted">revoked</span>
-                ) : (
-                  <button type="button" class="danger" onClick={() => setRevoking(k)}>
-                    Revoke
-                  </button>
-                )}
-              </td>
+      {/* A phone scrolls the table sideways within its own region rather than the whole page. */}
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="API keys">
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Token</th>
+              <th scope="col">Scopes</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {keys.data?.map((k) => (
+              <tr key={k.id} class={k.revoked_at ? "revoked" : ""}>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td class="small">{k.scopes.join(", ")}</td>
+                <td>{k.last_used_at ? when(k.last_used_at) : "never"}</td>
+                <td>{k.expires_at ? when(k.expires_at) : "never"}</td>
+                <td>
+                  {k.revoked_at ? (
+                    <span class="muted">revoked</span>
+                  ) : (
+                    <button type="button" class="danger" onClick={() => setRevoking(k)}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <Confirm
         open={!!revoking}
         title={`Revoke "${revoking?.name ?? ""}"?`}
