@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { collectAnalytics } from "../../src/engine/analytics.ts";
 import { createEngine } from "../../src/engine/scheduler.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
+import { sharp } from "../../src/media/tools.ts";
 import { createKey } from "../../src/modules/keys/service.ts";
 import type { BlueskyEmulator } from "../../plugins/bluesky/emulator.ts";
 import type { XEmulator } from "../../plugins/twitter/emulator.ts";
@@ -19,6 +20,7 @@ import {
   type SignedInDashboard,
 } from "../support/browser-kit.ts";
 import { followAuthorization } from "../support/connect-kit.ts";
+import { until } from "../support/until.ts";
 
 const DAY = 24 * 3600_000;
 
@@ -37,18 +39,39 @@ describe.skipIf(!haveChromium)("the analytics page", () => {
     return { status: res.status, body: (await res.json()) as any };
   };
 
+  /** A picture of one colour, uploaded to Crier's media: the post's thumbnail in the table. */
+  async function picture(r: number, g: number, b: number): Promise<string> {
+    const lib = await sharp();
+    const jpeg = await lib({ create: { width: 400, height: 400, channels: 3, background: { r, g, b } } })
+      .jpeg()
+      .toBuffer();
+    const ticket = await api("POST", "/v1/media/uploads", { filename: "photo.jpg", content_type: "image/jpeg" });
+    const put = await fetch(ticket.body.data.upload.signedUrl, {
+      method: "PUT",
+      headers: { "content-type": "image/jpeg" },
+      body: Uint8Array.from(jpeg),
+    });
+    expect(put.ok).toBe(true);
+    return (await api("GET", `/v1/media/${ticket.body.data.media_id}`)).body.data.public_url;
+  }
+
   /** A post through the API, published by the engine; its copies' platform ids by platform. */
-  async function publish(content: string, accountIds: string[]) {
+  async function publish(content: string, accountIds: string[], colour?: [number, number, number]) {
+    const media = colour ? [{ url: await picture(...colour), type: "image" }] : [];
     const created = await api("POST", "/v1/posts", {
       content,
+      media,
       targets: accountIds.map((account_id) => ({ account_id })),
     });
     expect(created.status).toBe(201);
-    const engine = createEngine(d.h.ctx, { random: () => 0.5 });
-    await engine.runUntilIdle();
-    await engine.stop();
-    const post = (await api("GET", `/v1/posts/${created.body.data.id}`)).body.data;
-    expect(post.status).toBe("published");
+    // A picture is processed before it goes out: run the engine until the post is out.
+    const post = await until("the post published", async () => {
+      const engine = createEngine(d.h.ctx, { random: () => 0.5 });
+      await engine.runUntilIdle();
+      await engine.stop();
+      const p = (await api("GET", `/v1/posts/${created.body.data.id}`)).body.data;
+      return p.status === "published" ? p : undefined;
+    });
     ids[content] = post.id;
     return Object.fromEntries(post.targets.map((t: any) => [t.platform, t.platform_post_id])) as Record<string, string>;
   }
@@ -71,15 +94,15 @@ describe.skipIf(!haveChromium)("the analytics page", () => {
     const old = await publish("Winter sale recap", [xId]);
     x.engage(old.twitter, { impressions: 900, likes: 30 });
     d.h.clock.advance(6 * DAY);
-    const plan: [string, number, number][] = [
-      ["Spring catalogue is out", 4200, 310],
-      ["Behind the scenes at the studio", 1500, 45],
-      ["Five tips for better product photos", 2600, 190],
-      ["Thank you for 12k followers", 800, 120],
+    const plan: [string, number, number, [number, number, number]][] = [
+      ["Spring catalogue is out", 4200, 310, [120, 190, 90]],
+      ["Behind the scenes at the studio", 1500, 45, [200, 120, 60]],
+      ["Five tips for better product photos", 2600, 190, [60, 110, 200]],
+      ["Thank you for 12k followers", 800, 120, [190, 70, 120]],
     ];
-    for (const [content, views, likes] of plan) {
+    for (const [content, views, likes, colour] of plan) {
       d.h.clock.advance(DAY);
-      const copies = await publish(content, [xId, bskyId]);
+      const copies = await publish(content, [xId, bskyId], colour);
       x.engage(copies.twitter, { impressions: views, likes, reposts: Math.round(likes / 10) });
       bsky.engage(copies.bluesky, { likes: Math.round(likes / 3), reposts: 2 });
     }
@@ -99,6 +122,14 @@ describe.skipIf(!haveChromium)("the analytics page", () => {
     await page.getByRole("heading", { name: "Analytics", level: 1 }).waitFor();
     const rows = page.locator("table.analytics-posts tbody tr");
     await rows.nth(4).waitFor();
+    // Each post made with a picture shows it; the one without has an empty frame.
+    const thumbs = page.locator("table.analytics-posts img.thumb");
+    expect(await thumbs.count()).toBe(4);
+    await until(
+      "the thumbnails loaded",
+      async () =>
+        (await thumbs.evaluateAll((imgs) => imgs.every((i) => (i as HTMLImageElement).naturalWidth > 0))) || undefined,
+    );
     expect(await page.getByRole("button", { name: "30 days" }).getAttribute("aria-pressed")).toBe("true");
 
     const xCard = page.locator("li.analytics-account", { hasText: "twitter" });
@@ -171,6 +202,7 @@ describe.skipIf(!haveChromium)("the analytics page", () => {
     const bNumbers = numbers.locator("li[data-platform=bluesky]");
     expect(await bNumbers.textContent()).not.toContain("Views");
     expect(await bNumbers.textContent()).toContain("Likes40");
+    await d.shot("post-numbers");
     // The status badges above are the post page's own (their contrast is reported to its owner); the
     // numbers section adds no problem.
     const problems = await accessibilityProblems(page);

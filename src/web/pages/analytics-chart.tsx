@@ -14,17 +14,24 @@ const dayLabel = (date: string, long = false) =>
     timeZone: "UTC",
   });
 
-/** The drawing's width in its own units: narrower on a phone, so its labels stay readable when scaled. */
-function useChartWidth(): number {
-  const pick = () => (window.innerWidth < 600 ? 340 : 640);
-  const [w, setW] = useState(pick);
+/**
+ * The drawing's width in its own units, kept equal to its width on screen: its labels stay at their
+ * font size instead of shrinking with the picture on a phone.
+ */
+function useWidth(): [(el: HTMLElement | null) => void, number] {
+  const [w, setW] = useState(640);
+  const [el, setEl] = useState<HTMLElement | null>(null);
   useEffect(() => {
-    const update = () => setW(pick());
-    addEventListener("resize", update);
-    return () => removeEventListener("resize", update);
-  }, []);
-  return w;
+    if (!el) return;
+    const observer = new ResizeObserver(() => setW(Math.max(240, Math.round(el.clientWidth))));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [el]);
+  return [setEl, w];
 }
+
+const shortDay = (date: string) =>
+  new Date(`${date}T12:00:00Z`).toLocaleDateString(undefined, { dateStyle: "short", timeZone: "UTC" });
 
 /** A round top for the axis: 1, 2 or 5 times a power of ten, at least the highest value. */
 function niceMax(v: number): number {
@@ -43,7 +50,7 @@ export function DayBars(props: {
   label: string;
   id: string;
 }) {
-  const W = useChartWidth();
+  const [measure, W] = useWidth();
   const values = props.days.map(props.pick);
   const max = niceMax(Math.max(0, ...values.map((v) => v ?? 0)));
   const total = values.reduce<number>((a, v) => a + (v ?? 0), 0);
@@ -60,7 +67,7 @@ export function DayBars(props: {
       ? `${props.label}: ${count(total)} in all; the most, ${count(props.pick(best))}, on ${dayLabel(best.date, true)}.`
       : `${props.label}: none in this range.`;
   return (
-    <figure class="day-chart">
+    <figure class="day-chart" ref={measure}>
       <figcaption id={`${props.id}-h`}>{props.label}</figcaption>
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby={`${props.id}-h ${props.id}-s`}>
         {ticks.map((t) => (
@@ -115,12 +122,12 @@ export function DayTable({ days }: { days: AnalyticsDay[] }) {
     <details class="day-numbers">
       <summary>The numbers per day</summary>
       {busy.length ? (
-        <table class="list">
+        <table class="day-table">
           <caption class="visually-hidden">Views and interactions per day, by day of publishing</caption>
           <thead>
             <tr>
               <th scope="col">Day</th>
-              <th scope="col">Copies published</th>
+              <th scope="col">Copies</th>
               <th scope="col">Views</th>
               <th scope="col">Interactions</th>
             </tr>
@@ -128,7 +135,7 @@ export function DayTable({ days }: { days: AnalyticsDay[] }) {
           <tbody>
             {busy.map((d) => (
               <tr key={d.date}>
-                <th scope="row">{dayLabel(d.date, true)}</th>
+                <th scope="row">{shortDay(d.date)}</th>
                 <td>{d.posts}</td>
                 <td>{count(d.views)}</td>
                 <td>{count(d.engagement)}</td>

@@ -110,12 +110,14 @@ function PostLine({ row: r }: { row: PostRow }) {
         </div>
       </td>
       <td class="icons">
-        {p.destinations.map((d) => (
-          <span key={d.account_id + d.published_at} title={`${d.platform}: ${d.username ?? ""}`}>
-            <PlatformIcon platform={d.platform} size={20} />
-            <span class="visually-hidden">{d.platform}</span>
-          </span>
-        ))}
+        {[...p.destinations]
+          .sort((a, b) => a.platform.localeCompare(b.platform))
+          .map((d) => (
+            <span key={d.account_id + d.published_at} title={`${d.platform}: ${d.username ?? ""}`}>
+              <PlatformIcon platform={d.platform} size={20} />
+              <span class="visually-hidden">{d.platform}</span>
+            </span>
+          ))}
       </td>
       <td class="num">{count(r.views)}</td>
       <td class="num">{rate(r.engagement)}</td>
