@@ -361,7 +361,8 @@ export const TOOLS: ToolDeclaration[] = [
     method: "GET",
     path: "/v1/analytics",
     kind: "read",
-    description: "Reads stored engagement numbers and followers per account over a period; free, answers at once.",
+    description:
+      "Reads stored engagement numbers and followers per account, per post and per day over a period; free, answers at once.",
   },
   {
     name: "get_post_analytics",

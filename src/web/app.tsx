@@ -6,6 +6,7 @@ import { SessionContext } from "./session.ts";
 import type { SessionInfo } from "./types.ts";
 import { ErrorNote } from "./ui.tsx";
 import { AccountsPage } from "./pages/accounts.tsx";
+import { AnalyticsPage } from "./pages/analytics.tsx";
 import { CalendarPage } from "./pages/calendar.tsx";
 import { ComposePage } from "./pages/compose.tsx";
 import { DraftsPage } from "./pages/drafts.tsx";
@@ -25,6 +26,7 @@ const NAV: { href: string; label: string }[] = [
   { href: "/compose", label: "Compose" },
   { href: "/calendar", label: "Calendar" },
   { href: "/posts", label: "Posts" },
+  { href: "/analytics", label: "Analytics" },
   { href: "/drafts", label: "Drafts" },
   { href: "/import", label: "Import" },
   { href: "/accounts", label: "Accounts" },
@@ -36,6 +38,7 @@ const ROUTES: [string, Page][] = [
   ["/calendar", CalendarPage],
   ["/posts", PostsPage],
   ["/posts/:id", PostDetailPage],
+  ["/analytics", AnalyticsPage],
   ["/drafts", DraftsPage],
   ["/drafts/:id", ComposePage],
   ["/import", ImportPage],

@@ -12,6 +12,7 @@ export const PAGE_PATHS = [
   "/calendar",
   "/posts",
   "/posts/:id",
+  "/analytics",
   "/drafts",
   "/drafts/:id",
   "/import",

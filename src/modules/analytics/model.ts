@@ -37,6 +37,13 @@ export const AnalyticsQuery = t.Object(
         description: "At most this many posts, newest first (1..100, default 50); truncated says when more existed.",
       }),
     ),
+    time_zone: t.Optional(
+      t.String({
+        maxLength: 64,
+        description:
+          'Extension: the IANA time zone whose calendar days `daily` counts ("Europe/Berlin"; default "UTC"); else 400 invalid_time_zone.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -97,11 +104,26 @@ export const AnalyticsPost = t.Object({
   destinations: t.Array(AnalyticsDestination),
 });
 
+const Sum = t.Union([t.Integer({ minimum: 0 }), t.Null()], {
+  description: "null when none of the day's copies gives this number (a day without posts too).",
+});
+
+export const AnalyticsDay = t.Object({
+  date: t.String({ format: "date", description: "The calendar day in time_zone, YYYY-MM-DD." }),
+  posts: t.Integer({ minimum: 0, description: "Copies (destinations) published that day." }),
+  views: Sum,
+  engagement: Sum,
+});
+
 export const PostAnalytics = t.Object(
   {
     range: t.Object({ days: t.Integer(), start: DateTime, end: DateTime }),
     accounts: t.Array(AnalyticsAccount),
     posts: t.Array(AnalyticsPost),
+    daily: t.Array(AnalyticsDay, {
+      description:
+        "Extension: every calendar day of the range in time_zone, oldest first, with the views and the interactions (likes+comments+shares+saves) of the copies published that day, as last read. It counts every post in range of the accounts asked for, not only the `limit` returned.",
+    }),
     truncated: t.Boolean({
       description: "More posts existed in range than were returned (raise limit or narrow the range).",
     }),

@@ -24,6 +24,7 @@ export function analyticsRoutes(ctx: AppContext) {
             "Answers at once from the numbers stored by the background reads " +
             `(${SCHEDULE} after publishing; followers at connect, then weekly); refreshing is true while a read is due or under way. ` +
             "posts: newest first, one entry per post made through Crier (each copy a destination) and one per post made on the platform (origin native). " +
+            "daily (an extension) sums the numbers per calendar day of the range in time_zone, for a chart. " +
             "account_id of another profile is 404 not_found.",
         },
       },

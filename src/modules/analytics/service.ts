@@ -9,6 +9,7 @@ import { ApiError, NotFound } from "../../http/errors.ts";
 import { isoOrNull } from "../../http/model.ts";
 import { posterUrlFor } from "../../media/poster.ts";
 import type { AnalyticsQuery, PostAnalytics, PostTargetAnalytics } from "./model.ts";
+import { dailySeries, dayKeyIn } from "./daily.ts";
 import { engagementRate, median, titleOf, versusMedian, type Numbers } from "./numbers.ts";
 
 const DAY_MS = 24 * 3600_000;
@@ -42,6 +43,7 @@ export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQ
   const limit = q.limit ?? 50;
   const end = ctx.clock.now();
   const start = new Date(end.getTime() - days * DAY_MS);
+  const dayKey = dayKeyIn(q.time_zone ?? "UTC");
   const accountFilter = and(
     eq(accounts.profileId, profileId),
     q.account_id ? eq(accounts.id, q.account_id) : undefined,
@@ -127,6 +129,7 @@ export async function overview(ctx: AppContext, profileId: string, q: AnalyticsQ
       followers_observed_at: isoOrNull(stats?.followersObservedAt),
     })),
     posts: await withPosters(ctx, entries.slice(0, limit)),
+    daily: dailySeries(items, start, end, dayKey),
     truncated: entries.length > limit,
     refreshing: await refreshing(ctx, profileId, end),
     updated_at: (lastRead ?? end).toISOString(),

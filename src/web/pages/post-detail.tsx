@@ -3,6 +3,7 @@ import { api } from "../api.ts";
 import { localInput, timeZone } from "../dates.ts";
 import { MediaPreview } from "../media-preview.tsx";
 import { navigate } from "../router.tsx";
+import { PostNumbers } from "./post-numbers.tsx";
 import type { Post, PostTarget } from "../types.ts";
 import { Confirm, ErrorNote, PageTitle, PlatformIcon, StatusBadge, useLoad, when } from "../ui.tsx";
 
@@ -113,6 +114,7 @@ export function PostDetailPage({ params }: { params: Record<string, string> }) {
               ))}
             </ul>
           </section>
+          {p.targets.some((t) => t.status === "published") ? <PostNumbers postId={p.id} /> : null}
         </div>
       ) : null}
       <Confirm

@@ -216,6 +216,37 @@ describe("overview and per-post numbers over the emulators", () => {
     ).toEqual([p4.id, p3.id]);
   });
 
+  test("daily: every day of the range in the asked time zone, with the views and interactions of that day's copies", async () => {
+    const data = await overview("?days=7");
+    expect(data.daily.length).toBeGreaterThanOrEqual(7);
+    expect(data.daily.length).toBeLessThanOrEqual(8);
+    const today = h.clock.now().toISOString().slice(0, 10);
+    expect(data.daily.at(-1).date).toBe(today);
+    const dates = data.daily.map((d: { date: string }) => d.date);
+    expect([...dates].sort()).toEqual(dates);
+    // The sums are those of every copy in range: views only from copies that have them (X), interactions
+    // from both platforms; days without posts have none (null, not 0).
+    const copies = data.posts.flatMap((p: { destinations: any[] }) => p.destinations);
+    const sum = (f: (d: any) => number | null) => copies.reduce((a: number, d: any) => a + (f(d) ?? 0), 0);
+    const total = (k: string) => data.daily.reduce((a: number, d: any) => a + (d[k] ?? 0), 0);
+    expect(total("posts")).toBe(copies.length);
+    expect(total("views")).toBe(sum((d) => d.views));
+    expect(total("views")).toBe(100 + 300 + 200 + 1000);
+    expect(total("engagement")).toBe(sum((d) => (d.likes ?? 0) + (d.comments ?? 0) + (d.shares ?? 0) + (d.saves ?? 0)));
+    for (const d of data.daily.filter((d: { posts: number }) => d.posts === 0))
+      expect(d).toMatchObject({ views: null, engagement: null });
+    // The same instants fall on a later calendar day at UTC+14 than at UTC-11.
+    const busyDay = async (zone: string) =>
+      (await overview(`?days=7&time_zone=${zone}`)).daily.find((d: { posts: number }) => d.posts > 0).date;
+    expect((await busyDay("Pacific/Kiritimati")) > (await busyDay("Pacific/Pago_Pago"))).toBe(true);
+    const bad = await h.request("GET", "/v1/analytics?time_zone=Mars/Olympus", { token });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({
+      code: "invalid_time_zone",
+      message: expect.stringContaining("Mars/Olympus"),
+    });
+  });
+
   test("a post made on the platform itself is native, with no post_id and no media_url", async () => {
     const [row] = await h.db.db.select().from(accounts).where(eq(accounts.id, xAccount));
     const { plugin, context } = providerFor(h.ctx, row, { sandbox: true });
