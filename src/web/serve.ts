@@ -14,6 +14,7 @@ export const PAGE_PATHS = [
   "/posts/:id",
   "/drafts",
   "/drafts/:id",
+  "/media",
   "/import",
   "/preferences",
 ] as const;

@@ -79,7 +79,7 @@ export async function accountsAtRisk(ctx: AppContext, profileId: string): Promis
 
 const sqlAtRisk = (profileId: string) => sql`
   select a.id, a.platform, a.username, a.status, a.credentials_expire_at::text as expire,
-         min(coalesce(t.scheduled_time, t.due_at))::text as first_due, count(*) as scheduled
+         min(coalesce(t.scheduled_time, t.due_at))::text as first_due, count(distinct t.post_id) as scheduled
   from accounts a
   join post_targets t on t.account_id = a.id and t.status = 'scheduled'
   where a.profile_id = ${profileId}::uuid

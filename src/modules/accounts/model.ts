@@ -92,7 +92,7 @@ export const AccountAtRisk = t.Object(
       format: "date-time",
       description: "When the account's earliest scheduled post is due.",
     }),
-    scheduled_posts: t.Integer({ description: "How many of the account's targets are scheduled." }),
+    scheduled_posts: t.Integer({ description: "How many posts have a scheduled target on the account." }),
     reason: t.Union([t.Literal("auth_required"), t.Literal("disconnected"), t.Literal("expires_before_due")], {
       description:
         "auth_required or disconnected: the account cannot publish now; expires_before_due: its credentials end before its first scheduled post is due.",
