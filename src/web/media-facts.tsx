@@ -51,8 +51,17 @@ export function factList(m: Media): [string, string][] {
   return out;
 }
 
-export function MediaThumb({ media }: { media: Media }) {
+/** `decorative`: the thumbnail sits inside a control that already names the file (the picker's buttons). */
+export function MediaThumb({ media, decorative = false }: { media: Media; decorative?: boolean }) {
   const name = media.filename ?? media.id;
+  if (decorative) {
+    const still = isVideo(media) ? media.poster_url : media.public_url;
+    return still ? (
+      <img class="thumb" src={still} alt="" loading="lazy" />
+    ) : (
+      <video class="thumb" src={media.public_url} muted preload="metadata" aria-hidden="true" />
+    );
+  }
   if (!isVideo(media)) return <img class="thumb" src={media.public_url} alt={name} loading="lazy" />;
   return media.poster_url ? (
     <img class="thumb" src={media.poster_url} alt={`${name} (video)`} loading="lazy" />

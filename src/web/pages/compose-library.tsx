@@ -50,7 +50,7 @@ export function LibraryPicker({ onPick }: { onPick: (m: Media) => void }) {
                     setOpen(false);
                   }}
                 >
-                  <MediaThumb media={m} />
+                  <MediaThumb media={m} decorative />
                   <span>
                     <strong>Add {name}</strong>
                     <span class="small muted">
