@@ -12,8 +12,9 @@ export interface MediaPage {
 }
 
 /** One page of GET /v1/media after the given page's cursor (the first page without one). */
-export function loadMedia(after?: MediaPage["meta"], limit = 24): Promise<MediaPage> {
+export function loadMedia(after?: MediaPage["meta"], type?: "image" | "video", limit = 24): Promise<MediaPage> {
   const q = new URLSearchParams({ limit: String(limit) });
+  if (type) q.set("type", type);
   if (after?.next_after && after.next_after_id) {
     q.set("after", after.next_after);
     q.set("after_id", after.next_after_id);

@@ -14,6 +14,7 @@ import {
   type SignedInDashboard,
 } from "../support/browser-kit.ts";
 import { makeImage, makeVideo } from "../support/media-files.ts";
+import { until } from "../support/until.ts";
 
 describe.skipIf(!haveChromium)("the media library in the dashboard", () => {
   let d: SignedInDashboard;
@@ -69,6 +70,13 @@ describe.skipIf(!haveChromium)("the media library in the dashboard", () => {
     expect(video).toContain("h264");
     expect(video).toMatch(/Duration\s*2\.0 s/);
     expect(await cards.nth(0).locator(".media-facts").textContent()).toMatch(/Size\s*\d+ (B|KB)/);
+    // Narrowed to videos, then back to everything.
+    await page.getByLabel("Show").selectOption("video");
+    await until("only the video listed", async () =>
+      (await cards.locator(".filename").allTextContents()).join() === "teaser.mp4" ? true : undefined,
+    );
+    await page.getByLabel("Show").selectOption("");
+    await cards.nth(2).waitFor();
     expect(await accessibilityProblems(page)).toEqual([]);
     await d.shot("media");
     await page.setViewportSize({ width: 375, height: 800 });

@@ -65,14 +65,10 @@ export const Media = t.Object(
   {
     id: t.String(),
     path: t.String(),
-    filename: t.Optional(
-      t.String({ description: "Extension: the file name the upload was created with (photo.jpg)." }),
-    ),
-    uploaded_at: t.Optional(
-      t.Union([t.String({ format: "date-time" }), t.Null()], {
-        description: "Extension: when the bytes arrived and were read; the order of GET /v1/media.",
-      }),
-    ),
+    filename: t.String({ description: "Extension: the file name the upload was created with (photo.jpg)." }),
+    uploaded_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description: "Extension: when the bytes arrived and were read; the order of GET /v1/media.",
+    }),
     public_url: t.String({ description: "Pass as media[].url of a post or draft." }),
     content_type: t.String({ description: "Extension." }),
     size: t.Integer({ description: "Extension: bytes stored." }),

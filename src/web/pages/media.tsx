@@ -1,37 +1,42 @@
 /** The media library: the profile's uploads, newest first, each with its thumbnail and facts. */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { Link } from "../router.tsx";
 import { loadMedia, MediaFactsList, MediaThumb, type MediaPage } from "../media-facts.tsx";
 import type { Media } from "../types.ts";
 import { ErrorNote, PageTitle, when } from "../ui.tsx";
 
 /** The uploads and a way to load more, shared by this page and the compose picker. */
-export function useMediaLibrary(active = true) {
+export function useMediaLibrary(active = true, type?: "image" | "video") {
   const [items, setItems] = useState<Media[]>([]);
   const [meta, setMeta] = useState<MediaPage["meta"] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(false);
+  // Only the latest request's answer counts: a slower one for the previous filter is dropped.
+  const latest = useRef(0);
   const more = async (after?: MediaPage["meta"]) => {
+    const mine = ++latest.current;
     setLoading(true);
     setError(null);
     try {
-      const page = await loadMedia(after);
+      const page = await loadMedia(after, type);
+      if (mine !== latest.current) return;
       setItems((list) => (after ? [...list, ...page.data] : page.data));
       setMeta(page.meta);
     } catch (e) {
-      setError(e);
+      if (mine === latest.current) setError(e);
     } finally {
-      setLoading(false);
+      if (mine === latest.current) setLoading(false);
     }
   };
   useEffect(() => {
     if (active) void more();
-  }, [active]);
+  }, [active, type]);
   return { items, meta, error, loading, loadMore: () => meta && void more(meta) };
 }
 
 export function MediaPage() {
-  const lib = useMediaLibrary();
+  const [type, setType] = useState<"" | "image" | "video">("");
+  const lib = useMediaLibrary(true, type || undefined);
   return (
     <>
       <PageTitle>Media</PageTitle>
@@ -39,6 +44,17 @@ export function MediaPage() {
         Files uploaded to this profile, newest first. Add one to a post from <Link href="/compose">Compose</Link> with
         "Choose from library".
       </p>
+      <label for="media-type">Show</label>
+      <select
+        id="media-type"
+        class="media-type"
+        value={type}
+        onChange={(e) => setType((e.target as HTMLSelectElement).value as typeof type)}
+      >
+        <option value="">All uploads</option>
+        <option value="image">Images</option>
+        <option value="video">Videos</option>
+      </select>
       <ErrorNote error={lib.error} />
       {lib.loading && !lib.items.length ? <p role="status">Loading…</p> : null}
       {!lib.loading && !lib.error && !lib.items.length ? (
