@@ -5,7 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { decryptJson } from "../../src/db/crypto.ts";
 import { accounts } from "../../src/db/schema.ts";
+import { accountCredentials } from "../../src/modules/accounts/service.ts";
 import { SCOPES } from "../../src/http/scopes.ts";
 import { createKey } from "../../src/modules/keys/service.ts";
 import {
@@ -15,6 +17,7 @@ import {
   signedInDashboard,
   type SignedInDashboard,
 } from "../support/browser-kit.ts";
+import { followAuthorization } from "../support/connect-kit.ts";
 
 describe.skipIf(!haveChromium)("account health in the dashboard", () => {
   let d: SignedInDashboard;
@@ -119,5 +122,27 @@ describe.skipIf(!haveChromium)("account health in the dashboard", () => {
     expect(await accessibilityProblems(page)).toEqual([]);
     await d.shot("accounts-health-phone");
     await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  test("a token without the publishing scope: Check now names the missing scope, and Reconnect is offered", async () => {
+    const { page } = d;
+    const started = await api("POST", "/v1/accounts/connect/twitter");
+    expect((await followAuthorization(started.body.data.authorization_url)).status).toBe(200);
+    const x = (await api("GET", "/v1/accounts")).body.data.find((a: any) => a.platform === "twitter");
+    // The stored grant lacks tweet.write, as when a user unticks it on the platform's consent page.
+    const [row] = await d.h.db.db.select().from(accounts).where(eq(accounts.id, x.id));
+    const creds = decryptJson<Record<string, unknown>>(d.h.ctx.config.secretKey, row.credentials!);
+    await accountCredentials(d.h.ctx).save(x.id, { ...creds, scope: "tweet.read users.read offline.access" });
+    await page.reload();
+    const card = page.locator("li.account", { hasText: x.username });
+    await card.getByRole("button", { name: /Check now/ }).click();
+    const result = card.getByRole("status", { name: /Check of/ });
+    await result.waitFor();
+    expect(await result.textContent()).toContain("It cannot publish.");
+    const missing = await card.getByRole("list", { name: "Scopes missing" }).textContent();
+    expect(missing).toContain("publish is missing the scope(s) tweet.write");
+    expect(await card.getByRole("list", { name: "Can publish" }).locator("li").allTextContents()).toContain("Text: no");
+    await card.getByRole("button", { name: /^Reconnect/ }).waitFor();
+    expect(await accessibilityProblems(page)).toEqual([]);
   });
 });
