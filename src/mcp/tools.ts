@@ -53,6 +53,24 @@ export const TOOLS: ToolDeclaration[] = [
     description: "Lists only the accounts that can be published to now (disconnected ones left out).",
   },
   {
+    name: "check_account",
+    method: "GET",
+    path: "/v1/accounts/:id/check",
+    kind: "read",
+    description:
+      "Asks the account's platform whether its token works, when it expires, which scopes are missing and whether it can publish (one or two cheap reads, never a post). Use it when a publish failed for authorization or before an important post; not in a loop.",
+    summary: (d: { can_publish: boolean; problems: string[] }) =>
+      d.can_publish ? "The account can publish." : `The account cannot publish: ${d.problems.join(" ")}`,
+  },
+  {
+    name: "list_accounts_at_risk",
+    method: "GET",
+    path: "/v1/accounts/at-risk",
+    kind: "read",
+    description:
+      "Lists accounts whose scheduled posts will not go out unless the account is connected again (needs reconnecting now, or credentials ending before the first scheduled post). Empty when all is well.",
+  },
+  {
     name: "connect_account",
     method: "POST",
     path: "/v1/accounts/connect/:platform",
@@ -131,6 +149,15 @@ export const TOOLS: ToolDeclaration[] = [
     kind: "write",
     description:
       "Stores a small file sent as base64 (see the data field for the size limit) and returns the media with its public_url to use in posts.",
+  },
+  {
+    name: "list_media",
+    method: "GET",
+    path: "/v1/media",
+    kind: "read",
+    description:
+      "Lists the files already uploaded to this profile, newest first, with their facts (dimensions, duration, codec): reuse one's public_url in a post instead of uploading it again. type=image or video narrows it.",
+    summary: (d: unknown[]) => `${d.length} upload(s) on this page.`,
   },
   {
     name: "get_media",

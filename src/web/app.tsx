@@ -1,5 +1,6 @@
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import { AtRiskBanner, AtRiskContext, useAtRiskAccounts } from "./account-alerts.tsx";
 import { api, ApiFailure, useSessionToken, whenSignedOut } from "./api.ts";
 import { Link, match, navigate, usePath } from "./router.tsx";
 import { SessionContext } from "./session.ts";
@@ -11,6 +12,7 @@ import { CalendarPage } from "./pages/calendar.tsx";
 import { ComposePage } from "./pages/compose.tsx";
 import { DraftsPage } from "./pages/drafts.tsx";
 import { ImportPage } from "./pages/import.tsx";
+import { MediaPage } from "./pages/media.tsx";
 import { PostDetailPage } from "./pages/post-detail.tsx";
 import { PostsPage } from "./pages/posts.tsx";
 import { PreferencesPage } from "./pages/preferences.tsx";
@@ -28,6 +30,7 @@ const NAV: { href: string; label: string }[] = [
   { href: "/posts", label: "Posts" },
   { href: "/analytics", label: "Analytics" },
   { href: "/drafts", label: "Drafts" },
+  { href: "/media", label: "Media" },
   { href: "/import", label: "Import" },
   { href: "/accounts", label: "Accounts" },
   { href: "/preferences", label: "Preferences" },
@@ -41,6 +44,7 @@ const ROUTES: [string, Page][] = [
   ["/analytics", AnalyticsPage],
   ["/drafts", DraftsPage],
   ["/drafts/:id", ComposePage],
+  ["/media", MediaPage],
   ["/import", ImportPage],
   ["/accounts", AccountsPage],
   ["/preferences", PreferencesPage],
@@ -109,6 +113,7 @@ function Shell(props: {
 }) {
   const { session } = props;
   const [menuOpen, setMenuOpen] = useState(false);
+  const atRisk = useAtRiskAccounts(session.profile.id);
   const switchTo = async (profileId: string) => {
     const r = await api<{ data: SessionInfo }>("POST", "/auth/profile", { profile_id: profileId });
     props.onSession(r.data);
@@ -118,11 +123,20 @@ function Shell(props: {
     props.onSignOut();
     navigate("/sign-in", true);
   };
+  const sandbox = session.profile.sandbox;
   return (
-    <div class="layout">
+    <div class={`layout${sandbox ? " in-sandbox" : ""}`}>
       <a class="skip" href="#main">
         Skip to content
       </a>
+      {sandbox ? (
+        // A plain link: /sandbox is the server's own page, which signs in with a key's one-time link.
+        <div class="sandbox-bar" role="region" aria-label="Sandbox">
+          <strong>Sandbox</strong>
+          <span>Posts go to Crier's emulators, never to real platforms.</span>
+          <a href="/sandbox">Open the sandbox inbox</a>
+        </div>
+      ) : null}
       <header class="topbar">
         <Link href="/compose" class="brand">
           Crier
@@ -165,10 +179,10 @@ function Shell(props: {
           </button>
         </div>
       </header>
-      {session.profile.sandbox ? (
-        <p class="sandbox-banner">Sandbox profile: posts go to Crier's emulators, never to real platforms.</p>
-      ) : null}
-      <main id="main">{props.children}</main>
+      <AtRiskBanner accounts={atRisk} />
+      <AtRiskContext.Provider value={atRisk}>
+        <main id="main">{props.children}</main>
+      </AtRiskContext.Provider>
     </div>
   );
 }

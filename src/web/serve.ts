@@ -15,6 +15,7 @@ export const PAGE_PATHS = [
   "/analytics",
   "/drafts",
   "/drafts/:id",
+  "/media",
   "/import",
   "/preferences",
 ] as const;

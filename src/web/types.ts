@@ -1,5 +1,5 @@
 // The wire shapes, taken from the API's own TypeBox models (type-only: nothing of the server is bundled).
-export type { Account, DeleteResult } from "../modules/accounts/model.ts";
+export type { Account, AccountAtRisk, AccountCheck, DeleteResult } from "../modules/accounts/model.ts";
 export type { Post, PostTarget, PostCreate, PostValidation, Problem } from "../modules/posts/model.ts";
 export type { Draft } from "../modules/drafts/model.ts";
 export type { UploadTicket, Media } from "../modules/media/model.ts";

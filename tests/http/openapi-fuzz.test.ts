@@ -23,6 +23,8 @@ const real: string[] = [];
 beforeAll(async () => {
   // No rate limit: the fuzz sends thousands of requests with one key.
   h = await createHarness({ rateLimitPerMinute: 0 });
+  // Operations that call the platform (GET /v1/accounts/{id}/check) reach a closed local port, never the internet.
+  h.ctx.config.env = { ...h.ctx.config.env, CRIER_BLUESKY_API_URL: "http://127.0.0.1:1" };
   let profileId: string;
   ({ token, profileId } = await h.profile());
   for (const remoteId of ["did:plc:fuzz-a", "did:plc:fuzz-b"]) {

@@ -99,7 +99,16 @@ describe("MCP over Streamable HTTP", () => {
       [["posts:write"], expect.arrayContaining(["refresh_analytics", "create_post"]) as unknown as string[]],
       [
         ["accounts:read", "media:read"],
-        ["get_media", "get_queue", "list_accounts", "list_active_accounts", "next_queue_slots"],
+        [
+          "check_account",
+          "get_media",
+          "get_queue",
+          "list_accounts",
+          "list_accounts_at_risk",
+          "list_active_accounts",
+          "list_media",
+          "next_queue_slots",
+        ],
       ],
     ];
     for (const [scopes, names] of cases) {

@@ -60,7 +60,7 @@ export async function checkAccounts(
   return out;
 }
 
-async function checkOne(ctx: AppContext, account: AccountRow, sandbox: boolean): Promise<AccountCheckRow> {
+export async function checkOne(ctx: AppContext, account: AccountRow, sandbox: boolean): Promise<AccountCheckRow> {
   const result: AccountCheckRow = {
     account_id: account.id,
     profile_id: account.profileId,

@@ -23,6 +23,7 @@ const shown = {
   avatarUrl: accounts.avatarUrl,
   status: accounts.status,
   metadata: accounts.metadata,
+  credentialsExpireAt: accounts.credentialsExpireAt,
   createdAt: accounts.createdAt,
   updatedAt: accounts.updatedAt,
 };
@@ -40,6 +41,7 @@ export function toAccount(ctx: AppContext, row: Shown): Account {
     status: row.status,
     capabilities: description?.capabilities ?? null,
     media_requirements: description?.media_requirements ?? null,
+    credentials_expire_at: row.credentialsExpireAt ? row.credentialsExpireAt.toISOString() : null,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };

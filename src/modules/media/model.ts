@@ -65,6 +65,10 @@ export const Media = t.Object(
   {
     id: t.String(),
     path: t.String(),
+    filename: t.String({ description: "Extension: the file name the upload was created with (photo.jpg)." }),
+    uploaded_at: t.Union([t.String({ format: "date-time" }), t.Null()], {
+      description: "Extension: when the bytes arrived and were read; the order of GET /v1/media.",
+    }),
     public_url: t.String({ description: "Pass as media[].url of a post or draft." }),
     content_type: t.String({ description: "Extension." }),
     size: t.Integer({ description: "Extension: bytes stored." }),
@@ -91,6 +95,19 @@ export const Media = t.Object(
   },
   { title: "Media" },
 );
+
+export const MediaListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, description: "Page size, 1..100 (default 20)." })),
+  after: t.Optional(t.String({ format: "date-time", description: "meta.next_after of the previous page." })),
+  after_id: t.Optional(
+    t.String({ format: "uuid", description: "meta.next_after_id of the previous page; sent together with after." }),
+  ),
+  type: t.Optional(
+    t.Union([t.Literal("image"), t.Literal("video")], {
+      description: "Extension: only images (GIFs included) or only videos.",
+    }),
+  ),
+});
 
 export const UploadReceipt = t.Object(
   {
@@ -132,3 +149,4 @@ export type UploadBase64 = Static<typeof UploadBase64>;
 export type UploadCreate = Static<typeof UploadCreate>;
 export type UploadTicket = Static<typeof UploadTicket>;
 export type Media = Static<typeof Media>;
+export type MediaListQuery = Static<typeof MediaListQuery>;

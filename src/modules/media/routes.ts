@@ -1,15 +1,29 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { auth } from "../../http/auth.ts";
-import { Data, errors } from "../../http/model.ts";
+import { Data, errors, Paged } from "../../http/model.ts";
 import { mediaFileRoutes } from "./files.ts";
-import { Media, UploadBase64, UploadCreate, UploadFromUrl, UploadTicket } from "./model.ts";
+import { Media, MediaListQuery, UploadBase64, UploadCreate, UploadFromUrl, UploadTicket } from "./model.ts";
 import { uploadBase64, uploadFromUrl } from "./ingest.ts";
+import { listMedia } from "./list.ts";
 import * as service from "./service.ts";
 
 export function mediaRoutes(ctx: AppContext) {
   const api = new Elysia({ name: "media", prefix: "/v1/media", detail: { tags: ["Media"] } })
     .use(auth(ctx))
+    .get("", ({ principal, query }) => listMedia(ctx, principal.profileId, query), {
+      scope: "media:read",
+      query: MediaListQuery,
+      response: { 200: Paged(Media), ...errors(400) },
+      detail: {
+        summary: "List uploaded media",
+        description:
+          "Extension: the profile's uploads, newest first (uploaded_at, then id, descending), each as GET /v1/media/{id} answers it: " +
+          "its facts, and poster_url for a video whose poster frame is made. Only files whose bytes arrived and were read are listed " +
+          "(no pending tickets, no refused or unreadable files). type=image or type=video narrows the list (image includes GIFs). " +
+          "Page with meta.next_after and meta.next_after_id. A listed file's public_url can be used again as media[].url of any post or draft.",
+      },
+    })
     .post(
       "/uploads",
       async ({ principal, body, set }) => {

@@ -244,6 +244,8 @@ export async function toMedia(ctx: AppContext, row: MediaRow): Promise<Media> {
   return {
     id: encodeMediaId(row.id),
     path: row.path,
+    filename: row.filename,
+    uploaded_at: row.uploadedAt ? row.uploadedAt.toISOString() : null,
     public_url: await ctx.storage.publicUrl(row.path),
     content_type: row.contentType,
     size: row.sizeBytes ?? 0,

@@ -1,17 +1,10 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.ts";
-import type { Account, ConnectResult, DeleteResult, PlatformInfo } from "../types.ts";
+import type { Account, AccountCheck, ConnectResult, DeleteResult, PlatformInfo } from "../types.ts";
 import { Confirm, ErrorNote, PageTitle, PlatformIcon, StatusBadge, useLoad, when } from "../ui.tsx";
+import { useAtRisk } from "../account-alerts.tsx";
+import { AccountHealth, needsReconnect } from "./account-health.tsx";
 import { QueueEditor } from "./queue-editor.tsx";
-
-const CAPABILITY_LABELS: [keyof NonNullable<Account["capabilities"]>, string][] = [
-  ["text", "Text"],
-  ["images", "Images"],
-  ["video", "Video"],
-  ["threads", "Threads"],
-  ["first_comment", "First comment"],
-  ["source", "Workflow source"],
-];
 
 /** Starts the platform's real connect flow: the browser goes to the provider (OAuth) or Crier's hosted form. */
 async function connect(platform: string) {
@@ -27,6 +20,8 @@ export function AccountsPage() {
   const [confirming, setConfirming] = useState<Account | null>(null);
   const [result, setResult] = useState<DeleteResult | null>(null);
   const [actionError, setActionError] = useState<unknown>(null);
+  const [checks, setChecks] = useState<Record<string, AccountCheck>>({});
+  const atRisk = useAtRisk();
 
   const start = (platform: string) =>
     connect(platform).catch((error) => {
@@ -77,17 +72,19 @@ export function AccountsPage() {
                 <div class="muted small">
                   {a.platform} · connected {when(a.created_at)}
                 </div>
-                <ul class="chips" aria-label="Can publish">
-                  {CAPABILITY_LABELS.filter(([k]) => a.capabilities?.[k]).map(([, label]) => (
-                    <li key={label}>{label}</li>
-                  ))}
-                </ul>
+                <AccountHealth
+                  account={a}
+                  check={checks[a.id] ?? null}
+                  onCheck={(c) => setChecks((all) => ({ ...all, [a.id]: c }))}
+                />
                 {a.status === "active" && a.capabilities?.destination ? <QueueEditor account={a} /> : null}
               </div>
               <div class="actions">
-                {a.status !== "active" ? (
-                  <button type="button" class="primary" onClick={() => void start(a.platform)}>
-                    Reconnect
+                {a.status !== "active" ||
+                needsReconnect(a, checks[a.id]) ||
+                atRisk.some((r) => r.account_id === a.id) ? (
+                  <button type="button" class="primary" id={`reconnect-${a.id}`} onClick={() => void start(a.platform)}>
+                    Reconnect<span class="visually-hidden"> {a.username}</span>
                   </button>
                 ) : null}
                 {a.status !== "disconnected" ? (

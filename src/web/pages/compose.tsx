@@ -8,6 +8,7 @@ import { ErrorNote, PageTitle, useLoad } from "../ui.tsx";
 import { ProblemList, refusal, useValidation, withoutTargetPrefix } from "../validation.tsx";
 import { emptyTarget, TargetItem, type TargetState } from "./compose-target.tsx";
 import { WhenPanel, type Submit } from "./compose-when.tsx";
+import { LibraryPicker } from "./compose-library.tsx";
 
 interface MediaSlot {
   key: string;
@@ -231,6 +232,21 @@ export function ComposePage({ params }: { params: Record<string, string> }) {
               </button>
               .
             </p>
+            <LibraryPicker
+              onPick={(m) =>
+                setMedia((list) => [
+                  ...list,
+                  {
+                    key: crypto.randomUUID(),
+                    name: m.filename ?? m.id,
+                    preview: m.public_url,
+                    kind: m.content_type.startsWith("video/") ? "video" : "image",
+                    progress: 1,
+                    url: m.public_url,
+                  },
+                ])
+              }
+            />
             <input
               ref={fileInput}
               id="media-input"
