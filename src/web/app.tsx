@@ -13,6 +13,9 @@ import { ImportPage } from "./pages/import.tsx";
 import { PostDetailPage } from "./pages/post-detail.tsx";
 import { PostsPage } from "./pages/posts.tsx";
 import { PreferencesPage } from "./pages/preferences.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
+import { WorkflowPage } from "./pages/workflow-detail.tsx";
+import { WorkflowsPage } from "./pages/workflows.tsx";
 import { SignInPage, WelcomePage } from "./pages/sign-in.tsx";
 
 type Page = ComponentType<{ params: Record<string, string> }>;
@@ -27,6 +30,8 @@ const NAV: { href: string; label: string }[] = [
   { href: "/posts", label: "Posts" },
   { href: "/drafts", label: "Drafts" },
   { href: "/import", label: "Import" },
+  { href: "/workflows", label: "Workflows" },
+  { href: "/webhooks", label: "Webhooks" },
   { href: "/accounts", label: "Accounts" },
   { href: "/preferences", label: "Preferences" },
 ];
@@ -39,6 +44,9 @@ const ROUTES: [string, Page][] = [
   ["/drafts", DraftsPage],
   ["/drafts/:id", ComposePage],
   ["/import", ImportPage],
+  ["/workflows", WorkflowsPage],
+  ["/workflows/:id", WorkflowPage],
+  ["/webhooks", WebhooksPage],
   ["/accounts", AccountsPage],
   ["/preferences", PreferencesPage],
 ];

@@ -15,6 +15,9 @@ export const PAGE_PATHS = [
   "/drafts",
   "/drafts/:id",
   "/import",
+  "/workflows",
+  "/workflows/:id",
+  "/webhooks",
   "/preferences",
 ] as const;
 
