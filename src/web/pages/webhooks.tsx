@@ -18,10 +18,12 @@ const fieldOf = (e: unknown) => {
 };
 
 /** A secret is shown once, by the answer that made it: this is the only place to copy it. */
-function SecretNote({ secret, label }: { secret: string; label: string }) {
+function SecretNote({ secret, label, id }: { secret: string; label: string; id: string }) {
   return (
     <div class="note token" role="status">
-      <strong>{label}</strong> Copy it now: Crier shows it only once. <code aria-label="Signing secret">{secret}</code>
+      <strong>{label}</strong> Copy it now: Crier shows it only once.
+      <label for={id}>Signing secret</label>
+      <input id={id} class="secret" readOnly value={secret} onFocus={(e) => (e.target as HTMLInputElement).select()} />
     </div>
   );
 }
@@ -159,7 +161,7 @@ function Endpoint(props: { hook: Webhook; onChanged: () => Promise<unknown> }) {
       {hook.previous_secret_expires_at ? (
         <p class="small muted">The previous secret also signs until {when(hook.previous_secret_expires_at)}.</p>
       ) : null}
-      {secret ? <SecretNote secret={secret} label="New signing secret." /> : null}
+      {secret ? <SecretNote secret={secret} label="New signing secret." id={`secret-${hook.id}`} /> : null}
       {tested ? (
         <p class="note" role="status">
           Test event sent: {tested}.
@@ -216,7 +218,9 @@ export function WebhooksPage() {
         Crier POSTs events to your endpoints, signed in the Standard Webhooks format with each endpoint's secret.
       </p>
       <ErrorNote error={list.error} />
-      {created ? <SecretNote secret={created.secret} label={`Endpoint added: ${created.url}.`} /> : null}
+      {created ? (
+        <SecretNote secret={created.secret} label={`Endpoint added: ${created.url}.`} id="secret-new" />
+      ) : null}
       {adding ? (
         <section class="panel" aria-labelledby="new-hook">
           <h2 id="new-hook">New endpoint</h2>
