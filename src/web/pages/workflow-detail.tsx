@@ -27,8 +27,7 @@ export function WorkflowPage({ params }: { params: Record<string, string> }) {
   const [checked, setChecked] = useState<CheckResult | null>(null);
   const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  // The form is remounted after a switch so it shows the saved workflow.
-  const [version, setVersion] = useState(0);
+  const [saved, setSaved] = useState(false);
 
   const act = async (run: () => Promise<void>) => {
     setBusy(true);
@@ -44,9 +43,8 @@ export function WorkflowPage({ params }: { params: Record<string, string> }) {
   const toggle = (on: boolean) =>
     act(async () => {
       await api("PATCH", `/v1/workflows/${id}`, { is_active: on });
-      await wf.reload();
-      await items.reload();
-      setVersion(version + 1);
+      setSaved(false);
+      await Promise.all([wf.reload(), items.reload()]);
     });
   const checkNow = () =>
     act(async () => {
@@ -114,11 +112,20 @@ export function WorkflowPage({ params }: { params: Record<string, string> }) {
         <section class="panel" aria-labelledby="wf-edit">
           <h2 id="wf-edit">Settings</h2>
           <WorkflowForm
-            key={`${w.id}:${version}`}
+            // Remounted when switched on or off, in the same render as the buttons, so it shows the new state.
+            key={`${w.id}:${w.is_active}`}
             workflow={w}
             accounts={accounts.data}
-            onSaved={() => void wf.reload()}
+            onSaved={() => {
+              setSaved(true);
+              void wf.reload();
+            }}
           />
+          {saved ? (
+            <p class="note" role="status">
+              Saved.
+            </p>
+          ) : null}
         </section>
       ) : null}
       <Confirm

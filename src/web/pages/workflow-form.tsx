@@ -60,7 +60,6 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
   const [settings, setSettings] = useState<Values>((w?.settings as Values) ?? {});
   const [error, setError] = useState<FieldError | null>(null);
   const [busy, setBusy] = useState(false);
-  const [saved, setSaved] = useState(false);
 
   const byId = new Map(props.accounts.map((a) => [a.id, a]));
   const sources = props.accounts.filter((a) => a.capabilities?.source && a.status !== "disconnected");
@@ -81,7 +80,6 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
     e.preventDefault();
     setBusy(true);
     setError(null);
-    setSaved(false);
     // Settings of accounts no longer among the destinations would be refused: they go with the account.
     const kept = Object.fromEntries(Object.entries(perDestination).filter(([id]) => targets.includes(id)));
     const body = {
@@ -97,7 +95,6 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
       const r = w
         ? await api<{ data: Workflow }>("PATCH", `/v1/workflows/${w.id}`, body)
         : await api<{ data: Workflow }>("POST", "/v1/workflows", body);
-      setSaved(true);
       props.onSaved(r.data);
     } catch (err) {
       const at = err instanceof ApiFailure ? placeError(errorPath(err.message), shownPaths(chosen)) : null;
@@ -222,7 +219,6 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
         <button type="submit" class="primary" disabled={busy}>
           {w ? "Save workflow" : "Create workflow"}
         </button>
-        {saved && w ? <span role="status">Saved.</span> : null}
       </div>
     </form>
   );
