@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { useState } from "preact/hooks";
 import type { JsonSchema } from "./types.ts";
 import { ErrorNote } from "./ui.tsx";
 
@@ -56,6 +57,31 @@ export interface FieldError {
 const errorFor = (e: FieldError | undefined, path: string) => (e && e.at === path ? e.error : null);
 const errorId = (id: string) => `${id}-error`;
 
+/**
+ * A list of words (hashtags) typed separated by commas or spaces. The text as typed is kept here, so a
+ * separator just typed is not taken away by turning the text into the list and back.
+ */
+function ListInput(props: {
+  id: string;
+  value: string[];
+  onChange: (v: string[]) => void;
+  a11y: Record<string, unknown>;
+}) {
+  const [raw, setRaw] = useState(props.value.join(", "));
+  return (
+    <input
+      id={props.id}
+      value={raw}
+      onInput={(e) => {
+        const text = (e.target as HTMLInputElement).value;
+        setRaw(text);
+        props.onChange(text.split(/[,\s]+/).filter(Boolean));
+      }}
+      {...props.a11y}
+    />
+  );
+}
+
 /** One field: its label, control, description and the API's error beside it. */
 function Field(props: { id: string; path: string; error?: FieldError; check?: boolean; children: ComponentChildren }) {
   const err = errorFor(props.error, props.path);
@@ -76,24 +102,31 @@ function Field(props: { id: string; path: string; error?: FieldError; check?: bo
 export function SchemaFields(props: {
   schema: Schema;
   values: Values;
-  onChange: (values: Values) => void;
+  /**
+   * Given an update of the values rather than new values: two changes of one user action (a field's
+   * change on blur, then a click elsewhere) come before a render, and each must see the other.
+   */
+  onChange: (update: (old: Values) => Values) => void;
   idPrefix: string;
   path: string;
   error?: FieldError;
   /** Properties not to show (another platform's block). */
   skip?: (name: string) => boolean;
 }) {
-  const set = (name: string, value: unknown) => {
-    const next = { ...props.values };
-    const empty =
-      value === undefined ||
-      (Array.isArray(value) && !value.length) ||
-      value === "" ||
-      (typeof value === "object" && value !== null && !Array.isArray(value) && !Object.keys(value).length);
-    if (empty) delete next[name];
-    else next[name] = value;
-    props.onChange(next);
-  };
+  const set = (name: string, value: unknown) => update(name, () => value);
+  const update = (name: string, change: (old: unknown) => unknown) =>
+    props.onChange((old) => {
+      const next = { ...old };
+      const value = change(old[name]);
+      const empty =
+        value === undefined ||
+        (Array.isArray(value) && !value.length) ||
+        value === "" ||
+        (typeof value === "object" && value !== null && !Array.isArray(value) && !Object.keys(value).length);
+      if (empty) delete next[name];
+      else next[name] = value;
+      return next;
+    });
   return (
     <>
       {Object.entries(props.schema.properties ?? {})
@@ -120,7 +153,7 @@ export function SchemaFields(props: {
                 <SchemaFields
                   schema={s as Schema}
                   values={(value as Values) ?? {}}
-                  onChange={(v) => set(name, v)}
+                  onChange={(f) => update(name, (old) => f((old as Values) ?? {}))}
                   idPrefix={id}
                   path={path}
                   error={props.error}
@@ -161,10 +194,10 @@ export function SchemaFields(props: {
                         type="checkbox"
                         checked={picked.includes(c)}
                         onChange={(e) =>
-                          set(
-                            name,
-                            (e.target as HTMLInputElement).checked ? [...picked, c] : picked.filter((p) => p !== c),
-                          )
+                          update(name, (old) => {
+                            const was = ((old as unknown[] | undefined) ?? []).filter((p) => p !== c);
+                            return (e.target as HTMLInputElement).checked ? [...was, c] : was;
+                          })
                         }
                       />
                       {String(c).replace(/_/g, " ")}
@@ -176,18 +209,8 @@ export function SchemaFields(props: {
             );
           }
           const numeric = s.type === "integer" || s.type === "number";
-          const text = s.type === "array" ? ((value as string[] | undefined) ?? []).join(", ") : String(value ?? "");
-          const read = (raw: string) =>
-            s.type === "array"
-              ? raw
-                  .split(/[,\s]+/)
-                  .map((t) => t.trim())
-                  .filter(Boolean)
-              : numeric
-                ? raw === ""
-                  ? ""
-                  : Number(raw)
-                : raw;
+          const text = String(value ?? "");
+          const read = (raw: string) => (numeric ? (raw === "" ? "" : Number(raw)) : raw);
           return (
             <Field key={name} id={id} path={path} error={props.error}>
               <label for={id}>
@@ -217,6 +240,13 @@ export function SchemaFields(props: {
                   onInput={(e) => set(name, read((e.target as HTMLTextAreaElement).value))}
                   {...a11y}
                 />
+              ) : s.type === "array" ? (
+                <ListInput
+                  id={id}
+                  value={(value as string[] | undefined) ?? []}
+                  onChange={(v) => set(name, v)}
+                  a11y={a11y}
+                />
               ) : (
                 <input
                   id={id}
@@ -225,7 +255,7 @@ export function SchemaFields(props: {
                   max={s.maximum}
                   placeholder={s.default !== undefined && !Array.isArray(s.default) ? String(s.default) : undefined}
                   value={text}
-                  onChange={(e) => set(name, read((e.target as HTMLInputElement).value))}
+                  onInput={(e) => set(name, read((e.target as HTMLInputElement).value))}
                   {...a11y}
                 />
               )}

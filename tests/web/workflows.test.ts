@@ -217,4 +217,42 @@ describe.skipIf(!haveChromium)("workflows in the dashboard", () => {
     }
     await p.close();
   });
+
+  test("platform blocks: Reddit's subreddit is required beside its block; Instagram's options are saved", async () => {
+    const { page } = d;
+    const rd = await connect("reddit");
+    const ig = await connect("instagram");
+    await page.goto(`${d.h.url}/workflows`);
+    await page.getByRole("button", { name: "New workflow" }).click();
+    await page.getByLabel("Name").fill("To Reddit and Instagram");
+    await page.getByLabel("Copy what this account publishes").selectOption(ids.src);
+    await page.getByRole("checkbox", { name: /\(reddit\)/ }).check();
+    await page.getByRole("checkbox", { name: /\(instagram\)/ }).check();
+    await page.getByText(/Settings for .*\(instagram\)/).click();
+    // Each destination shows its own platform's block and no other.
+    expect(await destField(ig, "instagram").count()).toBe(1);
+    expect(await destField(ig, "reddit").count()).toBe(0);
+    await page.locator(`#wf-dest-${ig}-instagram-remove_mentions`).check();
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    const beside = destField(rd, "reddit").locator(".note.error");
+    await beside.waitFor();
+    expect(await beside.textContent()).toContain("subreddit");
+    await page.locator(`#wf-dest-${rd}-reddit-subreddit`).fill("crier_test");
+    await page.locator(`#wf-dest-${rd}-reddit-post_type`).selectOption("self");
+    await page.getByRole("button", { name: "Create workflow" }).click();
+    await page.waitForURL(/\/workflows\/[0-9a-f-]{36}$/);
+    const w = (await api("GET", `/v1/workflows/${page.url().split("/").pop()}`)).body.data;
+    expect(w.settings.destination_publish_settings[rd].reddit).toMatchObject({
+      subreddit: "crier_test",
+      post_type: "self",
+    });
+    expect(w.settings.destination_publish_settings[ig].instagram).toEqual({
+      publish_as_trial_reel: false,
+      remove_mentions: true,
+    });
+    // Instagram is a caption platform, Reddit is not: only Instagram offers a caption ending.
+    await destField(ig, "caption_ending").waitFor();
+    expect(await destField(rd, "caption_ending").count()).toBe(0);
+    expect(await accessibilityProblems(page)).toEqual([]);
+  });
 });

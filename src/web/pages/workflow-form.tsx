@@ -70,11 +70,14 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
   const chosen = targets.map((id) => byId.get(id)).filter((a): a is Account => !!a);
   const perDestination = (settings.destination_publish_settings as Record<string, Values> | undefined) ?? {};
 
-  const setDestination = (id: string, v: Values) => {
-    const next = { ...perDestination, [id]: v };
-    if (!Object.keys(v).length) delete next[id];
-    setSettings({ ...settings, destination_publish_settings: next });
-  };
+  const setDestination = (id: string, change: (old: Values) => Values) =>
+    setSettings((old) => {
+      const all = { ...((old.destination_publish_settings as Record<string, Values> | undefined) ?? {}) };
+      const v = change(all[id] ?? {});
+      if (Object.keys(v).length) all[id] = v;
+      else delete all[id];
+      return { ...old, destination_publish_settings: all };
+    });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -202,7 +205,7 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
             <SchemaFields
               schema={DESTINATION}
               values={perDestination[a.id] ?? {}}
-              onChange={(v) => setDestination(a.id, v)}
+              onChange={(f) => setDestination(a.id, f)}
               idPrefix={`wf-dest-${a.id}`}
               path={`settings.destination_publish_settings.${a.id}`}
               error={error ?? undefined}
