@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
+import { ApiFailure } from "./api.ts";
 import type { JsonSchema } from "./types.ts";
 import { ErrorNote } from "./ui.tsx";
 
@@ -25,6 +26,17 @@ export function errorPath(message: string): string | null {
   const m = /^(body\.)?([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+|\[\d+\])*)(:| \(| )/.exec(message);
   if (!m) return null;
   return m[1] || m[3] !== " " ? m[2] : null;
+}
+
+/**
+ * An API error as shown beside the field it names exactly: the field's path is dropped from the front of
+ * the message ("body.x.y must be …" → "Must be …"), since the field itself is right there.
+ */
+export function besideField(error: ApiFailure, at: string | null): ApiFailure {
+  if (!at || errorPath(error.message) !== at) return error;
+  const rest = error.message.replace(/^(?:body\.)?\S+?:? /, "");
+  const message = rest.charAt(0).toUpperCase() + rest.slice(1);
+  return new ApiFailure(error.status, error.code, message, error.hint);
 }
 
 /** Of the paths a form shows, the deepest one the error's path lies in (so the error sits beside it). */

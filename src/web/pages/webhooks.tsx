@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { WEBHOOK_EVENTS } from "../../domain/webhook-events.ts";
 import type { Webhook } from "../../modules/webhooks/model.ts";
 import { api, ApiFailure } from "../api.ts";
-import { errorPath, placeError } from "../schema-fields.tsx";
+import { besideField, errorPath, placeError } from "../schema-fields.tsx";
 import { Confirm, ErrorNote, PageTitle, useLoad, when } from "../ui.tsx";
 import { WebhookDeliveries } from "./webhook-deliveries.tsx";
 import { OnOff } from "./workflows.tsx";
@@ -44,7 +44,8 @@ function CreateWebhook({ onCreated }: { onCreated: (w: WithSecret) => void }) {
       setDescription("");
       onCreated(r.data);
     } catch (err) {
-      setError({ at: fieldOf(err), error: err });
+      const at = fieldOf(err);
+      setError({ at, error: err instanceof ApiFailure ? besideField(err, at) : err });
     }
   };
   const toggle = (ev: string, on: boolean) => setEvents(on ? [...events, ev] : events.filter((x) => x !== ev));

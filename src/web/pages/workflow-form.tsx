@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { CAPTION_PLATFORMS, DestinationSettings, WorkflowSettings } from "../../domain/workflow-settings.ts";
 import type { Workflow, WorkflowCreate } from "../../modules/workflows/model.ts";
 import { api, ApiFailure } from "../api.ts";
-import { errorPath, placeError, SchemaFields, schemaPaths, type FieldError } from "../schema-fields.tsx";
+import { besideField, errorPath, placeError, SchemaFields, schemaPaths, type FieldError } from "../schema-fields.tsx";
 import type { Account, JsonSchema } from "../types.ts";
 import { ErrorNote, PlatformIcon } from "../ui.tsx";
 
@@ -101,7 +101,7 @@ export function WorkflowForm(props: { workflow?: Workflow; accounts: Account[]; 
       props.onSaved(r.data);
     } catch (err) {
       const at = err instanceof ApiFailure ? placeError(errorPath(err.message), shownPaths(chosen)) : null;
-      setError({ at, error: err });
+      setError({ at, error: err instanceof ApiFailure ? besideField(err, at) : err });
     } finally {
       setBusy(false);
     }
