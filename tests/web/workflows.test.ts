@@ -96,7 +96,7 @@ describe.skipIf(!haveChromium)("workflows in the dashboard", () => {
     // The API refuses 600 (at most 500): its message sits beside that field, nothing is created.
     const beside = destField(ids.th, "threads.caption_max_length").locator(".note.error");
     await beside.waitFor();
-    expect(await beside.textContent()).toContain("500");
+    expect(await beside.textContent()).toContain("Must be from 1 to 500 (got 600)");
     expect(await page.locator(`#wf-dest-${ids.th}-threads-caption_max_length`).getAttribute("aria-invalid")).toBe(
       "true",
     );
