@@ -16,6 +16,9 @@ import { MediaPage } from "./pages/media.tsx";
 import { PostDetailPage } from "./pages/post-detail.tsx";
 import { PostsPage } from "./pages/posts.tsx";
 import { PreferencesPage } from "./pages/preferences.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
+import { WorkflowPage } from "./pages/workflow-detail.tsx";
+import { WorkflowsPage } from "./pages/workflows.tsx";
 import { SignInPage, WelcomePage } from "./pages/sign-in.tsx";
 
 type Page = ComponentType<{ params: Record<string, string> }>;
@@ -32,6 +35,8 @@ const NAV: { href: string; label: string }[] = [
   { href: "/drafts", label: "Drafts" },
   { href: "/media", label: "Media" },
   { href: "/import", label: "Import" },
+  { href: "/workflows", label: "Workflows" },
+  { href: "/webhooks", label: "Webhooks" },
   { href: "/accounts", label: "Accounts" },
   { href: "/preferences", label: "Preferences" },
 ];
@@ -46,6 +51,9 @@ const ROUTES: [string, Page][] = [
   ["/drafts/:id", ComposePage],
   ["/media", MediaPage],
   ["/import", ImportPage],
+  ["/workflows", WorkflowsPage],
+  ["/workflows/:id", WorkflowPage],
+  ["/webhooks", WebhooksPage],
   ["/accounts", AccountsPage],
   ["/preferences", PreferencesPage],
 ];

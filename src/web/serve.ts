@@ -17,6 +17,9 @@ export const PAGE_PATHS = [
   "/drafts/:id",
   "/media",
   "/import",
+  "/workflows",
+  "/workflows/:id",
+  "/webhooks",
   "/preferences",
 ] as const;
 
