@@ -30,6 +30,7 @@ import m26 from "./0026_media_facts_renditions.sql" with { type: "text" };
 import m27 from "./0027_first_comment.sql" with { type: "text" };
 import m28 from "./0028_posting_queues.sql" with { type: "text" };
 import m29 from "./0029_post_series.sql" with { type: "text" };
+import m30 from "./0030_media_library_index.sql" with { type: "text" };
 import f0 from "./functions/crier_account_changed.sql" with { type: "text" };
 import f1 from "./functions/crier_account_json.sql" with { type: "text" };
 import f2 from "./functions/crier_api_key_changed.sql" with { type: "text" };
@@ -84,6 +85,7 @@ export const migrationSql: Record<string, string> = {
   "0027_first_comment": m27,
   "0028_posting_queues": m28,
   "0029_post_series": m29,
+  "0030_media_library_index": m30,
 };
 /** migrations/functions: one SQL function per file, applied again whenever its text changes (src/db/migrate.ts). */
 export const functionSql: Record<string, string> = {

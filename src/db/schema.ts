@@ -174,7 +174,13 @@ export const media = pgTable(
     uploadedAt: ts("uploaded_at"),
     createdAt: createdAt(),
   },
-  (t) => [index("media_pending_idx").on(t.status, t.expiresAt)],
+  (t) => [
+    index("media_pending_idx").on(t.status, t.expiresAt),
+    // GET /v1/media: a profile's uploads, newest first (migration 0030).
+    index("media_library_idx")
+      .on(t.profileId, t.uploadedAt, t.id)
+      .where(sql`status = 'uploaded'`),
+  ],
 );
 
 /**
