@@ -23,7 +23,7 @@ import { rowFromJson } from "../db/row-json.ts";
 import type { Recorder } from "./recorder.ts";
 import { finderFor } from "../platform/find-published.ts";
 import { uuidArray } from "../db/uuid-array.ts";
-import { prepareJobMedia } from "../media/prepare.ts";
+import { prepareJobMedia, prepareOptionsFor } from "../media/prepare.ts";
 
 export interface DispatchSettings {
   claimedBy: string;
@@ -267,9 +267,13 @@ export async function publishTarget(
   const t = job.target;
   // Crier's own files get their probed numbers, and a converted copy where the platform needs one.
   const options = optionsForPlugin(plugin, t.platformOptions);
-  const media = await prepareJobMedia(ctx, job.account.profileId, plugin, (t.fittedMedia ?? job.media) as MediaItem[], {
-    coverChosen: options.video_cover_timestamp_ms !== undefined,
-  });
+  const media = await prepareJobMedia(
+    ctx,
+    job.account.profileId,
+    plugin,
+    (t.fittedMedia ?? job.media) as MediaItem[],
+    prepareOptionsFor(plugin, t.platformOptions),
+  );
   if (media.kind === "failed") {
     await record(ctx, s, target.id, { kind: "failed", code: media.code, reason: media.reason });
     return "failed";

@@ -7,7 +7,7 @@
 import { sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { errorFields } from "../log.ts";
-import { prepareJobMedia } from "../media/prepare.ts";
+import { prepareJobMedia, prepareOptionsFor } from "../media/prepare.ts";
 import type { MediaItem } from "../platform/sdk.ts";
 import type { PeriodicJob } from "./jobs.ts";
 
@@ -18,8 +18,9 @@ const BATCH = 100;
 
 export async function prepareUpcomingMedia(ctx: AppContext): Promise<number> {
   const now = ctx.clock.now();
-  const rows = await ctx.db.rows<{ platform: string; profile_id: string; media: string }>(
-    sql`SELECT DISTINCT t.platform, p.profile_id, coalesce(t.fitted_media, p.media)::text AS media
+  const rows = await ctx.db.rows<{ platform: string; profile_id: string; media: string; options: string | null }>(
+    sql`SELECT DISTINCT t.platform, p.profile_id, coalesce(t.fitted_media, p.media)::text AS media,
+          t.platform_options::text AS options
         FROM post_targets t JOIN posts p ON p.id = t.post_id
         WHERE t.status = 'scheduled' AND t.due_at >= ${now.toISOString()}::timestamptz
           AND t.due_at < ${new Date(now.getTime() + AHEAD_MS).toISOString()}::timestamptz
@@ -31,7 +32,10 @@ export async function prepareUpcomingMedia(ctx: AppContext): Promise<number> {
     const plugin = ctx.platforms.get(row.platform);
     if (!plugin) continue;
     try {
-      const r = await prepareJobMedia(ctx, row.profile_id, plugin, JSON.parse(row.media) as MediaItem[]);
+      // The same options as the publish will use, so what is made ahead is what it looks for (a TikTok
+      // target with its own cover timestamp gets no cover frame put in front of its video).
+      const options = prepareOptionsFor(plugin, row.options ? JSON.parse(row.options) : null);
+      const r = await prepareJobMedia(ctx, row.profile_id, plugin, JSON.parse(row.media) as MediaItem[], options);
       if (r.kind === "ready") prepared++;
     } catch (e) {
       // The publish prepares it again and reports what goes wrong on the target.

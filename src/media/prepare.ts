@@ -6,6 +6,7 @@
 import type { AppContext } from "../context.ts";
 import type { MediaFacts } from "../domain/media-facts.ts";
 import { planMedia } from "../platform/host/media-plan.ts";
+import { optionsForPlugin } from "../platform/host/options.ts";
 import type { MediaItem, Plugin } from "../platform/sdk.ts";
 import { ownMediaOf, type OwnMedia } from "./own.ts";
 import { UnreadableMedia } from "./probe.ts";
@@ -27,6 +28,12 @@ export interface PrepareOptions {
    * over media[].thumbnail_url): no cover frame is put in front of the video.
    */
   coverChosen?: boolean;
+}
+
+/** What a target's platform_options say about preparing its media, the same at publish and ahead of it. */
+export function prepareOptionsFor(plugin: Plugin, platformOptions: unknown): PrepareOptions {
+  const options = optionsForPlugin(plugin, platformOptions as Record<string, unknown> | null);
+  return { coverChosen: options.video_cover_timestamp_ms !== undefined };
 }
 
 /** The cover to put in front of this video as its first frame, or null (see OutputSpec.coverUrl). */
