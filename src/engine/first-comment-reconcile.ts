@@ -11,8 +11,8 @@ import type { AppContext } from "../context.ts";
 import { providerFor, sandboxPostUrl } from "../platform/host/provider.ts";
 import { optionsForPlugin } from "../platform/host/options.ts";
 import type { FindResult } from "../platform/sdk.ts";
-import { errorFields } from "../log.ts";
-import { loadJobs, type Job } from "./dispatch.ts";
+import type { Job } from "./dispatch.ts";
+import { settleLeased } from "./settle-leased.ts";
 import { commentJob } from "./first-comment.ts";
 
 /** Comments settled per run; the rest wait for the next run. */
@@ -32,19 +32,7 @@ export async function reconcileCommentsDue(ctx: AppContext): Promise<number> {
                    and (first_comment_lease_until is null or first_comment_lease_until < ${now}::timestamptz)
                  order by first_comment_due_at limit ${BATCH} for update skip locked)
     returning id`);
-  if (!leased.length) return 0;
-  const jobs = await loadJobs(
-    ctx,
-    leased.map((r) => r.id),
-  );
-  for (const job of jobs.values()) {
-    try {
-      await settle(ctx, holder, job);
-    } catch (e) {
-      ctx.log.error("reconciling a first comment failed", { target_id: job.target.id, ...errorFields(e) });
-    }
-  }
-  return jobs.size;
+  return settleLeased(ctx, leased, (job) => settle(ctx, holder, job), "reconciling a first comment failed");
 }
 
 async function ask(ctx: AppContext, job: Job): Promise<FindResult> {

@@ -12,10 +12,10 @@ import { finderFor } from "../platform/find-published.ts";
 import { providerFor, sandboxPostUrl } from "../platform/host/provider.ts";
 import { optionsForPlugin } from "../platform/host/options.ts";
 import type { FindResult, MediaItem } from "../platform/sdk.ts";
-import { loadJobs, type Job } from "./dispatch.ts";
+import type { Job } from "./dispatch.ts";
 import type { PeriodicJob } from "./jobs.ts";
-import { errorFields } from "../log.ts";
 import { firstCommentFallsDue } from "./first-comment-sql.ts";
+import { settleLeased } from "./settle-leased.ts";
 import { reconcileCommentsDue } from "./first-comment-reconcile.ts";
 
 /** Targets settled per run; the rest wait for the next run. */
@@ -46,22 +46,7 @@ export async function reconcileDue(ctx: AppContext): Promise<number> {
                    and (lease_until is null or lease_until < ${now.toISOString()}::timestamptz)
                  order by reconcile_at limit ${BATCH} for update skip locked)
     returning id`);
-  if (!leased.length) return 0;
-  const jobs = await loadJobs(
-    ctx,
-    leased.map((r) => r.id),
-  );
-  for (const job of jobs.values()) {
-    try {
-      await settle(ctx, holder, job);
-    } catch (e) {
-      ctx.log.error("reconciling an unknown outcome failed", {
-        target_id: job.target.id,
-        ...errorFields(e),
-      });
-    }
-  }
-  return jobs.size;
+  return settleLeased(ctx, leased, (job) => settle(ctx, holder, job), "reconciling an unknown outcome failed");
 }
 
 async function ask(ctx: AppContext, job: Job): Promise<FindResult> {
