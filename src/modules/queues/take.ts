@@ -1,6 +1,6 @@
 /**
  * Taking and freeing queue slots, for the posts module: a post created with queue: true gives each of its
- * accounts the account's next free slot, in the transaction that creates the post (claimSlot says how
+ * accounts the account's next free slot, in the transaction that creates the post (claimSlots says how
  * posts queued at once on any copy take different slots without waiting for each other). The primary key
  * of queue_slots is what guarantees that no slot is ever given twice.
  */
@@ -120,56 +120,18 @@ export async function isQueued(db: Queryable, postId: string): Promise<boolean> 
   return !!row;
 }
 
-/** How many candidate slots one claim statement tries, earliest first. */
+/** How many candidate slots one claim statement tries beyond one per waiting post, earliest first. */
 const CANDIDATES = 32;
 
 /**
- * Claims the earliest free slot of one account for a post in this transaction, without waiting on other
- * transactions: each candidate is tried with a transaction-scoped try-lock of (account, slot minute), so a
- * slot another transaction is claiming right now is passed over at once instead of waited for, and the
- * insert skips one committed since it was read. Many posts queued at once therefore take consecutive slots
- * in parallel; one whose transaction is then rolled back leaves its slot free for the next post.
- */
-export async function claimSlot(
-  tx: Queryable,
-  accountId: string,
-  queue: StoredQueue,
-  from: Date,
-  postId: string,
-  profileId: string,
-): Promise<Occurrence> {
-  const taken = await takenSlots(tx, accountId, from);
-  for (;;) {
-    const candidates = freeOccurrences(queue.timeZone, queue.slots, from, taken, CANDIDATES);
-    const at = `{${candidates.map((c) => c.at.toISOString()).join(",")}}`;
-    // The function scan yields the candidates in order and the filter stops at the first it locks.
-    const result = await tx.execute(sql`
-      with c as (
-        select u.s from unnest(${at}::timestamptz[]) as u(s)
-        where pg_try_advisory_xact_lock(hashtext(${accountId}), (extract(epoch from u.s) / 60)::int)
-        limit 1
-      ),
-      i as (
-        insert into queue_slots (account_id, slot_at, post_id, profile_id)
-        select ${accountId}::uuid, c.s, ${postId}::uuid, ${profileId}::uuid from c
-        on conflict do nothing
-        returning slot_at
-      )
-      select crier_iso(c.s) as locked, (select crier_iso(slot_at) from i) as taken from c`);
-    const [row] = rowsOf<{ locked: string; taken: string | null }>(result);
-    if (row?.taken) return candidates.find((c) => c.at.getTime() === new Date(row.taken!).getTime())!;
-    // None could be locked (all being claimed right now), or the one locked was taken since it was read:
-    // pass over those and look further on.
-    const passed = row ? new Date(row.locked).getTime() : Infinity;
-    for (const c of candidates) if (c.at.getTime() <= passed) taken.add(c.at.getTime());
-  }
-}
-
-/**
- * Claims the earliest free slots of one account for several posts at once, in the posts' order (a
- * shuffle): the same try-locks and skip-what-is-taken as claimSlot, but one statement per round for all the
- * posts instead of one per post, so a shuffle of a long queue holds its locks for a few statements, not
- * hundreds. Posts whose slot was taken meanwhile go round again, further on.
+ * Claims the earliest free slots of one account for posts in this transaction, in the posts' order (one
+ * post being created, or all the queued posts of a shuffle), without waiting on other transactions: each
+ * candidate is tried with a transaction-scoped try-lock of (account, slot minute), so a slot another
+ * transaction is claiming right now is passed over at once instead of waited for, and the insert skips one
+ * committed since it was read. Many posts queued at once therefore take consecutive slots in parallel; one
+ * whose transaction is then rolled back leaves its slot free for the next post. One statement per round
+ * serves all the posts, so a shuffle of a long queue holds its locks for a few statements, not hundreds;
+ * posts whose slot was taken meanwhile go round again, further on.
  */
 export async function claimSlots(
   tx: Queryable,
@@ -186,8 +148,8 @@ export async function claimSlots(
     const candidates = freeOccurrences(queue.timeZone, queue.slots, from, taken, waiting.length + CANDIDATES);
     const at = `{${candidates.map((c) => c.at.toISOString()).join(",")}}`;
     const ids = `{${waiting.join(",")}}`;
-    // As in claimSlot, the function scan yields the candidates in order and the limit stops the try-locks
-    // once there is one slot per waiting post; the n-th slot locked goes to the n-th post.
+    // The function scan yields the candidates in order and the limit stops the try-locks once there is one
+    // slot per waiting post; the n-th slot locked goes to the n-th post.
     const result = await tx.execute(sql`
       with c as (
         select l.s, row_number() over () as n from (
@@ -242,6 +204,7 @@ export async function takeSlots(
   if (empty) throw problemError(queueEmpty(empty, inputAccountIds.indexOf(empty)));
   const from = new Date(now.getTime() + QUEUE_MARGIN_MS);
   const slots = new Map<string, Occurrence>();
-  for (const id of ids) slots.set(id, await claimSlot(tx, id, queues.get(id)!, from, postId, profileId));
+  for (const id of ids)
+    slots.set(id, (await claimSlots(tx, id, queues.get(id)!, from, [postId], profileId)).get(postId)!);
   return slots;
 }
