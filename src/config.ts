@@ -59,6 +59,8 @@ export interface Config {
   publishLeaseSeconds: number;
   /** Attempts of a target on retryable failures (429, 5xx, connection refused) before it fails. */
   publishMaxAttempts: number;
+  /** Publishes one copy runs at once over all platforms (each platform's own cap still applies). */
+  publishConcurrency: number;
   s3?: S3Config;
   /** Seconds between two polls of a workflow's source account (jittered per poll). */
   workflowPollIntervalSeconds: number;
@@ -116,6 +118,7 @@ export const CONFIG_VARIABLES = [
   "S3_PUBLIC_URL",
   "PUBLISH_LEASE_SECONDS",
   "PUBLISH_MAX_ATTEMPTS",
+  "PUBLISH_CONCURRENCY",
   "DATABASE_POOL_SIZE",
   "DATABASE_STATEMENT_TIMEOUT",
   "DATABASE_REQUEST_TIMEOUT",
@@ -351,6 +354,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepMediaMetadata: bool(env, "KEEP_MEDIA_METADATA", false),
     mediaConvertConcurrency: integer(env, "MEDIA_CONVERT_CONCURRENCY", 1, 1, 64),
     publishLeaseSeconds: integer(env, "PUBLISH_LEASE_SECONDS", 120, 5, 86400),
+    publishConcurrency: integer(env, "PUBLISH_CONCURRENCY", 32, 1, 1024),
     publishMaxAttempts: integer(env, "PUBLISH_MAX_ATTEMPTS", 5, 1, 100),
     s3,
     workflowPollIntervalSeconds: duration(env, "WORKFLOW_POLL_INTERVAL", 300, 1),

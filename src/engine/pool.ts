@@ -2,9 +2,10 @@
  * The publish slots of one copy: how many publishes run at once (in all and per platform), the claims
  * that fill free slots with due targets, and the publishes those claims started. A publish frees its slot
  * as soon as the platform answered, and its account once the result is written, so claiming goes on
- * without waiting for the next tick, and other accounts' targets without waiting for the write. Where a
- * platform answers about as fast as a claim comes back, claims take a few targets ahead of free slots
- * (claimAhead), which start the moment a slot frees: the platform's cap still bounds its calls.
+ * without waiting for the next tick, and other accounts' targets without waiting for the write. Claims
+ * take targets ahead of free slots (claimAhead, claimBatch), which start the moment a slot frees: the
+ * platform's cap still bounds its calls, and a claim waits until a batch fits, so that the database pays
+ * for one claim per many targets however slowly the platform answers.
  */
 import type { AppContext } from "../context.ts";
 import { errorFields, type Logger } from "../log.ts";
@@ -82,6 +83,11 @@ export class PublishPool {
 
   inFlight(): number {
     return this.running.size;
+  }
+
+  /** Publishes waiting for their platform's answer (the recorder waits for their results to batch them). */
+  calling(): number {
+    return this.count("calling");
   }
 
   /** Targets this copy is publishing right now (their leases are renewed every tick). */
@@ -178,14 +184,25 @@ export class PublishPool {
     for (const [platform, cap] of this.o.platformCaps) {
       if (skipDry && this.dry.has(platform)) continue;
       const n = cap + this.ahead(platform, cap) - (held.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
-      if (n > 0) free[platform] = n;
+      // Less room than a batch means every slot is calling and targets are waiting for one: the claim
+      // waits until a batch fits, so that one claim takes many targets (its cost is mostly per call).
+      if (n >= this.batch(platform, cap)) free[platform] = n;
     }
     return free;
   }
 
+  /**
+   * Targets of a platform claimed beyond its slots: at least one batch (claimBatch), more where calls end
+   * about as fast as a claim comes back (claimAhead).
+   */
   private ahead(platform: string, cap: number): number {
     if (this.o.claimAhead !== undefined) return Math.min(cap, this.o.claimAhead);
-    return claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0);
+    return Math.max(claimBatch(cap), claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0));
+  }
+
+  /** The fewest targets of a platform worth a claim; never more than what it claims ahead (see claimBatch). */
+  private batch(platform: string, cap: number): number {
+    return Math.max(1, Math.min(claimBatch(cap), this.ahead(platform, cap)));
   }
 
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
@@ -332,8 +349,8 @@ export class PublishPool {
  * How many targets of a platform to claim beyond its free slots: about as many as its calls end while a
  * claim is on its way (averages in ms, 0 when not measured yet), so a slot that frees starts its next
  * publish at once instead of waiting for the claim after. When calls take far longer than a claim (real
- * platforms: 100 ms and more) this is 0 and a target is only claimed for a free slot; with calls as quick
- * as a claim it is up to the cap. A target claimed ahead waits about one claim's round trip, under the
+ * platforms: 100 ms and more) this is 0 and the batch decides (claimBatch); with calls as quick as a claim
+ * it is up to the cap. A target claimed ahead waits about one claim's round trip, under the
  * same lease as one being published (so a crash in that moment ends it outcome_unknown, like a target
  * between its claim and its call; the reconciler then finds it absent and tries once more where the
  * platform can be asked).
@@ -341,6 +358,18 @@ export class PublishPool {
 export function claimAhead(cap: number, claimMs: number, callMs: number): number {
   if (!claimMs || !callMs) return 0;
   return Math.min(cap, Math.floor((cap * claimMs) / callMs));
+}
+
+/**
+ * How many targets of a platform a claim waits for room for, three quarters of its cap: a claim's cost to
+ * the database is mostly per call (a round trip, a transaction, the candidate scan), so where calls take
+ * far longer than a claim (real platforms, 100 ms and more) claiming as each slot frees took 1.4 targets
+ * per claim and cost PostgreSQL four times as much per target as claims taking a dozen (bench/dispatch
+ * (b)). As many are claimed ahead (ahead()), so the slots keep calling while the batch waits for room: a
+ * target then waits for a slot about as long as three quarters of a call.
+ */
+export function claimBatch(cap: number): number {
+  return Math.max(1, cap);
 }
 
 function ewma(avg: number, sample: number): number {

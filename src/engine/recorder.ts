@@ -72,6 +72,15 @@ const recordStatement = preparedSql(
 );
 
 const MAX_BATCH = 64;
+/**
+ * Results a write waits for while more are on their way, and for at most how long after the first came
+ * in. Where the platform answers slowly, results come in one at a time, and written each alone they cost
+ * PostgreSQL four times as much per target as in batches of eight (bench/dispatch (b)): a commit and a
+ * round trip each. Only the account waits meanwhile (its slot is already free, published_at is the time
+ * the platform answered), and a copy with nothing else in flight writes at once.
+ */
+const LINGER_BATCH = 16;
+const LINGER_MS = 100;
 /** Without statement_timeout, how long a write may go unanswered before it is sent again. */
 const WRITE_DEADLINE_MS = 5_000;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
@@ -82,6 +91,13 @@ export class Recorder {
   private pending: Pending[] = [];
   private writing = false;
   private scheduled = false;
+  /** A write waiting for more results (LINGER_MS): started early once LINGER_BATCH are pending. */
+  private lingering: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Whether more results are on their way soon (publishes calling their platform): set by the engine's
+   * pool. Without it every result is written at once.
+   */
+  moreComing: () => boolean = () => false;
   /** The wait before the next write after a refused one; 0 while writes succeed. */
   private retryMs = 0;
 
@@ -140,14 +156,25 @@ export class Recorder {
    * when the last write was refused).
    */
   private schedule() {
-    if (this.writing || this.scheduled) return;
+    if (this.writing) return;
+    if (this.lingering && this.pending.length >= LINGER_BATCH) {
+      // Enough for a batch: the write waiting for more goes now.
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+      this.scheduled = false;
+    }
+    if (this.scheduled) return;
     this.scheduled = true;
     const run = () => {
       this.scheduled = false;
+      this.lingering = undefined;
       void this.flush();
     };
     if (this.retryMs) setTimeout(run, this.retryMs);
-    else setImmediate(run);
+    else if (this.pending.length < LINGER_BATCH && this.moreComing()) {
+      const waited = performance.now() - this.pending[0].since;
+      this.lingering = setTimeout(run, Math.max(0, LINGER_MS - waited));
+    } else setImmediate(run);
   }
 
   private async flush(): Promise<void> {

@@ -93,7 +93,11 @@ export const ENGINE_DEFAULTS = {
 type ResolvedOptions = typeof ENGINE_DEFAULTS & EngineOptions;
 
 export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine {
-  const fromConfig = { leaseMs: ctx.config.publishLeaseSeconds * 1000, maxAttempts: ctx.config.publishMaxAttempts };
+  const fromConfig = {
+    leaseMs: ctx.config.publishLeaseSeconds * 1000,
+    maxAttempts: ctx.config.publishMaxAttempts,
+    concurrency: ctx.config.publishConcurrency ?? ENGINE_DEFAULTS.concurrency,
+  };
   const o = {
     ...ENGINE_DEFAULTS,
     ...fromConfig,
@@ -127,6 +131,8 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     },
     log,
   );
+  // Results are written in batches while more are on their way (src/engine/recorder.ts).
+  settings.recorder.moreComing = () => pool.calling() > 0;
   // A published target's first comment is posted at once by this copy (the tick finds any it missed).
   const comments = new FirstComments(ctx, settings, o.leaseMs, log);
   settings.afterPublished = (targetId) => comments.postNow(targetId);
