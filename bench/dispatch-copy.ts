@@ -6,7 +6,10 @@ import { benchContext } from "./engine-support.ts";
 
 const ctx = benchContext(
   process.env.BENCH_DB_URL!,
-  Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_"))) as Record<string, string>,
+  // Platform settings, and PUBLISH_CONCURRENCY where a regime raises the copy's slots (bench/scale).
+  Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_") || k === "PUBLISH_CONCURRENCY"),
+  ) as Record<string, string>,
 );
 const waiting = async () =>
   (

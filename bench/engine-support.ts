@@ -88,10 +88,25 @@ export async function seedTargets(
   firstDue: Date,
   spacingMs: number,
 ) {
+  // In statements of 10,000 posts: 100,000 at once ran past the statement timeout.
+  for (let from = 0; from < count; from += 10_000) {
+    await seedChunk(db, profileId, accountIds, from, Math.min(count, from + 10_000) - 1, firstDue, spacingMs);
+  }
+}
+
+async function seedChunk(
+  db: Db,
+  profileId: string,
+  accountIds: string[],
+  from: number,
+  to: number,
+  firstDue: Date,
+  spacingMs: number,
+) {
   await db.rows(sql`
     with ids as (
       select i, gen_random_uuid() as post_id, (${`{${accountIds.join(",")}}`}::uuid[])[1 + (i % ${accountIds.length})] as account_id
-      from generate_series(0, ${count - 1}) as i
+      from generate_series(${from}::int, ${to}::int) as i
     ), p as (
       insert into posts (id, profile_id, content) select post_id, ${profileId}::uuid, 'bench post ' || i from ids returning id
     )

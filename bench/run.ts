@@ -11,6 +11,7 @@ import { FIGURE_PREFIX, type Figure } from "./figures.ts";
 const BENCHES: { name: string; embedded?: boolean }[] = [
   { name: "api" },
   { name: "dispatch" },
+  { name: "scale" },
   { name: "start" },
   { name: "growth" },
   { name: "webhooks" },

@@ -35,7 +35,8 @@ export async function statementReport(url: string): Promise<StatementReport | nu
   await sql.unsafe(`alter database "${db}" set pg_stat_statements.track = 'all'`);
   return {
     async reset() {
-      await sql`select pg_stat_statements_reset()`;
+      // This database's statements only: a bench beside it on the same server keeps its own.
+      await sql`select pg_stat_statements_reset(0, (select oid from pg_database where datname = current_database()), 0)`;
     },
     async print(targets, top = 8) {
       const rows = await sql<{ calls: string; ms: number; rows: string; query: string; toplevel: boolean }[]>`

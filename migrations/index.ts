@@ -31,6 +31,7 @@ import m27 from "./0027_first_comment.sql" with { type: "text" };
 import m28 from "./0028_posting_queues.sql" with { type: "text" };
 import m29 from "./0029_post_series.sql" with { type: "text" };
 import m30 from "./0030_media_library_index.sql" with { type: "text" };
+import m31 from "./0031_housekeeping_due_indexes.sql" with { type: "text" };
 import f0 from "./functions/crier_account_changed.sql" with { type: "text" };
 import f1 from "./functions/crier_account_json.sql" with { type: "text" };
 import f2 from "./functions/crier_api_key_changed.sql" with { type: "text" };
@@ -39,19 +40,20 @@ import f4 from "./functions/crier_iso.sql" with { type: "text" };
 import f5 from "./functions/crier_post_json.sql" with { type: "text" };
 import f6 from "./functions/crier_post_status.sql" with { type: "text" };
 import f7 from "./functions/crier_post_status_of.sql" with { type: "text" };
-import f8 from "./functions/crier_record_results.sql" with { type: "text" };
-import f9 from "./functions/crier_target_json.sql" with { type: "text" };
-import f10 from "./functions/crier_thread_predecessors.sql" with { type: "text" };
-import f11 from "./functions/crier_webhook_accounts_trigger.sql" with { type: "text" };
-import f12 from "./functions/crier_webhook_emit.sql" with { type: "text" };
-import f13 from "./functions/crier_webhook_post_status.sql" with { type: "text" };
-import f14 from "./functions/crier_webhook_posts_trigger.sql" with { type: "text" };
-import f15 from "./functions/crier_webhook_targets_before_trigger.sql" with { type: "text" };
-import f16 from "./functions/crier_webhook_targets_trigger.sql" with { type: "text" };
-import f17 from "./functions/crier_webhook_triggers_follow_endpoints.sql" with { type: "text" };
-import f18 from "./functions/crier_webhook_workflow_items_trigger.sql" with { type: "text" };
-import f19 from "./functions/crier_webhooks_listening.sql" with { type: "text" };
-import f20 from "./functions/crier_workflow_item_json.sql" with { type: "text" };
+import f8 from "./functions/crier_record_and_claim.sql" with { type: "text" };
+import f9 from "./functions/crier_record_results.sql" with { type: "text" };
+import f10 from "./functions/crier_target_json.sql" with { type: "text" };
+import f11 from "./functions/crier_thread_predecessors.sql" with { type: "text" };
+import f12 from "./functions/crier_webhook_accounts_trigger.sql" with { type: "text" };
+import f13 from "./functions/crier_webhook_emit.sql" with { type: "text" };
+import f14 from "./functions/crier_webhook_post_status.sql" with { type: "text" };
+import f15 from "./functions/crier_webhook_posts_trigger.sql" with { type: "text" };
+import f16 from "./functions/crier_webhook_targets_before_trigger.sql" with { type: "text" };
+import f17 from "./functions/crier_webhook_targets_trigger.sql" with { type: "text" };
+import f18 from "./functions/crier_webhook_triggers_follow_endpoints.sql" with { type: "text" };
+import f19 from "./functions/crier_webhook_workflow_items_trigger.sql" with { type: "text" };
+import f20 from "./functions/crier_webhooks_listening.sql" with { type: "text" };
+import f21 from "./functions/crier_workflow_item_json.sql" with { type: "text" };
 
 export { journal };
 export const migrationSql: Record<string, string> = {
@@ -86,6 +88,7 @@ export const migrationSql: Record<string, string> = {
   "0028_posting_queues": m28,
   "0029_post_series": m29,
   "0030_media_library_index": m30,
+  "0031_housekeeping_due_indexes": m31,
 };
 /** migrations/functions: one SQL function per file, applied again whenever its text changes (src/db/migrate.ts). */
 export const functionSql: Record<string, string> = {
@@ -97,17 +100,18 @@ export const functionSql: Record<string, string> = {
   "crier_post_json": f5,
   "crier_post_status": f6,
   "crier_post_status_of": f7,
-  "crier_record_results": f8,
-  "crier_target_json": f9,
-  "crier_thread_predecessors": f10,
-  "crier_webhook_accounts_trigger": f11,
-  "crier_webhook_emit": f12,
-  "crier_webhook_post_status": f13,
-  "crier_webhook_posts_trigger": f14,
-  "crier_webhook_targets_before_trigger": f15,
-  "crier_webhook_targets_trigger": f16,
-  "crier_webhook_triggers_follow_endpoints": f17,
-  "crier_webhook_workflow_items_trigger": f18,
-  "crier_webhooks_listening": f19,
-  "crier_workflow_item_json": f20,
+  "crier_record_and_claim": f8,
+  "crier_record_results": f9,
+  "crier_target_json": f10,
+  "crier_thread_predecessors": f11,
+  "crier_webhook_accounts_trigger": f12,
+  "crier_webhook_emit": f13,
+  "crier_webhook_post_status": f14,
+  "crier_webhook_posts_trigger": f15,
+  "crier_webhook_targets_before_trigger": f16,
+  "crier_webhook_targets_trigger": f17,
+  "crier_webhook_triggers_follow_endpoints": f18,
+  "crier_webhook_workflow_items_trigger": f19,
+  "crier_webhooks_listening": f20,
+  "crier_workflow_item_json": f21,
 };

@@ -383,6 +383,14 @@ export const postTargets = pgTable(
       .on(t.accountId, t.dueAt, t.position)
       .where(sql`status in ('pending', 'scheduled')`),
     index("post_targets_account_idx").on(t.accountId, t.status),
+    // Housekeeping's look for thread replies whose earlier item failed reads only waiting replies.
+    index("post_targets_waiting_reply_idx")
+      .on(t.dueAt)
+      .where(sql`status in ('pending', 'scheduled') and position > 0`),
+    // ...and its look for due targets whose account was deleted.
+    index("post_targets_waiting_orphan_idx")
+      .on(t.dueAt)
+      .where(sql`status in ('pending', 'scheduled') and account_id is null`),
   ],
 );
 

@@ -56,6 +56,11 @@ export interface ClaimRequest {
   /** Accounts this copy is publishing to right now (they cannot take another target). */
   busyAccounts: string[];
   postId?: string;
+  /**
+   * Publish results this copy has waiting, written in the claim's transaction before it claims
+   * (crier_record_and_claim): the recorder's rows and ids (src/engine/recorder.ts takeForClaim).
+   */
+  results?: { rows: string; ids: string };
 }
 
 export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget[]> {
@@ -64,19 +69,20 @@ export async function claimDue(db: Db, req: ClaimRequest): Promise<ClaimedTarget
     req.limit,
     platforms.reduce((n, p) => n + req.caps[p], 0),
   );
-  if (limit <= 0) return [];
+  if (limit <= 0 && !req.results) return [];
   // One call, one implicit transaction: crier_claim (migrations/functions/crier_claim.sql) does both steps and
   // reads the jobs.
+  const args = {
+    now: req.now.toISOString(),
+    leaseUntil: req.leaseUntil.toISOString(),
+    claimedBy: req.claimedBy,
+    caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
+    limit,
+    busy: uuidArray(req.busyAccounts),
+    postId: req.postId ?? null,
+  };
   const rows = await withQueryDeadline(null, () =>
-    claimStatement(db, {
-      now: req.now.toISOString(),
-      leaseUntil: req.leaseUntil.toISOString(),
-      claimedBy: req.claimedBy,
-      caps: JSON.stringify(Object.fromEntries(platforms.map((p) => [p, req.caps[p]]))),
-      limit,
-      busy: uuidArray(req.busyAccounts),
-      postId: req.postId ?? null,
-    }),
+    req.results ? recordAndClaimStatement(db, { ...args, ...req.results }) : claimStatement(db, args),
   );
   return rows.map(({ id, postId, accountId, platform, attempts, ...job }) => ({
     id,
@@ -96,6 +102,16 @@ const claimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
     select id, post_id as "postId", account_id as "accountId", platform, attempts,
       target, content, media, account, sandbox, reply_to as "replyTo", root
     from crier_claim(${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
+      ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
+);
+
+const recordAndClaimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
+  "crier_record_and_claim_call",
+  sql`
+    select id, post_id as "postId", account_id as "accountId", platform, attempts,
+      target, content, media, account, sandbox, reply_to as "replyTo", root
+    from crier_record_and_claim(${p("rows")}::text::jsonb, ${p("ids")}::text::uuid[],
+      ${p("now")}::text::timestamptz, ${p("leaseUntil")}::text::timestamptz, ${p("claimedBy")}::text,
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
 );
 

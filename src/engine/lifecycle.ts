@@ -57,9 +57,20 @@ export class EngineLifecycle {
     private readonly log: Logger,
   ) {}
 
+  /** The tick under way, if any: stop() waits for it, so its chores do not meet a closed database. */
+  private ticking: Promise<void> | undefined;
+
   /** One tick: chores, then claim and publish until nothing is due or slots are full. */
-  async tick(): Promise<void> {
-    if (this.stopping) return;
+  tick(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    const run = this.runTick().finally(() => {
+      if (this.ticking === run) this.ticking = undefined;
+    });
+    this.ticking = run;
+    return run;
+  }
+
+  private async runTick(): Promise<void> {
     try {
       await this.chores();
     } catch (e) {
@@ -140,6 +151,7 @@ export class EngineLifecycle {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = await Promise.race([
       Promise.all([
+        this.ticking,
         pool.publishesSettled(),
         checks.settled(),
         comments.settled(),

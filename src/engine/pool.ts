@@ -216,15 +216,25 @@ export class PublishPool {
     try {
       const now = this.ctx.clock.now();
       const sent = performance.now();
-      const claimed = await claimDue(this.ctx.db, {
-        now,
-        leaseUntil: new Date(now.getTime() + this.o.leaseMs),
-        claimedBy: this.settings.claimedBy,
-        caps: free,
-        limit,
-        busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
-        postId,
-      });
+      // Results waiting for company ride along: written first in the claim's own transaction.
+      const carried = this.settings.recorder.takeForClaim();
+      let claimed: ClaimedTarget[];
+      try {
+        claimed = await claimDue(this.ctx.db, {
+          now,
+          leaseUntil: new Date(now.getTime() + this.o.leaseMs),
+          claimedBy: this.settings.claimedBy,
+          caps: free,
+          limit,
+          busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
+          postId,
+          results: carried ?? undefined,
+        });
+      } catch (e) {
+        carried?.failed();
+        throw e;
+      }
+      carried?.written();
       this.claimMs = ewma(this.claimMs, performance.now() - sent);
       this.claimStats.claims++;
       this.claimStats.claimed += claimed.length;
@@ -361,12 +371,14 @@ export function claimAhead(cap: number, claimMs: number, callMs: number): number
 }
 
 /**
- * How many targets of a platform a claim waits for room for, three quarters of its cap: a claim's cost to
+ * How many targets of a platform a claim waits for room for, its cap: a claim's cost to
  * the database is mostly per call (a round trip, a transaction, the candidate scan), so where calls take
  * far longer than a claim (real platforms, 100 ms and more) claiming as each slot frees took 1.4 targets
  * per claim and cost PostgreSQL four times as much per target as claims taking a dozen (bench/dispatch
  * (b)). As many are claimed ahead (ahead()), so the slots keep calling while the batch waits for room: a
- * target then waits for a slot about as long as three quarters of a call.
+ * target then waits for a slot up to about one call. A copy that crashes meanwhile leaves its waiting
+ * targets to end outcome_unknown like those in flight (the lease cannot tell them apart); where the
+ * platform can be asked, the reconciler finds them absent and tries each once more.
  */
 export function claimBatch(cap: number): number {
   return Math.max(1, cap);

@@ -3,8 +3,9 @@
  * submitted targets and an account's lost authorization all go through here.
  *
  * Target results are written in batches, group-commit style: one statement at a time, and every result
- * that comes in while it runs goes into the next one, so a lone result is written at once and a busy copy
- * still writes one UPDATE (one commit) per batch instead of one each. A publish counts as done (its slot
+ * that comes in while it runs goes into the next one, so a busy copy writes one UPDATE (one commit) per
+ * batch instead of one each. While publishes are still calling their platform, a result waits briefly
+ * for company (LINGER_MS), and the copy's next claim takes what is waiting along (takeForClaim). A publish counts as done (its slot
  * and account free again) only once its result is committed, so a crash can never lose a recorded outcome.
  * A write the database refused for a passing reason (a deadlock victim, a lost connection) is sent again
  * with backoff for as long as a lease lasts: the outcome is known, and a result that is given up on ends
@@ -77,10 +78,12 @@ const MAX_BATCH = 64;
  * in. Where the platform answers slowly, results come in one at a time, and written each alone they cost
  * PostgreSQL four times as much per target as in batches of eight (bench/dispatch (b)): a commit and a
  * round trip each. Only the account waits meanwhile (its slot is already free, published_at is the time
- * the platform answered), and a copy with nothing else in flight writes at once.
+ * the platform answered), and a copy with nothing else in flight writes at once. Most often the copy's
+ * next claim takes them first (takeForClaim): claims come as often as a batch of slots frees, sooner
+ * than a write waits here, so one statement carries both.
  */
-const LINGER_BATCH = 16;
-const LINGER_MS = 100;
+const LINGER_BATCH = 32;
+const LINGER_MS = 200;
 /** Without statement_timeout, how long a write may go unanswered before it is sent again. */
 const WRITE_DEADLINE_MS = 5_000;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
@@ -100,6 +103,8 @@ export class Recorder {
   moreComing: () => boolean = () => false;
   /** The wait before the next write after a refused one; 0 while writes succeed. */
   private retryMs = 0;
+  /** A claim carrying results failed: they are written by the recorder itself before any rides again. */
+  private alone = false;
 
   constructor(
     private db: Db,
@@ -142,6 +147,30 @@ export class Recorder {
       where me.id = ${accountId} and p.id = a.profile_id and a.platform = me.platform
         and p.sandbox = mp.sandbox and (a.status = 'active' or a.id = me.id)
       returning a.id`);
+  }
+
+  /**
+   * Hands the results waiting to be written to a claim about to go out (crier_record_and_claim): one
+   * statement and one commit for both. The claim reports back: written() once it committed, failed()
+   * when it did not; the results then go first in the recorder's own next write, and ride no claim until
+   * a write of its own went through (the claim's failure may have been the claim's). Nothing while a
+   * refused write is backing off, and nothing when no result is waiting.
+   */
+  takeForClaim(): { rows: string; ids: string; written(): void; failed(): void } | null {
+    if (this.retryMs || this.alone || !this.pending.length) return null;
+    const batch = this.pending.splice(0, MAX_BATCH);
+    return {
+      rows: JSON.stringify(batch.map(resultRow)),
+      ids: uuidArray(batch.map((p) => p.id)),
+      written: () => {
+        for (const p of batch) p.done();
+      },
+      failed: () => {
+        this.alone = true;
+        this.pending.unshift(...batch);
+        this.schedule();
+      },
+    };
   }
 
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {
@@ -193,6 +222,7 @@ export class Recorder {
         }),
       );
       this.retryMs = 0;
+      this.alone = false;
       for (const p of batch) p.done();
     } catch (e) {
       this.refused(batch, e);

@@ -99,12 +99,20 @@ describe("kill -9 of a serving copy mid-batch", () => {
       `crash: ${TARGETS} targets, ${posts.filter((p) => p.status === "published").length} published, ${unknown.length} outcome_unknown, ${onPlatform.length} posts on the emulator, ${duplicates} duplicates`,
     );
     expect(duplicates).toBe(0);
-    expect(unknown.map((p) => p.content).sort()).toEqual([...interrupted].sort());
+    // The interrupted publishes end outcome_unknown. So do the targets the copy had claimed ahead of a free
+    // slot (at most one batch, the cap: src/engine/pool.ts claimBatch): the lease cannot tell them from
+    // one whose call began. They were never sent, so they are not on the platform, and the reconciler,
+    // which asks Bluesky, finds them absent and tries them once more (tests/engine/reconcile.test.ts).
+    const unknownTexts = unknown.map((p) => p.content);
+    for (const text of interrupted) expect(unknownTexts).toContain(text);
+    const claimedAhead = unknownTexts.filter((text) => !interrupted.has(text));
+    expect(claimedAhead.length).toBeLessThanOrEqual(HELD);
+    for (const text of claimedAhead) expect(onPlatform).not.toContain(text);
     for (const p of posts) {
-      if (interrupted.has(p.content))
+      if (unknownTexts.includes(p.content))
         expect(p.targets[0]).toMatchObject({ status: "failed", error_code: "outcome_unknown", attempts: 1 });
       else expect(p.targets[0]).toMatchObject({ status: "published", attempts: 1 });
     }
-    expect(onPlatform.length).toBe(TARGETS);
+    expect(onPlatform.length).toBe(TARGETS - claimedAhead.length);
   }, 90_000);
 });
