@@ -191,7 +191,7 @@ async function drain(label: string, copies: number, targets: number): Promise<nu
   console.log(
     `    CPU per target: ${copies === 1 ? "copy" : "copies"} ${perTarget(lastClaims.reduce((n, c) => n + c.cpuMs, 0))}, emulator ${perTarget((emulatorCpu.user + emulatorCpu.system) / 1000)}, ` +
       (ownMs !== null && databaseMs !== null && cpu0.database !== null
-        ? `PostgreSQL ${perTarget(ownMs)} (the bench database's backends ${perTarget(ownMs - databaseOnly.backgroundMs)} and the server's background processes; the whole server ${perTarget(databaseMs - cpu0.database)})`
+        ? `PostgreSQL ${perTarget(ownMs)} (the bench database's backends; the server's background processes ${perTarget(databaseOnly.backgroundMs)}, the whole server ${perTarget(databaseMs - cpu0.database)})`
         : "PostgreSQL not measured (not on this machine)"),
   );
   databaseCpu.push(ownMs !== null ? (ownMs * 1000) / targets : null);

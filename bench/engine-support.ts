@@ -54,15 +54,18 @@ export async function scratchDatabase(): Promise<{ url: string; drop(): Promise<
 }
 
 export function benchContext(url: string, env: Record<string, string>, poolSize = 10): AppContext {
+  return contextOn(openPostgres(url, poolSize), { DATABASE_URL: url, ...env });
+}
+
+/** A context like benchContext's on a database already open (bench/scale's embedded burst opens PGlite). */
+export function contextOn(db: Db, env: Record<string, string>): AppContext {
   const config = loadConfig({
     DATA_DIR: mkdtempSync(join(tmpdir(), "crier-bench-")),
     SECRET_KEY: BENCH_SECRET,
     LOG_LEVEL: "silent",
-    DATABASE_URL: url,
     RATE_LIMIT_PER_MINUTE: "0",
     ...env,
   });
-  const db: Db = openPostgres(url, poolSize);
   const platforms = createRegistry();
   return {
     config,
@@ -112,8 +115,8 @@ async function seedChunk(
     )
     insert into post_targets (post_id, profile_id, account_id, platform, status, scheduled_time, due_at)
     select post_id, ${profileId}::uuid, account_id, 'bluesky', 'scheduled',
-      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}) * interval '1 millisecond',
-      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}) * interval '1 millisecond'
+      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}::float8) * interval '1 millisecond',
+      ${firstDue.toISOString()}::timestamptz + (i * ${spacingMs}::float8) * interval '1 millisecond'
     from ids`);
 }
 

@@ -17,9 +17,14 @@
 // BENCH_ONLY_REGIME=d or e runs one of them.
 import { sql } from "drizzle-orm";
 import postgres from "postgres";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../src/db/client.ts";
+import { migrate } from "../src/db/migrate.ts";
 import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { SCOPES } from "../src/http/scopes.ts";
-import { benchContext, pct, scratchDatabase, seedTargets } from "./engine-support.ts";
+import { benchContext, contextOn, pct, scratchDatabase, seedTargets } from "./engine-support.ts";
 import { figure, times } from "./figures.ts";
 import { DatabaseCpu, statementReport } from "./statements.ts";
 import { connectAccounts, delayedBluesky, drainWithCopies, rssMb, serveCopy, timedGet } from "./scale-support.ts";
@@ -120,6 +125,7 @@ if (!only || only === "d") {
 }
 
 if (!only || only === "e") await burst();
+if (!only || only === "e" || only === "e-embedded") await embeddedBurst();
 
 async function burst() {
   console.log(
@@ -224,6 +230,82 @@ async function burst() {
   figure("Scale (e) burst: published twice or lost", String(o.twice + o.lost), "0", o.twice + o.lost === 0);
   const worst = Math.max(...peakRss.map((p, i) => p / idleRss[i]));
   figure("Scale (e) burst: peak RSS ÷ idle, PostgreSQL copies", times(worst, 2), "< 2 ×", worst < 2);
+}
+
+/**
+ * The burst on the embedded database: one `crier serve` copy on PGlite (the embedded mode is one process),
+ * BENCH_EMBEDDED_BURST_TARGETS=20,000 over 1,000 accounts due within one minute, the same emulator and cap.
+ * Prints its RSS idle and at its peak, the drain against its caps' bound and the API's p99 meanwhile
+ * (informative: the goals are the PostgreSQL copies').
+ */
+async function embeddedBurst() {
+  const targets = n("BENCH_EMBEDDED_BURST_TARGETS", 20_000);
+  const accountCount = n("BENCH_EMBEDDED_BURST_ACCOUNTS", 1_000);
+  console.log(
+    `(e) on the embedded database: ${targets} targets over ${accountCount} accounts due within one minute, one \`crier serve\` copy with ${BURST_CAP} publishes at once`,
+  );
+  const dataDir = mkdtempSync(join(tmpdir(), "crier-bench-burst-"));
+  const db = await openDatabase({ dataDir });
+  await migrate(db);
+  const embedded = contextOn(db, { DATA_DIR: dataDir, CRIER_BLUESKY_API_URL: served.url });
+  const owner = await createProfile(db, "bench");
+  const accounts = await connectAccounts(embedded, owner.id, accountCount, "embedded");
+  const { token } = await createKey(db, { name: "bench", profileId: owner.id, scopes: [...SCOPES] });
+  // The server holds the directory once it runs: the targets are seeded due after its start and the idle
+  // measurement, spread over the minute.
+  const firstDue = new Date(Date.now() + 45_000);
+  await seedTargets(db, owner.id, accounts, targets, firstDue, 60_000 / targets);
+  await db.close();
+  const copy = await serveCopy({
+    DATA_DIR: dataDir,
+    CRIER_BLUESKY_API_URL: served.url,
+    CRIER_BLUESKY_CONCURRENCY: String(BURST_CAP),
+    PUBLISH_CONCURRENCY: String(BURST_CAP),
+  });
+  const list = `${copy.url}/v1/posts?limit=100`;
+  for (let i = 0; i < 50; i++) await timedGet(list, token);
+  const idle: number[] = [];
+  for (let i = 0; i < 300 && Date.now() < firstDue.getTime() - 2000; i++) idle.push(await timedGet(list, token));
+  const idleRss = rssMb(copy.pid);
+  delay.ms = BURST_DELAY_MS;
+  const before = emulator.posts().length;
+  await Bun.sleep(Math.max(0, firstDue.getTime() - Date.now()));
+  const bound = Math.max(targets / (BURST_CAP / (BURST_DELAY_MS / 1000)), 60);
+  const during: number[] = [];
+  let peak = 0;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(copy.pid))), 500);
+  const t0 = performance.now();
+  while (emulator.posts().length - before < targets && performance.now() - t0 < Math.max(bound * 3, 180) * 1000) {
+    during.push(await timedGet(list, token));
+    await Bun.sleep(20);
+  }
+  clearInterval(sampler);
+  await copy.stop();
+  delay.ms = 0;
+  const after = await openDatabase({ dataDir });
+  const [span] = await after.rows<{ drain: number; published: number }>(sql`
+    select extract(epoch from (max(published_at) - min(scheduled_time)))::float8 as drain,
+      count(*) filter (where status = 'published')::int as published from post_targets`);
+  const lags = (
+    await after.rows<{ ms: number }>(sql`
+      select extract(epoch from (published_at - scheduled_time)) * 1000 as ms from post_targets where status = 'published'`)
+  )
+    .map((r) => Number(r.ms))
+    .sort((a, b) => a - b);
+  await after.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  idle.sort((a, b) => a - b);
+  during.sort((a, b) => a - b);
+  const twice = emulator.posts().length - before - span.published;
+  console.log(
+    `  drained in ${Number(span.drain).toFixed(1)} s from the first due time; the caps allow ${bound.toFixed(1)} s = ${(Number(span.drain) / bound).toFixed(2)} ×; ${span.published}/${targets} published, ${twice} published twice`,
+  );
+  console.log(
+    `  dispatch lag: p50 ${(pct(lags, 50) / 1000).toFixed(1)} s, p99 ${(pct(lags, 99) / 1000).toFixed(1)} s; GET /v1/posts?limit=100: idle p99 ${pct(idle, 99).toFixed(1)} ms, during the drain p50 ${pct(during, 50).toFixed(1)} ms, p99 ${pct(during, 99).toFixed(1)} ms`,
+  );
+  console.log(
+    `  RSS: idle ${idleRss.toFixed(0)} MB, peak during the drain ${peak.toFixed(0)} MB = ${(peak / idleRss).toFixed(2)} × idle`,
+  );
 }
 
 await statements?.close();
