@@ -82,8 +82,8 @@ const MAX_BATCH = 64;
  * next claim takes them first (takeForClaim): claims come as often as a batch of slots frees, sooner
  * than a write waits here, so one statement carries both.
  */
-const LINGER_BATCH = 32;
-const LINGER_MS = 200;
+const LINGER_BATCH = MAX_BATCH;
+const LINGER_MS = 500;
 /** Without statement_timeout, how long a write may go unanswered before it is sent again. */
 const WRITE_DEADLINE_MS = 5_000;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
