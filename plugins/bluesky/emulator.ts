@@ -18,6 +18,7 @@ import { cid, jwt, plcDid, tid } from "./emulator-ids.ts";
 import { BLOB_REFUSAL, postView, validatePost, type StoredRecord } from "./emulator-records.ts";
 import { inspectMedia } from "../../src/platform/emulator-media.ts";
 import { loadLexicons } from "./emulator-lexicon.ts";
+import { recordIndex } from "./emulator-index.ts";
 
 const ACCESS_TTL_MS = 2 * 3600_000;
 const REFRESH_TTL_MS = 90 * 86400_000;
@@ -125,6 +126,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     emulated: [] as EmulatedPost[],
     retained: 0,
   }));
+  const index = recordIndex(() => state.records);
 
   const byHandle = (handle: string) => [...state.accounts.values()].find((a) => a.handle === handle.toLowerCase());
   const byActor = (actor: string) => state.accounts.get(actor) ?? byHandle(actor);
@@ -290,7 +292,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
     postView(r, {
       author: author(r.did),
       blobUrl: (did, c) => blobUrl(base, did, c),
-      replyCount: [...state.records.values()].filter((x) => x.replyParent === r.uri).length,
+      replyCount: index.replyCount(r.uri),
     });
 
   function looksLikeVideo(b: Uint8Array): boolean {
@@ -391,6 +393,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
         bookmarks: 0,
       };
       state.records.set(uri, stored);
+      index.added(stored);
       state.emulated.push({
         id: uri,
         text: String(record.text ?? ""),
@@ -479,7 +482,7 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       authed(req);
       const acc = byActor(q(url, "actor"));
       if (!acc) throw bad("Profile not found");
-      const postsCount = [...state.records.values()].filter((r) => r.did === acc.did).length;
+      const postsCount = index.byAuthor(acc.did).length;
       return json({
         ...author(acc.did),
         followersCount: acc.followers,
@@ -496,8 +499,8 @@ export function createBlueskyEmulator(opts: BlueskyEmulatorOptions = {}): Bluesk
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw bad("limit must be an integer between 1 and 100");
       const filter = url.searchParams.get("filter") ?? "posts_with_replies";
       const cursor = url.searchParams.get("cursor");
-      const mine = [...state.records.values()]
-        .filter((r) => r.did === acc.did)
+      const mine = index
+        .byAuthor(acc.did)
         .filter((r) => filter !== "posts_no_replies" || !r.replyParent)
         .filter((r) => filter !== "posts_with_media" || r.value.embed)
         .sort((a, b) =>

@@ -36,6 +36,22 @@ const DEFAULT_BATCH = 200;
 /** Ids per metrics() call: the plugins split further where their platform wants smaller requests. */
 const METRICS_CHUNK = 100;
 const MAX_ROUNDS = 50;
+/**
+ * Accounts read at once. Each account's read ends in a few statements on the copy's database pool, which
+ * the publishes share: a round of 50 accounts (or 200 items of as many accounts) started together queued
+ * hundreds of statements in front of the claims of targets falling due (bench/dispatch, regime (c)). The
+ * job goes at this pace instead; every account and item claimed is still read in its round.
+ */
+const ACCOUNTS_AT_ONCE = 4;
+
+/** Runs read over every entry, at most ACCOUNTS_AT_ONCE at a time. */
+async function atPace<T>(entries: T[], read: (entry: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) await read(entries[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.min(ACCOUNTS_AT_ONCE, entries.length) }, worker));
+}
 
 /** One pass: track what is new, read what is due (accounts, then items) until nothing due is left. */
 export async function collectAnalytics(ctx: AppContext, o: AnalyticsOptions): Promise<void> {
@@ -146,6 +162,7 @@ async function claim<T>(
   key: string,
   limit: number,
   returning: ReturnType<typeof sql>,
+  order = sql``,
 ): Promise<T[]> {
   const now = ctx.clock.now();
   const lease = new Date(now.getTime() + (o.leaseMs ?? DEFAULT_LEASE_MS)).toISOString();
@@ -153,7 +170,7 @@ async function claim<T>(
     update ${sql.identifier(table)} set lease_until = ${lease}::timestamptz, claimed_by = ${o.claimedBy}
     where ${sql.identifier(key)} in (select ${sql.identifier(key)} from ${sql.identifier(table)}
       where (${due}) and (lease_until is null or lease_until < ${now.toISOString()}::timestamptz)
-      limit ${limit} for update skip locked)
+      ${order} limit ${limit} for update skip locked)
     returning ${returning}`);
 }
 
@@ -175,58 +192,56 @@ async function readDueAccounts(ctx: AppContext, o: AnalyticsOptions): Promise<nu
     ctx,
     claimed.map((c) => c.account_id),
   );
-  await Promise.all(
-    claimed.map(async (c) => {
-      const row = rows.get(c.account_id);
-      const reader = readerFor(ctx, row);
-      let status: MetricsStatus | null = reader ? null : unreadableStatus(row);
-      let nextStats = new Date(now.getTime() + FOLLOWERS_EVERY_MS);
-      let nextNative = new Date(now.getTime() + NATIVE_EVERY_MS);
-      if (reader && c.stats_due && reader.plugin.accountStats) {
-        const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
-          reader.plugin.accountStats!(reader.context),
-        );
-        if (r.ok && r.value.followers !== null) {
-          await ctx.db.rows(sql`insert into follower_snapshots (account_id, observed_at, followers)
+  await atPace(claimed, async (c) => {
+    const row = rows.get(c.account_id);
+    const reader = readerFor(ctx, row);
+    let status: MetricsStatus | null = reader ? null : unreadableStatus(row);
+    let nextStats = new Date(now.getTime() + FOLLOWERS_EVERY_MS);
+    let nextNative = new Date(now.getTime() + NATIVE_EVERY_MS);
+    if (reader && c.stats_due && reader.plugin.accountStats) {
+      const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
+        reader.plugin.accountStats!(reader.context),
+      );
+      if (r.ok && r.value.followers !== null) {
+        await ctx.db.rows(sql`insert into follower_snapshots (account_id, observed_at, followers)
           values (${c.account_id}::uuid, ${at}, ${r.value.followers}) on conflict do nothing returning account_id`);
-          await ctx.db
-            .rows(sql`update account_analytics set followers = ${r.value.followers}, followers_observed_at = ${at}
+        await ctx.db
+          .rows(sql`update account_analytics set followers = ${r.value.followers}, followers_observed_at = ${at}
           where account_id = ${c.account_id}::uuid returning account_id`);
-        }
-        if (!r.ok) {
-          nextStats = nextReadAfterFailure(nextStats, now, r.status === "unavailable");
-          reader.context.log.warn("account statistics could not be read", { status: r.status, reason: r.reason });
-        }
-        status = r.ok ? "ok" : r.status;
       }
-      if (reader && c.native_due && reader.plugin.fetchRecent && reader.plugin.capabilities.source) {
-        const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
-          reader.plugin.fetchRecent!(reader.context, null),
+      if (!r.ok) {
+        nextStats = nextReadAfterFailure(nextStats, now, r.status === "unavailable");
+        reader.context.log.warn("account statistics could not be read", { status: r.status, reason: r.reason });
+      }
+      status = r.ok ? "ok" : r.status;
+    }
+    if (reader && c.native_due && reader.plugin.fetchRecent && reader.plugin.capabilities.source) {
+      const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
+        reader.plugin.fetchRecent!(reader.context, null),
+      );
+      if (r.ok)
+        await trackNativePosts(
+          ctx.db,
+          { id: c.account_id, profileId: c.profile_id, platform: row!.account.platform },
+          r.value,
+          now,
         );
-        if (r.ok)
-          await trackNativePosts(
-            ctx.db,
-            { id: c.account_id, profileId: c.profile_id, platform: row!.account.platform },
-            r.value,
-            now,
-          );
-        else {
-          nextNative = nextReadAfterFailure(nextNative, now, r.status === "unavailable");
-          reader.context.log.warn("posts made on the platform could not be read", {
-            status: r.status,
-            reason: r.reason,
-          });
-        }
-        // A failure of either read is what the account shows.
-        status = r.ok ? (status ?? "ok") : r.status;
+      else {
+        nextNative = nextReadAfterFailure(nextNative, now, r.status === "unavailable");
+        reader.context.log.warn("posts made on the platform could not be read", {
+          status: r.status,
+          reason: r.reason,
+        });
       }
-      await ctx.db.rows(sql`update account_analytics set lease_until = null, claimed_by = null,
+      // A failure of either read is what the account shows.
+      status = r.ok ? (status ?? "ok") : r.status;
+    }
+    await ctx.db.rows(sql`update account_analytics set lease_until = null, claimed_by = null,
         next_stats_at = case when ${c.stats_due}::boolean then ${nextStats.toISOString()}::timestamptz else next_stats_at end,
         next_native_at = case when ${c.native_due}::boolean then ${nextNative.toISOString()}::timestamptz else next_native_at end,
         metrics_status = coalesce(${status}, metrics_status)
       where account_id = ${c.account_id}::uuid returning account_id`);
-    }),
-  );
+  });
   return claimed.length;
 }
 
@@ -260,66 +275,67 @@ async function readDueItems(ctx: AppContext, o: AnalyticsOptions): Promise<numbe
     "id",
     o.batch ?? DEFAULT_BATCH,
     sql`id, account_id, profile_id, platform_post_id, published_at`,
+    // A round's items by account: one metrics() call reads many of an account's posts (Bluesky 25 a call),
+    // where a round taken in any order held one or two posts of each of 200 accounts, a call each.
+    sql`order by account_id`,
   );
   if (!claimed.length) return 0;
   const byAccount = new Map<string, ClaimedItem[]>();
   for (const c of claimed) byAccount.set(c.account_id, [...(byAccount.get(c.account_id) ?? []), c]);
   const rows = await loadAccounts(ctx, [...byAccount.keys()]);
-  await Promise.all(
-    [...byAccount].map(async ([accountId, items]) => {
-      const row = rows.get(accountId);
-      const reader = readerFor(ctx, row);
-      const regular = (i: ClaimedItem) => nextMetricsRead(new Date(i.published_at), now);
-      if (!reader || !reader.plugin.metrics) {
-        // Nothing to ask: the numbers stay as they were (null where never read).
-        const status = reader ? "ok" : unreadableStatus(row);
+  await atPace([...byAccount], async ([accountId, items]) => {
+    const row = rows.get(accountId);
+    const reader = readerFor(ctx, row);
+    const regular = (i: ClaimedItem) => nextMetricsRead(new Date(i.published_at), now);
+    if (!reader || !reader.plugin.metrics) {
+      // Nothing to ask: the numbers stay as they were (null where never read).
+      const status = reader ? "ok" : unreadableStatus(row);
+      await settleItems(
+        ctx,
+        items.map((i) => ({ id: i.id, next: regular(i), status })),
+      );
+      if (status) await setAccountStatus(ctx, accountId, items[0].profile_id, status);
+      return;
+    }
+    let accountStatus: MetricsStatus = "ok";
+    for (let k = 0; k < items.length; k += METRICS_CHUNK) {
+      const chunk = items.slice(k, k + METRICS_CHUNK);
+      const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
+        reader.plugin.metrics!(
+          reader.context,
+          chunk.map((i) => i.platform_post_id),
+        ),
+      );
+      if (!r.ok) {
+        accountStatus = r.status;
+        reader.context.log.warn("post numbers could not be read", { status: r.status, reason: r.reason });
+        // The previous numbers stay, with their last_updated.
         await settleItems(
           ctx,
-          items.map((i) => ({ id: i.id, next: regular(i), status })),
+          chunk.map((i) => ({
+            id: i.id,
+            next: nextReadAfterFailure(regular(i), now, r.status === "unavailable"),
+            status: r.status,
+          })),
         );
-        if (status) await setAccountStatus(ctx, accountId, items[0].profile_id, status);
-        return;
+        continue;
       }
-      let accountStatus: MetricsStatus = "ok";
-      for (let k = 0; k < items.length; k += METRICS_CHUNK) {
-        const chunk = items.slice(k, k + METRICS_CHUNK);
-        const r = await attempt(reader.plugin, reader.context, reader.obs, () =>
-          reader.plugin.metrics!(
-            reader.context,
-            chunk.map((i) => i.platform_post_id),
-          ),
-        );
-        if (!r.ok) {
-          accountStatus = r.status;
-          reader.context.log.warn("post numbers could not be read", { status: r.status, reason: r.reason });
-          // The previous numbers stay, with their last_updated.
-          await settleItems(
-            ctx,
-            chunk.map((i) => ({
-              id: i.id,
-              next: nextReadAfterFailure(regular(i), now, r.status === "unavailable"),
-              status: r.status,
-            })),
-          );
-          continue;
-        }
-        await settleItems(
-          ctx,
-          chunk.map((i) => {
-            const m = r.value[i.platform_post_id];
-            return {
-              id: i.id,
-              next: regular(i),
-              status: "ok" as const,
-              ...(m && { numbers: exposed(reader.plugin, m) }),
-            };
-          }),
-          now,
-        );
-      }
-      await setAccountStatus(ctx, accountId, items[0].profile_id, accountStatus);
-    }),
-  );
+      await settleItems(
+        ctx,
+        chunk.map((i) => {
+          const m = r.value[i.platform_post_id];
+          return {
+            id: i.id,
+            next: regular(i),
+            status: "ok" as const,
+            ...(m && { numbers: exposed(reader.plugin, m) }),
+          };
+        }),
+        now,
+      );
+    }
+    await setAccountStatus(ctx, accountId, items[0].profile_id, accountStatus);
+  });
   return claimed.length;
 }
 

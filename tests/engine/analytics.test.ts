@@ -208,3 +208,34 @@ test("a video of Crier's own media without a thumbnail reports its poster frame 
   const poster = await fetch(entry.thumbnail_url);
   expect(poster.headers.get("content-type")).toStartWith("image/jpeg");
 });
+
+test("a round reads an account's posts together: one Bluesky getPosts call per 25 of its posts", async () => {
+  const mine = [{ id: await connect("bluesky") }, { id: await connect("twitter") }];
+  // Each post on both accounts: their items are made interleaved, a Bluesky one beside an X one.
+  for (let i = 0; i < 20; i++) {
+    const created = await h.request("POST", "/v1/posts", {
+      token,
+      body: { content: `count ${i}`, targets: mine.map((a: { id: string }) => ({ account_id: a.id })) },
+    });
+    expect(created.status).toBe(201);
+  }
+  const engine = createEngine(h.ctx, { random: () => 0.5 });
+  await engine.runUntilIdle();
+  await engine.stop();
+  const bluesky = h.ctx.platforms.emulatorFor("bluesky", profileId)!;
+  const handle = bluesky.handle;
+  let calls = 0;
+  bluesky.handle = (req, path) => {
+    if (path.endsWith("app.bsky.feed.getPosts")) calls++;
+    return handle.call(bluesky, req, path);
+  };
+  try {
+    // Rounds of 20 items: taken in any order, each round would hold some of both accounts' posts.
+    await collectAnalytics(h.ctx, { claimedBy: "test", batch: 20 });
+  } finally {
+    bluesky.handle = handle;
+  }
+  const res = await h.request("GET", `/v1/analytics?platform=bluesky`, { token });
+  expect(res.body.data.posts.filter((p: { title: string }) => p.title.startsWith("count "))).toHaveLength(20);
+  expect(calls).toBe(1);
+});

@@ -340,6 +340,28 @@ describe("emulator", () => {
       await small.stop();
     }
   });
+
+  test("a restored snapshot (a sandbox's saved state) keeps feeds, post counts and reply counts", async () => {
+    const ctx = await account("restored.test");
+    const a = await plugin.publish!(ctx, job({ content: "kept" }));
+    if (a.kind !== "published") throw new Error(a.kind);
+    await plugin.publish!(ctx, job({ content: "first reply", replyTo: { platformPostId: a.platformPostId } }));
+    const saved = r.emulator.state!.snapshot();
+    r.emulator.reset();
+    expect(await plugin.fetchRecent!(ctx, null).catch(() => "refused")).toBe("refused");
+    r.emulator.state!.restore(saved);
+    expect((await plugin.fetchRecent!(ctx, null)).map((p) => p.content)).toEqual(["kept"]);
+    expect((await plugin.accountStats!(ctx)).followers).toBe(42);
+    expect((await plugin.metrics!(ctx, [a.platformPostId]))[a.platformPostId].comments).toBe(1);
+    // Written after the restore: counted with what was restored.
+    await plugin.publish!(ctx, job({ content: "second reply", replyTo: { platformPostId: a.platformPostId } }));
+    expect((await plugin.metrics!(ctx, [a.platformPostId]))[a.platformPostId].comments).toBe(2);
+    const profile = await fetch(
+      `${r.served.url}/xrpc/app.bsky.actor.getProfile?actor=${encodeURIComponent(a.platformPostId.split("/")[2])}`,
+      { headers: { authorization: `Bearer ${(ctx.credentials as unknown as BlueskySession).accessJwt}` } },
+    );
+    expect((await profile.json()).postsCount).toBe(3);
+  });
 });
 
 describe("declaration", () => {
