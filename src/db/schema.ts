@@ -476,6 +476,8 @@ export const analyticsItems = pgTable(
     uniqueIndex("analytics_items_target_idx").on(t.targetId),
     index("analytics_items_due_idx").on(t.nextReadAt),
     index("analytics_items_profile_idx").on(t.profileId, t.publishedAt),
+    // A deleted post sets its items' reference to null: found through this, not a scan.
+    index("analytics_items_post_idx").on(t.postId),
   ],
 );
 
