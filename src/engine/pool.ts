@@ -192,12 +192,13 @@ export class PublishPool {
   }
 
   /**
-   * Targets of a platform claimed beyond its slots: at least one batch (claimBatch), more where calls end
-   * about as fast as a claim comes back (claimAhead).
+   * Targets of a platform claimed beyond its slots: one batch (claimBatch), and as many more as its calls
+   * end while a claim is on its way (claimAhead), so the slots that free during the claim of the next
+   * batch find a target waiting.
    */
   private ahead(platform: string, cap: number): number {
     if (this.o.claimAhead !== undefined) return Math.min(cap, this.o.claimAhead);
-    return Math.max(claimBatch(cap), claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0));
+    return claimBatch(cap) + claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0);
   }
 
   /** The fewest targets of a platform worth a claim; never more than what it claims ahead (see claimBatch). */
@@ -264,11 +265,11 @@ export class PublishPool {
     return n;
   }
 
-  /** What may be claimed ahead over all platforms, never more than the copy's concurrency. */
+  /** What may be claimed ahead over all platforms, never more than twice the copy's concurrency. */
   private aheadTotal(): number {
     let n = 0;
     for (const [platform, cap] of this.o.platformCaps) n += this.ahead(platform, cap);
-    return Math.min(n, this.o.concurrency);
+    return Math.min(n, 2 * this.o.concurrency);
   }
 
   /** Starts waiting publishes, in the order they were claimed, while their platform and the copy have slots. */
