@@ -10,6 +10,7 @@ const ctx = benchContext(
   Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_") || k === "PUBLISH_CONCURRENCY"),
   ) as Record<string, string>,
+  Number(process.env.BENCH_POOL_SIZE ?? 10),
 );
 const waiting = async () =>
   (

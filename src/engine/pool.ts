@@ -85,9 +85,15 @@ export class PublishPool {
     return this.running.size;
   }
 
-  /** Publishes waiting for their platform's answer (the recorder waits for their results to batch them). */
-  calling(): number {
-    return this.count("calling");
+  /**
+   * Whether a claim is likely soon: a publish is calling a platform whose due work is not known to be
+   * exhausted, so its answer frees a slot that a claim fills. The recorder waits for such a claim to carry
+   * its results; when none is coming (the platform came up dry) it writes them at once, since until they
+   * are written their accounts stay busy and their publishes unfinished.
+   */
+  claimExpected(): boolean {
+    for (const r of this.running.values()) if (r.phase === "calling" && !this.dry.has(r.platform)) return true;
+    return false;
   }
 
   /** Targets this copy is publishing right now (their leases are renewed every tick). */
@@ -198,12 +204,14 @@ export class PublishPool {
    */
   private ahead(platform: string, cap: number): number {
     if (this.o.claimAhead !== undefined) return Math.min(cap, this.o.claimAhead);
-    return claimBatch(cap) + claimAhead(cap, this.claimMs, this.callMs.get(platform) ?? 0);
+    const callMs = this.callMs.get(platform) ?? 0;
+    return claimBatch(cap, this.claimMs, callMs) + claimAhead(cap, this.claimMs, callMs);
   }
 
   /** The fewest targets of a platform worth a claim; never more than what it claims ahead (see claimBatch). */
   private batch(platform: string, cap: number): number {
-    return Math.max(1, Math.min(claimBatch(cap), this.ahead(platform, cap)));
+    const batch = claimBatch(cap, this.claimMs, this.callMs.get(platform) ?? 0);
+    return Math.max(1, Math.min(batch, this.ahead(platform, cap)));
   }
 
   private async claimRound(postId?: string, beforeStart?: () => Promise<void>): Promise<number> {
@@ -243,6 +251,7 @@ export class PublishPool {
         const taken = new Map<string, number>();
         for (const t of claimed) taken.set(t.platform, (taken.get(t.platform) ?? 0) + 1);
         for (const [p, n] of Object.entries(free)) if ((taken.get(p) ?? 0) < n) this.dry.add(p);
+        if (!this.claimExpected()) this.settings.recorder.claimNotComing();
       }
       if (!claimed.length) {
         this.claimStats.empty++;
@@ -372,18 +381,25 @@ export function claimAhead(cap: number, claimMs: number, callMs: number): number
 }
 
 /**
- * How many targets of a platform a claim waits for room for, its cap: a claim's cost to
- * the database is mostly per call (a round trip, a transaction, the candidate scan), so where calls take
- * far longer than a claim (real platforms, 100 ms and more) claiming as each slot frees took 1.4 targets
- * per claim and cost PostgreSQL four times as much per target as claims taking a dozen (bench/dispatch
- * (b)). As many are claimed ahead (ahead()), so the slots keep calling while the batch waits for room: a
- * target then waits for a slot up to about one call. A copy that crashes meanwhile leaves its waiting
- * targets to end outcome_unknown like those in flight (the lease cannot tell them apart); where the
- * platform can be asked, the reconciler finds them absent and tries each once more.
+ * How many targets of a platform a claim waits for room for. Where its calls take far longer than a
+ * claim (SLOW_CALL, as real platforms' 100 ms and more do), slots free one at a time between claims, and
+ * claiming as each frees took 1.4 targets per claim and cost PostgreSQL four times as much per target as
+ * claims back to back: a claim's cost to the database is mostly per call (a round trip, a transaction, the
+ * candidate scan). There a claim waits for twice the cap (batches of one cap still cost 1.3 to 1.8 times as
+ * much, bench/dispatch (b)), and as many are claimed ahead (ahead()), so the slots keep calling while the
+ * batch waits for room: a target then waits for a slot up to about two calls. A copy that crashes
+ * meanwhile leaves its waiting targets to end outcome_unknown like those in flight (the lease cannot tell
+ * them apart); where the platform can be asked, the reconciler finds them absent and tries each once more.
+ * Where calls are as quick as claims (or not measured yet), claims come back to back and take what freed:
+ * 1, so one copy does not take every account's target ahead of the others.
  */
-export function claimBatch(cap: number): number {
-  return Math.max(1, cap);
+export function claimBatch(cap: number, claimMs: number, callMs: number): number {
+  if (!claimMs || !callMs || callMs < SLOW_CALL * claimMs) return 1;
+  return 2 * cap;
 }
+
+/** Calls this many times longer than a claim count as slow (claimBatch). */
+const SLOW_CALL = 4;
 
 function ewma(avg: number, sample: number): number {
   return avg ? avg + EWMA_WEIGHT * (sample - avg) : sample;

@@ -83,7 +83,7 @@ const MAX_BATCH = 64;
  * than a write waits here, so one statement carries both.
  */
 const LINGER_BATCH = MAX_BATCH;
-const LINGER_MS = 500;
+const LINGER_MS = 200;
 /** Without statement_timeout, how long a write may go unanswered before it is sent again. */
 const WRITE_DEADLINE_MS = 5_000;
 /** Backoff between writes of a batch the database refused for a passing reason: doubles from the first. */
@@ -97,8 +97,8 @@ export class Recorder {
   /** A write waiting for more results (LINGER_MS): started early once LINGER_BATCH are pending. */
   private lingering: ReturnType<typeof setTimeout> | undefined;
   /**
-   * Whether more results are on their way soon (publishes calling their platform): set by the engine's
-   * pool. Without it every result is written at once.
+   * Whether a claim that can carry the waiting results is expected soon (the engine's pool sets it:
+   * claimExpected). Without it every result is written at once.
    */
   moreComing: () => boolean = () => false;
   /** The wait before the next write after a refused one; 0 while writes succeed. */
@@ -159,6 +159,13 @@ export class Recorder {
   takeForClaim(): { rows: string; ids: string; written(): void; failed(): void } | null {
     if (this.retryMs || this.alone || !this.pending.length) return null;
     const batch = this.pending.splice(0, MAX_BATCH);
+    if (!this.pending.length && this.lingering) {
+      // The wait was for these: the next result starts a wait of its own rather than going out alone
+      // when this one's time is up.
+      clearTimeout(this.lingering);
+      this.lingering = undefined;
+      this.scheduled = false;
+    }
     return {
       rows: JSON.stringify(batch.map(resultRow)),
       ids: uuidArray(batch.map((p) => p.id)),
@@ -171,6 +178,15 @@ export class Recorder {
         this.schedule();
       },
     };
+  }
+
+  /** No claim is coming to carry the waiting results after all (the pool's platforms came up dry): write now. */
+  claimNotComing(): void {
+    if (!this.lingering) return;
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    this.scheduled = false;
+    this.schedule();
   }
 
   private enqueue(id: string, r: TargetResult, heldAs: HeldAs): Promise<void> {

@@ -132,7 +132,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
     log,
   );
   // Results are written in batches while more are on their way (src/engine/recorder.ts).
-  settings.recorder.moreComing = () => pool.calling() > 0;
+  settings.recorder.moreComing = () => pool.claimExpected();
   // A published target's first comment is posted at once by this copy (the tick finds any it missed).
   const comments = new FirstComments(ctx, settings, o.leaseMs, log);
   settings.afterPublished = (targetId) => comments.postNow(targetId);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { claimAhead } from "../../src/engine/pool.ts";
+import { claimAhead, claimBatch } from "../../src/engine/pool.ts";
 import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
 import { until } from "../support/until.ts";
 
@@ -23,6 +23,18 @@ describe("claimAhead", () => {
     expect(claimAhead(16, 3, 12)).toBe(4);
     expect(claimAhead(16, 3, 2)).toBe(16);
     expect(claimAhead(2, 3, 1)).toBe(2);
+  });
+});
+
+describe("claimBatch", () => {
+  test("calls as quick as a claim, or not measured yet: claim whatever freed", () => {
+    expect(claimBatch(16, 0, 100)).toBe(1);
+    expect(claimBatch(16, 3, 0)).toBe(1);
+    expect(claimBatch(16, 3, 4)).toBe(1);
+  });
+  test("calls far slower than a claim: wait for twice the cap", () => {
+    expect(claimBatch(16, 3, 100)).toBe(32);
+    expect(claimBatch(1, 2, 1500)).toBe(2);
   });
 });
 
