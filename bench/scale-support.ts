@@ -59,7 +59,7 @@ export interface CopyClaims {
 export async function drainWithCopies(
   copies: number,
   env: Record<string, string>,
-): Promise<{ seconds: number; claims: CopyClaims[] }> {
+): Promise<{ seconds: number; goAt: Date; claims: CopyClaims[] }> {
   const children = Array.from({ length: copies }, (_, i) =>
     spawn(process.execPath, ["bench/dispatch-copy.ts"], {
       env: { ...process.env, ...env, COPY_ID: `copy-${i}`, MODE: "drain" },
@@ -83,10 +83,11 @@ export async function drainWithCopies(
     });
   await Promise.all(children.map((c) => line(c, "ready")));
   const t0 = performance.now();
+  const goAt = new Date();
   const done = Promise.all(children.map((c) => line(c, "done")));
   for (const c of children) c.stdin!.write("go\n");
   await done;
-  return { seconds: (performance.now() - t0) / 1000, claims };
+  return { seconds: (performance.now() - t0) / 1000, goAt, claims };
 }
 
 async function freePort(): Promise<number> {
