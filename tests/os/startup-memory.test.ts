@@ -14,8 +14,8 @@ test("the executable's read-only data and code are paged out from source; its wr
   // Run from source, there are no embedded files, so no writable mapping qualifies.
   expect(Bun.embeddedFiles.length).toBe(0);
   expect(executableMappings(maps)).toEqual([
-    { start: 0x200000, length: 0x200000 },
-    { start: 0x400000, length: 0x400000 },
+    { start: 0x200000, length: 0x200000, code: false },
+    { start: 0x400000, length: 0x400000, code: true },
   ]);
 });
 
