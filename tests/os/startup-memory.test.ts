@@ -1,8 +1,8 @@
 import { expect, test } from "bun:test";
 import { realpathSync } from "node:fs";
-import { executableDataMappings } from "../../src/os/startup-memory.ts";
+import { executableMappings } from "../../src/os/startup-memory.ts";
 
-test("only the executable's read-only data mappings are paged out from source; code, writable data and other files stay", () => {
+test("the executable's read-only data and code are paged out from source; its writable data and other files stay", () => {
   const exe = realpathSync(process.execPath);
   const maps = [
     `00200000-00400000 r--p 00000000 fe:00 1 ${exe}`,
@@ -13,11 +13,14 @@ test("only the executable's read-only data mappings are paged out from source; c
   ].join("\n");
   // Run from source, there are no embedded files, so no writable mapping qualifies.
   expect(Bun.embeddedFiles.length).toBe(0);
-  expect(executableDataMappings(maps)).toEqual([{ start: 0x200000, length: 0x200000 }]);
+  expect(executableMappings(maps)).toEqual([
+    { start: 0x200000, length: 0x200000, code: false },
+    { start: 0x400000, length: 0x400000, code: true },
+  ]);
 });
 
 test("this process's own maps name its executable's read-only data", () => {
-  const found = executableDataMappings();
+  const found = executableMappings();
   expect(found.length).toBeGreaterThan(0);
   for (const m of found) expect(m.length).toBeGreaterThan(0);
 });

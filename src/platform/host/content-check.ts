@@ -3,6 +3,8 @@
  * naming the target now, never a failure at publish time (docs/architecture.md, "How a request flows").
  * The posts module checks requests with it and the engine checks what a workflow is about to queue.
  */
+import type { TSchema } from "@sinclair/typebox";
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { countText, UNIT_NAMES, utf8Length } from "../text.ts";
 import { BadRequest } from "../../http/errors.ts";
@@ -148,6 +150,18 @@ export function checkTarget(t: TargetCheck): void {
   if (first) throw problemError(first, t.label);
 }
 
+/**
+ * Each plugin's platform_options schema compiled on first use: a create checks every target's options,
+ * and walking the schema for errors (Value.Errors) was most of a valid target's check. The walk now runs
+ * only for options the compiled check refuses, to name what is wrong.
+ */
+const optionsCheckers = new WeakMap<TSchema, TypeCheck<TSchema>>();
+function optionsErrors(schema: TSchema, options: unknown) {
+  let checker = optionsCheckers.get(schema);
+  if (!checker) optionsCheckers.set(schema, (checker = TypeCompiler.Compile(schema)));
+  return checker.Check(options) ? [] : Value.Errors(schema, options);
+}
+
 /** Every rule the target breaks, in the order a create reports them (the first is its 400). */
 export function targetProblems(t: TargetCheck): Problem[] {
   const problems: Problem[] = [];
@@ -161,7 +175,7 @@ export function targetProblems(t: TargetCheck): Problem[] {
   const videos = media.filter((m) => m.type === "video");
   const gifs = images.filter((m) => mimeOf(m) === "image/gif");
 
-  for (const check of Value.Errors(plugin.optionsSchema, t.options)) {
+  for (const check of optionsErrors(plugin.optionsSchema, t.options)) {
     const field = check.path ? `platform_options${check.path.replace(/\//g, ".")}` : "platform_options";
     fail(
       field,
