@@ -24,6 +24,7 @@ import { benchContext, pct, scratchDatabase, seedTargets } from "./engine-suppor
 import { BG_POSTS, BG_WORKFLOWS, seedBackground } from "./dispatch-background.ts";
 import { figure, times } from "./figures.ts";
 import { DatabaseCpu, localPostgresCpuMs, statementReport } from "./statements.ts";
+import { runCopies as runEngineCopies, type CopyClaims } from "./scale-support.ts";
 
 const TARGETS = Number(process.env.BENCH_TARGETS ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 200);
@@ -71,12 +72,8 @@ async function bareLoop(n: number): Promise<number> {
   return rate;
 }
 
-const profileArgs = process.env.BENCH_PROFILE_DIR
-  ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
-  : [];
-
 /** What each copy of the last run said of its claims (bench/dispatch-copy.ts prints it before "done"). */
-let lastClaims: { claims: number; claimed: number; empty: number; cpuMs: number }[] = [];
+let lastClaims: CopyClaims[] = [];
 
 async function runCopies(
   copies: number,
@@ -84,42 +81,14 @@ async function runCopies(
   env: Record<string, string> = {},
   beforeGo?: () => Promise<void>,
 ): Promise<number> {
-  const children = Array.from({ length: copies }, (_, i) =>
-    // BENCH_PROFILE_DIR: each copy writes a CPU profile there (bun --cpu-prof).
-    spawn(process.execPath, [...profileArgs, "bench/dispatch-copy.ts"], {
-      env: {
-        ...process.env,
-        ...env,
-        BENCH_DB_URL: scratch.url,
-        CRIER_BLUESKY_API_URL: served.url,
-        COPY_ID: `copy-${i}`,
-        MODE: mode,
-      },
-      stdio: ["pipe", "pipe", "inherit"],
-    }),
+  const run = await runEngineCopies(
+    copies,
+    mode,
+    { ...env, BENCH_DB_URL: scratch.url, CRIER_BLUESKY_API_URL: served.url },
+    beforeGo,
   );
-  lastClaims = [];
-  const lines = (c: (typeof children)[number], want: string) =>
-    new Promise<void>((resolve, reject) => {
-      let buf = "";
-      const onData = (d: Buffer) => {
-        buf += d.toString();
-        if (buf.split("\n").some((l) => l.trim() === want)) {
-          for (const l of buf.split("\n")) if (l.startsWith("claims ")) lastClaims.push(JSON.parse(l.slice(7)));
-          c.stdout!.off("data", onData);
-          resolve();
-        }
-      };
-      c.stdout!.on("data", onData);
-      c.on("exit", (code) => code !== 0 && reject(new Error(`copy exited with ${code}`)));
-    });
-  await Promise.all(children.map((c) => lines(c, "ready")));
-  await beforeGo?.();
-  const t0 = performance.now();
-  const done = Promise.all(children.map((c) => lines(c, "done")));
-  for (const c of children) c.stdin!.write("go\n");
-  await done;
-  return (performance.now() - t0) / 1000;
+  lastClaims = run.claims;
+  return run.seconds;
 }
 
 async function reset() {

@@ -1,5 +1,6 @@
 // Shared by bench/scale.ts: a Bluesky emulator whose answers can be delayed, accounts connected to it in
 // bulk, engine copies in their own processes (bench/dispatch-copy.ts) and whole servers (`crier serve`).
+// bench/dispatch.ts runs its copies through runCopies too.
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -53,16 +54,23 @@ export interface CopyClaims {
 }
 
 /**
- * Drains what is due with `copies` engine copies, each in its own process (bench/dispatch-copy.ts):
- * seconds from "go" until every copy is done, and what each said of its claims and CPU.
+ * Runs `copies` engine copies, each in its own process (bench/dispatch-copy.ts): "drain" drains what is due
+ * and stops, "ticks" runs as `crier serve` does until nothing waits. `beforeGo` runs once every copy is
+ * ready. Returns the seconds from "go" until every copy is done, the wall-clock time of "go", and what each
+ * copy said of its claims and CPU. BENCH_PROFILE_DIR: each copy writes a CPU profile there (bun --cpu-prof).
  */
-export async function drainWithCopies(
+export async function runCopies(
   copies: number,
+  mode: "drain" | "ticks",
   env: Record<string, string>,
+  beforeGo?: () => Promise<void>,
 ): Promise<{ seconds: number; goAt: Date; claims: CopyClaims[] }> {
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+    : [];
   const children = Array.from({ length: copies }, (_, i) =>
-    spawn(process.execPath, ["bench/dispatch-copy.ts"], {
-      env: { ...process.env, ...env, COPY_ID: `copy-${i}`, MODE: "drain" },
+    spawn(process.execPath, [...profile, "bench/dispatch-copy.ts"], {
+      env: { ...process.env, ...env, COPY_ID: `copy-${i}`, MODE: mode },
       stdio: ["pipe", "pipe", "inherit"],
     }),
   );
@@ -82,6 +90,7 @@ export async function drainWithCopies(
       c.on("exit", (code) => code !== 0 && reject(new Error(`copy exited with ${code}`)));
     });
   await Promise.all(children.map((c) => line(c, "ready")));
+  await beforeGo?.();
   const t0 = performance.now();
   const goAt = new Date();
   const done = Promise.all(children.map((c) => line(c, "done")));

@@ -27,7 +27,7 @@ import { SCOPES } from "../src/http/scopes.ts";
 import { benchContext, contextOn, pct, scratchDatabase, seedTargets } from "./engine-support.ts";
 import { figure, times } from "./figures.ts";
 import { DatabaseCpu, statementReport } from "./statements.ts";
-import { connectAccounts, delayedBluesky, drainWithCopies, rssMb, serveCopy, timedGet } from "./scale-support.ts";
+import { connectAccounts, delayedBluesky, rssMb, runCopies, serveCopy, timedGet } from "./scale-support.ts";
 
 const n = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SCALE_TARGETS = n("BENCH_SCALE_TARGETS", 20_000);
@@ -78,7 +78,7 @@ if (!only || only === "d") {
     const before = emulator.posts().length;
     await statements?.reset();
     databaseCpu.start();
-    const { goAt, claims } = await drainWithCopies(copies, {
+    const { goAt, claims } = await runCopies(copies, "drain", {
       BENCH_DB_URL: scratch.url,
       CRIER_BLUESKY_API_URL: served.url,
       CRIER_BLUESKY_CONCURRENCY: String(SCALE_CAP),

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { claimAhead, claimBatch } from "../../src/engine/pool.ts";
-import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
+import { engineHarness, watchCreateRecord, type EngineHarness } from "../support/engine-kit.ts";
 import { until } from "../support/until.ts";
 
 describe("claimAhead", () => {
@@ -43,25 +43,15 @@ const AHEAD = 2;
 let h: EngineHarness;
 let accounts: string[];
 let token: string;
-/** createRecord calls the emulator is answering right now, the most seen at once, and a gate that holds them. */
-const calls = { now: 0, most: 0, gate: null as Promise<void> | null };
+/** createRecord calls the emulator is answering right now and the most seen at once; a gate that holds them. */
+let calls: ReturnType<typeof watchCreateRecord>;
+let gate: Promise<void> | null = null;
 
 beforeAll(async () => {
   // Two ahead, as the estimate gives when calls end about as fast as claims come back (fixed here: on a
   // loaded machine the timings that make the estimate vary).
   h = await engineHarness({ env: { CRIER_BLUESKY_CONCURRENCY: String(CAP) }, engine: { claimAhead: AHEAD } });
-  const handle = h.emulator.handle.bind(h.emulator);
-  h.emulator.handle = async (req, path) => {
-    if (!path.endsWith("com.atproto.repo.createRecord")) return handle(req, path);
-    calls.now++;
-    calls.most = Math.max(calls.most, calls.now);
-    try {
-      await calls.gate;
-      return await handle(req, path);
-    } finally {
-      calls.now--;
-    }
-  };
+  calls = watchCreateRecord(h.emulator, () => gate);
   const profile = await h.profile();
   token = profile.token;
   accounts = [];
@@ -99,7 +89,7 @@ test("quick answers: the cap bounds the calls, claims run ahead of it, and stop(
 
   // Now the platform holds every answer: the claim fills the two slots, and takes targets ahead of them.
   let release!: () => void;
-  calls.gate = new Promise((r) => (release = r));
+  gate = new Promise((r) => (release = r));
   await postAll("held ");
   const ticked = h.engine.tick();
   await until("both slots calling", () => (calls.now === CAP ? true : undefined), 5, 5);

@@ -7,30 +7,19 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
+import { engineHarness, watchCreateRecord, type EngineHarness } from "../support/engine-kit.ts";
 
 const CAP = 4;
 const ACCOUNTS = 12;
 const TARGETS = 48;
 const CALL_MS = 60;
 let h: EngineHarness;
-const calls = { now: 0, most: 0 };
+let calls: ReturnType<typeof watchCreateRecord>;
 
 beforeAll(async () => {
   // No fixed claimAhead: the engine sizes its batches as it does in production.
   h = await engineHarness({ env: { CRIER_BLUESKY_CONCURRENCY: String(CAP) } });
-  const handle = h.emulator.handle.bind(h.emulator);
-  h.emulator.handle = async (req, path) => {
-    if (!path.endsWith("com.atproto.repo.createRecord")) return handle(req, path);
-    calls.now++;
-    calls.most = Math.max(calls.most, calls.now);
-    try {
-      await Bun.sleep(CALL_MS);
-      return await handle(req, path);
-    } finally {
-      calls.now--;
-    }
-  };
+  calls = watchCreateRecord(h.emulator, () => Bun.sleep(CALL_MS));
 }, 30_000);
 afterAll(() => h?.close());
 

@@ -87,3 +87,24 @@ export async function connectBluesky(ctx: AppContext, profileId: string, handle:
   const row = await upsertConnectedAccount(ctx, { profileId, platform: "bluesky", ...identity });
   return row.id;
 }
+
+/**
+ * Counts the Bluesky emulator's createRecord calls in flight (now) and the most seen at once, running
+ * `before` ahead of each (a gate to hold answers, a sleep to slow them).
+ */
+export function watchCreateRecord(emulator: Emulator, before: () => Promise<unknown> | unknown) {
+  const calls = { now: 0, most: 0 };
+  const handle = emulator.handle.bind(emulator);
+  emulator.handle = async (req, path) => {
+    if (!path.endsWith("com.atproto.repo.createRecord")) return handle(req, path);
+    calls.now++;
+    calls.most = Math.max(calls.most, calls.now);
+    try {
+      await before();
+      return await handle(req, path);
+    } finally {
+      calls.now--;
+    }
+  };
+  return calls;
+}
