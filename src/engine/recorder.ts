@@ -4,9 +4,10 @@
  *
  * Target results are written in batches, group-commit style: one statement at a time, and every result
  * that comes in while it runs goes into the next one, so a busy copy writes one UPDATE (one commit) per
- * batch instead of one each. While publishes are still calling their platform, a result waits briefly
- * for company (LINGER_MS), and the copy's next claim takes what is waiting along (takeForClaim). A publish counts as done (its slot
- * and account free again) only once its result is committed, so a crash can never lose a recorded outcome.
+ * batch instead of one each. While a claim is expected, a result waits briefly for company (LINGER_MS),
+ * and the copy's next claim takes what is waiting along (takeForClaim). A publish counts as done (its
+ * slot and account free again) only once its result is committed, so a crash can never lose a recorded
+ * outcome.
  * A write the database refused for a passing reason (a deadlock victim, a lost connection) is sent again
  * with backoff for as long as a lease lasts: the outcome is known, and a result that is given up on ends
  * outcome_unknown when the lease runs out, a worse answer than the one we had.
