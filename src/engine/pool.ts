@@ -225,8 +225,12 @@ export class PublishPool {
     try {
       const now = this.ctx.clock.now();
       const sent = performance.now();
-      // Results waiting for company ride along: written first in the claim's own transaction.
+      // Results waiting for company ride along: written first in the claim's own transaction, so their
+      // accounts are free for this very claim (their calls ended; the write is all that held them).
       const carried = this.settings.recorder.takeForClaim();
+      const settled = new Set(carried?.targetIds);
+      const busy = new Set<string>();
+      for (const [id, r] of this.running) if (!settled.has(id)) busy.add(r.accountId);
       let claimed: ClaimedTarget[];
       try {
         claimed = await claimDue(this.ctx.db, {
@@ -235,7 +239,7 @@ export class PublishPool {
           claimedBy: this.settings.claimedBy,
           caps: free,
           limit,
-          busyAccounts: [...new Set([...this.running.values()].map((r) => r.accountId))],
+          busyAccounts: [...busy],
           postId,
           results: carried ?? undefined,
         });

@@ -157,7 +157,7 @@ export class Recorder {
    * a write of its own went through (the claim's failure may have been the claim's). Nothing while a
    * refused write is backing off, and nothing when no result is waiting.
    */
-  takeForClaim(): { rows: string; ids: string; written(): void; failed(): void } | null {
+  takeForClaim(): { rows: string; ids: string; targetIds: string[]; written(): void; failed(): void } | null {
     if (this.retryMs || this.alone || !this.pending.length) return null;
     const batch = this.pending.splice(0, MAX_BATCH);
     if (!this.pending.length && this.lingering) {
@@ -170,6 +170,7 @@ export class Recorder {
     return {
       rows: JSON.stringify(batch.map(resultRow)),
       ids: uuidArray(batch.map((p) => p.id)),
+      targetIds: batch.map((p) => p.id),
       written: () => {
         for (const p of batch) p.done();
       },
