@@ -61,7 +61,11 @@ type Side = Awaited<ReturnType<typeof side>>;
 
 /** `count` posts of 3 targets each in one statement: 90 % published in the past, 10 % scheduled in 30 days. */
 async function generate(s: Side, count: number) {
-  await s.ctx.db.rows(sql`
+  // Without the statement timeout the copies' configuration sets (5 s): a million posts and their three
+  // million targets take longer than that in one statement.
+  await s.ctx.db.db.transaction(async (tx) => {
+    await tx.execute(sql`set local statement_timeout = 0`);
+    await tx.execute(sql`
     with p as (
       insert into posts (id, profile_id, content, created_at, updated_at, publish_at)
       select gen_random_uuid(), ${s.profileId}::uuid, 'growth post ' || i,
@@ -78,6 +82,7 @@ async function generate(s: Side, count: number) {
       case when p.publish_at > now() then null else p.publish_at end,
       case when p.publish_at > now() then null else 'at://' || p.id end, p.publish_at, p.publish_at
     from p cross join unnest(${`{${s.accountIds.join(",")}}`}::uuid[]) as a(id)`);
+  });
 }
 
 /**
