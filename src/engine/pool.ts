@@ -191,8 +191,9 @@ export class PublishPool {
       if (skipDry && this.dry.has(platform)) continue;
       const n = cap + this.ahead(platform, cap) - (held.get(platform) ?? 0) - (this.reserved.get(platform) ?? 0);
       // Less room than a batch means every slot is calling and targets are waiting for one: the claim
-      // waits until a batch fits, so that one claim takes many targets (its cost is mostly per call).
-      if (n >= this.batch(platform, cap)) free[platform] = n;
+      // waits until a batch fits, so that one claim takes many targets (its cost is mostly per call). A
+      // claim for one post (publish now, skipDry false) takes whatever room there is.
+      if (n >= (skipDry ? this.batch(platform, cap) : 1)) free[platform] = n;
     }
     return free;
   }
