@@ -76,8 +76,15 @@ function capped(
       } catch (e) {
         onDone();
         reader.cancel().catch(() => {});
+        // The open's own deadline aborts the fetch at the same moment: a read cut off by it took too long too.
+        const late = Date.now() >= deadline;
         controller.error(
-          e instanceof MediaError ? e : new MediaError(`reading ${url} failed: ${(e as Error).message}`, true),
+          e instanceof MediaError
+            ? e
+            : new MediaError(
+                late ? `reading ${url} took too long` : `reading ${url} failed: ${(e as Error).message}`,
+                true,
+              ),
         );
       } finally {
         clearTimeout(timer);
