@@ -3,6 +3,21 @@ import { createMediaAccess, isForbiddenAddress } from "../../src/platform/host/m
 import { MediaError } from "../../src/platform/sdk.ts";
 
 let server: ReturnType<typeof Bun.serve>;
+/**
+ * GET /stall: headers and a first chunk, then nothing. The first pull gives the chunk, the next never
+ * settles; a stream that enqueued in start() and left start pending sometimes had Bun hold the headers
+ * back too, so the open timed out instead of the read.
+ */
+function stalling(): ReadableStream<Uint8Array> {
+  let sent = false;
+  return new ReadableStream({
+    pull(c) {
+      if (sent) return new Promise<void>(() => {});
+      sent = true;
+      c.enqueue(new Uint8Array(10));
+    },
+  });
+}
 let base: string;
 
 beforeAll(() => {
@@ -29,19 +44,7 @@ beforeAll(() => {
             { headers: { "content-type": "video/mp4" } },
           );
         case "/stall":
-          // Headers and a first chunk, flushed, then nothing: a stream enqueued in start() and left pending
-          // sometimes had Bun hold the headers back too, and the open timed out instead of the read.
-          return new Response(
-            new ReadableStream({
-              type: "direct",
-              async pull(c) {
-                c.write(new Uint8Array(10));
-                await c.flush();
-                await new Promise(() => {});
-              },
-            }),
-            { headers: { "content-type": "video/mp4" } },
-          );
+          return new Response(stalling(), { headers: { "content-type": "video/mp4" } });
         case "/to-other-loopback":
           return new Response(null, { status: 302, headers: { location: `http://127.0.0.2:${url.port}/small.png` } });
         case "/to-metadata":
