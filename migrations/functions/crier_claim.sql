@@ -87,7 +87,11 @@ BEGIN
        ORDER BY t.due_at, t.position
        LIMIT 1)
     ) f
-    WHERE NOT EXISTS (SELECT 1 FROM post_targets p WHERE p.account_id = l.account_id AND p.status = 'processing')
+    -- Publishing nowhere: one lookup per account in the index of processing targets (migration 0032,
+    -- whose predicate this condition repeats so that no other index serves it). OFFSET 0 keeps it a
+    -- lookup per account rather than an anti-join over every processing target.
+    WHERE NOT EXISTS (
+      SELECT 1 FROM post_targets p WHERE p.account_id = l.account_id AND p.status || '' = 'processing' OFFSET 0)
   ), ranked AS (
     SELECT c.id, c.due_at, row_number() OVER (PARTITION BY c.platform ORDER BY c.due_at) AS rn,
            (p_caps ->> c.platform)::int AS cap

@@ -383,6 +383,11 @@ export const postTargets = pgTable(
       .on(t.accountId, t.dueAt, t.position)
       .where(sql`status in ('pending', 'scheduled')`),
     index("post_targets_account_idx").on(t.accountId, t.status),
+    // The claim's look for an account publishing already (crier_claim; migration 0032 says why the
+    // predicate is an expression).
+    index("post_targets_processing_account_idx")
+      .on(t.accountId)
+      .where(sql`(status || '') = 'processing'`),
     // Housekeeping's look for thread replies whose earlier item failed reads only waiting replies.
     index("post_targets_waiting_reply_idx")
       .on(t.dueAt)

@@ -21,8 +21,15 @@ const LAST_WITH_FUNCTIONS = "0025_account_credentials_expiry";
 // column in them): the numbered-only database gets these files too before the two are compared.
 // 0027: first comments (crier_record_results, crier_target_json); 0028: post_targets.queue_slot
 // (crier_target_json); 0029: posts.series_id (crier_post_json); a claim that carries the copy's waiting
-// results (crier_record_and_claim, new).
-const CHANGED_SINCE = ["crier_record_results", "crier_target_json", "crier_post_json", "crier_record_and_claim"];
+// results (crier_record_and_claim, new); a claim that leaves out accounts publishing in another copy
+// (crier_claim).
+const CHANGED_SINCE = [
+  "crier_record_results",
+  "crier_target_json",
+  "crier_post_json",
+  "crier_record_and_claim",
+  "crier_claim",
+];
 
 let numberedOnly: Db;
 let migrated: Db;
