@@ -4,14 +4,20 @@ import { sql } from "drizzle-orm";
 import { createEngine, startEngine } from "../src/engine/scheduler.ts";
 import { benchContext } from "./engine-support.ts";
 
+const poolSize = Number(process.env.BENCH_POOL_SIZE ?? 10);
 const ctx = benchContext(
   process.env.BENCH_DB_URL!,
   // Platform settings, and PUBLISH_CONCURRENCY where a regime raises the copy's slots (bench/scale).
   Object.fromEntries(
     Object.entries(process.env).filter(([k]) => k.startsWith("CRIER_") || k === "PUBLISH_CONCURRENCY"),
   ) as Record<string, string>,
-  Number(process.env.BENCH_POOL_SIZE ?? 10),
+  poolSize,
 );
+// Every connection of the pool is open before "ready", as a serving copy's are long before a burst: a
+// new PostgreSQL backend's start (≈ 10 ms of its CPU, and its catalog caches filled again) is the
+// process's, not the publishes'. Counted in the drain, four copies' forty connections weighed on their
+// 20,000 targets four times as much as one copy's ten (bench/scale (d)).
+await Promise.all(Array.from({ length: poolSize }, () => ctx.db.rows(sql`select pg_sleep(0.02)`)));
 const waiting = async () =>
   (
     await ctx.db.rows<{ n: number }>(
@@ -59,9 +65,12 @@ if (process.env.MODE === "ticks") {
   const engine = createEngine(ctx, { id: process.env.COPY_ID });
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
-  // runUntilIdle returns when this copy finds nothing to claim; the other copy may still hold the last accounts.
+  // runUntilIdle returns when this copy finds nothing to claim; another copy may still hold the last
+  // accounts, and claims their next targets itself as each publish ends. This copy looks again every
+  // 50 ms (a serving copy would wait for its next tick, a second): every 5 ms, three idle copies' looks
+  // at the end of a four-copy drain cost PostgreSQL more than the drain's last claims.
   do await engine.runUntilIdle();
-  while ((await waiting()) > 0 && (await Bun.sleep(5), true));
+  while ((await waiting()) > 0 && (await Bun.sleep(50), true));
   const { claims, claimed, empty } = engine.claimStats();
   const cpu = process.cpuUsage(cpu0);
   console.log(`claims ${JSON.stringify({ claims, claimed, empty, cpuMs: (cpu.user + cpu.system) / 1000 })}`);

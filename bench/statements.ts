@@ -39,21 +39,27 @@ export async function statementReport(url: string): Promise<StatementReport | nu
       await sql`select pg_stat_statements_reset(0, (select oid from pg_database where datname = current_database()), 0)`;
     },
     async print(targets, top = 8) {
-      const rows = await sql<{ calls: string; ms: number; rows: string; query: string; toplevel: boolean }[]>`
-        select calls, total_exec_time as ms, rows, query, toplevel from pg_stat_statements
+      const rows = await sql<
+        { calls: string; ms: number; rows: string; pages: string; query: string; toplevel: boolean }[]
+      >`
+        select calls, total_exec_time as ms, rows, shared_blks_hit + shared_blks_read as pages, query, toplevel
+        from pg_stat_statements
         where dbid = (select oid from pg_database where datname = current_database())
         order by total_exec_time desc limit ${top}`;
-      const total = await sql<{ ms: number; calls: string }[]>`
-        select coalesce(sum(total_exec_time), 0) as ms, coalesce(sum(calls), 0) as calls from pg_stat_statements
+      // Buffer pages read (from PostgreSQL's cache or the disk): the work itself, where time and CPU also
+      // count what the rest of the machine did to the server meanwhile.
+      const total = await sql<{ ms: number; calls: string; pages: string }[]>`
+        select coalesce(sum(total_exec_time), 0) as ms, coalesce(sum(calls), 0) as calls,
+          coalesce(sum(shared_blks_hit + shared_blks_read), 0) as pages from pg_stat_statements
         where dbid = (select oid from pg_database where datname = current_database()) and toplevel`;
       console.log(
-        `    pg_stat_statements: ${Number(total[0].calls)} top-level statements, ${((Number(total[0].ms) * 1000) / targets).toFixed(0)} µs of execution per target; the most time:`,
+        `    pg_stat_statements: ${Number(total[0].calls)} top-level statements, ${((Number(total[0].ms) * 1000) / targets).toFixed(0)} µs of execution and ${(Number(total[0].pages) / targets).toFixed(0)} buffer pages read per target; the most time:`,
       );
       for (const r of rows) {
         const perTarget = ((Number(r.ms) * 1000) / targets).toFixed(0);
         const calls = Number(r.calls);
         console.log(
-          `      ${perTarget.padStart(5)} µs/target ${String(calls).padStart(7)} calls ${(Number(r.ms) / calls).toFixed(3).padStart(8)} ms/call ${(Number(r.rows) / calls).toFixed(1).padStart(6)} rows/call ${r.toplevel ? "  " : "↳ "}${oneLine(r.query)}`,
+          `      ${perTarget.padStart(5)} µs/target ${String(calls).padStart(7)} calls ${(Number(r.ms) / calls).toFixed(3).padStart(8)} ms/call ${(Number(r.rows) / calls).toFixed(1).padStart(6)} rows/call ${(Number(r.pages) / calls).toFixed(0).padStart(6)} pages/call ${r.toplevel ? "  " : "↳ "}${oneLine(r.query)}`,
         );
       }
     },
