@@ -17,6 +17,10 @@ import type { WebhookSender } from "./webhooks.ts";
 import type { WorkflowRunner } from "./workflows.ts";
 import { withQueryDeadline } from "../db/deadline.ts";
 
+/** runUntilIdle: a refused claim is tried again after this pause, and thrown once refused this many times in a row. */
+const CLAIM_RETRY_MS = 100;
+const CLAIM_FAILURES_THROWN = 50;
+
 export interface LifecycleOptions {
   id: string;
   leaseMs: number;
@@ -48,6 +52,8 @@ export class EngineLifecycle {
   private wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   // Wall-clock times (not ctx.clock): liveness is about real time passing, also under a test clock.
   private startedAt: number | undefined;
+  /** runUntilIdle's claims refused in a row (claimOnceOrPause). */
+  private claimFailures = 0;
   private lastTickAt: number | undefined;
 
   constructor(
@@ -111,11 +117,29 @@ export class EngineLifecycle {
       if (pool.inFlight() === 0) {
         await this.chores();
         await comments.settled();
-        if ((await pool.claimOnce()) === 0 && pool.inFlight() === 0) {
+        const claimed = await this.claimOnceOrPause(pool);
+        if (claimed === 0 && pool.inFlight() === 0) {
           await this.parts.webhooks.drain();
           return;
         }
       }
+    }
+  }
+
+  /**
+   * runUntilIdle's own claim. One the database refuses (a full disk, a lost connection) is tried again
+   * after a pause, as the claim loops try at their next tick; only a refusal that lasts is thrown.
+   */
+  private async claimOnceOrPause(pool: PublishPool): Promise<number | null> {
+    try {
+      const claimed = await pool.claimOnce();
+      this.claimFailures = 0;
+      return claimed;
+    } catch (e) {
+      if (++this.claimFailures >= CLAIM_FAILURES_THROWN) throw e;
+      this.log.error("claim failed", errorFields(e));
+      await new Promise((r) => setTimeout(r, CLAIM_RETRY_MS));
+      return null;
     }
   }
 

@@ -234,9 +234,52 @@ describe.skipIf(!canMount)("a full disk under DATA_DIR", () => {
   );
 
   test.skipIf(!dbOnDisk)(
+    "on a database that never published, a claim the full disk refuses is made again once space returns",
+    async () => {
+      const account = await connectBluesky(h.ctx, owner.profileId, "first.test");
+      const created = await api("POST", "/v1/posts", {
+        content: "first.test while full",
+        publish_at: new Date(h.clock.now().getTime() + 1_000).toISOString(),
+        targets: [{ account_id: account }],
+      });
+      expect(created.status).toBe(201);
+      fillDisk();
+      let running: Promise<void> | undefined;
+      try {
+        h.clock.advance(2_000);
+        // The claim's first processing target needs a new index page, which the disk refuses: the
+        // engine keeps trying instead of giving up the drain.
+        running = engine.runUntilIdle();
+        await Promise.race([running, Bun.sleep(1000)]);
+        expect(emulator.posts().filter((p) => p.text === "first.test while full")).toHaveLength(0);
+      } finally {
+        freeDisk();
+      }
+      await running;
+      await engine.runUntilIdle();
+      expect(emulator.posts().filter((p) => p.text === "first.test while full")).toHaveLength(1);
+      const post = await api("GET", `/v1/posts/${created.body.data.id}`);
+      expect(post.body.data.status).toBe("published");
+      expect(post.body.data.targets[0].attempts).toBe(1);
+    },
+  );
+
+  test.skipIf(!dbOnDisk)(
     "a scheduled post due while the disk is full is published exactly once after space returns",
     async () => {
       const account = await connectBluesky(h.ctx, owner.profileId, "due.test");
+      // A first publish, as any copy has made before: the index of processing targets has its page, so
+      // the claim below fits on the full disk and what the disk refuses is the result. (On a new
+      // database the claim is refused too, and runUntilIdle tries it again.)
+      const first = await api("POST", "/v1/posts", {
+        content: "due.test before",
+        publish_at: new Date(h.clock.now().getTime() + 1_000).toISOString(),
+        targets: [{ account_id: account }],
+      });
+      expect(first.status).toBe(201);
+      h.clock.advance(2_000);
+      await engine.runUntilIdle();
+      expect((await api("GET", `/v1/posts/${first.body.data.id}`)).body.data.status).toBe("published");
       // A webhook on post.published: recording the result then writes the profile's first event, which needs
       // a new page of webhook_events, so the full disk refuses the result itself (not only new posts).
       h.ctx.config.webhookAllowPrivate = true;
