@@ -121,15 +121,16 @@ async function seedChunk(
 }
 
 /**
- * Empties the posts and everything hanging off them (targets, analytics rows) as new tables would be, and
- * refreshes the planner's statistics after a seed. With `delete`, each drain left the next its dead rows
- * and grown indexes: the same one-copy drain read 90 buffer pages per target first and 113 after three
- * more (bench/scale (d)), so later regimes paid for earlier ones.
+ * Empties the posts and everything hanging off them (targets, analytics rows) as new tables would be.
+ * With `delete`, each drain left the next its dead rows and grown indexes: the same one-copy drain read
+ * 90 buffer pages per target first and 113 after three more (bench/scale (d)), so later regimes paid for
+ * earlier ones.
  */
 export async function emptyPosts(db: Db): Promise<void> {
   await db.rows(sql`truncate posts cascade`);
 }
 
+/** The planner's statistics for the rows just seeded, so every drain's plans start from the same facts. */
 export async function analyzeSeed(db: Db): Promise<void> {
   await db.rows(sql`analyze posts`);
   await db.rows(sql`analyze post_targets`);
