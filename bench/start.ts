@@ -35,11 +35,14 @@ interface Rss {
   median: number;
   min: number;
   max: number;
+  /** At the last reading: anonymous memory (heaps) and file pages (the executable, mapped files), MB. */
+  anon: number;
+  file: number;
 }
 
-function rssMb(pid: number): number {
+function rssMb(pid: number, field = "VmRSS"): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
+  return Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN) / 1024;
 }
 
 /** Seconds from spawn to the first 200 of /healthz, and the idle RSS of the serving process. */
@@ -78,7 +81,13 @@ async function start(cmd: string[], env: Record<string, string>, measureRss: boo
     await Bun.sleep(3000);
     const readings: number[] = [];
     for (let i = 0; i < 30; i++, await Bun.sleep(100)) readings.push(rssMb(proc.pid));
-    rss = { median: median(readings), min: Math.min(...readings), max: Math.max(...readings) };
+    rss = {
+      median: median(readings),
+      min: Math.min(...readings),
+      max: Math.max(...readings),
+      anon: rssMb(proc.pid, "RssAnon"),
+      file: rssMb(proc.pid, "RssFile"),
+    };
   }
   proc.kill("SIGTERM");
   await proc.exited;
@@ -121,7 +130,9 @@ async function cases(label: string, cmd: string[], pg: { url: string }) {
   const show = (xs: number[]) => `${median(xs).toFixed(2)} s (runs ${xs.map((x) => x.toFixed(2)).join(", ")})`;
   console.log(`${label}: new embedded directory ${show(fresh)}; existing ${show(again)}; PostgreSQL ${show(pgRuns)}`);
   const showRss = (r: Rss | undefined) =>
-    r ? `${r.median.toFixed(0)} MB (readings ${r.min.toFixed(0)}–${r.max.toFixed(0)})` : "not measured";
+    r
+      ? `${r.median.toFixed(0)} MB (readings ${r.min.toFixed(0)}–${r.max.toFixed(0)}; at the last, ${r.anon.toFixed(0)} MB anonymous and ${r.file.toFixed(0)} MB of files)`
+      : "not measured";
   console.log(`${label}: idle RSS embedded ${showRss(rssEmbedded)}, PostgreSQL ${showRss(rssPg)}`);
   figure(
     `Start (${label}): new embedded directory → first 200`,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runCli, startServe } from "../support/cli.ts";
@@ -10,6 +10,7 @@ import { killInFreshPidNamespace, pidNamespacesAvailable } from "../support/pid-
 import type { Db } from "../../src/db/client.ts";
 import { rawHttp } from "../support/raw-http.ts";
 import { openApiDocument } from "../../src/http/openapi-dump.ts";
+import { SETTLE_MS } from "../../src/os/startup-memory.ts";
 
 // Builds the real single executable and runs it from an empty directory with no node_modules.
 let binary: string;
@@ -73,6 +74,41 @@ test("the compiled binary serves, creates a key, lists accounts and stops cleanl
     expect(await server.stop()).toBe(0);
   }
 }, 60_000);
+
+test("a binary started right after it was written lets go of its embedded files once the server is up", async () => {
+  // A copy written just now, as an install or a download leaves it: its pages are still dirty in the
+  // kernel's cache, which cannot page out a dirty page until it is written to disk.
+  const dir = mkdtempSync(join(tmpdir(), "crier-bin-fresh-"));
+  const fresh = join(dir, "crier");
+  writeFileSync(fresh, readFileSync(binary), { mode: 0o755 });
+  const runEnv = { ...env, DATA_DIR: join(dir, "data") };
+  const server = await startServe(runEnv, { binary: fresh, cwd: dir });
+  try {
+    const embeddedMb = () => embeddedFilesResidentMb(server.proc.pid, fresh);
+    const deadline = Date.now() + SETTLE_MS + 5_000;
+    while (embeddedMb() >= 8 && Date.now() < deadline) await Bun.sleep(200);
+    // About 20 MB of embedded files (PGlite's runtime and the seed) are read at start; what stays is what
+    // the server goes on reading.
+    expect(embeddedMb()).toBeLessThan(8);
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}, 60_000);
+
+/** Resident MB of the executable's largest writable mapping: the one that holds its embedded files. */
+function embeddedFilesResidentMb(pid: number, exe: string): number {
+  const mappings: { header: string; size: number; rss: number }[] = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    if (/^[0-9a-f]+-[0-9a-f]+ /.test(line)) mappings.push({ header: line, size: 0, rss: 0 });
+    const field = /^(Size|Rss):\s+(\d+) kB/.exec(line);
+    const current = mappings.at(-1);
+    if (field && current) current[field[1] === "Size" ? "size" : "rss"] = Number(field[2]);
+  }
+  const own = mappings.filter((m) => m.header.endsWith(exe) && m.header.includes(" rw-p "));
+  const largest = own.sort((x, y) => y.size - x.size)[0];
+  if (!largest) throw new Error(`no writable mapping of ${exe}`);
+  return largest.rss / 1024;
+}
 
 test.skipIf(!pidNamespacesAvailable())(
   "the compiled binary restarts as PID 1 of a fresh namespace after kill -9 (its lock died with it)",
