@@ -88,7 +88,9 @@ afterAll(async () => {
   await served?.stop();
   await proxy?.stop();
   await direct?.close();
-});
+  // The server's stop ends its pool, which waits up to 5 s (postgres.js' end timeout) for a connection the
+  // proxy cut without closing: longer than the default 5 s of a hook.
+}, 30_000);
 
 const targetsOf = (postId: string) =>
   direct.rows<{ status: string; error_code: string | null; platform_post_id: string | null }>(
