@@ -152,6 +152,23 @@ const POSTGRES_LIMITS = { connect_timeout: 1, backoff: () => 0.2 + Math.random()
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
 
 /**
+ * What each connection of the pool asks of its session, beyond its time zone. A statement_timeout of 0
+ * sends none of it: the server's (or the role's) own settings apply, and a pooler that refuses unknown
+ * startup parameters (PgBouncer without ignore_startup_parameters) still connects.
+ *
+ * - statement_timeout bounds every statement on the server (see openPostgres).
+ * - jit off: Crier's statements are short, and PostgreSQL compiles a statement to machine code whenever
+ *   its estimated cost passes jit_above_cost, as it does when the statistics are behind (a table filled
+ *   since its last ANALYZE). The housekeeping look for due targets of inactive accounts, estimated at
+ *   8,383 accounts of 2,000 before accounts were analyzed, was compiled on every tick of every copy:
+ *   11–14 ms of compiling for a statement that runs in 0.3 ms, 80 ms a call under four copies' load, a
+ *   quarter of PostgreSQL's CPU per published target in bench/scale (d).
+ */
+function sessionSettings(statementTimeoutMs: number) {
+  return { statement_timeout: statementTimeoutMs, jit: "off" };
+}
+
+/**
  * The pool's connections run every statement under `statementTimeoutMs` on the server (a lock wait or a
  * runaway plan ends there with SQLSTATE 57014, rolled back); drizzle sends them through a client that
  * also bounds them on the client where a deadline is in scope (deadline.ts). LISTEN and migrations use
@@ -162,9 +179,7 @@ export function openPostgres(url: string, max = 10, statementTimeoutMs = DEFAULT
   const client = postgres(url, {
     max,
     onnotice: () => {},
-    // 0 sends nothing: the server's (or the role's) own setting applies, and a pooler that refuses
-    // unknown startup parameters (PgBouncer without ignore_startup_parameters) still connects.
-    connection: { TimeZone: "UTC", ...(statementTimeoutMs > 0 && { statement_timeout: statementTimeoutMs }) },
+    connection: { TimeZone: "UTC", ...(statementTimeoutMs > 0 && sessionSettings(statementTimeoutMs)) },
     ...POSTGRES_LIMITS,
   });
   const watch = observer();
