@@ -52,8 +52,6 @@ export class EngineLifecycle {
   private wake: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   // Wall-clock times (not ctx.clock): liveness is about real time passing, also under a test clock.
   private startedAt: number | undefined;
-  /** runUntilIdle's claims refused in a row (claimOnceOrPause). */
-  private claimFailures = 0;
   private lastTickAt: number | undefined;
 
   constructor(
@@ -106,6 +104,7 @@ export class EngineLifecycle {
    */
   async runUntilIdle(): Promise<void> {
     const { pool, checks, comments, jobs, workflows } = this.parts;
+    const refused = { inARow: 0 };
     for (let i = 0; i < 10_000; i++) {
       await this.tick();
       await pool.idle();
@@ -117,7 +116,7 @@ export class EngineLifecycle {
       if (pool.inFlight() === 0) {
         await this.chores();
         await comments.settled();
-        const claimed = await this.claimOnceOrPause(pool);
+        const claimed = await this.claimOnceOrPause(pool, refused);
         if (claimed === 0 && pool.inFlight() === 0) {
           await this.parts.webhooks.drain();
           return;
@@ -130,13 +129,13 @@ export class EngineLifecycle {
    * runUntilIdle's own claim. One the database refuses (a full disk, a lost connection) is tried again
    * after a pause, as the claim loops try at their next tick; only a refusal that lasts is thrown.
    */
-  private async claimOnceOrPause(pool: PublishPool): Promise<number | null> {
+  private async claimOnceOrPause(pool: PublishPool, refused: { inARow: number }): Promise<number | null> {
     try {
       const claimed = await pool.claimOnce();
-      this.claimFailures = 0;
+      refused.inARow = 0;
       return claimed;
     } catch (e) {
-      if (++this.claimFailures >= CLAIM_FAILURES_THROWN) throw e;
+      if (++refused.inARow >= CLAIM_FAILURES_THROWN) throw e;
       this.log.error("claim failed", errorFields(e));
       await new Promise((r) => setTimeout(r, CLAIM_RETRY_MS));
       return null;
