@@ -36,10 +36,25 @@ function serveAt(hostname: string, port: number, answer: string, tls?: { cert: s
   return { seen, port: server.port!, stop: () => server.stop(true) };
 }
 
+/**
+ * The two servers on one port: the port the system gave the outside one can be taken on 127.0.0.1 by
+ * something else (seen in CI: EADDRINUSE), so another is tried.
+ */
+function samePort(tls?: { cert: string; key: string }) {
+  for (let attempt = 1; ; attempt++) {
+    const outside = serveAt(OUTSIDE, 0, "outside receiver", tls);
+    try {
+      return { outside, inside: serveAt("127.0.0.1", outside.port, "INSIDE SECRET: internal service answer", tls) };
+    } catch (e) {
+      void outside.stop();
+      if ((e as { code?: string }).code !== "EADDRINUSE" || attempt === 20) throw e;
+    }
+  }
+}
+
 /** An outside receiver on 127.0.0.2 and an inside service on 127.0.0.1, on the same port. */
 function outsideAndInside(tls?: { cert: string; key: string }) {
-  const outside = serveAt(OUTSIDE, 0, "outside receiver", tls);
-  const inside = serveAt("127.0.0.1", outside.port, "INSIDE SECRET: internal service answer", tls);
+  const { outside, inside } = samePort(tls);
   return {
     outside,
     inside,
