@@ -161,7 +161,7 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
  *   its estimated cost passes jit_above_cost, as it does when the statistics are behind (a table filled
  *   since its last ANALYZE). The housekeeping look for due targets of inactive accounts, estimated at
  *   8,383 accounts of 2,000 before accounts were analyzed, was compiled on every tick of every copy:
- *   11–14 ms of compiling for a statement that runs in 0.3 ms, 80 ms a call under four copies' load, a
+ *   11–14 ms of compiling for a statement whose own work is a scan of the accounts, 80 ms a call under four copies' load, a
  *   quarter of PostgreSQL's CPU per published target in bench/scale (d).
  */
 function sessionSettings(statementTimeoutMs: number) {

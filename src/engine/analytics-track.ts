@@ -63,8 +63,7 @@ async function trackBatch(
       on conflict (account_id, platform_post_id) do update
         set target_id = excluded.target_id, post_id = excluded.post_id, caption = excluded.caption, media_url = excluded.media_url,
             media_type = excluded.media_type, thumbnail_url = coalesce(excluded.thumbnail_url, i.thumbnail_url)
-        where i.target_id is null
-      returning i.id)
+        where i.target_id is null)
     select (select count(*) from untracked)::int as found,
       (select u.id from untracked u order by u.id desc limit 1)::text as last`);
   return { found: row?.found ?? 0, last: row?.last ?? null };
