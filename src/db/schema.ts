@@ -396,6 +396,11 @@ export const postTargets = pgTable(
     index("post_targets_waiting_orphan_idx")
       .on(t.dueAt)
       .where(sql`status in ('pending', 'scheduled') and account_id is null`),
+    // Analytics' look for targets published since its last pass (src/engine/analytics-track.ts; an
+    // expression for the reason of migration 0032).
+    index("post_targets_published_idx")
+      .on(t.updatedAt)
+      .where(sql`(status || '') = 'published'`),
   ],
 );
 

@@ -11,35 +11,56 @@ import type { RecentPost } from "../platform/sdk.ts";
 export const TRACK_BATCH = 5_000;
 
 /**
- * Makes an item of every published target that has none, in order of target id, TRACK_BATCH targets a
- * statement, until none is left.
- *
- * The targets without an item are found as a set difference (EXCEPT), which PostgreSQL computes with one
- * pass over each side, whatever it believes their sizes are. Written as NOT EXISTS, the planner took the
- * published targets for none when its statistics predated a burst (no ANALYZE since) and chose a nested
- * loop that read every item for every published target: 0.9 s for 10,000 new of 100,000 targets, and
- * past the 5 s statement timeout during bench/scale's burst, on every run, so no item was made until the
- * burst ended. Each statement takes the next targets by id, so one that makes no item (its platform post
- * already has another target's item) never holds the rest back.
+ * How far before the previous pass began a pass looks. A target's updated_at is when its publish result
+ * came in, on its copy's clock; the write commits within a statement timeout of that (seconds), so a
+ * target committed after the previous pass read is still inside the overlap. What falls outside it (a
+ * result retried through a database outage, a copy's clock half a minute behind) waits for the next full
+ * pass.
+ */
+export const TRACK_OVERLAP_MS = 30_000;
+
+/**
+ * A pass over every published target, at most this long after the last one (and on a process's first
+ * pass, or when the clock went back): whatever the windowed passes could not see is tracked within the
+ * hour, which is when a new post's numbers are read next anyway (src/domain/analytics-schedule.ts).
+ */
+export const TRACK_FULL_EVERY_MS = 60 * 60_000;
+
+/** When this process's last pass began, and its last full one, per database. */
+const lastPasses = new WeakMap<Db, { began: number; full: number }>();
+
+/**
+ * Makes an item of every target published since the previous pass (all of them on a full pass), in order
+ * of target id, `batchSize` targets a statement, until none is left. Only a pass that finished moves the
+ * window on: one that failed is looked at again from the same point.
  */
 export async function trackPublishedTargets(db: Db, now: Date, batchSize = TRACK_BATCH): Promise<void> {
+  const at = now.getTime();
+  const last = lastPasses.get(db);
+  const full = !last || at < last.began || at - last.full >= TRACK_FULL_EVERY_MS;
+  const since = full ? null : new Date(last.began - TRACK_OVERLAP_MS);
   let after = "00000000-0000-0000-0000-000000000000";
   for (;;) {
-    const batch = await trackBatch(db, now, after, batchSize);
-    if (batch.found < batchSize || !batch.last) return;
+    const batch = await trackBatch(db, now, since, after, batchSize);
+    if (batch.found < batchSize || !batch.last) break;
     after = batch.last;
   }
+  lastPasses.set(db, { began: at, full: full ? at : last!.full });
 }
 
-async function trackBatch(
-  db: Db,
-  now: Date,
-  after: string,
-  batchSize: number,
-): Promise<{ found: number; last: string | null }> {
-  const at = now.toISOString();
-  const [row] = await db.rows<{ found: number; last: string | null }>(sql`
-    with untracked as (
+/**
+ * Published targets without an item, after `after` by id. A full pass finds them as a set difference
+ * (EXCEPT), which PostgreSQL computes with one pass over each side, whatever it believes their sizes are:
+ * written as NOT EXISTS, the planner took the published targets for none when its statistics predated a
+ * burst (no ANALYZE since) and chose a nested loop that read every item for every published target (0.9 s
+ * for 10,000 new of 100,000 targets). A windowed pass reads only the targets published since `since`
+ * through post_targets_published_idx (its condition written as the index's predicate, which no other index
+ * serves), and looks each up in the items' target index (OFFSET 0 keeps that a lookup per target, never a
+ * scan of every item).
+ */
+function untracked(since: Date | null, after: string, batchSize: number) {
+  if (!since)
+    return sql`
       select d.id from (
         select t.id from post_targets t
         where t.status = 'published' and t.platform_post_id is not null and t.account_id is not null
@@ -47,7 +68,28 @@ async function trackBatch(
         select x.target_id from analytics_items x where x.target_id is not null) d
       where d.id > ${after}::uuid
       order by d.id
-      limit ${batchSize}
+      limit ${batchSize}`;
+  return sql`
+    select t.id from post_targets t
+    where t.status || '' = 'published' and t.updated_at >= ${since.toISOString()}::timestamptz and t.id > ${after}::uuid
+      and t.platform_post_id is not null and t.account_id is not null
+      and not exists (select 1 from analytics_items x where x.target_id = t.id offset 0)
+    order by t.id
+    limit ${batchSize}`;
+}
+
+/** Each statement takes the next targets by id, so one that makes no item (its platform post already has
+ * another target's item) never holds the rest back. */
+async function trackBatch(
+  db: Db,
+  now: Date,
+  since: Date | null,
+  after: string,
+  batchSize: number,
+): Promise<{ found: number; last: string | null }> {
+  const at = now.toISOString();
+  const [row] = await db.rows<{ found: number; last: string | null }>(sql`
+    with untracked as (${untracked(since, after, batchSize)}
     ), made as (
       insert into analytics_items as i (profile_id, account_id, platform, platform_post_id, target_id, post_id, url,
         caption, media_type, thumbnail_url, media_url, published_at, next_read_at)
