@@ -399,7 +399,7 @@ export const postTargets = pgTable(
     // Analytics' look for targets published since its last pass (src/engine/analytics-track.ts; an
     // expression for the reason of migration 0032).
     index("post_targets_published_idx")
-      .on(t.updatedAt)
+      .on(t.updatedAt, t.id)
       .where(sql`(status || '') = 'published'`),
   ],
 );

@@ -30,51 +30,65 @@ export const TRACK_FULL_EVERY_MS = 60 * 60_000;
 const lastPasses = new WeakMap<Db, { began: number; full: number }>();
 
 /**
- * Makes an item of every target published since the previous pass (all of them on a full pass), in order
- * of target id, `batchSize` targets a statement, until none is left. Only a pass that finished moves the
- * window on: one that failed is looked at again from the same point.
+ * Where a pass has got to: the last target taken, by id on a full pass; on a windowed pass, by the time it
+ * last changed (as PostgreSQL prints it, to the microsecond) and then id, the order of the index it reads.
+ */
+interface Cursor {
+  at: string | null;
+  id: string;
+}
+
+/**
+ * Makes an item of every target published since the previous pass (all of them on a full pass),
+ * `batchSize` targets a statement, until none is left. Only a pass that finished moves the window on: one
+ * that failed is looked at again from the same point.
  */
 export async function trackPublishedTargets(db: Db, now: Date, batchSize = TRACK_BATCH): Promise<void> {
   const at = now.getTime();
   const last = lastPasses.get(db);
   const full = !last || at < last.began || at - last.full >= TRACK_FULL_EVERY_MS;
-  const since = full ? null : new Date(last.began - TRACK_OVERLAP_MS);
-  let after = "00000000-0000-0000-0000-000000000000";
+  let cursor: Cursor = {
+    at: full ? null : new Date(last.began - TRACK_OVERLAP_MS).toISOString(),
+    id: "00000000-0000-0000-0000-000000000000",
+  };
   for (;;) {
-    const batch = await trackBatch(db, now, since, after, batchSize);
+    const batch = await trackBatch(db, now, cursor, batchSize);
     if (batch.found < batchSize || !batch.last) break;
-    after = batch.last;
+    cursor = batch.last;
   }
   lastPasses.set(db, { began: at, full: full ? at : last!.full });
 }
 
 /**
- * Published targets without an item, after `after` by id. A full pass finds them as a set difference
+ * Published targets without an item, after the cursor. A full pass finds them as a set difference
  * (EXCEPT), which PostgreSQL computes with one pass over each side, whatever it believes their sizes are:
  * written as NOT EXISTS, the planner took the published targets for none when its statistics predated a
  * burst (no ANALYZE since) and chose a nested loop that read every item for every published target (0.9 s
- * for 10,000 new of 100,000 targets). A windowed pass reads only the targets published since `since`
- * through post_targets_published_idx (its condition written as the index's predicate, which no other index
- * serves), and looks each up in the items' target index (OFFSET 0 keeps that a lookup per target, never a
- * scan of every item).
+ * for 10,000 new of 100,000 targets). A windowed pass reads only the targets published since the window's
+ * start, in the order of post_targets_published_idx (its condition written as the index's predicate, which
+ * no other index serves), so that each batch reads on from where the one before stopped, and looks each
+ * up in the items' target index (OFFSET 0 keeps that a lookup per target, never a scan of every item).
+ * Taken in id order instead, every batch read the whole window again: 328,938 buffer pages a pass during
+ * bench/scale's burst.
  */
-function untracked(since: Date | null, after: string, batchSize: number) {
-  if (!since)
+function untracked(cursor: Cursor, batchSize: number) {
+  if (cursor.at === null)
     return sql`
-      select d.id from (
+      select d.id, null::timestamptz as updated_at from (
         select t.id from post_targets t
         where t.status = 'published' and t.platform_post_id is not null and t.account_id is not null
         except
         select x.target_id from analytics_items x where x.target_id is not null) d
-      where d.id > ${after}::uuid
+      where d.id > ${cursor.id}::uuid
       order by d.id
       limit ${batchSize}`;
   return sql`
-    select t.id from post_targets t
-    where t.status || '' = 'published' and t.updated_at >= ${since.toISOString()}::timestamptz and t.id > ${after}::uuid
+    select t.id, t.updated_at from post_targets t
+    where t.status || '' = 'published' and t.updated_at >= ${cursor.at}::timestamptz
+      and (t.updated_at, t.id) > (${cursor.at}::timestamptz, ${cursor.id}::uuid)
       and t.platform_post_id is not null and t.account_id is not null
       and not exists (select 1 from analytics_items x where x.target_id = t.id offset 0)
-    order by t.id
+    order by t.updated_at, t.id
     limit ${batchSize}`;
 }
 
@@ -83,13 +97,12 @@ function untracked(since: Date | null, after: string, batchSize: number) {
 async function trackBatch(
   db: Db,
   now: Date,
-  since: Date | null,
-  after: string,
+  cursor: Cursor,
   batchSize: number,
-): Promise<{ found: number; last: string | null }> {
+): Promise<{ found: number; last: Cursor | null }> {
   const at = now.toISOString();
-  const [row] = await db.rows<{ found: number; last: string | null }>(sql`
-    with untracked as (${untracked(since, after, batchSize)}
+  const [row] = await db.rows<{ found: number; last_at: string | null; last_id: string | null }>(sql`
+    with untracked as (${untracked(cursor, batchSize)}
     ), made as (
       insert into analytics_items as i (profile_id, account_id, platform, platform_post_id, target_id, post_id, url,
         caption, media_type, thumbnail_url, media_url, published_at, next_read_at)
@@ -106,9 +119,12 @@ async function trackBatch(
         set target_id = excluded.target_id, post_id = excluded.post_id, caption = excluded.caption, media_url = excluded.media_url,
             media_type = excluded.media_type, thumbnail_url = coalesce(excluded.thumbnail_url, i.thumbnail_url)
         where i.target_id is null)
-    select (select count(*) from untracked)::int as found,
-      (select u.id from untracked u order by u.id desc limit 1)::text as last`);
-  return { found: row?.found ?? 0, last: row?.last ?? null };
+    select n.found, l.last_at, l.last_id
+    from (select count(*)::int as found from untracked) n
+    left join lateral (select u.updated_at::text as last_at, u.id::text as last_id from untracked u
+      order by u.updated_at desc nulls last, u.id desc limit 1) l on true`);
+  if (!row?.last_id) return { found: row?.found ?? 0, last: null };
+  return { found: row.found, last: { at: row.last_at, id: row.last_id } };
 }
 
 export async function trackAccounts(db: Db, now: Date): Promise<void> {
