@@ -22,6 +22,7 @@ import {
   index,
   uniqueIndex,
   doublePrecision,
+  check,
 } from "drizzle-orm/pg-core";
 import type { MediaFacts } from "../domain/media-facts.ts";
 import type { MetricsStatus } from "../domain/metrics-status.ts";
@@ -547,6 +548,20 @@ export const analyticsRefreshes = pgTable("analytics_refreshes", {
     .references(() => profiles.id, { onDelete: "cascade" }),
   requestedAt: ts("requested_at").notNull(),
 });
+
+/**
+ * How far analytics' tracking of published targets has got (src/engine/analytics-track.ts), one row for
+ * every copy: when the last windowed pass began and when the last full one ran.
+ */
+export const analyticsTracking = pgTable(
+  "analytics_tracking",
+  {
+    id: integer("id").primaryKey(),
+    windowBegan: ts("window_began").notNull(),
+    fullAt: ts("full_at").notNull(),
+  },
+  () => [check("analytics_tracking_id_check", sql`id = 1`)],
+);
 
 /**
  * Periodic engine jobs (src/engine/jobs.ts), one row per job: across every copy sharing the database a

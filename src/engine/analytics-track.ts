@@ -20,14 +20,11 @@ export const TRACK_BATCH = 5_000;
 export const TRACK_OVERLAP_MS = 30_000;
 
 /**
- * A pass over every published target, at most this long after the last one (and on a process's first
- * pass, or when the clock went back): whatever the windowed passes could not see is tracked within the
+ * A pass over every published target, at most this long after the last one (and on the very first pass,
+ * or when the clock went back): whatever the windowed passes could not see is tracked within the
  * hour, which is when a new post's numbers are read next anyway (src/domain/analytics-schedule.ts).
  */
 export const TRACK_FULL_EVERY_MS = 60 * 60_000;
-
-/** When this process's last pass began, and its last full one, per database. */
-const lastPasses = new WeakMap<Db, { began: number; full: number }>();
 
 /**
  * Where a pass has got to: the last target taken, by id on a full pass; on a windowed pass, by the time it
@@ -39,13 +36,13 @@ interface Cursor {
 }
 
 /**
- * Makes an item of every target published since the previous pass (all of them on a full pass),
- * `batchSize` targets a statement, until none is left. Only a pass that finished moves the window on: one
- * that failed is looked at again from the same point.
+ * Makes an item of every target published since the previous pass of any copy (all of them on a full
+ * pass), `batchSize` targets a statement, until none is left. A pass that failed moves nothing on: the
+ * next looks again from the same point.
  */
 export async function trackPublishedTargets(db: Db, now: Date, batchSize = TRACK_BATCH): Promise<void> {
   const at = now.getTime();
-  const last = lastPasses.get(db);
+  const last = await lastPass(db);
   const full = !last || at < last.began || at - last.full >= TRACK_FULL_EVERY_MS;
   let cursor: Cursor = {
     at: full ? null : new Date(last.began - TRACK_OVERLAP_MS).toISOString(),
@@ -56,7 +53,26 @@ export async function trackPublishedTargets(db: Db, now: Date, batchSize = TRACK
     if (batch.found < batchSize || !batch.last) break;
     cursor = batch.last;
   }
-  lastPasses.set(db, { began: at, full: full ? at : last!.full });
+  await savePass(db, now, full ? now : new Date(last!.full));
+}
+
+/** When the last pass of any copy began, and the last full one ran (analytics_tracking, migration 0033). */
+async function lastPass(db: Db): Promise<{ began: number; full: number } | null> {
+  const [row] = await db.rows<{ began: string | Date; full: string | Date }>(
+    sql`select window_began as began, full_at as full from analytics_tracking where id = 1`,
+  );
+  return row ? { began: new Date(row.began).getTime(), full: new Date(row.full).getTime() } : null;
+}
+
+/**
+ * Only a pass that finished moves the window on. Of two passes that overlap (a job whose lease ran out),
+ * whichever finishes last is kept; an earlier start only widens the next window.
+ */
+async function savePass(db: Db, began: Date, full: Date): Promise<void> {
+  await db.rows(sql`
+    insert into analytics_tracking (id, window_began, full_at)
+    values (1, ${began.toISOString()}::timestamptz, ${full.toISOString()}::timestamptz)
+    on conflict (id) do update set window_began = excluded.window_began, full_at = excluded.full_at`);
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Published targets become analytics items (src/engine/analytics-track.ts): every one, a batch of them a
  * statement, and one whose platform post already has another target's item holds none of the rest back.
- * After a process's first pass, a pass reads only what was published since the one before (a window with
+ * After the first pass, a pass reads only what was published since the one before (a window with
  * some overlap); a full pass within the hour catches what the window could not see.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
