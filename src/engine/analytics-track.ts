@@ -3,11 +3,12 @@
  * earlier by fetchRecent becomes the service's own), and every active account gets its analytics row,
  * due at once so followers are read right after connecting.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import type { RecentPost } from "../platform/sdk.ts";
 
-/** Targets per statement: a backlog (a burst just published) is made in several short statements. */
+/** Targets a statement looks at: a backlog (a burst just published), or every target on a full pass, is
+ * gone through in many short statements. */
 export const TRACK_BATCH = 5_000;
 
 /**
@@ -27,10 +28,10 @@ export const TRACK_OVERLAP_MS = 30_000;
 export const TRACK_FULL_EVERY_MS = 60 * 60_000;
 
 /**
- * Where a pass has got to: the last target taken, by id on a full pass; on a windowed pass, by the time it
+ * Where a pass has got to: the last target looked at, by id on a full pass; on a windowed pass, by the time it
  * last changed (as PostgreSQL prints it, to the microsecond) and then id, the order of the index it reads.
  */
-interface Cursor {
+export interface Cursor {
   at: string | null;
   id: string;
 }
@@ -76,49 +77,58 @@ async function savePass(db: Db, began: Date, full: Date): Promise<void> {
 }
 
 /**
- * Published targets without an item, after the cursor. A full pass finds them as a set difference
- * (EXCEPT), which PostgreSQL computes with one pass over each side, whatever it believes their sizes are:
- * written as NOT EXISTS, the planner took the published targets for none when its statistics predated a
- * burst (no ANALYZE since) and chose a nested loop that read every item for every published target (0.9 s
- * for 10,000 new of 100,000 targets). A windowed pass reads only the targets published since the window's
- * start, in the order of post_targets_published_idx (its condition written as the index's predicate, which
- * no other index serves), so that each batch reads on from where the one before stopped, and looks each
- * up in the items' target index (OFFSET 0 keeps that a lookup per target, never a scan of every item).
- * Taken in id order instead, every batch read the whole window again: 328,938 buffer pages a pass during
- * bench/scale's burst.
+ * The next `batchSize` targets after the cursor that a pass looks at. A full pass walks every target in
+ * id order through the primary key, so each statement reads its batch and no more, however many targets
+ * there are: computed at once (a set difference of every published target and every item, each batch
+ * taking the next by id), the full pass at 3,000,000 targets ran past the statement timeout and was given
+ * up on every run (bench/growth), so no item was made at all. A windowed pass reads only the targets
+ * published since the window's start, in the order of post_targets_published_idx (its condition written
+ * as the index's predicate, which no other index serves), each batch on from where the one before stopped.
  */
-function untracked(cursor: Cursor, batchSize: number) {
+function scanned(cursor: Cursor, batchSize: number) {
   if (cursor.at === null)
     return sql`
-      select d.id, null::timestamptz as updated_at from (
-        select t.id from post_targets t
-        where t.status = 'published' and t.platform_post_id is not null and t.account_id is not null
-        except
-        select x.target_id from analytics_items x where x.target_id is not null) d
-      where d.id > ${cursor.id}::uuid
-      order by d.id
+      select t.id, null::timestamptz as updated_at, t.status, t.platform_post_id, t.account_id from post_targets t
+      where t.id > ${cursor.id}::uuid
+      order by t.id
       limit ${batchSize}`;
   return sql`
-    select t.id, t.updated_at from post_targets t
+    select t.id, t.updated_at, t.status, t.platform_post_id, t.account_id from post_targets t
     where t.status || '' = 'published' and t.updated_at >= ${cursor.at}::timestamptz
       and (t.updated_at, t.id) > (${cursor.at}::timestamptz, ${cursor.id}::uuid)
-      and t.platform_post_id is not null and t.account_id is not null
-      and not exists (select 1 from analytics_items x where x.target_id = t.id offset 0)
     order by t.updated_at, t.id
     limit ${batchSize}`;
 }
 
-/** Each statement takes the next targets by id, so one that makes no item (its platform post already has
- * another target's item) never holds the rest back. */
+/**
+ * Makes the items of one batch: of the targets it looked at, those published without an item, each looked
+ * up in the items' target index (OFFSET 0 keeps that a lookup per target: as an anti-join, with statistics
+ * that predated a burst, PostgreSQL read every item for every published target). The cursor moves past
+ * every target looked at, so one that makes no item (its platform post already has another target's item)
+ * never holds the rest back.
+ */
 async function trackBatch(
   db: Db,
   now: Date,
   cursor: Cursor,
   batchSize: number,
 ): Promise<{ found: number; last: Cursor | null }> {
+  const [row] = await db.rows<{ found: number; last_at: string | null; last_id: string | null }>(
+    trackBatchStatement(now, cursor, batchSize),
+  );
+  if (!row?.last_id) return { found: row?.found ?? 0, last: null };
+  return { found: row.found, last: { at: row.last_at, id: row.last_id } };
+}
+
+/** The statement of one batch (exported for tests/engine/analytics-track.test.ts to read its plan). */
+export function trackBatchStatement(now: Date, cursor: Cursor, batchSize: number): SQL {
   const at = now.toISOString();
-  const [row] = await db.rows<{ found: number; last_at: string | null; last_id: string | null }>(sql`
-    with untracked as (${untracked(cursor, batchSize)}
+  return sql`
+    with scanned as (${scanned(cursor, batchSize)}
+    ), untracked as (
+      select s.id from scanned s
+      where s.status = 'published' and s.platform_post_id is not null and s.account_id is not null
+        and not exists (select 1 from analytics_items x where x.target_id = s.id offset 0)
     ), made as (
       insert into analytics_items as i (profile_id, account_id, platform, platform_post_id, target_id, post_id, url,
         caption, media_type, thumbnail_url, media_url, published_at, next_read_at)
@@ -136,11 +146,9 @@ async function trackBatch(
             media_type = excluded.media_type, thumbnail_url = coalesce(excluded.thumbnail_url, i.thumbnail_url)
         where i.target_id is null)
     select n.found, l.last_at, l.last_id
-    from (select count(*)::int as found from untracked) n
-    left join lateral (select u.updated_at::text as last_at, u.id::text as last_id from untracked u
-      order by u.updated_at desc nulls last, u.id desc limit 1) l on true`);
-  if (!row?.last_id) return { found: row?.found ?? 0, last: null };
-  return { found: row.found, last: { at: row.last_at, id: row.last_id } };
+    from (select count(*)::int as found from scanned) n
+    left join lateral (select s.updated_at::text as last_at, s.id::text as last_id from scanned s
+      order by s.updated_at desc nulls last, s.id desc limit 1) l on true`;
 }
 
 export async function trackAccounts(db: Db, now: Date): Promise<void> {

@@ -6,10 +6,18 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { TRACK_FULL_EVERY_MS, TRACK_OVERLAP_MS, trackPublishedTargets } from "../../src/engine/analytics-track.ts";
+import {
+  type Cursor,
+  TRACK_BATCH,
+  TRACK_FULL_EVERY_MS,
+  TRACK_OVERLAP_MS,
+  trackBatchStatement,
+  trackPublishedTargets,
+} from "../../src/engine/analytics-track.ts";
 import { engineHarness, type EngineHarness } from "../support/engine-kit.ts";
 
 let h: EngineHarness;
+const ZERO = "00000000-0000-0000-0000-000000000000";
 /** Target ids of the published posts, in id order (the order tracking takes them in). */
 let targets: string[] = [];
 
@@ -97,22 +105,20 @@ test("a result written late (older than the window) is tracked by the next full 
   expect(await tracked()).toContain(target);
 });
 
-test("a windowed pass reads the published targets' index and looks items up one by one", async () => {
-  // The statement as a windowed pass sends it, planned by the database in use (PostgreSQL or PGlite).
-  const plan = (
-    await h.db.rows<{ "QUERY PLAN": string }>(sql`explain
-      select t.id, t.updated_at from post_targets t
-      where t.status || '' = 'published' and t.updated_at >= now() - interval '1 minute'
-        and (t.updated_at, t.id) > (now() - interval '1 minute', '00000000-0000-0000-0000-000000000000'::uuid)
-        and t.platform_post_id is not null and t.account_id is not null
-        and not exists (select 1 from analytics_items x where x.target_id = t.id offset 0)
-      order by t.updated_at, t.id limit 5000`)
-  )
-    .map((r) => r["QUERY PLAN"])
-    .join("\n");
+/** The plan of one batch's statement, as the database in use (PostgreSQL or PGlite) would run it. */
+async function planOf(cursor: Cursor, batchSize = TRACK_BATCH): Promise<string> {
+  const rows = await h.db.rows<{ "QUERY PLAN": string }>(
+    sql`explain ${trackBatchStatement(h.clock.now(), cursor, batchSize)}`,
+  );
+  return rows.map((r) => r["QUERY PLAN"]).join("\n");
+}
+
+test("a windowed pass reads the published targets' index in order and looks items up one by one", async () => {
+  const plan = await planOf({ at: new Date(h.clock.now().getTime() - 60_000).toISOString(), id: ZERO });
   expect(plan).toContain("post_targets_published_idx");
   expect(plan).toContain("analytics_items_target_idx");
-  expect(plan).not.toMatch(/Seq Scan on analytics_items|Sort/);
+  // Nothing sorted but the batch itself (for its last row): the window is read in the index's order.
+  expect(plan).not.toMatch(/Seq Scan on (analytics_items|post_targets)|Sort Key: t\./);
 });
 
 test("a windowed pass of many batches tracks every target published in the window", async () => {
@@ -130,4 +136,21 @@ test("a windowed pass of many batches tracks every target published in the windo
   h.clock.advance(5_000);
   await trackPublishedTargets(h.db, h.clock.now(), 2);
   expect(await tracked()).toEqual(expect.arrayContaining(published));
+});
+
+test("a full pass reads one batch of targets a statement through the primary key, never every target", async () => {
+  // Enough targets that reading them all would show in the plan (on a few dozen rows a scan of the table
+  // is the cheapest way to any batch).
+  const { profileId } = await h.profile();
+  await h.db.rows(sql`
+    with p as (
+      insert into posts (profile_id, content) select ${profileId}::uuid, 'filler ' || i
+      from generate_series(1, 3000) as i returning id
+    )
+    insert into post_targets (post_id, profile_id, platform, status) select id, ${profileId}::uuid, 'bluesky', 'published' from p`);
+  await h.db.rows(sql`analyze post_targets`);
+  const plan = await planOf({ at: null, id: ZERO }, 100);
+  expect(plan).toContain("post_targets_pkey");
+  expect(plan).toContain("analytics_items_target_idx");
+  expect(plan).not.toMatch(/Seq Scan on (analytics_items|post_targets)|HashSetOp|Sort Key: t\./);
 });
