@@ -8,11 +8,13 @@
 -- published target again.
 CREATE INDEX post_targets_published_idx ON post_targets (updated_at, id) WHERE (status || '') = 'published';
 --> statement-breakpoint
--- How far analytics' tracking has got, kept for every copy: the start of the last windowed pass and the
--- time of the last full one. Kept by each process alone, a copy's first pass was a full one whenever it
+-- How far analytics' tracking has got, kept for every copy: when the last pass began (the next window
+-- starts shortly before), when the last full pass began, and where the full pass under way has got to
+-- (it is spread over passes). Kept by each process alone, a copy's first pass was a full one whenever it
 -- came, and a copy that first held the analytics job during a burst read every published target then.
 CREATE TABLE analytics_tracking (
   id integer PRIMARY KEY CHECK (id = 1),
   window_began timestamptz NOT NULL,
-  full_at timestamptz NOT NULL
+  full_at timestamptz NOT NULL,
+  full_from uuid
 );

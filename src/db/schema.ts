@@ -551,7 +551,7 @@ export const analyticsRefreshes = pgTable("analytics_refreshes", {
 
 /**
  * How far analytics' tracking of published targets has got (src/engine/analytics-track.ts), one row for
- * every copy: when the last windowed pass began and when the last full one ran.
+ * every copy: when the last pass began, when the last full pass began and where the one under way got to.
  */
 export const analyticsTracking = pgTable(
   "analytics_tracking",
@@ -559,6 +559,7 @@ export const analyticsTracking = pgTable(
     id: integer("id").primaryKey(),
     windowBegan: ts("window_began").notNull(),
     fullAt: ts("full_at").notNull(),
+    fullFrom: uuid("full_from"),
   },
   () => [check("analytics_tracking_id_check", sql`id = 1`)],
 );

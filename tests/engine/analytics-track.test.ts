@@ -81,6 +81,14 @@ async function publishOne(content: string): Promise<string> {
   return row.id;
 }
 
+test("two targets of one platform post in the same statement make one item, and the pass goes on", async () => {
+  // targets[0] and targets[1] name the same platform post since the test above.
+  await h.db.rows(sql`delete from analytics_items`);
+  h.clock.advance(TRACK_FULL_EVERY_MS);
+  await trackPublishedTargets(h.db, h.clock.now(), TRACK_BATCH);
+  expect(await tracked()).toEqual([targets[0], ...targets.slice(2)]);
+});
+
 test("a pass after the first finds what was published since the one before", async () => {
   await trackPublishedTargets(h.db, h.clock.now());
   h.clock.advance(15_000);
@@ -136,6 +144,26 @@ test("a windowed pass of many batches tracks every target published in the windo
   h.clock.advance(5_000);
   await trackPublishedTargets(h.db, h.clock.now(), 2);
   expect(await tracked()).toEqual(expect.arrayContaining(published));
+});
+
+test("a full pass longer than a pass's budget carries on in the passes after it", async () => {
+  // One item a platform post (an earlier test gave two targets the same one).
+  const [{ all }] = await h.db.rows<{ all: number }>(sql`
+    select count(distinct (account_id, platform_post_id))::int as all from post_targets where status = 'published'`);
+  await h.db.rows(sql`delete from analytics_items`);
+  // An hour on: a full pass starts, and may look at one batch of two targets a pass.
+  h.clock.advance(TRACK_FULL_EVERY_MS);
+  await trackPublishedTargets(h.db, h.clock.now(), 2, 0);
+  const first = (await tracked()).length;
+  expect(first).toBeLessThan(all);
+  let passes = 1;
+  while ((await tracked()).length < all && passes < all) {
+    h.clock.advance(15_000);
+    await trackPublishedTargets(h.db, h.clock.now(), 2, 0);
+    passes++;
+  }
+  expect(await tracked()).toHaveLength(all);
+  expect(passes).toBeGreaterThan(1);
 });
 
 test("a full pass reads one batch of targets a statement through the primary key, never every target", async () => {
