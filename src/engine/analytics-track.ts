@@ -71,7 +71,10 @@ export async function trackPublishedTargets(
   const restart = !last || at < last.began;
   if (!restart) await walk(db, now, { at: new Date(last.began - TRACK_OVERLAP_MS).toISOString(), id: ZERO }, batchSize);
   let { fullAt, fullFrom } = restart ? { fullAt: at, fullFrom: ZERO } : last;
-  if (fullFrom === null && at - fullAt >= TRACK_FULL_EVERY_MS) ({ fullAt, fullFrom } = { fullAt: at, fullFrom: ZERO });
+  if (fullFrom === null && at - fullAt >= TRACK_FULL_EVERY_MS) {
+    fullAt = at;
+    fullFrom = ZERO;
+  }
   if (fullFrom !== null) fullFrom = await walk(db, now, { at: null, id: fullFrom }, batchSize, fullBudgetMs);
   await savePass(db, { began: at, fullAt, fullFrom });
 }

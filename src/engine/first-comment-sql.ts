@@ -21,10 +21,16 @@ export const firstCommentFallsDue = (at: SQL) => sql`
  * dies mid-call leaves a lease that runs out (expireCommentLeases), never a comment posted twice. With
  * `targetId`, only that target's (posted right after its publish).
  */
-export async function claimComments(
-  db: Db,
-  p: { now: Date; leaseUntil: Date; claimedBy: string; limit: number; targetId?: string },
-): Promise<{ id: string; attempts: number }[]> {
+/** What a lease of due first comments asks for (claimComments). */
+export interface CommentClaim {
+  now: Date;
+  leaseUntil: Date;
+  claimedBy: string;
+  limit: number;
+  targetId?: string;
+}
+
+export async function claimComments(db: Db, p: CommentClaim): Promise<{ id: string; attempts: number }[]> {
   if (p.limit <= 0) return [];
   return db.rows<{ id: string; attempts: number }>(claimCommentsStatement(p));
 }
@@ -37,13 +43,7 @@ export async function claimComments(
  * and read every published target on every tick of every copy (3,550 buffer pages a call among 100,000,
  * to find none; bench/scale's burst).
  */
-export function claimCommentsStatement(p: {
-  now: Date;
-  leaseUntil: Date;
-  claimedBy: string;
-  limit: number;
-  targetId?: string;
-}): SQL {
+export function claimCommentsStatement(p: CommentClaim): SQL {
   return sql`
     update post_targets set first_comment_status = 'processing',
       first_comment_attempts = first_comment_attempts + 1, first_comment_lease_until = ${iso(p.leaseUntil)}::timestamptz,
