@@ -34,6 +34,7 @@ import m30 from "./0030_media_library_index.sql" with { type: "text" };
 import m31 from "./0031_indexes_at_scale.sql" with { type: "text" };
 import m32 from "./0032_processing_account_index.sql" with { type: "text" };
 import m33 from "./0033_published_targets_index.sql" with { type: "text" };
+import m34 from "./0034_waiting_platform_index.sql" with { type: "text" };
 import f0 from "./functions/crier_account_changed.sql" with { type: "text" };
 import f1 from "./functions/crier_account_json.sql" with { type: "text" };
 import f2 from "./functions/crier_api_key_changed.sql" with { type: "text" };
@@ -93,6 +94,7 @@ export const migrationSql: Record<string, string> = {
   "0031_indexes_at_scale": m31,
   "0032_processing_account_index": m32,
   "0033_published_targets_index": m33,
+  "0034_waiting_platform_index": m34,
 };
 /** migrations/functions: one SQL function per file, applied again whenever its text changes (src/db/migrate.ts). */
 export const functionSql: Record<string, string> = {

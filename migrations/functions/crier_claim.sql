@@ -27,35 +27,33 @@ DECLARE
 BEGIN
   -- 1. Accounts with a due target, oldest due first, each locked with try: an account another claimer
   --    holds is skipped. One statement for a post's own targets (found through the post) and one for all
-  --    due work (through the due index), so that each keeps one plan that fits every call.
-  --    For all due work, the window of the first due targets holds more accounts than a claim can take:
-  --    four times the limit, because some turn out busy or held by another claimer. Per platform, its
-  --    accounts are checked in order of their first due time and only until the platform's free slots are
-  --    filled: active, publishing nowhere, and locked. The checks are a filter between the sorted window
-  --    and the LIMIT, so an account past it costs nothing and is never locked (CASE keeps the lock last),
-  --    and the second statement reads the due targets of the accounts it can take, not of every account
-  --    in the window (bench/scale (d) read 412 accounts' targets to claim 124). Per platform, so that one
-  --    platform's backlog at the front of the window never takes another platform's slots.
+  --    due work, so that each keeps one plan that fits every call.
+  --    For all due work, per platform with free slots: a window of its first due targets, read through
+  --    (platform, due_at) (migration 0034), so a platform with nothing due costs one index probe rather
+  --    than a walk past every other platform's waiting targets; four times the platform's free slots,
+  --    because some accounts turn out busy or held by another claimer. Its accounts are checked in order
+  --    of their first due time and only until the platform's slots are filled: active, publishing nowhere,
+  --    and locked. The checks are a filter between the sorted window and the LIMIT, so an account past it
+  --    costs nothing and is never locked (CASE keeps the lock last), and the second statement reads the
+  --    due targets of the accounts it can take, not of every account in the window (bench/scale (d) read
+  --    412 accounts' targets to claim 124). One platform's backlog never takes another platform's slots.
   IF p_post IS NULL THEN
-    WITH w AS MATERIALIZED (
-      SELECT t.account_id, t.platform, min(t.due_at) AS due FROM (
-        SELECT t.account_id, t.platform, t.due_at FROM post_targets t
-        WHERE t.status IN ('pending', 'scheduled') AND t.due_at <= p_now AND t.account_id IS NOT NULL
-          AND coalesce((p_caps ->> t.platform)::int, 0) > 0
-          AND NOT (t.account_id = ANY (p_busy))
-        ORDER BY t.due_at
-        LIMIT p_limit * 4
-      ) t
-      GROUP BY t.account_id, t.platform
-    )
     SELECT array_agg(c.account_id) INTO v_accounts FROM (
       SELECT x.account_id FROM jsonb_each_text(p_caps) AS pc(platform, cap)
       CROSS JOIN LATERAL (
         SELECT g.account_id, g.due FROM (
-          SELECT w.account_id, w.due FROM w WHERE w.platform = pc.platform ORDER BY w.due
+          SELECT w.account_id, min(w.due_at) AS due FROM (
+            SELECT t.account_id, t.due_at FROM post_targets t
+            WHERE t.platform = pc.platform AND (t.status || '') IN ('pending', 'scheduled') AND t.due_at <= p_now
+              AND t.account_id IS NOT NULL AND NOT (t.account_id = ANY (p_busy))
+            ORDER BY t.due_at
+            LIMIT 4 * pc.cap::int
+          ) w
+          GROUP BY w.account_id
+          ORDER BY due
         ) g
         WHERE CASE
-          WHEN EXISTS (SELECT 1 FROM accounts a WHERE a.id = g.account_id AND a.status = 'active')
+          WHEN (SELECT a.status FROM accounts a WHERE a.id = g.account_id) = 'active'
             AND NOT EXISTS (
               SELECT 1 FROM post_targets p WHERE p.account_id = g.account_id AND p.status || '' = 'processing' OFFSET 0)
           THEN pg_try_advisory_xact_lock(7242032, hashtext(g.account_id::text))

@@ -379,6 +379,10 @@ export const postTargets = pgTable(
     index("post_targets_waiting_idx")
       .on(t.dueAt)
       .where(sql`status in ('pending', 'scheduled')`),
+    // ...and per platform, the window a claim takes its accounts from (migration 0034).
+    index("post_targets_waiting_platform_idx")
+      .on(t.platform, t.dueAt)
+      .where(sql`(status || '') in ('pending', 'scheduled')`),
     // ...and per account, its next waiting target (one publish per account at a time).
     index("post_targets_waiting_account_idx")
       .on(t.accountId, t.dueAt, t.position)

@@ -79,3 +79,28 @@ test("one platform's backlog at the front of the queue leaves another platform's
       .sort(),
   ).toEqual(telegram.slice(0, 3).sort());
 });
+
+test("a claim for platforms with nothing due reads none of the targets waiting for other platforms", async () => {
+  const now = h.clock.now();
+  const fetched = await h.db.db.transaction(async (tx) => {
+    const count = async () =>
+      (
+        await h.db.rows<{ n: number }>(
+          sql`select coalesce(sum(pg_stat_get_xact_tuples_fetched(indexrelid)), 0)::int as n from pg_index
+            where indrelid = 'post_targets'::regclass`,
+          tx,
+        )
+      )[0].n;
+    const before = await count();
+    const claimed = await h.db.rows(
+      sql`select * from crier_claim(${now.toISOString()}::timestamptz,
+        ${new Date(now.getTime() + 60_000).toISOString()}::timestamptz, 'window', '{"pinterest": 4, "reddit": 4}'::jsonb,
+        8, '{}'::uuid[], null)`,
+      tx,
+    );
+    expect(claimed).toEqual([]);
+    return (await count()) - before;
+  });
+  // Eleven Bluesky targets are still waiting: the claim for two other platforms reads none of them.
+  expect(fetched).toBe(0);
+});
