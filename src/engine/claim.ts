@@ -115,11 +115,20 @@ const recordAndClaimStatement = preparedSql<ClaimedTarget & ClaimedJob>(
       ${p("caps")}::text::jsonb, ${p("limit")}::int, ${p("busy")}::text::uuid[], ${p("postId")}::text::uuid)`,
 );
 
-/** The due time of the next waiting target if it falls within `ms` from now (for an early wake-up). */
-export async function nextDueWithin(db: Db, now: Date, ms: number): Promise<Date | null> {
+/**
+ * The due time of the next waiting target of `platforms` if it falls within `ms` from now (for an early
+ * wake-up): one probe per platform in the (platform, due_at) index of waiting targets (migration 0034,
+ * whose predicate this condition repeats).
+ */
+export async function nextDueWithin(db: Db, now: Date, ms: number, platforms: string[]): Promise<Date | null> {
   const [row] = await db.rows<{ next: string | Date | null }>(sql`
-    select min(due_at) as next from post_targets
-    where status in ('pending', 'scheduled') and due_at > ${now.toISOString()}::timestamptz
-      and due_at <= ${new Date(now.getTime() + ms).toISOString()}::timestamptz`);
+    select min(n.due_at) as next from jsonb_array_elements_text(${JSON.stringify(platforms)}::text::jsonb) as pl(platform)
+    cross join lateral (
+      select t.due_at from post_targets t
+      where t.platform = pl.platform and (t.status || '') in ('pending', 'scheduled')
+        and t.due_at > ${now.toISOString()}::timestamptz
+        and t.due_at <= ${new Date(now.getTime() + ms).toISOString()}::timestamptz
+      order by t.due_at limit 1
+    ) n`);
   return row?.next ? new Date(row.next) : null;
 }

@@ -21,8 +21,11 @@ export interface PoolOptions {
   /** Fixed targets per platform to claim ahead of free slots, instead of the estimate (EngineOptions.claimAhead). */
   claimAhead?: number;
   leaseMs: number;
-  /** Called whenever the last claim in flight finishes (the lifecycle arms its wake-up here). */
-  onClaimsSettled?: () => void;
+  /**
+   * Called whenever the last claim in flight finishes, with the platforms whose claims came up short since
+   * the last call: only they may have nothing due now (the lifecycle arms its wake-up for them here).
+   */
+  onClaimsSettled?: (short: string[]) => void;
 }
 
 /**
@@ -58,6 +61,8 @@ export class PublishPool {
    * theirs ends (its account may have a next target).
    */
   private readonly dry = new Set<string>();
+  /** Platforms whose claims came up short since the claims last settled (onClaimsSettled). */
+  private readonly short = new Set<string>();
   private readonly reserved = new Map<string, number>();
   private reservedTotal = 0;
   private claims = 0;
@@ -255,7 +260,11 @@ export class PublishPool {
       if (!postId && claimed.length < limit) {
         const taken = new Map<string, number>();
         for (const t of claimed) taken.set(t.platform, (taken.get(t.platform) ?? 0) + 1);
-        for (const [p, n] of Object.entries(free)) if ((taken.get(p) ?? 0) < n) this.dry.add(p);
+        for (const [p, n] of Object.entries(free))
+          if ((taken.get(p) ?? 0) < n) {
+            this.dry.add(p);
+            this.short.add(p);
+          }
         if (!this.claimExpected()) this.settings.recorder.claimNotComing();
       }
       if (!claimed.length) {
@@ -363,7 +372,9 @@ export class PublishPool {
       this.claims--;
       if (this.claims === 0) {
         for (const w of this.claimsSettledWaiters.splice(0)) w();
-        if (!this.closed) this.o.onClaimsSettled?.();
+        const short = [...this.short];
+        this.short.clear();
+        if (!this.closed) this.o.onClaimsSettled?.(short);
       }
       this.notifyIdle();
     }

@@ -127,7 +127,7 @@ export function createEngine(ctx: AppContext, opts: EngineOptions = {}): Engine 
       platformCaps: platformCaps(ctx, o.concurrency),
       claimAhead: o.claimAhead,
       leaseMs: o.leaseMs,
-      onClaimsSettled: o.wakeForNextDue ? () => life.armWake() : undefined,
+      onClaimsSettled: o.wakeForNextDue ? (short) => life.armWake(short) : undefined,
     },
     log,
   );
