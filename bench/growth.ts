@@ -155,7 +155,7 @@ console.log(`  vacuum (analyze) and checkpoint in ${((performance.now() - t1) / 
 const plan = await ctx.db.rows<{ "QUERY PLAN": string }>(sql`
   explain (analyze, buffers, costs off)
   select t.account_id, t.due_at from post_targets t
-  where t.platform = 'bluesky' and t.status in ('pending', 'scheduled') and t.due_at <= now()
+  where t.platform = 'bluesky' and (t.status || '') in ('pending', 'scheduled') and t.due_at <= now()
     and t.account_id is not null and not (t.account_id = any ('{}'::uuid[]))
   order by t.due_at limit 64`);
 const planText = plan.map((r) => r["QUERY PLAN"]).join("\n");
