@@ -23,9 +23,9 @@ await warmClaims();
 /**
  * Each connection has also run the engine's claim once, as a serving copy's have at their first ticks: a
  * backend compiles crier_record_and_claim, crier_claim and crier_record_results and plans their statements
- * on its first call (about 13 ms on a 2-core machine, against 10 ms for the claim itself). Counted in the
- * drain, four copies' forty first calls cost 37 µs per target of (d)'s 20,000, one copy's ten a quarter of
- * that. Every connection is held in a transaction of its own, the claims run one at a time (concurrent
+ * on its first call (a fresh backend's first claim took 22–25 ms on a 2-core machine, its second 9–11 ms).
+ * Counted in the drain, four copies' forty first calls weighed on (d)'s 20,000 targets four times as much
+ * as one copy's ten. Every connection is held in a transaction of its own, the claims run one at a time (concurrent
  * ones would find each other's accounts locked and skip the second statement), and each is rolled back.
  */
 async function warmClaims() {

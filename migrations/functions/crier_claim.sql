@@ -37,6 +37,10 @@ BEGIN
   --    costs nothing and is never locked (CASE keeps the lock last), and the second statement reads the
   --    due targets of the accounts it can take, not of every account in the window (bench/scale (d) read
   --    412 accounts' targets to claim 124). One platform's backlog never takes another platform's slots.
+  --    The status condition repeats the index's expression predicate (the plain one let the generic plan
+  --    read the due-time index and filter by platform), and the account's status is a scalar subquery (as
+  --    EXISTS, the generic plan hashed every account once per claim). Where the platforms' slots add up
+  --    to more than p_limit, the accounts past it stay locked until this claim commits, untouched.
   IF p_post IS NULL THEN
     SELECT array_agg(c.account_id) INTO v_accounts FROM (
       SELECT x.account_id FROM jsonb_each_text(p_caps) AS pc(platform, cap)
