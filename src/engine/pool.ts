@@ -12,6 +12,7 @@ import { errorFields, type Logger } from "../log.ts";
 import { claimDue, type ClaimedTarget } from "./claim.ts";
 import { publishTarget, type DispatchSettings } from "./dispatch.ts";
 import { withQueryDeadline } from "../db/deadline.ts";
+import { CollectEvery } from "../os/garbage.ts";
 
 export interface PoolOptions {
   /** Publishes at once in this copy, over all platforms. */
@@ -44,6 +45,14 @@ interface Running {
   open?: () => void;
 }
 
+/**
+ * Publishes between two collections (src/os/garbage.ts). Left to itself, the collector let a copy's heap
+ * swing between 17 and 51 MB during a burst and RSS reach 2.06 × idle (bench/scale (e), 300 publishes a
+ * second per copy); collecting every 500 publishes kept the heap within 16–25 MB and RSS at 1.48 ×, for
+ * about 10 ms of collection every 1.6 s at that pace.
+ */
+const PUBLISHES_PER_COLLECTION = 500;
+
 /** Weight of the newest sample in the running averages of claim and call times. */
 const EWMA_WEIGHT = 0.2;
 
@@ -75,6 +84,7 @@ export class PublishPool {
   /** Running averages, in ms: a claim's round trip, and a plugin call per platform (see ahead()). */
   private claimMs = 0;
   private readonly callMs = new Map<string, number>();
+  private readonly collect = new CollectEvery(PUBLISHES_PER_COLLECTION, true);
 
   constructor(
     private readonly ctx: AppContext,
@@ -341,6 +351,7 @@ export class PublishPool {
       .finally(() => {
         this.running.delete(target.id);
         this.dry.delete(target.platform);
+        this.collect.add();
         // A publish that ended without calling the platform (a disconnected account) held its slot until now.
         this.openWaiting();
         this.claimMore();

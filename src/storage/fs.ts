@@ -15,6 +15,7 @@ import {
 } from "./storage.ts";
 import { contentTypeForKey, isMediaKey } from "./keys.ts";
 import { signUploadToken } from "./upload-token.ts";
+import { CollectEvery } from "../os/garbage.ts";
 
 export interface FsStorage extends Storage {
   readonly intake: ServerIntake;
@@ -58,7 +59,7 @@ export function createFsStorage(config: Config): FsStorage {
     const head = new Uint8Array(headBytes);
     let headLength = 0;
     let size = 0;
-    let lastGc = 0;
+    const collect = new CollectEvery(GC_EVERY_BYTES, false);
     let ok = false;
     const reader = body?.getReader();
     try {
@@ -69,10 +70,7 @@ export function createFsStorage(config: Config): FsStorage {
         // Every chunk is a fresh buffer that only a collection frees; left to itself the collector lets
         // hundreds of MB of read chunks pile up during one big upload (bench/upload). A hint every 8 MB
         // keeps the server's peak growth to a few MB.
-        if (size - lastGc > GC_EVERY_BYTES) {
-          Bun.gc(false);
-          lastGc = size;
-        }
+        collect.add(chunk.byteLength);
         if (size > maxBytes) {
           await reader.cancel().catch(() => {});
           throw new UploadTooLarge(`body is larger than ${maxBytes} bytes`);
