@@ -115,7 +115,7 @@ if (!only || only === "d") {
     console.log(
       `  ${copies} cop${copies === 1 ? "y" : "ies"}: ${seconds.toFixed(1)} s → ${rate.toFixed(0)} targets/s = ${(rate / allowed).toFixed(2)} × what the caps allow (${allowed.toFixed(0)}/s); ${made} claims, ${(SCALE_TARGETS / made).toFixed(1)} targets per claim; CPU per target: copies ${((claims.reduce((s, c) => s + c.cpuMs, 0) * 1000) / SCALE_TARGETS).toFixed(0)} µs, PostgreSQL ${dbUs === null ? "not measured" : `${dbUs.toFixed(0)} µs`}`,
     );
-    await statements?.print(SCALE_TARGETS, 5);
+    await statements?.print(SCALE_TARGETS, Number(process.env.BENCH_TOP ?? 5));
     const o = await outcome(before);
     console.log(`    ${o.published}/${SCALE_TARGETS} published, ${o.other} not, ${o.twice} published twice`);
     runs.push({ copies, rate, dbUs, twice: o.twice, lost: o.other });

@@ -53,6 +53,9 @@ interface Running {
  */
 const PUBLISHES_PER_COLLECTION = 500;
 
+/** Publishes of a slow platform that end before a claim that came up short is made again (dryFor). */
+const DRY_ENDS = 16;
+
 /** Weight of the newest sample in the running averages of claim and call times. */
 const EWMA_WEIGHT = 0.2;
 
@@ -65,11 +68,12 @@ const MAX_PARALLEL_CLAIMS = 1;
 export class PublishPool {
   private readonly running = new Map<string, Running>();
   /**
-   * Platforms whose last claim found fewer due targets than it had room for: claims after a publish ends
-   * leave them out (each would be an empty query) until the next tick or wake-up, or until a publish of
-   * theirs ends (its account may have a next target).
+   * Platforms whose last claim found fewer due targets than it had room for, with how many of their
+   * publishes must still end before they are claimed again: claims after a publish ends leave them out
+   * (each would be a nearly empty query) until the next tick or wake-up, or until that many publishes of
+   * theirs ended (each frees an account that may have a next target). See dryFor().
    */
-  private readonly dry = new Set<string>();
+  private readonly dry = new Map<string, number>();
   /** Platforms whose claims came up short since the claims last settled (onClaimsSettled). */
   private readonly short = new Set<string>();
   private readonly reserved = new Map<string, number>();
@@ -272,7 +276,7 @@ export class PublishPool {
         for (const t of claimed) taken.set(t.platform, (taken.get(t.platform) ?? 0) + 1);
         for (const [p, n] of Object.entries(free))
           if ((taken.get(p) ?? 0) < n) {
-            this.dry.add(p);
+            this.dry.set(p, this.dryFor(p, taken.get(p) ?? 0));
             this.short.add(p);
           }
         if (!this.claimExpected()) this.settings.recorder.claimNotComing();
@@ -290,6 +294,22 @@ export class PublishPool {
       for (const [p, n] of Object.entries(free)) this.reserved.set(p, (this.reserved.get(p) ?? 0) - n);
       this.reservedTotal -= limit;
     }
+  }
+
+  /**
+   * Publishes of a platform to wait for after a claim came up short (it took `taken`). Where its calls are
+   * slow (claimBatch above 1), each ended publish frees one account, so claiming again at every end took a
+   * few targets per claim: in the drain's tail, with four copies, 182 claims of 6 targets each at 640 buffer
+   * pages apiece (a claim looks through its whole window when it cannot fill it; bench/scale (d)). Waiting
+   * for DRY_ENDS ends, or for all it has running, makes each such claim worth its cost. Where calls are
+   * quick the claim takes whatever freed, as before.
+   */
+  private dryFor(platform: string, taken: number): number {
+    const cap = this.o.platformCaps.get(platform) ?? 1;
+    if (claimBatch(cap, this.claimMs, this.callMs.get(platform) ?? 0) <= 1) return 1;
+    let running = taken;
+    for (const r of this.running.values()) if (r.platform === platform) running++;
+    return Math.max(1, Math.min(DRY_ENDS, running));
   }
 
   private count(phase: Phase, platform?: string): number {
@@ -350,7 +370,11 @@ export class PublishPool {
       )
       .finally(() => {
         this.running.delete(target.id);
-        this.dry.delete(target.platform);
+        const ends = this.dry.get(target.platform);
+        if (ends !== undefined) {
+          if (ends <= 1) this.dry.delete(target.platform);
+          else this.dry.set(target.platform, ends - 1);
+        }
         this.collect.add();
         // A publish that ended without calling the platform (a disconnected account) held its slot until now.
         this.openWaiting();
