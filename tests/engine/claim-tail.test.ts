@@ -1,17 +1,17 @@
 /**
  * A slow platform whose due targets belong to fewer accounts than it has slots (the tail of a big drain,
  * or a few accounts with long queues): every claim comes up short, and each ended publish frees one
- * account. Claiming again at every end took one target per claim; the engine waits for several of the
- * platform's publishes to end (src/engine/pool.ts dryFor), so a claim takes several targets. What a user
+ * account. Claiming again at every end took one or two targets per claim; the engine waits for several of
+ * the platform's publishes to end (src/engine/pool.ts dryFor), so a claim takes several targets. What a user
  * sees is unchanged: every target published once, in each account's order.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { engineHarness, watchCreateRecord, type EngineHarness } from "../support/engine-kit.ts";
 
-const CAP = 8;
-const ACCOUNTS = 4;
-const PER_ACCOUNT = 8;
+const CAP = 32;
+const ACCOUNTS = 8;
+const PER_ACCOUNT = 6;
 const CALL_MS = 60;
 let h: EngineHarness;
 
