@@ -54,9 +54,9 @@ interface Running {
 const PUBLISHES_PER_COLLECTION = 500;
 
 /**
- * After a slow platform's claim came up short, one of its publishes in this many of its cap ends before it
- * is claimed again, and never more than half of what it has running, so that its slots never all empty
- * while it waits (dryFor).
+ * After a slow platform's claim came up short, it is claimed again once its cap ÷ this many of its
+ * publishes ended (8 at a cap of 64), and never after more than half of what it has running, so that its
+ * slots never all empty while it waits (dryFor).
  */
 const DRY_ENDS_PER_CAP = 8;
 
