@@ -24,7 +24,7 @@ import { analyzeSeed, benchContext, emptyPosts, pct, scratchDatabase, seedTarget
 import { BG_POSTS, BG_WORKFLOWS, seedBackground } from "./dispatch-background.ts";
 import { figure, times } from "./figures.ts";
 import { DatabaseCpu, localPostgresCpuMs, statementReport } from "./statements.ts";
-import { runCopies as runEngineCopies, type CopyClaims } from "./scale-support.ts";
+import { describeCopies, runCopies as runEngineCopies, type CopyClaims } from "./scale-support.ts";
 
 const TARGETS = Number(process.env.BENCH_TARGETS ?? 10_000);
 const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 200);
@@ -80,12 +80,14 @@ async function runCopies(
   mode: "drain" | "ticks",
   env: Record<string, string> = {},
   beforeGo?: () => Promise<void>,
+  answered?: () => boolean,
 ): Promise<number> {
   const run = await runEngineCopies(
     copies,
     mode,
     { ...env, BENCH_DB_URL: scratch.url, CRIER_BLUESKY_API_URL: served.url },
     beforeGo,
+    answered,
   );
   lastClaims = run.claims;
   return run.seconds;
@@ -183,11 +185,17 @@ async function drain(label: string, copies: number, targets: number): Promise<nu
   const before = emulator.posts().length;
   let cpu0 = { emulator: process.cpuUsage(), database: localPostgresCpuMs() };
   // Counted from "go": the copies' processes and connections start before it (dispatch-copy.ts).
-  const seconds = await runCopies(copies, "drain", {}, async () => {
-    await statements?.reset();
-    cpu0 = { emulator: process.cpuUsage(), database: localPostgresCpuMs() };
-    databaseOnly.start();
-  });
+  const seconds = await runCopies(
+    copies,
+    "drain",
+    {},
+    async () => {
+      await statements?.reset();
+      cpu0 = { emulator: process.cpuUsage(), database: localPostgresCpuMs() };
+      databaseOnly.start();
+    },
+    () => emulator.posts().length - before >= targets,
+  );
   const emulatorCpu = process.cpuUsage(cpu0.emulator);
   const databaseMs = localPostgresCpuMs();
   const ownMs = databaseOnly.stop();
@@ -204,8 +212,9 @@ async function drain(label: string, copies: number, targets: number): Promise<nu
         ? `PostgreSQL ${perTarget(ownMs)} (the bench database's backends; the server's background processes ${perTarget(databaseOnly.backgroundMs)}, the whole server ${perTarget(databaseMs - cpu0.database)})`
         : "PostgreSQL not measured (not on this machine)"),
   );
+  if (copies > 1) console.log(`    copies: ${describeCopies(lastClaims)}`);
   databaseCpu.push(ownMs !== null ? (ownMs * 1000) / targets : null);
-  await statements?.print(targets);
+  await statements?.print(targets, Number(process.env.BENCH_TOP ?? 8));
   duplicates += await checkAllPublished(name, targets, before);
   return targets / seconds;
 }

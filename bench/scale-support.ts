@@ -51,12 +51,27 @@ export interface CopyClaims {
   claimed: number;
   empty: number;
   cpuMs: number;
+  /** Drain mode: runUntilIdle calls, ms from "go" until the first returned, and until the copy was done. */
+  rounds?: number;
+  firstIdleMs?: number;
+  doneMs?: number;
+}
+
+/** One line on what each copy of a drain did, and when it first found nothing to claim. */
+export function describeCopies(claims: CopyClaims[]): string {
+  return claims
+    .map(
+      (c) =>
+        `${c.claimed} targets in ${c.claims} claims, ${c.rounds} runUntilIdle rounds, first idle at ${c.firstIdleMs} ms, done at ${c.doneMs} ms`,
+    )
+    .join("; ");
 }
 
 /**
  * Runs `copies` engine copies, each in its own process (bench/dispatch-copy.ts): "drain" drains what is due
  * and stops, "ticks" runs as `crier serve` does until nothing waits. `beforeGo` runs once every copy is
- * ready. Returns the seconds from "go" until every copy is done, the wall-clock time of "go", and what each
+ * ready; `answered`, polled every 50 ms in drain mode, says when the emulator has answered every target (the
+ * copies are then told to stop). Returns the seconds from "go" until every copy is done, the wall-clock time of "go", and what each
  * copy said of its claims and CPU. BENCH_PROFILE_DIR: each copy writes a CPU profile there (bun --cpu-prof).
  */
 export async function runCopies(
@@ -64,6 +79,7 @@ export async function runCopies(
   mode: "drain" | "ticks",
   env: Record<string, string>,
   beforeGo?: () => Promise<void>,
+  answered?: () => boolean,
 ): Promise<{ seconds: number; goAt: Date; claims: CopyClaims[] }> {
   const profile = process.env.BENCH_PROFILE_DIR
     ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
@@ -95,7 +111,16 @@ export async function runCopies(
   const goAt = new Date();
   const done = Promise.all(children.map((c) => line(c, "done")));
   for (const c of children) c.stdin!.write("go\n");
-  await done;
+  // Once the emulator answered every target, copies waiting for their next tick need not: each is told
+  // to stop, and one still publishing writes its last results first (engine.stop()).
+  const watch =
+    answered &&
+    setInterval(() => {
+      if (!answered()) return;
+      clearInterval(watch);
+      for (const c of children) c.stdin!.write("stop\n");
+    }, 50);
+  await done.finally(() => watch && clearInterval(watch));
   return { seconds: (performance.now() - t0) / 1000, goAt, claims };
 }
 

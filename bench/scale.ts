@@ -35,7 +35,15 @@ import {
 } from "./engine-support.ts";
 import { figure, times } from "./figures.ts";
 import { DatabaseCpu, statementReport } from "./statements.ts";
-import { connectAccounts, delayedBluesky, rssMb, runCopies, serveCopy, timedGet } from "./scale-support.ts";
+import {
+  connectAccounts,
+  delayedBluesky,
+  describeCopies,
+  rssMb,
+  runCopies,
+  serveCopy,
+  timedGet,
+} from "./scale-support.ts";
 
 const n = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const SCALE_TARGETS = n("BENCH_SCALE_TARGETS", 20_000);
@@ -102,6 +110,7 @@ if (!only || only === "d") {
         await statements?.reset();
         databaseCpu.start();
       },
+      () => emulator.posts().length - before >= SCALE_TARGETS,
     );
     const dbMs = databaseCpu.stop();
     // From "go" to the last publish: the copies' start and their end (each notices the table is empty on
@@ -115,6 +124,7 @@ if (!only || only === "d") {
     console.log(
       `  ${copies} cop${copies === 1 ? "y" : "ies"}: ${seconds.toFixed(1)} s → ${rate.toFixed(0)} targets/s = ${(rate / allowed).toFixed(2)} × what the caps allow (${allowed.toFixed(0)}/s); ${made} claims, ${(SCALE_TARGETS / made).toFixed(1)} targets per claim; CPU per target: copies ${((claims.reduce((s, c) => s + c.cpuMs, 0) * 1000) / SCALE_TARGETS).toFixed(0)} µs, PostgreSQL ${dbUs === null ? "not measured" : `${dbUs.toFixed(0)} µs`}`,
     );
+    if (copies > 1) console.log(`    copies: ${describeCopies(claims)}`);
     await statements?.print(SCALE_TARGETS, Number(process.env.BENCH_TOP ?? 5));
     const o = await outcome(before);
     console.log(`    ${o.published}/${SCALE_TARGETS} published, ${o.other} not, ${o.twice} published twice`);
