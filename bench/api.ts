@@ -8,7 +8,6 @@
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
 import { Elysia } from "elysia";
 import { eq, sql } from "drizzle-orm";
 import { accounts } from "../src/db/schema.ts";
@@ -17,6 +16,7 @@ import { createKey, createProfile } from "../src/modules/keys/service.ts";
 import { upsertConnectedAccount } from "../src/modules/accounts/service.ts";
 import { SCOPES } from "../src/http/scopes.ts";
 import { insertPostStatement } from "../src/db/post-insert.ts";
+import { newRowId } from "../src/db/ids.ts";
 import { benchContext, requireWrk, scratchDatabase } from "./engine-support.ts";
 import { figure, times } from "./figures.ts";
 
@@ -48,9 +48,9 @@ const bareQuery = ctx.db.db
   .where(eq(accounts.profileId, sql.placeholder("profileId")))
   .prepare("bench_bare");
 // The POST yardstick inserts what the API would (a post and its targets) in one prepared statement, from
-// the parsed body, with no key check, validation or answer shaping.
+// the parsed body, with no key check, validation or answer shaping; its ids are made as the API makes them.
 const bareInsert = async (body: { content: string; publish_at: string; targets: { account_id: string }[] }) => {
-  const id = randomUUID();
+  const id = newRowId();
   const now = new Date().toISOString();
   await insertPostStatement(ctx.db, {
     id,
@@ -71,7 +71,7 @@ const bareInsert = async (body: { content: string; publish_at: string; targets: 
     targetsUpdatedAt: now,
     targets: JSON.stringify(
       body.targets.map((t, position) => ({
-        id: randomUUID(),
+        id: newRowId(),
         account_id: t.account_id,
         platform: "bluesky",
         target_variant: null,

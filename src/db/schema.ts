@@ -8,6 +8,7 @@ import {
   SERIES_STATUSES,
 } from "../domain/enums.ts";
 import { TARGET_STATUSES } from "../domain/status.ts";
+import { newRowId } from "./ids.ts";
 import {
   pgTable,
   uuid,
@@ -213,7 +214,7 @@ export const mediaRenditions = pgTable(
 export const posts = pgTable(
   "posts",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: uuid("id").primaryKey().defaultRandom().$defaultFn(newRowId), // src/db/ids.ts
     profileId: uuid("profile_id")
       .notNull()
       .references(() => profiles.id, { onDelete: "cascade" }),
@@ -300,7 +301,7 @@ export interface SeriesPlanTarget {
 export const postTargets = pgTable(
   "post_targets",
   {
-    id: uuid("id").primaryKey().defaultRandom(),
+    id: uuid("id").primaryKey().defaultRandom().$defaultFn(newRowId), // src/db/ids.ts
     postId: uuid("post_id")
       .notNull()
       .references(() => posts.id, { onDelete: "cascade" }),

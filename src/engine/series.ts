@@ -14,7 +14,7 @@
  * while no engine ran are skipped, never published late in a burst. A failed occurrence (X refusing a
  * duplicate text, say) is not retried here: the series simply goes on with the next one.
  */
-import { randomUUID } from "node:crypto";
+import { newRowId } from "../db/ids.ts";
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { insertCheckedPosts, type NewPostRow } from "../db/post-insert.ts";
@@ -75,7 +75,7 @@ async function advanceOne(ctx: AppContext, id: string): Promise<boolean> {
       await tx.update(postSeries).set({ status: "ended", updatedAt: now }).where(eq(postSeries.id, id));
       return false;
     }
-    const postId = randomUUID();
+    const postId = newRowId();
     const [stored] = s.plan.length ? await insertCheckedPosts(tx, [occurrence(s, postId, at, now)]) : [false];
     if (!stored) {
       // A target account was deleted, moved or disconnected: nothing is made, and the series says why
@@ -114,6 +114,6 @@ function occurrence(s: SeriesRow, postId: string, at: Date, now: Date): NewPostR
     due_at: iso(at),
     targets_created_at: iso(now),
     targets_updated_at: iso(now),
-    targets: s.plan.map((t) => ({ id: randomUUID(), ...t })),
+    targets: s.plan.map((t) => ({ id: newRowId(), ...t })),
   };
 }

@@ -3,7 +3,7 @@
  * destination placement), which the engine then publishes with its retries and at-most-once rule. Each
  * item is locked and marked posted in the transaction that creates its post, so it becomes one post once.
  */
-import { randomUUID } from "node:crypto";
+import { newRowId } from "../db/ids.ts";
 import { sql } from "drizzle-orm";
 import type { AppContext } from "../context.ts";
 import { rowsOf } from "../db/client.ts";
@@ -36,7 +36,7 @@ export async function postDueItems(ctx: AppContext): Promise<number> {
       for update of i skip locked`),
     );
     for (const item of due) {
-      const postId = randomUUID();
+      const postId = newRowId();
       const plugin = ctx.platforms.get(item.platform);
       const variants = plugin?.variants?.(optionsForPlugin(plugin, item.platform_options) as never) ?? [null];
       await insertPostStatement(tx, {
@@ -58,7 +58,7 @@ export async function postDueItems(ctx: AppContext): Promise<number> {
         targetsUpdatedAt: now,
         targets: JSON.stringify(
           variants.map((variant, position) => ({
-            id: randomUUID(),
+            id: newRowId(),
             account_id: item.account_id,
             platform: item.platform,
             target_variant: variant,

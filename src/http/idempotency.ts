@@ -1,4 +1,5 @@
-import { createHash, randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
+import { newRowId } from "../db/ids.ts";
 import { and, eq } from "drizzle-orm";
 import { t } from "elysia";
 import type { Database, Tx } from "../db/client.ts";
@@ -55,10 +56,10 @@ export async function idempotent<T>(
   create: (tx: Tx, id: string) => Promise<T>,
   load: (id: string) => Promise<T>,
 ): Promise<{ value: T; replayed: boolean }> {
-  if (!opts.key) return { value: await db.transaction((tx) => create(tx, randomUUID())), replayed: false };
+  if (!opts.key) return { value: await db.transaction((tx) => create(tx, newRowId())), replayed: false };
   const hash = requestHash(opts.body);
   const outcome = await db.transaction(async (tx) => {
-    const id = randomUUID();
+    const id = newRowId();
     const inserted = await tx
       .insert(idempotencyKeys)
       .values({

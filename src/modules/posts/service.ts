@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newRowId } from "../../db/ids.ts";
 import { and, asc, eq, exists, inArray, sql } from "drizzle-orm";
 import type { AppContext } from "../../context.ts";
 import type { Queryable, Tx } from "../../db/client.ts";
@@ -233,7 +233,7 @@ function newRows(
   };
   const targets: TargetWithName[] = targetValues(id, profileId, list, when).map((t) => ({
     ...t,
-    id: randomUUID(),
+    id: newRowId(),
     error: null,
     errorCode: null,
     platformPostId: null,
@@ -345,7 +345,7 @@ export async function createPost(
   };
   const result =
     !key && !body.draft_id && !series && !body.queue
-      ? { value: await create(ctx.db.db, randomUUID()), replayed: false }
+      ? { value: await create(ctx.db.db, newRowId()), replayed: false }
       : await idempotent(ctx.db.db, { profileId, operation: CREATE_OPERATION, key, body }, create, (id) =>
           getPost(ctx, profileId, id),
         );
