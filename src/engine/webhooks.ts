@@ -6,7 +6,6 @@
  * again with the same webhook-id (at least once; receivers de-duplicate on it).
  */
 import { sql } from "drizzle-orm";
-import { Webhook } from "standardwebhooks";
 import type { AppContext } from "../context.ts";
 import type { Db } from "../db/client.ts";
 import { secretKeys } from "../config.ts";
@@ -20,6 +19,7 @@ import {
   type WebhookCheck,
 } from "../platform/host/webhook-guard.ts";
 import { parseRetryAfter } from "../platform/retry-after.ts";
+import { WebhookSigner } from "./webhook-signature.ts";
 
 /** The signing secrets of an endpoint, as stored (encrypted) in webhook_endpoints.secrets. */
 export interface WebhookSecrets {
@@ -169,7 +169,7 @@ async function readExcerpt(res: Response): Promise<string> {
 
 /** What an endpoint's share of a batch needs once: its signers and the address check of its URL. */
 interface Prepared {
-  signers: Webhook[];
+  signers: WebhookSigner[];
   /** The checked URL and the address its requests connect to, or why it may not be sent to. */
   check: WebhookCheck;
 }
@@ -182,7 +182,7 @@ const unprepared = (e: unknown): Prepared => ({
 
 async function prepare(ctx: AppContext, c: Claimed): Promise<Prepared> {
   return {
-    signers: signingSecrets(ctx, c.secrets, ctx.clock.now()).map((s) => new Webhook(s)),
+    signers: signingSecrets(ctx, c.secrets, ctx.clock.now()).map((s) => new WebhookSigner(s)),
     check: await checkWebhookUrl(c.url, webhookGuardOptions(ctx)),
   };
 }
