@@ -51,14 +51,14 @@ async function warmClaims() {
     ),
   );
 }
-/**
- * Whether anything is still to publish (1) or not (0). An existence check, which stops at the first such
- * target: a copy that finished first asks every 50 ms until the others are done, on the bench database
- * whose CPU is counted, and a count of every remaining target (3.5 ms and 1,235 buffer pages a call in
- * bench/dispatch) weighed up to a quarter of two copies' PostgreSQL CPU per target in (b).
- */
 /** A serving copy's tick (src/engine/scheduler.ts ticks every second). */
 const TICK_MS = 1000;
+/**
+ * Whether anything is still to publish (1) or not (0). An existence check, which stops at the first such
+ * target: a copy that finished first asks once a tick until the others are done, on the bench database
+ * whose CPU is counted. When it asked every 50 ms, a count of every remaining target (3.5 ms and 1,235
+ * buffer pages a call in bench/dispatch) weighed up to a quarter of two copies' PostgreSQL CPU per target in (b).
+ */
 const waiting = async () =>
   (
     await ctx.db.rows<{ n: number }>(

@@ -1,5 +1,6 @@
 /**
- * Ids of rows written in volume: posts and their targets.
+ * Ids of rows written in volume: posts and their targets (and whatever a create with an Idempotency-Key
+ * makes, src/http/idempotency.ts, whose path posts share).
  *
  * A UUID version 7 (RFC 9562) starts with the time in milliseconds, so the ids of rows made one after
  * another sort together: each insert adds to the right-hand page of the primary-key index (and of

@@ -3,7 +3,7 @@
  * key being the secret after `whsec_`, base64-decoded), made with the runtime's native HMAC. The
  * standardwebhooks package signs the same way in JavaScript (its own SHA-256 and base64): about 25 µs
  * of the sender's 270 µs a delivery on PGlite, where the sender shares its thread with the database
- * (bench/webhooks: 3,500–3,770 deliveries/s before, 3,970–4,230 after). The
+ * (bench/webhooks: 3,320–3,770 deliveries/s before, 3,780–4,230 after). The
  * tests check every signature with that package's verify.
  */
 import { createHmac } from "node:crypto";
