@@ -62,9 +62,19 @@ async function advanceOne(ctx: AppContext, id: string): Promise<boolean> {
     const [s] = await tx
       .select()
       .from(postSeries)
-      .where(and(eq(postSeries.id, id), eq(postSeries.status, "active"), nothingWaiting))
+      .where(and(eq(postSeries.id, id), eq(postSeries.status, "active")))
       .for("update", { skipLocked: true });
     if (!s) return false;
+    // Whether an occurrence is waiting is asked in a statement of its own, begun once the lock is held. The
+    // locking statement may have begun before another copy committed its occurrence and let the row go:
+    // PostgreSQL then re-checks the row's own columns on its new version, but a subquery still reads the
+    // statement's older snapshot, which does not show that occurrence, and a second one was made (three
+    // copies at once on PostgreSQL, tests/modules/series).
+    const stillNeeded = await tx
+      .select({ id: postSeries.id })
+      .from(postSeries)
+      .where(and(eq(postSeries.id, id), nothingWaiting));
+    if (!stillNeeded.length) return false;
     const now = ctx.clock.now();
     const previous = s.lastOccurrenceAt ?? new Date(s.startsAt.getTime() - 1);
     const at = nextOccurrence(
